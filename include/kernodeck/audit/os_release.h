@@ -1,0 +1,12 @@
+// /etc/os-release (os-release(5)): KEY=VALUE lines, values optionally quoted.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace kernodeck::audit {
+
+std::map<std::string, std::string> parseOsRelease(std::string_view text);
+
+}  // namespace kernodeck::audit

@@ -1,0 +1,91 @@
+// The report contract shared by every subcommand: kernodeck.report/v1.
+//
+// A report says what was examined (subject), which steps ran and how they
+// ended (passed / failed / skipped / not_reached, with the first error kept),
+// every finding with its evidence, and one JSON section per inspected area.
+// Findings are data, not errors: an audit collects all of them and renders once.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::report {
+
+enum class Severity { Info = 0, Warning = 1, Error = 2 };
+enum class StepStatus { Passed, Failed, Skipped, NotReached };
+
+const char* toString(Severity s);
+const char* toString(StepStatus s);
+// Parses "info", "warning", "error" (also "none", meaning never fail on findings).
+Result<int> parseFailOn(std::string_view s);
+
+struct Finding {
+  std::string code;  // stable dotted id, e.g. "blob.digest.mismatch"
+  Severity severity = Severity::Warning;
+  std::string message;
+  // Evidence fields: layer, path, digest, package, ... Rendered as top-level keys.
+  std::map<std::string, std::string> evidence;
+};
+
+struct Step {
+  std::string name;
+  StepStatus status = StepStatus::NotReached;
+  std::string error;  // the first error of this step, empty unless failed/skipped
+  int64_t duration_ms = 0;
+};
+
+// Documented exit codes of every subcommand.
+enum ExitCode : int { kExitOk = 0, kExitFindings = 1, kExitUsage = 2, kExitIncomplete = 3 };
+
+class Report {
+ public:
+  static constexpr const char* kSchema = "kernodeck.report/v1";
+
+  explicit Report(std::string tool) : tool_(std::move(tool)) {}
+
+  // Declares the steps in order; all start as not_reached.
+  void declareSteps(const std::vector<std::string>& names);
+  // Runs a declared step unless an earlier step failed (then it stays not_reached).
+  // Returns true when the step passed.
+  bool runStep(const std::string& name, const std::function<Status()>& fn);
+  void skipStep(const std::string& name, const std::string& reason);
+  bool failed() const { return !first_error_.empty(); }
+  const std::string& firstError() const { return first_error_; }
+  const std::vector<Step>& steps() const { return steps_; }
+
+  void add(Finding f);
+  void add(std::string code, Severity sev, std::string message,
+           std::map<std::string, std::string> evidence = {});
+  const std::vector<Finding>& findings() const { return findings_; }
+  bool hasFinding(std::string_view code) const;
+
+  nlohmann::json& subject() { return subject_; }
+  // A section per inspected area: "image", "layers", "os", "python", "host"...
+  nlohmann::json& section(const std::string& name) { return sections_[name]; }
+  const nlohmann::json& sections() const { return sections_; }
+
+  // 0 when every step passed and no finding is at or above failOn (-1: never),
+  // 1 on findings at or above it, 3 when a step failed.
+  int exitCode(int failOn) const;
+
+  nlohmann::json toJson() const;
+  std::string toText() const;
+
+ private:
+  Step* find(const std::string& name);
+
+  std::string tool_;
+  nlohmann::json subject_ = nlohmann::json::object();
+  nlohmann::json sections_ = nlohmann::json::object();
+  std::vector<Step> steps_;
+  std::vector<Finding> findings_;
+  std::string first_error_;
+};
+
+}  // namespace kernodeck::report

@@ -1,0 +1,309 @@
+// The audit pipeline. Steps, in order: resolve, manifest, config, layers, os.
+// A step that cannot complete stops the pipeline (later steps stay
+// not_reached); problems that do not stop it (a digest mismatch, a hostile tar
+// entry, a leaked credential) are findings, all collected.
+#include "kernodeck/audit/image_audit.h"
+
+#include "kernodeck/audit/os_release.h"
+#include "kernodeck/oci/image_ref.h"
+#include "kernodeck/oci/platform.h"
+#include "kernodeck/oci/source.h"
+#include "kernodeck/report/redact.h"
+#include "kernodeck/util/hash.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::audit {
+
+using nlohmann::json;
+using report::Severity;
+
+namespace {
+
+bool defaultCapture(const std::string& p) { return p == "etc/os-release" || p == "usr/lib/os-release"; }
+
+std::string hashHex(const std::string& alg, const std::string& bytes) {
+  util::Hasher h(alg);
+  h.update(bytes);
+  return h.hex();
+}
+
+class Pipeline {
+ public:
+  Pipeline(const std::string& reference, const AuditOptions& opts, AuditResult& out)
+      : reference_(reference), opts_(opts), out_(out), r_(out.report) {}
+
+  void run() {
+    r_.subject()["reference"] = reference_;
+    auto ref = oci::parseImageRef(reference_);
+    if (ref.ok() && ref->transport == oci::Transport::Dir) {
+      runDir(*ref);
+      return;
+    }
+    r_.declareSteps({"resolve", "manifest", "config", "layers", "os"});
+    r_.runStep("resolve", [&]() -> Status {
+      if (!ref.ok()) return ref.error();
+      ref_ = *ref;
+      r_.subject()["transport"] = oci::toString(ref_.transport);
+      KDK_TRY_ASSIGN(source_, oci::openImageSource(ref_));
+      KDK_TRY_ASSIGN(top_, source_->resolve());
+      return {};
+    });
+    r_.runStep("manifest", [&] { return readManifest(); });
+    r_.runStep("config", [&] { return readConfig(); });
+    r_.runStep("layers", [&] { return walkLayers(); });
+    r_.runStep("os", [&] { return detectOs(); });
+  }
+
+ private:
+  void runDir(const oci::ImageRef& ref) {
+    r_.declareSteps({"resolve", "os"});
+    r_.subject()["transport"] = "dir";
+    r_.subject()["path"] = ref.path;
+    r_.runStep("resolve", [&]() -> Status {
+      KDK_TRY_ASSIGN(out_.view, oci::openDirView(ref.path));
+      return {};
+    });
+    r_.runStep("os", [&] { return detectOs(); });
+  }
+
+  // Reads a small blob and checks its size and digest; mismatches are findings.
+  Result<std::string> readVerified(const oci::Descriptor& d, const char* what) {
+    KDK_TRY_ASSIGN(auto stream, source_->openBlob(d));
+    KDK_TRY_ASSIGN(std::string bytes, oci::readAll(*stream, oci::kMaxManifestBytes, std::string(what) + " " + d.digest.str()));
+    if (static_cast<int64_t>(bytes.size()) != d.size) {
+      r_.add("blob.digest.mismatch", Severity::Error,
+             std::string(what) + " " + d.digest.str() + " has " + std::to_string(bytes.size()) +
+                 " bytes, its descriptor says " + std::to_string(d.size),
+             {{"digest", d.digest.str()}, {"blob", what}, {"path", source_->where(d)}});
+    } else if (!d.digest.verifiable()) {
+      r_.add("blob.digest.unverifiable", Severity::Error,
+             std::string(what) + " uses digest algorithm '" + d.digest.algorithm + "', which Kernodeck cannot verify",
+             {{"digest", d.digest.str()}, {"blob", what}});
+    } else if (hashHex(d.digest.algorithm, bytes) != d.digest.encoded) {
+      r_.add("blob.digest.mismatch", Severity::Error,
+             std::string(what) + " bytes hash to " + d.digest.algorithm + ":" + hashHex(d.digest.algorithm, bytes) +
+                 ", not " + d.digest.str(),
+             {{"digest", d.digest.str()}, {"blob", what}, {"path", source_->where(d)}});
+    }
+    return bytes;
+  }
+
+  Status readManifest() {
+    KDK_TRY_ASSIGN(std::string bytes, readVerified(top_, "manifest"));
+    KDK_TRY_ASSIGN(oci::DocKind kind, oci::detectKind(bytes, top_.mediaType));
+    manifestDesc_ = top_;
+    oci::Platform want = opts_.platform ? *opts_.platform : oci::hostPlatform();
+    if (kind == oci::DocKind::Index) {
+      auto index = oci::parseIndex(bytes);
+      if (!index.ok()) return Error::Invalid("index " + top_.digest.str() + ": " + index.error().message);
+      r_.subject()["index_digest"] = top_.digest.str();
+      KDK_TRY_ASSIGN(size_t pick, oci::selectPlatform(*index, want));
+      manifestDesc_ = index->manifests[pick];
+      KDK_TRY_ASSIGN(bytes, readVerified(manifestDesc_, "manifest"));
+      KDK_TRY_ASSIGN(kind, oci::detectKind(bytes, manifestDesc_.mediaType));
+      if (kind != oci::DocKind::Manifest) return Error::Unsupported("nested image indexes are not supported");
+      r_.subject()["platform"] = oci::normalize(*manifestDesc_.platform).str();
+    }
+    auto m = oci::parseManifest(bytes);
+    if (!m.ok()) return Error::Invalid("manifest " + manifestDesc_.digest.str() + ": " + m.error().message);
+    manifest_ = *m;
+    if (source_->synthetic()) r_.subject()["manifest_digest"] = nullptr;
+    else r_.subject()["manifest_digest"] = manifestDesc_.digest.str();
+    r_.subject()["media_type"] = manifest_.mediaType;
+    if (!source_->tag().empty()) r_.subject()["tag"] = source_->tag();
+    return {};
+  }
+
+  Status readConfig() {
+    KDK_TRY_ASSIGN(std::string bytes, readVerified(manifest_.config, "config"));
+    auto c = oci::parseConfig(bytes);
+    if (!c.ok()) return Error::Invalid("config " + manifest_.config.digest.str() + ": " + c.error().message);
+    config_ = *c;
+    if (!r_.subject().contains("platform")) r_.subject()["platform"] = oci::normalize(config_.platform).str();
+    oci::Platform want = opts_.platform ? oci::normalize(*opts_.platform) : oci::hostPlatform();
+    oci::Platform have = oci::normalize(config_.platform);
+    if (have.os != want.os || have.architecture != want.architecture)
+      r_.add("image.platform.mismatch", Severity::Warning,
+             "image is built for " + have.str() + ", not " + want.str(), {{"digest", manifest_.config.digest.str()}});
+    if (config_.diffIds.size() != manifest_.layers.size())
+      return Error::Invalid("config lists " + std::to_string(config_.diffIds.size()) + " diff_ids for " +
+                            std::to_string(manifest_.layers.size()) + " layers");
+    describeImage();
+    checkTag();
+    return {};
+  }
+
+  void describeImage() {
+    json img;
+    img["config_digest"] = manifest_.config.digest.str();
+    img["architecture"] = config_.platform.architecture;
+    img["os"] = config_.platform.os;
+    if (!config_.platform.variant.empty()) img["variant"] = config_.platform.variant;
+    img["created"] = config_.created;
+    img["user"] = config_.user;
+    img["working_dir"] = config_.workingDir;
+    img["entrypoint"] = config_.entrypoint;
+    img["cmd"] = config_.cmd;
+    json env = json::array();
+    for (const auto& e : config_.env) {
+      size_t eq = e.find('=');
+      std::string name = e.substr(0, eq);
+      std::string value = eq == std::string::npos ? "" : e.substr(eq + 1);
+      bool secret = !value.empty() && (report::isSecretName(name) || report::looksLikeSecret(value));
+      if (secret)
+        r_.add("image.secret.env", Severity::Error,
+               "environment variable " + name + " in the image config holds a credential (value redacted)",
+               {{"variable", name}, {"digest", manifest_.config.digest.str()}});
+      env.push_back(secret ? name + "=<redacted>" : report::redactText(e));
+    }
+    img["env"] = env;
+    json labels = json::object();
+    for (const auto& [k, v] : config_.labels) labels[k] = report::redactText(v);
+    img["labels"] = labels;
+    json hist = json::array();
+    for (const auto& h : config_.history) {
+      if (!h.is_object()) continue;
+      json hh;
+      for (const char* k : {"created", "created_by", "comment"})
+        if (h.contains(k) && h[k].is_string()) hh[k] = report::redactText(h[k].get<std::string>());
+      hh["empty_layer"] = h.contains("empty_layer") && h["empty_layer"].is_boolean() && h["empty_layer"].get<bool>();
+      hist.push_back(hh);
+    }
+    img["history"] = hist;
+    r_.section("image") = img;
+  }
+
+  void checkTag() {
+    if (!ref_.mutableTag()) return;
+    std::string pin;
+    if (source_->synthetic()) {
+      pin = "the legacy archive has no manifest digest; its image ID is " + manifest_.config.digest.str();
+    } else {
+      std::string d = r_.subject().contains("index_digest") ? r_.subject()["index_digest"].get<std::string>()
+                                                              : manifestDesc_.digest.str();
+      pin = ref_.transport == oci::Transport::OciLayout ? "pin it as oci:" + ref_.path + "@" + d : "pin digest " + d;
+    }
+    std::string what = source_->tag().empty() ? "no tag or digest" : "tag '" + source_->tag() + "'";
+    r_.add("image.tag.mutable", Severity::Warning,
+           "the reference names " + what + ", which can move; " + pin,
+           {{"digest", source_->synthetic() ? manifest_.config.digest.str() : manifestDesc_.digest.str()}});
+  }
+
+  Status walkLayers() {
+    auto view = std::make_unique<oci::LayeredView>();
+    oci::ScanOptions so;
+    so.capture = [this](const std::string& p) { return defaultCapture(p) || (opts_.capture && opts_.capture(p)); };
+    json layers = json::array();
+    std::optional<Error> firstError;
+    for (size_t i = 0; i < manifest_.layers.size(); ++i) {
+      const oci::Descriptor& d = manifest_.layers[i];
+      std::string layerName = std::to_string(i) + ":" + d.digest.str();
+      json lj = {{"index", i}, {"digest", d.digest.str()}, {"media_type", d.mediaType}, {"size", d.size}};
+      oci::Compression declared = oci::layerCompression(d.mediaType);
+      if (declared == oci::Compression::Unknown)
+        r_.add("layer.mediatype.unknown", Severity::Warning, "layer media type '" + d.mediaType + "' is not a known layer type",
+               {{"layer", layerName}});
+      auto stream = source_->openBlob(d);
+      if (!stream.ok()) {
+        r_.add("blob.missing", Severity::Error, stream.error().message, {{"layer", layerName}, {"digest", d.digest.str()}});
+        if (!firstError) firstError = stream.error();
+        layers.push_back(lj);
+        continue;
+      }
+      so.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+      oci::LayerScan scan = oci::scanLayer(**stream, so);
+      verifyLayer(d, i, layerName, scan);
+      if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown && declared != scan.detected &&
+          !scan.error)
+        r_.add("layer.mediatype.mismatch", Severity::Warning,
+               std::string("layer is ") + oci::toString(scan.detected) + " but its media type says " + oci::toString(declared),
+               {{"layer", layerName}});
+      for (const auto& u : scan.unsafe)
+        r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
+               {{"layer", layerName}, {"path", u.name}});
+      std::vector<oci::UnsafeEntry> merged;
+      view->apply(scan, static_cast<int>(i), merged);
+      for (const auto& u : merged)
+        r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
+               {{"layer", layerName}, {"path", u.name}});
+      lj["uncompressed_size"] = scan.uncompressedSize;
+      lj["diff_id"] = "sha256:" + scan.diffIdHex;
+      lj["compression"] = oci::toString(scan.detected);
+      lj["files"] = scan.fileCount;
+      if (scan.error) {
+        lj["error"] = scan.error->message;
+        if (!firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
+      }
+      layers.push_back(lj);
+    }
+    r_.section("layers") = layers;
+    json fs = {{"entries", view->size()}};
+    r_.section("filesystem") = fs;
+    out_.view = std::move(view);
+    if (firstError) return *firstError;
+    return {};
+  }
+
+  void verifyLayer(const oci::Descriptor& d, size_t i, const std::string& layerName, const oci::LayerScan& scan) {
+    std::map<std::string, std::string> ev = {{"layer", layerName}, {"digest", d.digest.str()}, {"path", source_->where(d)}};
+    if (static_cast<int64_t>(scan.compressedSize) != d.size) {
+      r_.add("blob.digest.mismatch", Severity::Error,
+             "layer blob has " + std::to_string(scan.compressedSize) + " bytes, its descriptor says " + std::to_string(d.size), ev);
+    } else if (!d.digest.verifiable()) {
+      r_.add("blob.digest.unverifiable", Severity::Error, "layer digest algorithm '" + d.digest.algorithm + "' cannot be verified", ev);
+    } else if (scan.digestHex != d.digest.encoded) {
+      r_.add("blob.digest.mismatch", Severity::Error,
+             "layer bytes hash to " + d.digest.algorithm + ":" + scan.digestHex + ", not " + d.digest.str(), ev);
+    }
+    if (scan.error) return;  // an unread stream has no meaningful DiffID
+    const oci::Digest& want = config_.diffIds[i];
+    if (want.algorithm != "sha256" || want.encoded != scan.diffIdHex) {
+      ev["kind"] = "diff_id";
+      r_.add("blob.digest.mismatch", Severity::Error,
+             "uncompressed layer hashes to sha256:" + scan.diffIdHex + ", but the config's diff_id is " + want.str(), ev);
+    }
+  }
+
+  Status detectOs() {
+    std::string text;
+    for (const char* p : {"etc/os-release", "usr/lib/os-release"}) {
+      auto t = out_.view->readFile(p, 64 * 1024);
+      if (t.ok()) {
+        text = *t;
+        break;
+      }
+    }
+    json os = json::object();
+    if (!config_.platform.architecture.empty()) os["architecture"] = oci::normalize(config_.platform).architecture;
+    if (text.empty()) {
+      r_.section("os") = os;
+      r_.skipStep("os", "no /etc/os-release or /usr/lib/os-release in the image");
+      return {};
+    }
+    auto kv = parseOsRelease(text);
+    for (const char* k : {"ID", "ID_LIKE", "VERSION_ID", "VERSION_CODENAME", "PRETTY_NAME"})
+      if (kv.count(k)) os[util::toLower(k)] = kv[k];
+    r_.section("os") = os;
+    return {};
+  }
+
+  const std::string& reference_;
+  const AuditOptions& opts_;
+  AuditResult& out_;
+  report::Report& r_;
+  oci::ImageRef ref_;
+  std::unique_ptr<oci::ImageSource> source_;
+  oci::Descriptor top_, manifestDesc_;
+  oci::Manifest manifest_;
+  oci::ImageConfig config_;
+};
+
+}  // namespace
+
+AuditResult auditImage(const std::string& reference, const AuditOptions& opts) {
+  AuditResult out;
+  Pipeline(reference, opts, out).run();
+  return out;
+}
+
+}  // namespace kernodeck::audit

@@ -1,0 +1,69 @@
+// kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--json] [-o FILE] [--fail-on LEVEL]
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "kernodeck/audit/image_audit.h"
+#include "kernodeck/oci/platform.h"
+
+namespace po = boost::program_options;
+
+namespace kernodeck::cli {
+
+int runAudit(const std::vector<std::string>& args) {
+  po::options_description opts("usage: kernodeck audit IMAGE [options]\n\n"
+                               "IMAGE: oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG],\n"
+                               "       dir:PATH (an unpacked root filesystem), or a registry reference\n\noptions");
+  std::string image, platform, output, failOn = "error";
+  bool json = false, help = false;
+  opts.add_options()
+      ("help,h", po::bool_switch(&help), "show this help")
+      ("platform", po::value(&platform), "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")
+      ("json", po::bool_switch(&json), "print the kernodeck.report/v1 JSON report instead of text")
+      ("output,o", po::value(&output), "write the report to FILE instead of stdout")
+      ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
+  po::options_description hidden;
+  hidden.add_options()("image", po::value(&image));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("image", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "kernodeck audit: %s\n", e.what());
+    return report::kExitUsage;
+  }
+  if (help) {
+    std::cout << opts << "\nexit codes: 0 ok, 1 findings at or above --fail-on, 2 usage, 3 audit incomplete\n";
+    return 0;
+  }
+  if (image.empty()) {
+    std::fprintf(stderr, "kernodeck audit: an IMAGE is required (try --help)\n");
+    return report::kExitUsage;
+  }
+  auto threshold = report::parseFailOn(failOn);
+  if (!threshold.ok()) {
+    std::fprintf(stderr, "kernodeck audit: %s\n", threshold.error().message.c_str());
+    return report::kExitUsage;
+  }
+  audit::AuditOptions ao;
+  if (!platform.empty()) {
+    auto p = oci::parsePlatform(platform);
+    if (!p.ok()) {
+      std::fprintf(stderr, "kernodeck audit: %s\n", p.error().message.c_str());
+      return report::kExitUsage;
+    }
+    ao.platform = *p;
+  }
+  audit::AuditResult res = audit::auditImage(image, ao);
+  std::string text = json ? res.report.toJson().dump(2) + "\n" : res.report.toText();
+  if (int rc = emit(text, output)) return rc;
+  if (res.report.failed()) std::fprintf(stderr, "kernodeck audit: %s\n", res.report.firstError().c_str());
+  return res.report.exitCode(*threshold);
+}
+
+}  // namespace kernodeck::cli

@@ -1,0 +1,23 @@
+// The subcommand table of the `kernodeck` binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kernodeck::cli {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+const std::vector<Command>& commands();
+
+// Shared output handling: writes `text` to FILE (atomically) or stdout.
+int emit(const std::string& text, const std::string& outFile);
+
+int runAudit(const std::vector<std::string>& args);
+int runVersion(const std::vector<std::string>& args);
+
+}  // namespace kernodeck::cli

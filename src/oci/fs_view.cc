@@ -1,0 +1,180 @@
+#include "kernodeck/oci/fs_view.h"
+
+#include <deque>
+
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::oci {
+
+namespace {
+
+std::string joinPath(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
+
+}  // namespace
+
+Result<std::string> FsView::resolve(const std::string& path, bool followLast) const {
+  std::deque<std::string> todo;
+  for (auto& c : util::split(path, '/'))
+    if (!c.empty() && c != ".") todo.push_back(c);
+  std::vector<std::string> cur;  // resolved components so far
+  int links = 0;
+  while (!todo.empty()) {
+    std::string c = todo.front();
+    todo.pop_front();
+    if (c == "..") {
+      if (!cur.empty()) cur.pop_back();  // ".." at the root stays at the root
+      continue;
+    }
+    cur.push_back(c);
+    std::string p = util::join(cur, "/");
+    auto n = stat(p);
+    if (!n) {
+      if (todo.empty()) return p;  // a missing final component resolves to itself
+      return Error::NotFound("'" + util::printable(path) + "' does not exist in the image ('" +
+                             util::printable(p) + "' is missing)");
+    }
+    if (n->kind == EntryKind::Symlink && (followLast || !todo.empty())) {
+      if (++links > 40) return Error::Invalid("too many levels of symbolic links resolving '" + util::printable(path) + "'");
+      cur.pop_back();
+      const std::string& t = n->linkTarget;
+      if (!t.empty() && t.front() == '/') cur.clear();
+      auto parts = util::split(t, '/');
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+        if (!it->empty() && *it != ".") todo.push_front(*it);
+      continue;
+    }
+    if (!todo.empty() && n->kind != EntryKind::Dir)
+      return Error::NotFound("'" + util::printable(path) + "': '" + util::printable(p) + "' is not a directory");
+  }
+  return util::join(cur, "/");
+}
+
+Result<std::string> FsView::readFile(const std::string& path, uint64_t limit) const {
+  KDK_TRY_ASSIGN(std::string p, resolve(path, true));
+  return readResolved(p, limit);
+}
+
+void LayeredView::removeTree(const std::string& path, bool keepSelf) {
+  if (path.empty()) {  // the root
+    nodes_.clear();
+    return;
+  }
+  if (!keepSelf) nodes_.erase(path);
+  std::string prefix = path + "/";
+  auto it = nodes_.lower_bound(prefix);
+  while (it != nodes_.end() && it->first.compare(0, prefix.size(), prefix) == 0) it = nodes_.erase(it);
+}
+
+bool LayeredView::prepareParents(const std::string& path, int layer, std::string& reason) {
+  std::string p;
+  auto parts = util::split(path, '/');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    p = joinPath(p, parts[i]);
+    auto it = nodes_.find(p);
+    if (it == nodes_.end()) {
+      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", nullptr};
+    } else if (it->second.kind == EntryKind::Symlink) {
+      reason = "written through symlink '" + util::printable(p) + "'";
+      return false;
+    } else if (it->second.kind != EntryKind::Dir) {
+      removeTree(p, false);
+      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", nullptr};
+    }
+  }
+  return true;
+}
+
+void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntry>& unsafe) {
+  // Whiteouts hide content of lower layers only, whatever their position in the tar.
+  for (const auto& e : scan.entries) {
+    if (e.kind != EntryKind::Whiteout && e.kind != EntryKind::Opaque) continue;
+    bool throughLink = false;
+    std::string p;
+    auto parts = util::split(e.path, '/');
+    size_t parents = e.kind == EntryKind::Whiteout ? parts.size() - 1 : parts.size();
+    for (size_t i = 0; i < parents && !e.path.empty(); ++i) {
+      p = joinPath(p, parts[i]);
+      auto it = nodes_.find(p);
+      if (it != nodes_.end() && it->second.kind == EntryKind::Symlink) throughLink = true;
+    }
+    if (throughLink) {
+      unsafe.push_back({e.path, "whiteout reaches through symlink '" + util::printable(p) + "'"});
+      continue;
+    }
+    removeTree(e.path, e.kind == EntryKind::Opaque);
+  }
+  for (const auto& e : scan.entries) {
+    if (e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque) continue;
+    std::string reason;
+    if (!prepareParents(e.path, layer, reason)) {
+      unsafe.push_back({e.path, reason});
+      continue;
+    }
+    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.content};
+    if (e.kind == EntryKind::Hardlink) {
+      auto t = nodes_.find(e.linkTarget);
+      std::string why;
+      if (t == nodes_.end()) why = "hardlink to '" + util::printable(e.linkTarget) + "', which is not in the image";
+      else if (t->second.kind == EntryKind::Dir) why = "hardlink to a directory";
+      else {
+        std::string parentReason;
+        std::string tp;
+        auto parts = util::split(e.linkTarget, '/');
+        for (size_t i = 0; i + 1 < parts.size(); ++i) {
+          tp = joinPath(tp, parts[i]);
+          auto pt = nodes_.find(tp);
+          if (pt != nodes_.end() && pt->second.kind == EntryKind::Symlink)
+            why = "hardlink target reached through symlink '" + util::printable(tp) + "'";
+        }
+      }
+      if (!why.empty()) {
+        unsafe.push_back({e.path, why});
+        continue;
+      }
+      n = t->second;
+      n.layer = layer;
+    }
+    auto old = nodes_.find(e.path);
+    if (old != nodes_.end()) {
+      if (old->second.kind == EntryKind::Dir && e.kind == EntryKind::Dir) {
+        old->second.mode = e.mode;
+        old->second.layer = layer;
+        continue;
+      }
+      if (old->second.kind == EntryKind::Dir) removeTree(e.path, false);
+    }
+    nodes_[e.path] = std::move(n);
+  }
+}
+
+std::optional<Node> LayeredView::stat(const std::string& path) const {
+  if (path.empty()) return Node{};
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> LayeredView::list(const std::string& dir) const {
+  std::vector<std::string> out;
+  std::string prefix = dir.empty() ? "" : dir + "/";
+  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    std::string rest = it->first.substr(prefix.size());
+    if (rest.empty() || rest.find('/') != std::string::npos) continue;
+    out.push_back(rest);
+  }
+  return out;
+}
+
+Result<std::string> LayeredView::readResolved(const std::string& path, uint64_t limit) const {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
+  if (it->second.kind != EntryKind::File && it->second.kind != EntryKind::Hardlink)
+    return Error::Invalid("'" + util::printable(path) + "' is not a regular file");
+  if (!it->second.content)
+    return Error::Unsupported("content of '" + util::printable(path) + "' was not captured during the layer walk");
+  if (it->second.content->size() > limit) return Error::Invalid("'" + util::printable(path) + "' is too large");
+  return *it->second.content;
+}
+
+}  // namespace kernodeck::oci

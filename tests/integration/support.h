@@ -1,0 +1,30 @@
+// Helpers for integration tests that drive the real binaries and tools.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kdktest {
+
+struct RunResult {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs a shell command line; returns the exit code and both streams.
+RunResult run(const std::string& cmd);
+// A fresh temporary directory removed at exit.
+std::string tempDir(const std::string& tag);
+bool haveTool(const std::string& name);
+void writeFile(const std::string& path, const std::string& content);
+std::string readFile(const std::string& path);
+// Runs `kernodeck audit ARGS --json` and parses the report (null on non-JSON output).
+nlohmann::json auditJson(const std::string& args, int* code = nullptr, std::string* err = nullptr);
+// Builds an OCI layout at DIR from a kdk-mkimage spec; returns the top digest.
+std::string mkimage(const nlohmann::json& spec, const std::string& dir);
+// Count of findings with `code` in a report.
+int countFindings(const nlohmann::json& report, const std::string& code);
+std::string stepStatus(const nlohmann::json& report, const std::string& step);
+
+}  // namespace kdktest

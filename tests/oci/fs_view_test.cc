@@ -1,0 +1,123 @@
+#include "kernodeck/oci/fs_view.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "tar_builder.h"
+
+using namespace kernodeck;
+using namespace kernodeck::oci;
+using kdktest::makeTar;
+using kdktest::StringStream;
+
+namespace {
+
+struct Built {
+  LayeredView view;
+  std::vector<UnsafeEntry> unsafe;
+};
+
+Built build(const std::vector<std::vector<kdktest::TarEntry>>& layers) {
+  Built b;
+  ScanOptions o;
+  o.capture = [](const std::string&) { return true; };
+  for (size_t i = 0; i < layers.size(); ++i) {
+    StringStream in(makeTar(layers[i]));
+    LayerScan s = scanLayer(in, o);
+    for (auto& u : s.unsafe) b.unsafe.push_back(u);
+    b.view.apply(s, static_cast<int>(i), b.unsafe);
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST(LayeredView, LaterLayersOverrideAndRememberTheLayer) {
+  auto b = build({{{"etc/a", 'f', "1"}, {"etc/b", 'f', "1"}}, {{"etc/a", 'f', "2"}}});
+  EXPECT_EQ(*b.view.readFile("/etc/a"), "2");
+  EXPECT_EQ(b.view.stat("etc/a")->layer, 1);
+  EXPECT_EQ(b.view.stat("etc/b")->layer, 0);
+}
+
+TEST(LayeredView, WhiteoutRemovesTreeFromLowerLayersOnly) {
+  auto b = build({{{"d/x", 'f', "1"}, {"d/sub/y", 'f', "1"}, {"keep", 'f', "k"}},
+                  {{"d/sub/new", 'f', "same layer"}, {"d/.wh.sub", 'f'}}});
+  EXPECT_FALSE(b.view.stat("d/sub/y"));
+  EXPECT_TRUE(b.view.stat("d/sub/new"));  // same-layer content is not hidden
+  EXPECT_TRUE(b.view.stat("d/x"));
+  EXPECT_TRUE(b.view.stat("keep"));
+}
+
+TEST(LayeredView, OpaqueAppliesRegardlessOfPosition) {
+  auto b = build({{{"d/old", 'f', "1"}}, {{"d/new", 'f', "2"}, {"d/.wh..wh..opq", 'f'}}});
+  EXPECT_FALSE(b.view.stat("d/old"));
+  EXPECT_TRUE(b.view.stat("d/new"));
+  EXPECT_TRUE(b.view.stat("d"));
+}
+
+TEST(LayeredView, WhiteoutOfSymlinkRemovesTheLinkNotItsTarget) {
+  auto b = build({{{"data/file", 'f', "x"}, {"link", 'l', "", "data"}}, {{".wh.link", 'f'}}});
+  EXPECT_FALSE(b.view.stat("link"));
+  EXPECT_TRUE(b.view.stat("data/file"));
+}
+
+TEST(LayeredView, HardlinksCopyTheTarget) {
+  auto b = build({{{"a", 'f', "content"}, {"b", 'h', "", "a"}}});
+  EXPECT_EQ(*b.view.readFile("b"), "content");
+  EXPECT_TRUE(b.unsafe.empty());
+}
+
+// The breakout table: every case is refused (layer.path.unsafe) or, for links,
+// resolves inside the root.
+TEST(LayeredView, BreakoutsStayInsideTheRoot) {
+  // Write through a planted symlink (absolute and relative).
+  auto b1 = build({{{"evil", 'l', "", "/etc"}}, {{"evil/passwd", 'f', "pwned"}}});
+  EXPECT_EQ(b1.unsafe.size(), 1u);
+  EXPECT_FALSE(b1.view.stat("etc/passwd"));
+  EXPECT_FALSE(b1.view.stat("evil/passwd"));
+  auto b2 = build({{{"up", 'l', "", "../../.."}, {"up/x", 'f', "x"}}});
+  EXPECT_EQ(b2.unsafe.size(), 1u);
+  // Hardlink to a path that is not in the image.
+  auto b3 = build({{{"h", 'h', "", "etc/shadow"}}});
+  EXPECT_EQ(b3.unsafe.size(), 1u);
+  EXPECT_FALSE(b3.view.stat("h"));
+  // Symlinks resolve like a chroot: absolute and '..' chains end at the root.
+  auto b4 = build({{{"etc/os-release", 'f', "ID=x"}, {"a/b/l1", 'l', "", "../../../../../etc/os-release"},
+                    {"abs", 'l', "", "/../../etc/os-release"}, {"hop1", 'l', "", "hop2"}, {"hop2", 'l', "", "a/b/l1"},
+                    {"dot", 'l', "", "."}}});
+  EXPECT_EQ(*b4.view.resolve("a/b/l1"), "etc/os-release");
+  EXPECT_EQ(*b4.view.readFile("abs"), "ID=x");
+  EXPECT_EQ(*b4.view.readFile("hop1"), "ID=x");
+  EXPECT_EQ(*b4.view.resolve("dot/dot/etc/os-release"), "etc/os-release");
+  // Loops fail instead of hanging.
+  auto b5 = build({{{"l1", 'l', "", "l2"}, {"l2", 'l', "", "l1"}}});
+  EXPECT_FALSE(b5.view.resolve("l1").ok());
+  // Whiteout reaching through a symlink.
+  auto b6 = build({{{"real/x", 'f', "1"}, {"ln", 'l', "", "real"}}, {{"ln/.wh.x", 'f'}}});
+  EXPECT_EQ(b6.unsafe.size(), 1u);
+  EXPECT_TRUE(b6.view.stat("real/x"));
+}
+
+TEST(DirView, LinksNeverLeaveTheRoot) {
+  char tmpl[] = "/tmp/kdk-dirview-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  std::string root = tmpl;
+  ASSERT_EQ(::mkdir((root + "/etc").c_str(), 0755), 0);
+  std::ofstream(root + "/etc/os-release") << "ID=inside\n";
+  ASSERT_EQ(::symlink("/etc/hostname", (root + "/abs").c_str()), 0);  // host file, must not be read
+  ASSERT_EQ(::symlink("../../../../etc/os-release", (root + "/rel").c_str()), 0);
+  ASSERT_EQ(::symlink("/", (root + "/hostroot").c_str()), 0);
+  auto v = openDirView(root);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*(*v)->readFile("rel"), "ID=inside\n");
+  EXPECT_FALSE((*v)->readFile("abs").ok());  // resolves to <root>/etc/hostname, which is absent
+  EXPECT_EQ(*(*v)->readFile("hostroot/etc/os-release"), "ID=inside\n");
+  EXPECT_EQ((*v)->stat("abs")->kind, EntryKind::Symlink);
+  auto names = (*v)->list("");
+  EXPECT_EQ(names.size(), 4u);
+  std::system(("rm -rf " + root).c_str());
+}

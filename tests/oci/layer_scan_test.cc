@@ -1,0 +1,108 @@
+#include "kernodeck/oci/layer_scan.h"
+
+#include <gtest/gtest.h>
+
+#include "kernodeck/util/hash.h"
+#include "tar_builder.h"
+
+using namespace kernodeck;
+using namespace kernodeck::oci;
+using kdktest::makeTar;
+using kdktest::StringStream;
+
+TEST(LayerScan, HashesCompressedUncompressedAndFiles) {
+  std::string tar = makeTar({{"etc/", 'd'}, {"./etc/os-release", 'f', "ID=debian\n"}, {"bin/sh", 'l', "", "busybox"}});
+  std::string gz = makeTar({{"etc/", 'd'}, {"./etc/os-release", 'f', "ID=debian\n"}, {"bin/sh", 'l', "", "busybox"}}, true);
+  StringStream in(gz);
+  ScanOptions o;
+  o.capture = [](const std::string& p) { return p == "etc/os-release"; };
+  LayerScan s = scanLayer(in, o);
+  ASSERT_FALSE(s.error) << s.error->message;
+  EXPECT_EQ(s.detected, Compression::Gzip);
+  EXPECT_EQ(s.compressedSize, gz.size());
+  EXPECT_EQ(s.digestHex, util::sha256Hex(gz));
+  EXPECT_EQ(s.uncompressedSize, tar.size());
+  EXPECT_EQ(s.diffIdHex, util::sha256Hex(tar));
+  ASSERT_EQ(s.entries.size(), 3u);
+  EXPECT_EQ(s.entries[1].path, "etc/os-release");
+  EXPECT_EQ(s.entries[1].sha256, util::sha256Hex("ID=debian\n"));
+  ASSERT_TRUE(s.entries[1].content);
+  EXPECT_EQ(*s.entries[1].content, "ID=debian\n");
+  EXPECT_EQ(s.entries[2].kind, EntryKind::Symlink);
+  EXPECT_EQ(s.entries[2].linkTarget, "busybox");
+  EXPECT_FALSE(s.entries[0].content);
+}
+
+TEST(LayerScan, WhiteoutsAndOpaque) {
+  StringStream in(makeTar({{"a/.wh.b", 'f'}, {"c/.wh..wh..opq", 'f'}, {".wh..wh.plnk", 'f'}}));
+  LayerScan s = scanLayer(in, {});
+  ASSERT_EQ(s.entries.size(), 2u);
+  EXPECT_EQ(s.entries[0].kind, EntryKind::Whiteout);
+  EXPECT_EQ(s.entries[0].path, "a/b");
+  EXPECT_EQ(s.entries[1].kind, EntryKind::Opaque);
+  EXPECT_EQ(s.entries[1].path, "c");
+  EXPECT_TRUE(s.unsafe.empty());
+}
+
+// Each hostile entry is refused with a reason; nothing of it reaches the entries.
+TEST(LayerScan, HostileEntriesAreRefused) {
+  struct Case { kdktest::TarEntry e; const char* reason; } cases[] = {
+      {{"../evil", 'f', "x"}, "'..'"},
+      {{"a/../../evil", 'f', "x"}, "'..'"},
+      {{"/etc/passwd", 'f', "x"}, "absolute"},
+      {{"a/.wh.", 'f'}, "bare whiteout"},
+      {{".wh...", 'f'}, "whiteout of '..'"},
+      {{"x", 'h', "", "/etc/shadow"}, "hardlink target"},
+      {{"y", 'h', "", "../../etc/shadow"}, "hardlink target"},
+  };
+  for (const auto& c : cases) {
+    StringStream in(makeTar({c.e}));
+    LayerScan s = scanLayer(in, {});
+    ASSERT_EQ(s.unsafe.size(), 1u) << c.e.path;
+    EXPECT_NE(s.unsafe[0].reason.find(c.reason), std::string::npos) << c.e.path << ": " << s.unsafe[0].reason;
+    EXPECT_TRUE(s.entries.empty()) << c.e.path;
+  }
+}
+
+TEST(LayerScan, AbsurdSizeClaimIsRefusedWithoutReadingIt) {
+  StringStream in(kdktest::makeClaimTar("huge", uint64_t(100) << 30));
+  LayerScan s = scanLayer(in, {});
+  ASSERT_EQ(s.unsafe.size(), 1u);
+  EXPECT_NE(s.unsafe[0].reason.find("claims 100.0 GiB"), std::string::npos) << s.unsafe[0].reason;
+  EXPECT_TRUE(s.entries.empty());
+  EXPECT_TRUE(s.error);  // the data is not there: the layer is truncated
+}
+
+TEST(LayerScan, DuplicateEntryIsReportedAndLaterWins) {
+  StringStream in(makeTar({{"f", 'f', "one"}, {"f", 'f', "two"}}));
+  LayerScan s = scanLayer(in, {});
+  ASSERT_EQ(s.unsafe.size(), 1u);
+  EXPECT_NE(s.unsafe[0].reason.find("duplicate"), std::string::npos);
+  ASSERT_EQ(s.entries.size(), 2u);
+}
+
+TEST(LayerScan, TruncatedAndGarbageInputEndInAnError) {
+  std::string gz = makeTar({{"f", 'f', std::string(100000, 'x')}}, true);
+  StringStream truncated(gz.substr(0, gz.size() / 2));
+  LayerScan s = scanLayer(truncated, {});
+  ASSERT_TRUE(s.error);
+  EXPECT_EQ(s.compressedSize, gz.size() / 2);  // every byte still counted and hashed
+
+  StringStream garbage(std::string(4096, '\x7f'));
+  LayerScan g = scanLayer(garbage, {});
+  EXPECT_TRUE(g.error);
+  StringStream empty("");
+  EXPECT_TRUE(scanLayer(empty, {}).error);
+}
+
+TEST(LayerScan, LongNamesAndDeepNesting) {
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += "d/";
+  std::string longName(300, 'n');
+  StringStream in(makeTar({{deep + "f", 'f', "x"}, {longName, 'f', "y"}}));
+  LayerScan s = scanLayer(in, {});
+  ASSERT_FALSE(s.error);
+  ASSERT_EQ(s.entries.size(), 2u);
+  EXPECT_EQ(s.entries[0].path, deep + "f");
+  EXPECT_EQ(s.entries[1].path, longName);
+}

@@ -1,0 +1,92 @@
+#include "kernodeck/oci/manifest.h"
+
+#include <gtest/gtest.h>
+
+using namespace kernodeck::oci;
+using nlohmann::json;
+
+namespace {
+const std::string H = std::string(64, 'a');
+json desc(const std::string& mt = "application/vnd.oci.image.layer.v1.tar+gzip") {
+  return {{"mediaType", mt}, {"digest", "sha256:" + H}, {"size", 10}};
+}
+json manifest() {
+  return {{"schemaVersion", 2}, {"mediaType", media::kOciManifest},
+          {"config", desc(media::kOciConfig)}, {"layers", json::array({desc()})}};
+}
+}  // namespace
+
+TEST(Manifest, AcceptsValidOciAndDocker) {
+  EXPECT_TRUE(parseManifest(manifest().dump()).ok());
+  json d = manifest();
+  d["mediaType"] = media::kDockerManifest;
+  d["layers"][0]["mediaType"] = media::kDockerLayerGzip;
+  EXPECT_TRUE(parseManifest(d.dump()).ok());
+}
+
+TEST(Manifest, RejectsSpecViolations) {
+  struct Case { const char* name; std::function<void(json&)> mutate; } cases[] = {
+      {"schemaVersion 1", [](json& m) { m["schemaVersion"] = 1; }},
+      {"no config", [](json& m) { m.erase("config"); }},
+      {"empty layers", [](json& m) { m["layers"] = json::array(); }},
+      {"negative size", [](json& m) { m["layers"][0]["size"] = -1; }},
+      {"string size", [](json& m) { m["layers"][0]["size"] = "10"; }},
+      {"upper-case hex", [](json& m) { m["layers"][0]["digest"] = "sha256:" + std::string(64, 'A'); }},
+      {"bad media type", [](json& m) { m["layers"][0]["mediaType"] = "not a media type"; }},
+      {"index media type", [](json& m) { m["mediaType"] = media::kOciIndex; }},
+      {"annotations not strings", [](json& m) { m["annotations"] = {{"a", 1}}; }},
+  };
+  for (const auto& c : cases) {
+    json m = manifest();
+    c.mutate(m);
+    EXPECT_FALSE(parseManifest(m.dump()).ok()) << c.name;
+  }
+  EXPECT_FALSE(parseManifest("{not json").ok());
+  EXPECT_FALSE(parseManifest("[1,2]").ok());
+  EXPECT_FALSE(parseManifest(std::string(5 << 20, ' ')).ok());
+}
+
+TEST(Manifest, DetectsKind) {
+  EXPECT_EQ(*detectKind(manifest().dump()), DocKind::Manifest);
+  json ix = {{"schemaVersion", 2}, {"manifests", json::array()}};
+  EXPECT_EQ(*detectKind(ix.dump()), DocKind::Index);
+  EXPECT_EQ(*detectKind("", media::kDockerList), DocKind::Index);
+  EXPECT_FALSE(detectKind(R"({"schemaVersion":1,"fsLayers":[]})").ok());
+}
+
+TEST(Manifest, IndexWithPlatforms) {
+  json d = desc(media::kOciManifest);
+  d["platform"] = {{"os", "linux"}, {"architecture", "arm64"}, {"variant", "v8"}};
+  json ix = {{"schemaVersion", 2}, {"mediaType", media::kOciIndex}, {"manifests", json::array({d})}};
+  auto parsed = parseIndex(ix.dump());
+  ASSERT_TRUE(parsed.ok());
+  ASSERT_TRUE(parsed->manifests[0].platform);
+  EXPECT_EQ(parsed->manifests[0].platform->str(), "linux/arm64/v8");
+  ix["manifests"][0]["platform"] = {{"os", "linux"}};
+  EXPECT_FALSE(parseIndex(ix.dump()).ok());
+}
+
+TEST(Manifest, Config) {
+  json c = {{"architecture", "amd64"}, {"os", "linux"},
+            {"config", {{"Env", {"PATH=/bin", "HF_TOKEN=x"}}, {"User", "1000"}, {"Labels", {{"a", "b"}}}}},
+            {"rootfs", {{"type", "layers"}, {"diff_ids", {"sha256:" + H}}}}};
+  auto parsed = parseConfig(c.dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->env.size(), 2u);
+  EXPECT_EQ(parsed->user, "1000");
+  EXPECT_EQ(parsed->diffIds.size(), 1u);
+  c["rootfs"]["type"] = "other";
+  EXPECT_FALSE(parseConfig(c.dump()).ok());
+  c["rootfs"]["type"] = "layers";
+  c["rootfs"]["diff_ids"] = {"sha256:xyz"};
+  EXPECT_FALSE(parseConfig(c.dump()).ok());
+}
+
+TEST(Manifest, LayerCompression) {
+  EXPECT_EQ(layerCompression("application/vnd.oci.image.layer.v1.tar"), Compression::None);
+  EXPECT_EQ(layerCompression("application/vnd.oci.image.layer.v1.tar+gzip"), Compression::Gzip);
+  EXPECT_EQ(layerCompression("application/vnd.oci.image.layer.v1.tar+zstd"), Compression::Zstd);
+  EXPECT_EQ(layerCompression(media::kDockerLayerGzip), Compression::Gzip);
+  EXPECT_EQ(layerCompression("application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"), Compression::Gzip);
+  EXPECT_EQ(layerCompression("application/json"), Compression::Unknown);
+}

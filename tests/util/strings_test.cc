@@ -1,0 +1,30 @@
+#include "kernodeck/util/strings.h"
+
+#include <gtest/gtest.h>
+
+using namespace kernodeck::util;
+
+TEST(Strings, SplitKeepsEmptyFields) {
+  EXPECT_EQ(split("a//b", '/'), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(split("", '/'), (std::vector<std::string>{""}));
+}
+
+TEST(Strings, EditDistance) {
+  EXPECT_EQ(editDistance("audit", "adit"), 1u);
+  EXPECT_EQ(editDistance("", "abc"), 3u);
+  EXPECT_EQ(editDistance("kitten", "sitting"), 3u);
+}
+
+TEST(Strings, ParseUintRejectsJunkAndOverflow) {
+  EXPECT_EQ(parseUint("42"), 42u);
+  EXPECT_FALSE(parseUint("-1"));
+  EXPECT_FALSE(parseUint("1a"));
+  EXPECT_FALSE(parseUint(""));
+  EXPECT_FALSE(parseUint("18446744073709551616"));
+  EXPECT_EQ(parseUint("18446744073709551615"), UINT64_MAX);
+}
+
+TEST(Strings, PrintableEscapesControlCharacters) {
+  EXPECT_EQ(printable("a\nb\x1b"), "a\\x0ab\\x1b");
+  EXPECT_EQ(printable(std::string(300, 'x'), 10), std::string(10, 'x') + "...");
+}
