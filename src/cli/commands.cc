@@ -15,6 +15,7 @@ namespace kernodeck::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"audit", "audit an image or root filesystem without running it", runAudit},
+      {"host", "print this node's GPU facts (driver, GPUs, device nodes, MIG, ROCm)", runHost},
       {"version", "print the version of kernodeck and its components", runVersion},
   };
   return table;

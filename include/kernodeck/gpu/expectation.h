@@ -1,0 +1,31 @@
+// kernodeck.expect/v1: what an image needs from the GPU node, written by
+// `kernodeck audit --expect-out` (or by hand) and optionally baked into the
+// image at /etc/kernodeck/expect.json. See docs/expect-schema.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::gpu {
+
+struct Expectation {
+  std::string accelerator;         // "cuda", "rocm", "cpu" or empty
+  std::string imageDigest;
+  std::string torchVersion;        // "2.1.0+cu121"
+  std::string torchCuda;           // CUDA the torch build targets ("12.1"), empty for CPU/ROCm builds
+  std::string torchHip;
+  std::string cudaRuntime;         // nvidia-cuda-runtime wheel or toolkit version
+  std::vector<std::string> compatDriverBranches;  // cuda-compat libraries in the image
+  std::vector<std::string> nvidiaRequire;         // NVIDIA_REQUIRE_* values
+  std::vector<std::string> torchArchList;         // "sm_80", "sm_90" when known
+
+  nlohmann::json toJson() const;
+};
+
+Result<Expectation> parseExpectation(std::string_view json);
+
+}  // namespace kernodeck::gpu

@@ -1,0 +1,20 @@
+// Writing beneath a directory that someone else controls (a container rootfs)
+// without following any symlink planted there.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::util {
+
+// Writes `content` to ROOT/REL atomically (temp + rename), creating missing
+// directories (0755). Every component is opened with O_NOFOLLOW from a
+// descriptor on ROOT, so a link inside ROOT can never redirect the write.
+Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode = 0644);
+
+// Reads a whole file of at most `limit` bytes.
+Result<std::string> readFileLimited(const std::string& path, size_t limit);
+
+}  // namespace kernodeck::util

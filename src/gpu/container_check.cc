@@ -1,0 +1,258 @@
+// See container_check.h. Every finding names the mismatch and a plain fix.
+#include "kernodeck/gpu/container_check.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::gpu {
+
+using report::Finding;
+using report::Severity;
+
+bool ContainerCheck::blocking() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::Error; });
+}
+
+std::map<std::string, uint32_t> parseGroupFile(std::string_view text) {
+  std::map<std::string, uint32_t> out;
+  for (const auto& line : util::split(text, '\n')) {
+    auto f = util::split(line, ':');
+    if (f.size() < 3) continue;
+    auto gid = util::parseUint(f[2]);
+    if (gid && *gid <= UINT32_MAX) out[f[0]] = static_cast<uint32_t>(*gid);
+  }
+  return out;
+}
+
+namespace {
+
+bool isGpuNode(const std::string& p) {
+  static const std::regex re(R"(^/dev/nvidia[0-9]+$)");
+  return std::regex_match(p, re);
+}
+
+class Checker {
+ public:
+  Checker(const host::HostFacts& h, const oci::ContainerSpec& s, const std::optional<Expectation>& e,
+          const std::map<std::string, uint32_t>& groups)
+      : host_(h), spec_(s), expect_(e), groups_(groups) {}
+
+  ContainerCheck run() {
+    auto envOf = [&](const char* k) -> std::optional<std::string> {
+      auto it = spec_.env.find(k);
+      return it == spec_.env.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    visible_ = parseVisibleDevices(envOf("NVIDIA_VISIBLE_DEVICES"));
+    bool nvDevices = false, amdDevices = false;
+    for (const auto& d : spec_.devices) {
+      if (d.path.rfind("/dev/nvidia", 0) == 0) {
+        nvDevices = true;
+        out_.passedNodes.push_back(d.path);
+      }
+      if (d.path == "/dev/kfd" || d.path.rfind("/dev/dri/renderD", 0) == 0) {
+        amdDevices = true;
+        out_.passedNodes.push_back(d.path);
+      }
+    }
+    std::string acc = expect_ ? expect_->accelerator : "";
+    bool wantsNvidia = visible_.requestsGpus() || nvDevices || acc == "cuda";
+    bool wantsAmd = amdDevices || acc == "rocm";
+    out_.gpuContainer = wantsNvidia || wantsAmd;
+    if (wantsNvidia) {
+      out_.vendor = "nvidia";
+      checkNvidia(nvDevices);
+    } else if (wantsAmd) {
+      out_.vendor = "amd";
+      checkAmd();
+    }
+    return std::move(out_);
+  }
+
+ private:
+  void add(const char* code, Severity sev, std::string msg, std::map<std::string, std::string> ev = {}) {
+    out_.findings.push_back(Finding{code, sev, std::move(msg), std::move(ev)});
+  }
+
+  void checkNvidia(bool nvDevices) {
+    if (!host_.nvidia) {
+      add("hook.driver.absent", Severity::Error,
+          "the container asks for an NVIDIA GPU but this node has no NVIDIA driver loaded; schedule it on a GPU node");
+      return;
+    }
+    const std::string& driver = host_.nvidia->version;
+    int hostGpus = 0;
+    for (const auto& g : host_.gpus) hostGpus += g.excluded ? 0 : 1;
+    if (visible_.kind == VisibleDevices::All) out_.requestedGpus = -1;
+    else if (visible_.kind == VisibleDevices::List) out_.requestedGpus = static_cast<int>(visible_.ids.size());
+
+    // Requirements from the environment, as the NVIDIA toolkit reads them, and from the expectation.
+    // The expectation's requirements join the environment's, unless the same text is already there.
+    std::map<std::string, std::string> env = spec_.env;
+    if (expect_)
+      for (size_t i = 0; i < expect_->nvidiaRequire.size(); ++i) {
+        const std::string& r = expect_->nvidiaRequire[i];
+        bool dup = std::any_of(spec_.env.begin(), spec_.env.end(), [&](const auto& kv) {
+          return kv.first.rfind("NVIDIA_REQUIRE_", 0) == 0 && kv.second == r;
+        });
+        if (!dup) env["NVIDIA_REQUIRE_KERNODECK_EXPECT_" + std::to_string(i)] = r;
+      }
+    ContainerRequirements reqs = requirementsFromEnv(env);
+    if (reqs.disabled) {
+      add("hook.require.disabled", Severity::Info,
+          "NVIDIA_DISABLE_REQUIRE is set: the NVIDIA toolkit skips its checks; Kernodeck still checks the CUDA build");
+    } else {
+      for (const auto& e : reqs.errors) add("hook.require.invalid", Severity::Warning, "cannot parse " + e);
+      for (const auto& r : reqs.requirements) checkRequirement(r, driver);
+    }
+    if (expect_ && !expect_->torchCuda.empty()) {
+      CudaVerdict v = checkCuda(driver, expect_->torchCuda, expect_->compatDriverBranches);
+      std::map<std::string, std::string> ev = {{"driver", driver}, {"cuda", expect_->torchCuda}};
+      if (v.support == CudaSupport::Unsupported)
+        add("hook.cuda.unsupported", Severity::Error,
+            "torch " + expect_->torchVersion + " is built for CUDA " + expect_->torchCuda + " but " + v.explanation +
+                "; upgrade the node's driver or use a torch build for CUDA " + (host_.maxCuda.empty() ? "<= the driver's" : host_.maxCuda),
+            ev);
+      else if (v.support != CudaSupport::Native)
+        add("hook.cuda.compat", Severity::Info, v.explanation, ev);
+    }
+    checkNvidiaNodes(nvDevices, hostGpus);
+    for (const auto& l : host_.devCharMissing)
+      add("host.devchar.missing", Severity::Warning,
+          "host link " + l + " is missing: after a systemd daemon-reload the container can lose GPU access "
+          "(\"Failed to initialize NVML: Unknown Error\"); run nvidia-ctk system create-dev-char-symlinks");
+  }
+
+  void checkRequirement(const Requirement& r, const std::string& driver) {
+    std::vector<Properties> props;
+    for (const auto& g : host_.gpus)
+      if (!g.excluded) props.push_back(Properties{host_.maxCuda, driver, g.arch, g.brand});
+    if (props.empty()) props.push_back(Properties{host_.maxCuda, driver, "", ""});
+    for (const auto& p : props) {
+      std::string why;
+      Tri t = evaluate(r, p, &why);
+      if (t == Tri::False) {
+        add("hook.require.unsatisfied", Severity::Error,
+            "requirement '" + r.text + "' is not met by driver " + driver + " (CUDA " + host_.maxCuda + ")" +
+                (p.arch.empty() ? "" : ", arch " + p.arch) + ": " + why +
+                "; update the driver or use an image built for an older CUDA",
+            {{"requirement", r.text}, {"driver", driver}});
+        return;
+      }
+      if (t == Tri::Unknown) {
+        add("hook.require.undecidable", Severity::Info,
+            "requirement '" + r.text + "' " + why + " (GPU arch or brand); not enforced", {{"requirement", r.text}});
+        return;
+      }
+    }
+  }
+
+  void checkNvidiaNodes(bool nvDevices, int hostGpus) {
+    // Nodes the host lacks break every GPU container, whoever injects them.
+    for (const char* p : {"/dev/nvidiactl", "/dev/nvidia-uvm"}) {
+      const host::DeviceNode* n = host_.node(p);
+      if (n && !n->problem.empty())
+        add("hook.host.node", Severity::Error,
+            std::string("host device ") + p + " is " + n->problem +
+                (std::string(p) == "/dev/nvidia-uvm" ? "; load nvidia-uvm (modprobe nvidia-uvm, or nvidia-modprobe -u -c=0)" : "; check the driver installation"),
+            {{"path", p}});
+    }
+    if (!nvDevices) {
+      bool nvidiaHook = std::any_of(spec_.hookPaths.begin(), spec_.hookPaths.end(), [](const std::string& h) {
+        return h.find("nvidia-container-runtime-hook") != std::string::npos || h.find("nvidia-container-toolkit") != std::string::npos ||
+               h.find("nvidia-ctk") != std::string::npos;
+      });
+      if (nvidiaHook)
+        add("hook.device.injected", Severity::Info, "GPU devices are injected by the NVIDIA runtime hook, not listed in the spec");
+      else
+        add("hook.device.missing", Severity::Error,
+            "NVIDIA_VISIBLE_DEVICES asks for GPUs but the spec passes no NVIDIA device and no NVIDIA hook will inject one: "
+            "the container would see no GPU; run it with the NVIDIA runtime, CDI devices or the device plugin");
+      return;
+    }
+    auto passed = [&](const std::string& p) {
+      return std::find(out_.passedNodes.begin(), out_.passedNodes.end(), p) != out_.passedNodes.end();
+    };
+    for (const char* p : {"/dev/nvidiactl", "/dev/nvidia-uvm"})
+      if (!passed(p))
+        add("hook.device.missing", Severity::Error,
+            std::string(p) + " is not passed into the container; CUDA cannot start without it (add it to the device list)",
+            {{"path", p}});
+    int gpuNodes = static_cast<int>(std::count_if(out_.passedNodes.begin(), out_.passedNodes.end(), isGpuNode));
+    int want = out_.requestedGpus == -1 ? hostGpus : out_.requestedGpus;
+    if (visible_.requestsMig()) {
+      bool caps = std::any_of(out_.passedNodes.begin(), out_.passedNodes.end(),
+                              [](const std::string& p) { return p.rfind("/dev/nvidia-caps/", 0) == 0; });
+      if (!caps)
+        add("hook.device.missing", Severity::Error,
+            "MIG devices are requested but no /dev/nvidia-caps/* node is passed: the MIG instance is not reachable", {});
+      want = std::max(1, gpuNodes);  // several MIG instances may share one GPU node
+    }
+    if (gpuNodes < want)
+      add("hook.device.missing", Severity::Error,
+          std::to_string(want) + " GPU(s) requested but " + std::to_string(gpuNodes) + " /dev/nvidiaN node(s) passed", {});
+    for (const auto& d : spec_.devices) {
+      const host::DeviceNode* n = host_.node(d.path);
+      if (!n) {
+        if (isGpuNode(d.path))
+          add("hook.device.unknown", Severity::Error, d.path + " is passed but the host has no such GPU", {{"path", d.path}});
+        continue;
+      }
+      if (n->major >= 0 && d.major >= 0 && (d.major != n->major || (n->minor >= 0 && d.minor != n->minor)))
+        add("hook.device.mismatch", Severity::Warning,
+            d.path + " is passed as " + std::to_string(d.major) + ":" + std::to_string(d.minor) + " but the host's is " +
+                std::to_string(n->major) + ":" + std::to_string(n->minor),
+            {{"path", d.path}});
+    }
+  }
+
+  void checkAmd() {
+    if (!host_.amdDriver) {
+      add("hook.driver.absent", Severity::Error,
+          "the container asks for an AMD GPU but this node has no amdgpu/KFD driver; schedule it on a ROCm node");
+      return;
+    }
+    auto passed = [&](const std::string& p) {
+      return std::find(out_.passedNodes.begin(), out_.passedNodes.end(), p) != out_.passedNodes.end();
+    };
+    if (!passed("/dev/kfd"))
+      add("hook.device.missing", Severity::Error, "/dev/kfd is not passed into the container; ROCm cannot start without it",
+          {{"path", "/dev/kfd"}});
+    bool render = std::any_of(out_.passedNodes.begin(), out_.passedNodes.end(),
+                              [](const std::string& p) { return p.rfind("/dev/dri/renderD", 0) == 0; });
+    if (!render)
+      add("hook.device.missing", Severity::Error, "no /dev/dri/renderD* node is passed: ROCm will see no GPU", {});
+    for (const auto& n : host_.amdNodes)
+      if (!n.problem.empty())
+        add("hook.host.node", Severity::Error, "host device " + n.path + " is " + n.problem, {{"path", n.path}});
+    std::vector<std::string> missingGroups;
+    for (const char* g : {"render", "video"}) {
+      auto it = groups_.find(g);
+      if (it == groups_.end()) continue;
+      if (std::find(spec_.additionalGids.begin(), spec_.additionalGids.end(), it->second) == spec_.additionalGids.end())
+        missingGroups.push_back(std::string(g) + " (" + std::to_string(it->second) + ")");
+    }
+    if (!missingGroups.empty())
+      add("hook.amd.groups", Severity::Warning,
+          "the process is not in group(s) " + util::join(missingGroups, ", ") +
+              ": the render nodes may not open (add them to process.user.additionalGids / supplementalGroups)");
+  }
+
+  const host::HostFacts& host_;
+  const oci::ContainerSpec& spec_;
+  const std::optional<Expectation>& expect_;
+  const std::map<std::string, uint32_t>& groups_;
+  VisibleDevices visible_;
+  ContainerCheck out_;
+};
+
+}  // namespace
+
+ContainerCheck checkContainer(const host::HostFacts& host, const oci::ContainerSpec& spec,
+                              const std::optional<Expectation>& expect, const std::map<std::string, uint32_t>& hostGroups) {
+  return Checker(host, spec, expect, hostGroups).run();
+}
+
+}  // namespace kernodeck::gpu

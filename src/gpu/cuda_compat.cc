@@ -1,0 +1,88 @@
+#include "kernodeck/gpu/cuda_compat.h"
+
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::gpu {
+
+int compareVersions(std::string_view a, std::string_view b) {
+  auto pa = util::split(a, '.'), pb = util::split(b, '.');
+  size_t n = std::max(pa.size(), pb.size());
+  for (size_t i = 0; i < n; ++i) {
+    std::string x = i < pa.size() ? pa[i] : "0", y = i < pb.size() ? pb[i] : "0";
+    auto nx = util::parseUint(x), ny = util::parseUint(y);
+    if (nx && ny) {
+      if (*nx != *ny) return *nx < *ny ? -1 : 1;
+    } else if (x != y) {
+      return x < y ? -1 : 1;
+    }
+  }
+  return 0;
+}
+
+std::string majorMinor(std::string_view v) {
+  auto p = util::split(v, '.');
+  if (p.size() < 2) return std::string(v) + (p.size() == 1 && !v.empty() ? ".0" : "");
+  return p[0] + "." + p[1];
+}
+
+const std::vector<CudaDriverRow>& cudaDriverTable() {
+  // CUDA toolkit release notes, "CUDA Toolkit and Corresponding Driver Versions" (Linux, GA).
+  static const std::vector<CudaDriverRow> table = {
+      {"10.0", "410.48"},    {"10.1", "418.39"},    {"10.2", "440.33"},    {"11.0", "450.36.06"},
+      {"11.1", "455.23"},    {"11.2", "460.27.03"}, {"11.3", "465.19.01"}, {"11.4", "470.42.01"},
+      {"11.5", "495.29.05"}, {"11.6", "510.39.01"}, {"11.7", "515.43.04"}, {"11.8", "520.61.05"},
+      {"12.0", "525.60.13"}, {"12.1", "530.30.02"}, {"12.2", "535.54.03"}, {"12.3", "545.23.06"},
+      {"12.4", "550.54.14"}, {"12.5", "555.42.02"}, {"12.6", "560.28.03"}, {"12.8", "570.26"},
+      {"12.9", "575.51.03"}, {"13.0", "580.65.06"},
+  };
+  return table;
+}
+
+namespace {
+
+// Minimum driver for minor-version compatibility within a CUDA major release.
+const char* minorCompatFloor(std::string_view major) {
+  if (major == "11") return "450.80.02";
+  if (major == "12") return "525.60.13";
+  if (major == "13") return "580.65.06";
+  return nullptr;
+}
+
+}  // namespace
+
+std::string maxCudaForDriver(std::string_view driver) {
+  std::string best;
+  for (const auto& row : cudaDriverTable())
+    if (compareVersions(driver, row.minDriver) >= 0) best = majorMinor(row.cuda);
+  return best;
+}
+
+const char* toString(CudaSupport s) {
+  switch (s) {
+    case CudaSupport::Native: return "native";
+    case CudaSupport::MinorVersionCompat: return "minor_version_compat";
+    case CudaSupport::ForwardCompat: return "forward_compat";
+    case CudaSupport::Unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+CudaVerdict checkCuda(std::string_view driver, std::string_view cuda, const std::vector<std::string>& compatBranches) {
+  std::string want = majorMinor(cuda);
+  std::string max = maxCudaForDriver(driver);
+  if (!max.empty() && compareVersions(want, max) <= 0)
+    return {CudaSupport::Native, "driver " + std::string(driver) + " supports CUDA up to " + max};
+  std::string major = util::split(want, '.')[0];
+  const char* floor = minorCompatFloor(major);
+  if (floor && !max.empty() && util::split(max, '.')[0] == major && compareVersions(driver, floor) >= 0)
+    return {CudaSupport::MinorVersionCompat,
+            "driver " + std::string(driver) + " runs CUDA " + want + " through minor-version compatibility (no newer PTX JIT)"};
+  std::string branch = util::split(driver, '.')[0];
+  for (const auto& b : compatBranches)
+    if (b == branch)
+      return {CudaSupport::ForwardCompat, "the image's cuda-compat libraries support driver branch " + branch};
+  return {CudaSupport::Unsupported, "driver " + std::string(driver) + " supports CUDA up to " +
+                                        (max.empty() ? std::string("none known") : max) + ", the image needs " + want};
+}
+
+}  // namespace kernodeck::gpu

@@ -1,0 +1,165 @@
+#include "kernodeck/gpu/requirement.h"
+
+#include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::gpu {
+
+const char* toString(Tri t) {
+  switch (t) {
+    case Tri::False: return "false";
+    case Tri::True: return "true";
+    case Tri::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+namespace {
+
+bool isKnownProperty(std::string_view p) { return p == "cuda" || p == "driver" || p == "arch" || p == "brand"; }
+
+bool validVersion(std::string_view v) {
+  if (v.empty()) return false;
+  for (const auto& part : util::split(v, '.'))
+    if (!util::parseUint(part)) return false;
+  return true;
+}
+
+Result<std::optional<Condition>> parseCondition(std::string_view s) {
+  size_t end = s.find_first_of("<>=!");
+  if (end == std::string_view::npos)
+    return Error::Invalid("invalid constraint '" + util::printable(s, 80) + "': no operator");
+  Condition c;
+  c.property = util::toLower(s.substr(0, end));
+  std::string_view rest = s.substr(end);
+  for (const char* op : {"!=", "<=", ">=", "=", "<", ">"})
+    if (rest.substr(0, std::string_view(op).size()) == op) {
+      c.op = op;
+      break;
+    }
+  if (c.op.empty()) return Error::Invalid("invalid constraint '" + util::printable(s, 80) + "': bad operator");
+  c.value = std::string(rest.substr(c.op.size()));
+  if (!isKnownProperty(c.property)) return std::optional<Condition>();  // ignored, as the toolkit does
+  if (c.property != "brand" && !validVersion(c.value))
+    return Error::Invalid("invalid constraint '" + util::printable(s, 80) + "': " + c.property + " needs a version");
+  return std::optional<Condition>(c);
+}
+
+Tri evalCondition(const Condition& c, const Properties& p) {
+  const std::string& have = c.property == "cuda" ? p.cuda : c.property == "driver" ? p.driver
+                                                          : c.property == "arch" ? p.arch : p.brand;
+  if (have.empty()) return Tri::Unknown;
+  int cmp = c.property == "brand" ? util::toLower(have).compare(util::toLower(c.value))
+                                  : compareVersions(have, c.value);
+  cmp = cmp < 0 ? -1 : cmp > 0 ? 1 : 0;
+  bool ok = (c.op == "=" && cmp == 0) || (c.op == "!=" && cmp != 0) || (c.op == "<" && cmp < 0) ||
+            (c.op == "<=" && cmp <= 0) || (c.op == ">" && cmp > 0) || (c.op == ">=" && cmp >= 0);
+  return ok ? Tri::True : Tri::False;
+}
+
+}  // namespace
+
+Result<Requirement> parseRequirement(std::string_view text) {
+  Requirement r;
+  r.text = std::string(text);
+  for (const auto& term : util::split(text, ' ')) {
+    if (util::trim(term).empty()) continue;
+    std::vector<Condition> factors;
+    for (const auto& factor : util::split(term, ',')) {
+      if (util::trim(factor).empty()) continue;
+      KDK_TRY_ASSIGN(auto c, parseCondition(util::trim(factor)));
+      if (c) factors.push_back(*c);
+    }
+    if (!factors.empty()) r.terms.push_back(std::move(factors));
+  }
+  return r;
+}
+
+Tri evaluate(const Requirement& r, const Properties& p, std::string* why) {
+  if (r.terms.empty()) return Tri::True;
+  bool unknown = false;
+  std::string failed;
+  for (const auto& term : r.terms) {
+    Tri t = Tri::True;
+    for (const auto& c : term) {
+      Tri v = evalCondition(c, p);
+      if (v == Tri::False) {
+        t = Tri::False;
+        if (!failed.empty()) failed += ", ";
+        failed += c.str();
+        break;
+      }
+      if (v == Tri::Unknown) t = Tri::Unknown;
+    }
+    if (t == Tri::True) return Tri::True;
+    if (t == Tri::Unknown) unknown = true;
+  }
+  if (why) *why = unknown ? "depends on properties the host does not expose" : "unsatisfied: " + failed;
+  return unknown ? Tri::Unknown : Tri::False;
+}
+
+ContainerRequirements requirementsFromEnv(const std::map<std::string, std::string>& env) {
+  ContainerRequirements out;
+  auto dis = env.find("NVIDIA_DISABLE_REQUIRE");
+  if (dis != env.end()) {
+    std::string v = util::toLower(dis->second);
+    if (v == "1" || v == "true" || v == "yes" || v == "on") {
+      out.disabled = true;
+      return out;
+    }
+  }
+  for (const auto& [k, v] : env) {
+    if (k.rfind("NVIDIA_REQUIRE_", 0) != 0) continue;
+    auto r = parseRequirement(v);
+    if (r.ok()) out.requirements.push_back(*r);
+    else out.errors.push_back(k + ": " + r.error().message);
+  }
+  auto cv = env.find("CUDA_VERSION");
+  if (env.find("NVIDIA_REQUIRE_CUDA") == env.end() && cv != env.end() && !cv->second.empty()) {
+    auto r = parseRequirement("cuda>=" + majorMinor(cv->second));
+    if (r.ok()) out.requirements.push_back(*r);
+    else out.errors.push_back("CUDA_VERSION: " + r.error().message);
+  }
+  return out;
+}
+
+bool VisibleDevices::requestsMig() const {
+  for (const auto& id : ids)
+    if (id.rfind("MIG-", 0) == 0 || id.find(':') != std::string::npos) return true;
+  return false;
+}
+
+VisibleDevices parseVisibleDevices(const std::optional<std::string>& value) {
+  VisibleDevices v;
+  if (!value) return v;
+  std::string s(util::trim(*value));
+  if (s.empty() || s == "void") {
+    v.kind = VisibleDevices::Void;
+    return v;
+  }
+  if (s == "none") {
+    v.kind = VisibleDevices::None;
+    return v;
+  }
+  if (s == "all") {
+    v.kind = VisibleDevices::All;
+    return v;
+  }
+  v.kind = VisibleDevices::List;
+  for (const auto& id : util::split(s, ','))
+    if (!util::trim(id).empty()) v.ids.emplace_back(util::trim(id));
+  return v;
+}
+
+std::vector<std::string> parseDriverCapabilities(const std::optional<std::string>& value) {
+  if (!value || util::trim(*value).empty()) return {"compute", "utility"};
+  std::vector<std::string> out;
+  for (const auto& c : util::split(*value, ',')) {
+    std::string cap = util::toLower(util::trim(c));
+    if (cap == "all") return {"compute", "compat32", "graphics", "utility", "video", "display"};
+    if (!cap.empty()) out.push_back(cap);
+  }
+  return out;
+}
+
+}  // namespace kernodeck::gpu

@@ -1,0 +1,214 @@
+// Reads the host's GPU facts from files under a root. See host_facts.h.
+#include "kernodeck/host/host_facts.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::host {
+namespace {
+
+std::optional<std::string> readSmall(const std::string& path, size_t limit = 1 << 20) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string out(limit, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(limit));
+  out.resize(static_cast<size_t>(in.gcount()));
+  return out;
+}
+
+std::vector<std::string> listDir(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(path.c_str());
+  if (!d) return out;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+DeviceNode checkNode(const std::string& root, const std::string& path, int major, int minor) {
+  DeviceNode n{path, major, minor, false, ""};
+  struct stat st {};
+  if (::lstat((root + path).c_str(), &st) != 0) {
+    n.problem = "missing";
+    return n;
+  }
+  n.present = true;
+  if (!S_ISCHR(st.st_mode)) {
+    n.problem = "not a character device";
+  } else if (major >= 0 && (static_cast<int>(::major(st.st_rdev)) != major ||
+                            (minor >= 0 && static_cast<int>(::minor(st.st_rdev)) != minor))) {
+    n.problem = "is " + std::to_string(::major(st.st_rdev)) + ":" + std::to_string(::minor(st.st_rdev)) +
+                ", expected " + std::to_string(major) + ":" + std::to_string(minor);
+  }
+  return n;
+}
+
+}  // namespace
+
+const DeviceNode* HostFacts::node(std::string_view path) const {
+  for (const auto& n : nodes)
+    if (n.path == path) return &n;
+  for (const auto& n : amdNodes)
+    if (n.path == path) return &n;
+  return nullptr;
+}
+
+HostFacts readHostFacts(const std::string& rootIn) {
+  HostFacts h;
+  std::string root = rootIn == "/" ? "" : rootIn;
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  h.root = rootIn.empty() ? "/" : rootIn;
+
+  auto devices = parseProcDevices(readSmall(root + "/proc/devices").value_or(""));
+  if (auto v = readSmall(root + "/proc/driver/nvidia/version")) {
+    h.nvidia = parseNvidiaVersion(*v);
+    if (!h.nvidia) h.problems.push_back("/proc/driver/nvidia/version is not in a known format");
+  }
+  if (auto v = readSmall(root + "/sys/module/nvidia/version", 256)) h.sysModuleVersion = std::string(util::trim(*v));
+  if (!h.nvidia && !h.sysModuleVersion.empty()) h.nvidia = NvidiaDriver{h.sysModuleVersion, false};
+  if (h.nvidia && !h.sysModuleVersion.empty() && h.sysModuleVersion != h.nvidia->version)
+    h.problems.push_back("driver version differs between /proc (" + h.nvidia->version + ") and /sys (" +
+                         h.sysModuleVersion + "): a reload is pending");
+
+  if (h.nvidia) {
+    h.maxCuda = gpu::maxCudaForDriver(h.nvidia->version);
+    for (const auto& bus : listDir(root + "/proc/driver/nvidia/gpus")) {
+      auto info = readSmall(root + "/proc/driver/nvidia/gpus/" + bus + "/information", 65536);
+      if (!info) continue;
+      auto g = parseGpuInformation(*info);
+      if (!g) {
+        h.problems.push_back("/proc/driver/nvidia/gpus/" + util::printable(bus) + "/information is not in a known format");
+        continue;
+      }
+      if (g->busLocation.empty()) g->busLocation = bus;
+      h.gpus.push_back(*g);
+    }
+    int nvMajor = devices.count("nvidia-frontend") ? devices["nvidia-frontend"] : devices.count("nvidia") ? devices["nvidia"] : 195;
+    h.nodes.push_back(checkNode(root, "/dev/nvidiactl", nvMajor, 255));
+    for (const auto& g : h.gpus)
+      if (g.minor >= 0) h.nodes.push_back(checkNode(root, "/dev/nvidia" + std::to_string(g.minor), nvMajor, g.minor));
+    int uvm = devices.count("nvidia-uvm") ? devices["nvidia-uvm"] : -1;
+    h.nodes.push_back(checkNode(root, "/dev/nvidia-uvm", uvm, 0));
+    h.nodes.push_back(checkNode(root, "/dev/nvidia-uvm-tools", uvm, 1));
+    h.nodes.push_back(checkNode(root, "/dev/nvidia-modeset", nvMajor, 254));
+    if (auto mm = readSmall(root + "/proc/driver/nvidia-caps/mig-minors")) {
+      h.mig = parseMigMinors(*mm);
+      int caps = devices.count("nvidia-caps") ? devices["nvidia-caps"] : -1;
+      for (const auto& name : listDir(root + "/dev/nvidia-caps")) {
+        DeviceNode n = checkNode(root, "/dev/nvidia-caps/" + name, caps, -1);
+        h.nodes.push_back(n);
+      }
+    }
+    for (const auto& n : h.nodes) {
+      if (!n.present || !n.problem.empty() || n.major < 0) continue;
+      struct stat st {};
+      if (::lstat((root + n.path).c_str(), &st) != 0) continue;
+      std::string link = "/dev/char/" + std::to_string(::major(st.st_rdev)) + ":" + std::to_string(::minor(st.st_rdev));
+      struct stat lst {};
+      if (::lstat((root + link).c_str(), &lst) != 0) h.devCharMissing.push_back(link);
+    }
+  }
+
+  if (auto v = readSmall(root + "/sys/module/amdgpu/version", 256)) h.amdgpuVersion = std::string(util::trim(*v));
+  std::string topo = root + "/sys/class/kfd/kfd/topology/nodes";
+  for (const auto& id : listDir(topo)) {
+    auto props = readSmall(topo + "/" + id + "/properties", 65536);
+    if (!props) continue;
+    auto kv = parseKfdProperties(*props);
+    if (!kv.count("gfx_target_version") || kv["gfx_target_version"] == 0) continue;  // a CPU agent
+    AmdAgent a;
+    a.node = util::parseUint(id).has_value() ? static_cast<int>(*util::parseUint(id)) : -1;
+    a.gfx = gfxName(kv["gfx_target_version"]);
+    a.renderMinor = kv.count("drm_render_minor") ? static_cast<int>(kv["drm_render_minor"]) : -1;
+    h.amdAgents.push_back(a);
+  }
+  h.amdDriver = !h.amdAgents.empty() || !h.amdgpuVersion.empty() || devices.count("kfd");
+  if (h.amdDriver) {
+    h.amdNodes.push_back(checkNode(root, "/dev/kfd", devices.count("kfd") ? devices["kfd"] : -1, -1));
+    for (const auto& a : h.amdAgents)
+      if (a.renderMinor >= 0)
+        h.amdNodes.push_back(checkNode(root, "/dev/dri/renderD" + std::to_string(a.renderMinor), 226, a.renderMinor));
+  }
+  return h;
+}
+
+nlohmann::json HostFacts::toJson() const {
+  using nlohmann::json;
+  json j;
+  j["root"] = root;
+  json nv = nullptr;
+  if (nvidia) {
+    nv = {{"driver_version", nvidia->version},
+          {"kernel_module", nvidia->openModule ? "open" : "proprietary"},
+          {"max_cuda", maxCuda}};
+    json gs = json::array();
+    for (const auto& g : gpus)
+      gs.push_back({{"model", g.model}, {"uuid", g.uuid}, {"bus_location", g.busLocation}, {"minor", g.minor},
+                    {"excluded", g.excluded}, {"arch", g.arch}, {"brand", g.brand}});
+    nv["gpus"] = gs;
+    json ns = json::array();
+    for (const auto& n : nodes)
+      ns.push_back({{"path", n.path}, {"present", n.present}, {"major", n.major}, {"minor", n.minor},
+                    {"problem", n.problem.empty() ? json(nullptr) : json(n.problem)}});
+    nv["device_nodes"] = ns;
+    json ms = json::array();
+    for (const auto& m : mig) ms.push_back({{"gpu", m.gpu}, {"gi", m.gi}, {"ci", m.ci}, {"minor", m.minor}});
+    nv["mig"] = ms;
+    nv["dev_char_missing"] = devCharMissing;
+  }
+  j["nvidia"] = nv;
+  json amd = nullptr;
+  if (amdDriver) {
+    amd = {{"amdgpu_version", amdgpuVersion}};
+    json as = json::array();
+    for (const auto& a : amdAgents) as.push_back({{"node", a.node}, {"gfx", a.gfx}, {"render_minor", a.renderMinor}});
+    amd["agents"] = as;
+    json ns = json::array();
+    for (const auto& n : amdNodes)
+      ns.push_back({{"path", n.path}, {"present", n.present}, {"problem", n.problem.empty() ? json(nullptr) : json(n.problem)}});
+    amd["device_nodes"] = ns;
+  }
+  j["amd"] = amd;
+  j["problems"] = problems;
+  return j;
+}
+
+std::string HostFacts::toText() const {
+  std::ostringstream o;
+  o << "host root " << root << "\n";
+  if (!nvidia) o << "NVIDIA: no driver loaded\n";
+  else {
+    o << "NVIDIA driver " << nvidia->version << " (" << (nvidia->openModule ? "open" : "proprietary")
+      << " kernel module), CUDA up to " << (maxCuda.empty() ? "?" : maxCuda) << "\n";
+    for (const auto& g : gpus)
+      o << "  GPU " << g.minor << ": " << g.model << "  " << g.uuid << "  " << g.busLocation
+        << (g.arch.empty() ? "" : "  sm " + g.arch) << (g.excluded ? "  (excluded)" : "") << "\n";
+    for (const auto& n : nodes)
+      o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
+    if (!mig.empty()) o << "  MIG: " << mig.size() << " access capabilities\n";
+    for (const auto& l : devCharMissing) o << "  missing link " << l << " (cgroup device rules may break after a daemon-reload)\n";
+  }
+  if (amdDriver) {
+    o << "AMD amdgpu " << (amdgpuVersion.empty() ? "?" : amdgpuVersion) << "\n";
+    for (const auto& a : amdAgents) o << "  agent " << a.node << ": " << a.gfx << " renderD" << a.renderMinor << "\n";
+    for (const auto& n : amdNodes)
+      o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
+  }
+  if (!nvidia && !amdDriver) o << "no GPU driver: a CPU-only node\n";
+  for (const auto& p : problems) o << "problem: " << p << "\n";
+  return o.str();
+}
+
+}  // namespace kernodeck::host

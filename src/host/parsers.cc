@@ -1,0 +1,125 @@
+// Pure parsers for the /proc and /sys files that describe GPUs.
+#include <cstdio>
+#include <regex>
+
+#include "kernodeck/host/host_facts.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::host {
+
+std::optional<NvidiaDriver> parseNvidiaVersion(std::string_view text) {
+  // Proprietary: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..."
+  // Open:        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build ..."
+  static const std::regex re(R"(NVRM version:.*?(Open )?Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+){1,2})\b)");
+  std::string s(text.substr(0, 4096));
+  std::smatch m;
+  if (!std::regex_search(s, m, re)) return std::nullopt;
+  return NvidiaDriver{m[2].str(), m[1].matched};
+}
+
+std::optional<NvidiaGpu> parseGpuInformation(std::string_view text) {
+  NvidiaGpu g;
+  for (const auto& line : util::split(text.substr(0, 16384), '\n')) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key(util::trim(std::string_view(line).substr(0, colon)));
+    std::string value(util::trim(std::string_view(line).substr(colon + 1)));
+    if (key == "Model") g.model = value;
+    else if (key == "GPU UUID") g.uuid = value;
+    else if (key == "Bus Location") g.busLocation = value;
+    else if (key == "Bus Type") g.busType = value;
+    else if (key == "Device Minor") {
+      auto n = util::parseUint(value);
+      if (n && *n < 256) g.minor = static_cast<int>(*n);
+    } else if (key == "GPU Excluded") g.excluded = util::iequals(value, "yes");
+  }
+  if (g.model.empty() && g.uuid.empty()) return std::nullopt;
+  auto [arch, brand] = inferArchAndBrand(g.model);
+  g.arch = arch;
+  g.brand = brand;
+  return g;
+}
+
+std::map<std::string, int> parseProcDevices(std::string_view text) {
+  std::map<std::string, int> out;
+  bool chars = false;
+  for (const auto& raw : util::split(text.substr(0, 65536), '\n')) {
+    std::string_view line = util::trim(raw);
+    if (line == "Character devices:") { chars = true; continue; }
+    if (line == "Block devices:") { chars = false; continue; }
+    if (!chars || line.empty()) continue;
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) continue;
+    auto major = util::parseUint(line.substr(0, sp));
+    std::string name(util::trim(line.substr(sp + 1)));
+    if (major && *major < 4096 && !name.empty() && !out.count(name)) out[name] = static_cast<int>(*major);
+  }
+  return out;
+}
+
+std::vector<MigDevice> parseMigMinors(std::string_view text) {
+  // Lines: "config 1", "monitor 2", "gpu0/gi0/access 3", "gpu0/gi0/ci0/access 4"
+  std::vector<MigDevice> out;
+  static const std::regex re(R"(^gpu(\d+)/gi(\d+)(?:/ci(\d+))?/access (\d+)$)");
+  for (const auto& raw : util::split(text.substr(0, 1 << 20), '\n')) {
+    std::string line(util::trim(raw));
+    std::smatch m;
+    if (!std::regex_match(line, m, re)) continue;
+    MigDevice d;
+    d.gpu = std::stoi(m[1].str());
+    d.gi = std::stoi(m[2].str());
+    d.ci = m[3].matched ? std::stoi(m[3].str()) : -1;
+    d.minor = std::stoi(m[4].str());
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::map<std::string, uint64_t> parseKfdProperties(std::string_view text) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& raw : util::split(text.substr(0, 65536), '\n')) {
+    std::string_view line = util::trim(raw);
+    size_t sp = line.rfind(' ');
+    if (sp == std::string_view::npos) continue;
+    auto v = util::parseUint(line.substr(sp + 1));
+    if (v) out[std::string(util::trim(line.substr(0, sp)))] = *v;
+  }
+  return out;
+}
+
+std::string gfxName(uint64_t v) {
+  if (v == 0) return {};
+  unsigned major = static_cast<unsigned>(v / 10000), minor = static_cast<unsigned>((v / 100) % 100),
+           step = static_cast<unsigned>(v % 100);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "gfx%u%x%x", major, minor, step);
+  return buf;
+}
+
+std::pair<std::string, std::string> inferArchAndBrand(std::string_view modelRaw) {
+  std::string model = util::toLower(modelRaw);
+  struct Row { const char* needle; const char* arch; const char* brand; };
+  // Order matters: the first match wins (H200 before H20, L40 before L4...).
+  static const Row rows[] = {
+      {"b200", "10.0", "nvidia"}, {"b100", "10.0", "nvidia"}, {"gb200", "10.0", "nvidia"},
+      {"h200", "9.0", "nvidia"},  {"h100", "9.0", "nvidia"},  {"gh200", "9.0", "nvidia"}, {"h20", "9.0", "nvidia"},
+      {"l40", "8.9", "nvidia"},   {"l4", "8.9", "nvidia"},    {"rtx 40", "8.9", "geforce"},
+      {"a100", "8.0", "nvidia"},  {"a30", "8.0", "nvidia"},   {"a800", "8.0", "nvidia"},
+      {"a40", "8.6", "nvidia"},   {"a10", "8.6", "nvidia"},   {"a16", "8.6", "nvidia"}, {"a2", "8.6", "nvidia"},
+      {"rtx 30", "8.6", "geforce"}, {"t4", "7.5", "tesla"},   {"rtx 20", "7.5", "geforce"},
+      {"v100", "7.0", "tesla"},   {"p100", "6.0", "tesla"},   {"p40", "6.1", "tesla"}, {"p4", "6.1", "tesla"},
+      {"k80", "3.7", "tesla"},
+  };
+  for (const auto& r : rows)
+    if (model.find(r.needle) != std::string::npos) {
+      std::string brand = r.brand;
+      if (model.find("tesla") != std::string::npos) brand = "tesla";
+      return {r.arch, brand};
+    }
+  if (model.find("geforce") != std::string::npos) return {"", "geforce"};
+  if (model.find("quadro") != std::string::npos) return {"", "quadro"};
+  if (model.find("tesla") != std::string::npos) return {"", "tesla"};
+  return {"", ""};
+}
+
+}  // namespace kernodeck::host

@@ -1,0 +1,90 @@
+#include "kernodeck/util/safe_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::util {
+
+Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode) {
+  int dir = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return Error::Io("cannot open " + root + ": " + std::strerror(errno));
+  auto parts = split(rel, '/');
+  std::string name;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& c = parts[i];
+    if (c.empty() || c == ".") continue;
+    if (c == "..") {
+      ::close(dir);
+      return Error::Unsafe("refusing '..' in " + rel);
+    }
+    if (i + 1 == parts.size()) {
+      name = c;
+      break;
+    }
+    ::mkdirat(dir, c.c_str(), 0755);
+    int next = ::openat(dir, c.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    ::close(dir);
+    if (next < 0) return Error::Io("cannot open " + root + "/" + c + " without following links: " + std::strerror(errno));
+    dir = next;
+  }
+  if (name.empty()) {
+    ::close(dir);
+    return Error::Invalid("no file name in " + rel);
+  }
+  std::string tmp = "." + name + ".tmp." + std::to_string(::getpid());
+  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) {
+    int e = errno;
+    ::close(dir);
+    return Error::Io("cannot create " + root + "/" + rel + ": " + std::strerror(e));
+  }
+  size_t off = 0;
+  bool ok = true;
+  while (off < content.size()) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) { ok = false; break; }
+    off += static_cast<size_t>(n);
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) {
+    int e = errno;
+    ::unlinkat(dir, tmp.c_str(), 0);
+    ::close(dir);
+    return Error::Io("cannot write " + root + "/" + rel + ": " + std::strerror(e));
+  }
+  ::close(dir);
+  return {};
+}
+
+Result<std::string> readFileLimited(const std::string& path, size_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::Io("cannot open " + path + ": " + std::strerror(errno));
+  std::string out;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return Error::Io("cannot read " + path + ": " + std::strerror(e));
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > limit) {
+      ::close(fd);
+      return Error::Invalid(path + " is larger than " + humanBytes(limit));
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace kernodeck::util
