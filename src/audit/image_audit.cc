@@ -5,6 +5,7 @@
 #include "kernodeck/audit/image_audit.h"
 
 #include "kernodeck/audit/os_release.h"
+#include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/oci/source.h"
@@ -19,7 +20,7 @@ using report::Severity;
 
 namespace {
 
-bool defaultCapture(const std::string& p) { return p == "etc/os-release" || p == "usr/lib/os-release"; }
+uint64_t defaultCapture(const std::string& p) { return p == "etc/os-release" || p == "usr/lib/os-release" ? 64 * 1024 : 0; }
 
 std::string hashHex(const std::string& alg, const std::string& bytes) {
   util::Hasher h(alg);
@@ -39,7 +40,7 @@ class Pipeline {
       runDir(*ref);
       return;
     }
-    r_.declareSteps({"resolve", "manifest", "config", "layers", "os"});
+    r_.declareSteps({"resolve", "manifest", "config", "layers", "os", "os-packages", "python"});
     r_.runStep("resolve", [&]() -> Status {
       if (!ref.ok()) return ref.error();
       ref_ = *ref;
@@ -52,11 +53,28 @@ class Pipeline {
     r_.runStep("config", [&] { return readConfig(); });
     r_.runStep("layers", [&] { return walkLayers(); });
     r_.runStep("os", [&] { return detectOs(); });
+    runPackages();
   }
 
  private:
+  void runPackages() {
+    if (r_.failed() || !out_.view) return;
+    PackagesContext ctx;
+    ctx.architecture = config_.platform.architecture.empty() ? oci::hostPlatform().architecture
+                                                             : oci::normalize(config_.platform).architecture;
+    for (const auto& e : config_.env) {
+      size_t eq = e.find('=');
+      if (eq != std::string::npos) ctx.env[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    ctx.labels = config_.labels;
+    if (r_.subject().contains("manifest_digest") && r_.subject()["manifest_digest"].is_string())
+      ctx.imageDigest = r_.subject()["manifest_digest"].get<std::string>();
+    ctx.requirementsFiles = opts_.requirementsFiles;
+    out_.expectation = auditPackages(*out_.view, ctx, r_);
+  }
+
   void runDir(const oci::ImageRef& ref) {
-    r_.declareSteps({"resolve", "os"});
+    r_.declareSteps({"resolve", "os", "os-packages", "python"});
     r_.subject()["transport"] = "dir";
     r_.subject()["path"] = ref.path;
     r_.runStep("resolve", [&]() -> Status {
@@ -64,6 +82,7 @@ class Pipeline {
       return {};
     });
     r_.runStep("os", [&] { return detectOs(); });
+    runPackages();
   }
 
   // Reads a small blob and checks its size and digest; mismatches are findings.
@@ -192,7 +211,9 @@ class Pipeline {
   Status walkLayers() {
     auto view = std::make_unique<oci::LayeredView>();
     oci::ScanOptions so;
-    so.capture = [this](const std::string& p) { return defaultCapture(p) || (opts_.capture && opts_.capture(p)); };
+    so.capture = [this](const std::string& p) {
+      return std::max({defaultCapture(p), packagesCaptureLimit(p), opts_.capture ? opts_.capture(p) : uint64_t(0)});
+    };
     json layers = json::array();
     std::optional<Error> firstError;
     for (size_t i = 0; i < manifest_.layers.size(); ++i) {

@@ -15,14 +15,17 @@ int runAudit(const std::vector<std::string>& args) {
   po::options_description opts("usage: kernodeck audit IMAGE [options]\n\n"
                                "IMAGE: oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG],\n"
                                "       dir:PATH (an unpacked root filesystem), or a registry reference\n\noptions");
-  std::string image, platform, output, failOn = "error";
+  std::string image, platform, output, expectOut, failOn = "error";
+  std::vector<std::string> requirements;
   bool json = false, help = false;
   opts.add_options()
       ("help,h", po::bool_switch(&help), "show this help")
       ("platform", po::value(&platform), "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")
       ("json", po::bool_switch(&json), "print the kernodeck.report/v1 JSON report instead of text")
       ("output,o", po::value(&output), "write the report to FILE instead of stdout")
-      ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
+      ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none")
+      ("requirements,r", po::value(&requirements)->composing(), "check installed packages against this requirements file (repeatable)")
+      ("expect-out", po::value(&expectOut), "write the image's kernodeck.expect/v1 expectation to FILE");
   po::options_description hidden;
   hidden.add_options()("image", po::value(&image));
   po::options_description all;
@@ -59,7 +62,10 @@ int runAudit(const std::vector<std::string>& args) {
     }
     ao.platform = *p;
   }
+  ao.requirementsFiles = requirements;
   audit::AuditResult res = audit::auditImage(image, ao);
+  if (!expectOut.empty() && !res.report.failed())
+    if (int rc = emit(res.expectation.toJson().dump(2) + "\n", expectOut)) return rc;
   std::string text = json ? res.report.toJson().dump(2) + "\n" : res.report.toText();
   if (int rc = emit(text, output)) return rc;
   if (res.report.failed()) std::fprintf(stderr, "kernodeck audit: %s\n", res.report.firstError().c_str());

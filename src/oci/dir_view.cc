@@ -77,6 +77,28 @@ class DirView : public FsView {
     return out;
   }
 
+  Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override {
+    std::string base;
+    Fd parent = openParent(path, base);
+    if (parent.get() < 0 || base.empty()) return Error::NotFound("'" + util::printable(path) + "' is not in " + rootPath_);
+    Fd f(::openat(parent.get(), base.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (f.get() < 0) return Error::Io("cannot open " + rootPath_ + "/" + util::printable(path) + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode))
+      return Error::Invalid(rootPath_ + "/" + util::printable(path) + " is not a regular file");
+    util::Hasher h(algorithm);
+    if (!h.valid()) return Error::Unsupported("unknown hash algorithm '" + algorithm + "'");
+    char buf[1 << 16];
+    while (true) {
+      ssize_t k = ::read(f.get(), buf, sizeof buf);
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0) return Error::Io("reading " + rootPath_ + "/" + util::printable(path) + ": " + std::strerror(errno));
+      if (k == 0) break;
+      h.update(buf, static_cast<size_t>(k));
+    }
+    return h.hex();
+  }
+
   Result<std::string> readResolved(const std::string& path, uint64_t limit) const override {
     std::string base;
     Fd parent = openParent(path, base);

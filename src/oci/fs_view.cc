@@ -72,13 +72,13 @@ bool LayeredView::prepareParents(const std::string& path, int layer, std::string
     p = joinPath(p, parts[i]);
     auto it = nodes_.find(p);
     if (it == nodes_.end()) {
-      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", nullptr};
+      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr};
     } else if (it->second.kind == EntryKind::Symlink) {
       reason = "written through symlink '" + util::printable(p) + "'";
       return false;
     } else if (it->second.kind != EntryKind::Dir) {
       removeTree(p, false);
-      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", nullptr};
+      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr};
     }
   }
   return true;
@@ -110,7 +110,7 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       unsafe.push_back({e.path, reason});
       continue;
     }
-    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.content};
+    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.content};
     if (e.kind == EntryKind::Hardlink) {
       auto t = nodes_.find(e.linkTarget);
       std::string why;
@@ -175,6 +175,15 @@ Result<std::string> LayeredView::readResolved(const std::string& path, uint64_t 
     return Error::Unsupported("content of '" + util::printable(path) + "' was not captured during the layer walk");
   if (it->second.content->size() > limit) return Error::Invalid("'" + util::printable(path) + "' is too large");
   return *it->second.content;
+}
+
+Result<std::string> LayeredView::hashResolved(const std::string& path, const std::string& algorithm) const {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
+  const std::string& h = algorithm == "md5" ? it->second.md5 : it->second.sha256;
+  if (algorithm != "md5" && algorithm != "sha256") return Error::Unsupported("hash algorithm '" + algorithm + "' is not recorded");
+  if (h.empty()) return Error::Unsupported("'" + util::printable(path) + "' was not hashed (not a regular file, sparse or oversized)");
+  return h;
 }
 
 }  // namespace kernodeck::oci

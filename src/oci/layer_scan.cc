@@ -230,10 +230,12 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
         if (!ok) out.unsafe.push_back({util::printable(name), reason});
 
         bool hashIt = ok && !ignore && le.kind == EntryKind::File && archive_entry_sparse_count(e) == 0;
-        bool captureIt = hashIt && opts.capture && static_cast<uint64_t>(le.size) <= opts.captureLimit &&
-                         opts.capture(le.path);
+        uint64_t captureLimit = hashIt && opts.capture ? opts.capture(le.path) : 0;
+        bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
         if (hashIt) {
           util::Hasher h("sha256");
+          std::optional<util::Hasher> m5;
+          if (opts.md5) m5.emplace("md5");
           std::string captured;
           bool readOk = true;
           while (true) {
@@ -245,10 +247,12 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
             }
             if (n == 0) break;
             h.update(buf.data(), static_cast<size_t>(n));
+            if (m5) m5->update(buf.data(), static_cast<size_t>(n));
             if (captureIt) captured.append(buf.data(), static_cast<size_t>(n));
           }
           if (!readOk) break;
           le.sha256 = h.hex();
+          if (m5) le.md5 = m5->hex();
           if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
         } else if (archive_read_data_skip(tar) != ARCHIVE_OK) {
           fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));

@@ -73,6 +73,7 @@ void Report::skipStep(const std::string& name, const std::string& reason) {
 
 void Report::add(Finding f) {
   f.message = redactText(f.message);
+  for (auto it = f.evidence.begin(); it != f.evidence.end();) it = it->second.empty() ? f.evidence.erase(it) : std::next(it);
   for (auto& [k, v] : f.evidence) v = redactText(v);
   findings_.push_back(std::move(f));
 }

@@ -24,7 +24,7 @@ struct Built {
 Built build(const std::vector<std::vector<kdktest::TarEntry>>& layers) {
   Built b;
   ScanOptions o;
-  o.capture = [](const std::string&) { return true; };
+  o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
   for (size_t i = 0; i < layers.size(); ++i) {
     StringStream in(makeTar(layers[i]));
     LayerScan s = scanLayer(in, o);

@@ -15,7 +15,7 @@ TEST(LayerScan, HashesCompressedUncompressedAndFiles) {
   std::string gz = makeTar({{"etc/", 'd'}, {"./etc/os-release", 'f', "ID=debian\n"}, {"bin/sh", 'l', "", "busybox"}}, true);
   StringStream in(gz);
   ScanOptions o;
-  o.capture = [](const std::string& p) { return p == "etc/os-release"; };
+  o.capture = [](const std::string& p) -> uint64_t { return p == "etc/os-release" ? 1024 : 0; };
   LayerScan s = scanLayer(in, o);
   ASSERT_FALSE(s.error) << s.error->message;
   EXPECT_EQ(s.detected, Compression::Gzip);

@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "kernodeck/gpu/expectation.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/report/report.h"
@@ -16,14 +18,19 @@ namespace kernodeck::audit {
 
 struct AuditOptions {
   std::optional<oci::Platform> platform;  // default: the host's
-  // Extra paths whose content the layer walk should keep (analysers add theirs).
-  std::function<bool(const std::string&)> capture;
+  // Extra paths whose content the layer walk should keep (analysers add theirs):
+  // returns the largest size to keep, 0 for none.
+  std::function<uint64_t(const std::string&)> capture;
+  // Requirement files on this machine to check the image's packages against.
+  std::vector<std::string> requirementsFiles;
 };
 
 struct AuditResult {
   report::Report report{"audit"};
   // The final filesystem, when the walk got that far; for analysers that follow.
   std::unique_ptr<oci::FsView> view;
+  // What the image needs from a GPU node (kernodeck.expect/v1).
+  gpu::Expectation expectation;
 };
 
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts);

@@ -25,6 +25,7 @@ struct Node {
   int layer = -1;            // index of the layer that last wrote it; -1 for dir: views
   std::string linkTarget;    // symlinks
   std::string sha256;        // regular files, when known
+  std::string md5;           // likewise
   std::shared_ptr<const std::string> content;  // captured content, when known
 };
 
@@ -38,6 +39,10 @@ class FsView {
   virtual std::vector<std::string> list(const std::string& dir) const = 0;
   // Content of a regular file at a resolved path; limited in size.
   virtual Result<std::string> readResolved(const std::string& path, uint64_t limit) const = 0;
+
+  // Hash ("sha256" or "md5", hex) of the regular file at a resolved path:
+  // recorded during the layer walk, or read now for a directory view.
+  virtual Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const = 0;
 
   // Resolves `path` (absolute or relative to the root) inside the root. With
   // followLast false a final symlink is returned as is. Fails on loops (> 40 links).
@@ -55,6 +60,7 @@ class LayeredView : public FsView {
   std::optional<Node> stat(const std::string& path) const override;
   std::vector<std::string> list(const std::string& dir) const override;
   Result<std::string> readResolved(const std::string& path, uint64_t limit) const override;
+  Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override;
 
   const std::map<std::string, Node>& nodes() const { return nodes_; }
   size_t size() const { return nodes_.size(); }

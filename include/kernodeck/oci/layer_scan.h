@@ -27,6 +27,7 @@ struct LayerEntry {
   int64_t size = 0;
   std::string linkTarget;  // symlink: as written; hardlink: normalised target path
   std::string sha256;      // regular files; empty when not hashed (sparse, oversized)
+  std::string md5;         // likewise, for dpkg's md5sums
   std::shared_ptr<const std::string> content;  // captured files only
 };
 
@@ -50,9 +51,11 @@ struct LayerScan {
 
 struct ScanOptions {
   std::string digestAlgorithm = "sha256";
-  // Paths (normalised) whose content should be kept in memory.
-  std::function<bool(const std::string& path)> capture;
-  uint64_t captureLimit = 1u << 20;
+  // Paths (normalised) whose content should be kept in memory: returns the
+  // largest size to keep (0: do not keep).
+  std::function<uint64_t(const std::string& path)> capture;
+  // Also hash every regular file with MD5 (dpkg's md5sums are MD5).
+  bool md5 = true;
   // Entries claiming more than this are not hashed and are reported unsafe.
   uint64_t maxEntryBytes = uint64_t(64) << 30;
 };

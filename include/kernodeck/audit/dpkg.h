@@ -1,0 +1,48 @@
+// OS packages from dpkg's database (var/lib/dpkg/status, or status.d/ as in
+// distroless images), which package owns which file (info/*.list), and file
+// verification against dpkg's md5sums, as debsums does.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernodeck/oci/fs_view.h"
+
+namespace kernodeck::audit {
+
+struct DpkgPackage {
+  std::string name, version, architecture, source, status;
+  std::map<std::string, std::string> conffiles;  // path (no leading '/') -> md5
+};
+
+// Paragraphs of a status file; only installed packages ("install ok installed") are kept
+// unless `all` is set.
+std::vector<DpkgPackage> parseDpkgStatus(std::string_view text, bool all = false);
+// md5sums lines: "<md5>  <path>" -> path (no leading '/') -> md5.
+std::map<std::string, std::string> parseMd5sums(std::string_view text);
+
+struct DpkgIssue {
+  std::string package, path;
+  bool conffile = false;
+  int layer = -1;
+};
+
+struct DpkgDatabase {
+  bool present = false;
+  std::vector<DpkgPackage> packages;
+  std::set<std::string> owned;  // every path a package lists (no leading '/')
+  std::vector<DpkgIssue> modified, missing;
+  size_t verified = 0;
+
+  bool owns(const std::string& path) const { return owned.count(path) > 0; }
+};
+
+// Size limits for the dpkg files the layer walk should keep (0: none).
+uint64_t dpkgCaptureLimit(const std::string& path);
+
+DpkgDatabase readDpkg(const oci::FsView& view, bool verify = true);
+
+}  // namespace kernodeck::audit

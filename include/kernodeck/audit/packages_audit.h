@@ -1,0 +1,33 @@
+// The package part of an audit, shared by images and root filesystems: OS
+// packages (dpkg, verified like debsums), Python environments (inventory, the
+// pip-check contract, wheel tags, RECORD integrity with dpkg ownership), pins
+// from requirement files, the torch/CUDA build (the image's expectation) and
+// leaked credentials or build paths.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernodeck/gpu/expectation.h"
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/report/report.h"
+
+namespace kernodeck::audit {
+
+struct PackagesContext {
+  std::string architecture = "amd64";           // OCI architecture of the image
+  std::map<std::string, std::string> env;       // the image config's environment
+  std::map<std::string, std::string> labels;
+  std::string imageDigest;
+  std::vector<std::string> requirementsFiles;   // host paths given with --requirements
+};
+
+// Paths the layer walk must keep for this analysis (size limit, 0: none).
+uint64_t packagesCaptureLimit(const std::string& path);
+
+// Runs the "os-packages" and "python" steps on `r` (both declared by the caller).
+// Returns the image's expectation.
+gpu::Expectation auditPackages(const oci::FsView& view, const PackagesContext& ctx, report::Report& r);
+
+}  // namespace kernodeck::audit

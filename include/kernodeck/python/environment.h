@@ -1,0 +1,62 @@
+// Python environments in an image or root filesystem, found without running
+// anything: interpreters (/usr/bin, /usr/local/bin, /opt/conda), virtual
+// environments (pyvenv.cfg, include-system-site-packages), their ordered
+// package directories, and the distributions installed there (.dist-info and
+// .egg-info, files or directories). Vendored metadata inside packages is never
+// taken for an installed distribution: only top-level entries of a package
+// directory are read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/python/metadata.h"
+#include "kernodeck/python/version.h"
+
+namespace kernodeck::python {
+
+struct Distribution {
+  std::string name;         // as written in the metadata
+  std::string key;          // PEP 503 normalised
+  std::string version;      // as written
+  std::optional<Version> parsed;
+  std::string location;     // the package directory ("usr/lib/python3/dist-packages")
+  std::string metadataDir;  // "usr/lib/python3/dist-packages/pip-23.0.1.dist-info"
+  bool eggInfo = false;
+  std::string installer;    // INSTALLER
+  bool requested = false;   // REQUESTED exists
+  std::optional<DirectUrl> directUrl;
+  std::string directUrlError;
+  std::vector<std::string> requiresDist;
+  bool hasRecord = false;
+  std::vector<RecordRow> record;
+  bool hasWheel = false;
+  WheelInfo wheel;
+  int layer = -1;           // layer that wrote the metadata
+};
+
+struct PythonEnv {
+  std::string kind;          // "system", "local", "conda", "venv"
+  std::string prefix;        // "usr", "opt/venv"
+  std::string interpreter;   // "usr/bin/python3.11", empty when none found
+  std::string version;       // "3.11" or a full "3.11.2" when known
+  bool fullVersionKnown = false;
+  std::vector<std::string> paths;         // package directories, in sys.path order
+  std::vector<Distribution> distributions;  // every one found, path order
+  // Keys seen more than once in one package directory.
+  std::vector<std::pair<std::string, std::string>> duplicates;  // (location, name)
+  bool includeSystemSitePackages = false;
+
+  // The distribution Python would import for `key` (first on the path).
+  const Distribution* find(const std::string& key) const;
+};
+
+// Metadata files the layer walk should keep for this module; returns a size limit (0: none).
+uint64_t captureLimit(const std::string& path);
+
+// `pythonVersionHint`: e.g. the image's PYTHON_VERSION env ("3.11.7"), used when it matches.
+std::vector<PythonEnv> discoverEnvironments(const oci::FsView& view, const std::string& pythonVersionHint = "");
+
+}  // namespace kernodeck::python

@@ -1,0 +1,369 @@
+#include "kernodeck/audit/packages_audit.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "kernodeck/audit/dpkg.h"
+#include "kernodeck/python/contract.h"
+#include "kernodeck/python/environment.h"
+#include "kernodeck/python/pins.h"
+#include "kernodeck/python/record_check.h"
+#include "kernodeck/python/torch_build.h"
+#include "kernodeck/report/redact.h"
+#include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::audit {
+
+using nlohmann::json;
+using report::Severity;
+
+namespace {
+
+std::string layerOf(int layer) { return layer < 0 ? "" : std::to_string(layer); }
+
+bool endsWith(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+// Files whose base name matches, in a BFS of limited depth away from system trees.
+std::vector<std::string> findFiles(const oci::FsView& v, const std::function<bool(const std::string&)>& match, int maxDepth) {
+  static const std::set<std::string> skipDirs = {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "var/lib",
+                                                 "var/cache", "boot", "run", "usr/src"};
+  std::vector<std::string> out;
+  std::deque<std::pair<std::string, int>> q = {{"", 0}};
+  size_t visited = 0;
+  while (!q.empty() && visited < 20000) {
+    auto [dir, depth] = q.front();
+    q.pop_front();
+    ++visited;
+    for (const auto& name : v.list(dir)) {
+      std::string p = dir.empty() ? name : dir + "/" + name;
+      auto n = v.stat(p);
+      if (!n) continue;
+      if (n->kind == oci::EntryKind::Dir) {
+        if (depth < maxDepth && !skipDirs.count(p) && name != "site-packages" && name != "dist-packages" &&
+            name != "node_modules" && name != "__pycache__" && name != ".git")
+          q.emplace_back(p, depth + 1);
+      } else if (match(name)) {
+        out.push_back(p);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool hasUserinfoSecret(const std::string& s) { return report::looksLikeSecret(s); }
+
+class PackagesAudit {
+ public:
+  PackagesAudit(const oci::FsView& v, const PackagesContext& c, report::Report& r) : v_(v), ctx_(c), r_(r) {}
+
+  gpu::Expectation run() {
+    r_.runStep("os-packages", [&] { return osPackages(); });
+    r_.runStep("python", [&] { return python(); });
+    return expectation_;
+  }
+
+ private:
+  Status osPackages() {
+    db_ = readDpkg(v_, true);
+    json section = {{"manager", db_.present ? json("dpkg") : json(nullptr)}};
+    if (!db_.present) {
+      r_.section("os_packages") = section;
+      r_.skipStep("os-packages", "no dpkg database in the image");
+      return {};
+    }
+    json pkgs = json::array();
+    for (const auto& p : db_.packages)
+      pkgs.push_back({{"name", p.name}, {"version", p.version}, {"architecture", p.architecture},
+                      {"source", p.source.empty() ? p.name : p.source}});
+    section["packages"] = pkgs;
+    section["count"] = db_.packages.size();
+    section["files_verified"] = db_.verified;
+    section["modified"] = db_.modified.size();
+    section["missing"] = db_.missing.size();
+    r_.section("os_packages") = section;
+    for (const auto& m : db_.modified)
+      r_.add(m.conffile ? "os.package.conffile.modified" : "os.package.modified", m.conffile ? Severity::Info : Severity::Error,
+             "/" + m.path + " of package " + m.package + " differs from dpkg's md5sum" +
+                 (m.conffile ? " (a configuration file)" : ""),
+             {{"package", m.package}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}});
+    for (const auto& m : db_.missing)
+      r_.add(m.conffile ? "os.package.conffile.missing" : "os.package.missing_file", m.conffile ? Severity::Info : Severity::Warning,
+             "/" + m.path + " of package " + m.package + " is missing", {{"package", m.package}, {"path", "/" + m.path}});
+    return {};
+  }
+
+  Status python() {
+    auto hint = ctx_.env.count("PYTHON_VERSION") ? ctx_.env.at("PYTHON_VERSION") : "";
+    envs_ = python::discoverEnvironments(v_, hint);
+    json envsJson = json::array();
+    for (const auto& e : envs_) envsJson.push_back(checkEnv(e));
+    json section = {{"environments", envsJson}};
+    python::CudaBuild build = python::readCudaBuild(v_, envs_, ctx_.env);
+    for (const auto& s : build.inconsistencies)
+      r_.add("python.torch.inconsistent", Severity::Error, s, {{"package", "torch"}});
+    expectation_ = build.expectation(ctx_.imageDigest);
+    json torch = nullptr;
+    if (build.torch)
+      torch = {{"version", build.torch->version}, {"cuda", build.torch->cuda}, {"hip", build.torch->hip},
+               {"git_version", build.torch->gitVersion}, {"debug", build.torch->debug}, {"location", build.torchLocation}};
+    section["torch"] = torch;
+    section["nvidia_wheels"] = build.nvidiaWheels;
+    section["cuda_toolkit"] = build.toolkit;
+    section["cuda_compat_driver_branches"] = build.compatDriverBranches;
+    section["expectation"] = expectation_.toJson();
+    checkPins(build);
+    checkLeaks();
+    r_.section("python") = section;
+    if (envs_.empty()) r_.skipStep("python", "no Python environment in the image");
+    return {};
+  }
+
+  json checkEnv(const python::PythonEnv& e) {
+    json pkgs = json::array(), freeze = json::array();
+    std::set<std::string> shown;
+    for (const auto& d : e.distributions) {
+      json jd = {{"name", d.name}, {"version", d.version}, {"location", "/" + d.location},
+                 {"metadata", "/" + d.metadataDir}, {"installer", d.installer}, {"requested", d.requested},
+                 {"requires_dist", d.requiresDist}, {"layer", d.layer}, {"egg_info", d.eggInfo}};
+      if (d.directUrl) jd["direct_url"] = {{"url", report::redactText(d.directUrl->url)}, {"editable", d.directUrl->editable}};
+      pkgs.push_back(jd);
+      if (shown.insert(d.key).second)
+        freeze.push_back(d.directUrl && !d.directUrl->editable ? d.name + " @ " + report::redactText(d.directUrl->url)
+                                                                : d.name + "==" + d.version);
+    }
+    for (const auto& [loc, name] : e.duplicates)
+      r_.add("python.distribution.duplicate", Severity::Warning,
+             name + " is installed more than once in /" + loc + ": which one Python loads is undefined",
+             {{"package", name}, {"path", "/" + loc}});
+    // The dependency contract, in the image's environment.
+    auto markers = python::imageMarkerEnv(e.version, ctx_.architecture);
+    if (!e.fullVersionKnown) markers.erase("python_full_version"), markers.erase("implementation_version");
+    markers.erase("platform_release");
+    markers.erase("platform_version");
+    json missing = json::array(), conflicts = json::array();
+    for (const auto& issue : python::checkContract(e, markers)) {
+      std::map<std::string, std::string> ev = {{"package", issue.package}, {"version", issue.version},
+                                               {"requirement", issue.requirement}, {"environment", "/" + e.prefix}};
+      switch (issue.kind) {
+        case python::ContractIssue::Missing:
+          missing.push_back({{"package", issue.package}, {"requirement", issue.requirement}});
+          r_.add("python.requirement.missing", Severity::Error,
+                 issue.package + " " + issue.version + " requires " + issue.requirement + ", which is not installed", ev);
+          break;
+        case python::ContractIssue::Conflict:
+          ev["installed"] = issue.installed;
+          conflicts.push_back({{"package", issue.package}, {"requirement", issue.requirement}, {"installed", issue.installed}});
+          r_.add("python.requirement.conflict", Severity::Error,
+                 issue.package + " " + issue.version + " requires " + issue.requirement + ", but " + issue.dependency + " " +
+                     issue.installed + " is installed",
+                 ev);
+          break;
+        case python::ContractIssue::Undecidable:
+          r_.add("python.requirement.undecidable", Severity::Info,
+                 issue.package + " requires " + issue.requirement + " under a marker the image cannot decide", ev);
+          break;
+        case python::ContractIssue::Invalid:
+          r_.add("python.requirement.invalid", Severity::Warning,
+                 issue.package + " " + issue.version + " declares an unparsable requirement: " + issue.requirement, ev);
+          break;
+      }
+    }
+    // Wheel tags and RECORD integrity.
+    size_t checkedFiles = 0;
+    for (const auto& d : e.distributions) {
+      std::string why;
+      if (d.hasWheel && !python::wheelTagsSupported(d.wheel.tags, e.version, ctx_.architecture, &why))
+        r_.add("python.wheel.unsupported", Severity::Error, d.name + " " + d.version + ": " + why,
+               {{"package", d.name}, {"path", "/" + d.metadataDir + "/WHEEL"}});
+      if (!d.directUrlError.empty())
+        r_.add("python.metadata.invalid", Severity::Warning, d.name + ": " + d.directUrlError, {{"package", d.name}});
+      if (!d.hasRecord) continue;
+      python::RecordCheck rc = python::checkRecord(v_, d);
+      checkedFiles += rc.checked;
+      // A distribution dpkg installed (it owns the metadata) answers to dpkg's md5sums.
+      bool dpkgDist = db_.owns(d.metadataDir) || db_.owns(d.metadataDir + "/METADATA");
+      for (const auto& m : rc.modified) {
+        bool dpkg = dpkgDist || db_.owns(m.path);
+        r_.add("python.record.modified", dpkg ? Severity::Info : Severity::Error,
+               "/" + m.path + " of " + d.name + " " + d.version + " does not match its RECORD hash" +
+                   (dpkg ? " (owned by dpkg, whose md5sums are the authority)" : ""),
+               {{"package", d.name}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}});
+      }
+      for (const auto& m : rc.missing) {
+        bool dpkg = dpkgDist || db_.owns(m.path);
+        r_.add("python.record.missing", dpkg ? Severity::Info : Severity::Warning,
+               "/" + m.path + " listed in the RECORD of " + d.name + " " + d.version + " is missing",
+               {{"package", d.name}, {"path", "/" + m.path}});
+      }
+      if (!rc.malformedRows.empty())
+        r_.add("python.record.malformed", Severity::Warning,
+               "RECORD of " + d.name + " has " + std::to_string(rc.malformedRows.size()) + " malformed row(s)",
+               {{"package", d.name}, {"path", "/" + d.metadataDir + "/RECORD"}});
+      if (!rc.unlisted.empty()) {
+        unlisted_[d.name] = rc.unlisted;
+        r_.add("python.record.unlisted", Severity::Info,
+               std::to_string(rc.unlisted.size()) + " file(s) in the package directories of " + d.name + " are not in its RECORD",
+               {{"package", d.name}});
+      }
+    }
+    json unl = json::object();
+    for (const auto& [k, files] : unlisted_) unl[k] = files;
+    unlisted_.clear();
+    return {{"kind", e.kind}, {"prefix", "/" + e.prefix}, {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
+            {"python_version", e.version}, {"include_system_site_packages", e.includeSystemSitePackages},
+            {"paths", [&] { json p = json::array(); for (const auto& x : e.paths) p.push_back("/" + x); return p; }()},
+            {"packages", pkgs}, {"freeze", freeze}, {"contract", {{"missing", missing}, {"conflicts", conflicts}}},
+            {"record_files_checked", checkedFiles}, {"unlisted", unl}};
+  }
+
+  const python::Distribution* installed(const std::string& key) const {
+    for (const auto& e : envs_)
+      if (auto* d = e.find(key)) return d;
+    return nullptr;
+  }
+
+  void checkPins(const python::CudaBuild& build) {
+    std::vector<std::pair<std::string, python::RequirementsFile>> files;
+    auto inImage = [&](const std::string& p) -> std::optional<std::string> {
+      auto t = v_.readFile(p, 1 << 20);
+      return t.ok() ? std::optional<std::string>(*t) : std::nullopt;
+    };
+    for (const auto& p : findFiles(v_, [](const std::string& n) {
+           return (n.rfind("requirements", 0) == 0 || n.rfind("constraints", 0) == 0) && endsWith(n, ".txt");
+         }, 4))
+      files.emplace_back("/" + p, python::loadRequirements(p, inImage, ctx_.env));
+    auto onHost = [&](const std::string& p) -> std::optional<std::string> {
+      auto t = util::readFileLimited(p, 1 << 20);
+      return t.ok() ? std::optional<std::string>(*t) : std::nullopt;
+    };
+    for (const auto& p : ctx_.requirementsFiles) files.emplace_back(p, python::loadRequirements(p, onHost, ctx_.env));
+    bool pytorchIndex = false;
+    std::vector<std::string> indexes;
+    for (const auto& [name, rf] : files) {
+      for (const auto& e : rf.errors) r_.add("python.pin.unreadable", Severity::Warning, e, {{"path", name}});
+      for (const auto& url : rf.indexUrls) {
+        indexes.push_back(url);
+        if (url.find("download.pytorch.org") != std::string::npos) pytorchIndex = true;
+        if (hasUserinfoSecret(url))
+          r_.add("secret.leak", Severity::Error, "index URL with a credential in " + name + ": " + report::redactText(url),
+                 {{"path", name}});
+      }
+      for (const auto& line : rf.lines) {
+        std::string where = line.file + ":" + std::to_string(line.line);
+        if (!line.req) {
+          r_.add("python.pin.invalid", Severity::Warning, "cannot parse requirement at " + where + ": " + line.error, {{"path", where}});
+          continue;
+        }
+        const auto& req = *line.req;
+        if (hasUserinfoSecret(req.url))
+          r_.add("secret.leak", Severity::Error, "requirement URL with a credential at " + where, {{"path", where}});
+        if (rf.usesHashes && !python::isPinned(req) && req.url.empty())
+          r_.add("python.pin.unpinned", Severity::Warning,
+                 req.name + " at " + where + " is not pinned with == in a hash-checked file (pip --require-hashes refuses it)",
+                 {{"path", where}, {"package", req.name}});
+        const python::Distribution* d = installed(req.key);
+        if (!d) {
+          if (!line.constraint && python::isPinned(req))
+            r_.add("python.pin.missing", Severity::Error, req.text + " is pinned at " + where + " but not installed",
+                   {{"path", where}, {"package", req.name}});
+          continue;
+        }
+        if (!req.specifier.empty() && d->parsed && !req.specifier.contains(*d->parsed, true))
+          r_.add("python.pin.mismatch", Severity::Error,
+                 req.name + " is pinned as " + req.specifier.str() + " at " + where + " but " + d->version + " is installed",
+                 {{"path", where}, {"package", req.name}, {"installed", d->version}});
+        else if (python::isPinned(req) && d->parsed) {
+          auto pinned = python::Version::parse(req.specifier.specs()[0].version());
+          if (pinned.ok() && pinned->localStr() != d->parsed->localStr())
+            r_.add("python.pin.local_label", Severity::Warning,
+                   req.name + " is pinned as " + pinned->str() + " at " + where + " but " + d->version +
+                       " is installed: the local label (build variant) differs",
+                   {{"path", where}, {"package", req.name}, {"installed", d->version}});
+        }
+        if (!line.hashes.empty() && d->directUrl && !d->directUrl->hashes.empty()) {
+          auto it = d->directUrl->hashes.find("sha256");
+          if (it != d->directUrl->hashes.end() &&
+              std::find(line.hashes.begin(), line.hashes.end(), "sha256:" + it->second) == line.hashes.end())
+            r_.add("python.pin.hash_mismatch", Severity::Error,
+                   req.name + " was installed from an archive whose sha256 is not among the hashes pinned at " + where,
+                   {{"path", where}, {"package", req.name}});
+        }
+      }
+    }
+    if (build.torch) {
+      std::string tv = build.torch->version;
+      size_t plus = tv.find('+');
+      std::string local = plus == std::string::npos ? "" : tv.substr(plus + 1);
+      if (local.rfind("cu", 0) == 0 && !indexes.empty() && !pytorchIndex)
+        r_.add("python.torch.index", Severity::Warning,
+               "torch " + tv + " is a +" + local + " build, but no requirement file names an index that serves it "
+               "(download.pytorch.org/whl/" + local + "): a rebuild would not get the same wheel",
+               {{"package", "torch"}});
+    }
+  }
+
+  void checkLeaks() {
+    for (const auto& e : envs_)
+      for (const auto& d : e.distributions) {
+        if (!d.directUrl) continue;
+        const std::string& url = d.directUrl->url;
+        std::string where = "/" + d.metadataDir + "/direct_url.json";
+        if (hasUserinfoSecret(url))
+          r_.add("secret.leak", Severity::Error, d.name + " was installed from a URL carrying a credential: " + report::redactText(url),
+                 {{"path", where}, {"package", d.name}});
+        if (url.rfind("file://", 0) == 0 || (!url.empty() && url.front() == '/'))
+          r_.add("python.path.leak", Severity::Warning,
+                 d.name + " was installed from a build-machine path (" + report::redactText(url) + "): the image cannot be rebuilt from it",
+                 {{"path", where}, {"package", d.name}});
+      }
+    std::vector<std::string> candidates = {"etc/pip.conf", "etc/xdg/pip/pip.conf", "root/.config/pip/pip.conf",
+                                           "root/.pip/pip.conf", "root/.netrc"};
+    for (const auto& home : v_.list("home"))
+      for (const char* f : {"/.config/pip/pip.conf", "/.pip/pip.conf", "/.netrc"}) candidates.push_back("home/" + home + f);
+    for (const auto& p : candidates) {
+      auto t = v_.readFile(p, 1 << 20);
+      if (!t.ok()) continue;
+      bool netrc = endsWith(p, ".netrc");
+      int lineNo = 0;
+      for (const auto& line : util::split(*t, '\n')) {
+        ++lineNo;
+        std::string lower = util::toLower(line);
+        bool leak = report::looksLikeSecret(line) ||
+                    (netrc && (lower.find("password") != std::string::npos)) ||
+                    (!netrc && (lower.find("password") != std::string::npos || lower.find("token") != std::string::npos) &&
+                     line.find('=') != std::string::npos);
+        if (leak)
+          r_.add("secret.leak", Severity::Error, "a credential is stored in /" + p + " (line " + std::to_string(lineNo) + ", value redacted)",
+                 {{"path", "/" + p}});
+      }
+    }
+    for (const auto& [k, v] : ctx_.labels)
+      if (report::looksLikeSecret(v) || (report::isSecretName(k) && !v.empty()))
+        r_.add("secret.leak", Severity::Error, "image label " + k + " holds a credential (value redacted)", {{"label", k}});
+  }
+
+  const oci::FsView& v_;
+  const PackagesContext& ctx_;
+  report::Report& r_;
+  DpkgDatabase db_;
+  std::vector<python::PythonEnv> envs_;
+  gpu::Expectation expectation_;
+  std::map<std::string, std::vector<std::string>> unlisted_;
+};
+
+}  // namespace
+
+uint64_t packagesCaptureLimit(const std::string& path) {
+  return std::max(python::captureLimit(path), dpkgCaptureLimit(path));
+}
+
+gpu::Expectation auditPackages(const oci::FsView& view, const PackagesContext& ctx, report::Report& r) {
+  return PackagesAudit(view, ctx, r).run();
+}
+
+}  // namespace kernodeck::audit

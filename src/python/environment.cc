@@ -1,0 +1,275 @@
+#include "kernodeck/python/environment.h"
+
+#include <algorithm>
+#include <deque>
+#include <regex>
+#include <set>
+
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::python {
+
+namespace {
+
+std::string baseName(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string dirName(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? "" : p.substr(0, s);
+}
+
+std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
+
+bool endsWith(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+bool isDir(const oci::FsView& v, const std::string& p) {
+  auto r = v.resolve(p, true);
+  if (!r.ok()) return false;
+  auto n = v.stat(*r);
+  return n && n->kind == oci::EntryKind::Dir;
+}
+
+bool exists(const oci::FsView& v, const std::string& p) { return v.stat(p).has_value(); }
+
+std::optional<std::string> readText(const oci::FsView& v, const std::string& p, uint64_t limit = 16u << 20) {
+  auto t = v.readFile(p, limit);
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+// "python3.11" -> "3.11"
+std::string versionOfLibDir(const std::string& name) {
+  static const std::regex re(R"(^python([23]\.[0-9]+)$)");
+  std::smatch m;
+  return std::regex_match(name, m, re) ? m[1].str() : "";
+}
+
+std::vector<std::string> pythonLibVersions(const oci::FsView& v, const std::string& libDir) {
+  std::vector<std::string> out;
+  for (const auto& n : v.list(libDir)) {
+    std::string ver = versionOfLibDir(n);
+    if (!ver.empty() && isDir(v, join(libDir, n))) out.push_back(ver);
+  }
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return Version::parse(a)->operator<=>(*Version::parse(b)) < 0; });
+  return out;
+}
+
+Distribution readDistribution(const oci::FsView& v, const std::string& location, const std::string& entry) {
+  Distribution d;
+  d.location = location;
+  d.metadataDir = join(location, entry);
+  d.eggInfo = endsWith(entry, ".egg-info");
+  std::string metaText;
+  std::string metaPath;
+  if (d.eggInfo) {
+    auto n = v.stat(d.metadataDir);
+    metaPath = n && n->kind != oci::EntryKind::Dir ? d.metadataDir : join(d.metadataDir, "PKG-INFO");
+  } else {
+    metaPath = join(d.metadataDir, "METADATA");
+  }
+  if (auto t = readText(v, metaPath)) metaText = *t;
+  if (auto n = v.stat(metaPath)) d.layer = n->layer;
+  CoreMetadata md = parseCoreMetadata(metaText);
+  // Fallback to the directory name: "name-version.dist-info".
+  std::string stem = entry.substr(0, entry.rfind('.'));
+  size_t dash = stem.find('-');
+  d.name = !md.name.empty() ? md.name : stem.substr(0, dash);
+  d.version = !md.version.empty() ? md.version : (dash == std::string::npos ? "" : stem.substr(dash + 1));
+  if (d.eggInfo && d.version.find('-') != std::string::npos) d.version = d.version.substr(0, d.version.find('-'));
+  d.key = canonicalizeName(d.name);
+  if (auto pv = Version::parse(d.version); pv.ok()) d.parsed = *pv;
+  d.requiresDist = md.requiresDist;
+  if (d.eggInfo) {
+    if (auto t = readText(v, join(d.metadataDir, "requires.txt"))) d.requiresDist = parseRequiresTxt(*t);
+    return d;
+  }
+  if (auto t = readText(v, join(d.metadataDir, "INSTALLER"), 4096)) d.installer = std::string(util::trim(*t));
+  d.requested = exists(v, join(d.metadataDir, "REQUESTED"));
+  if (auto t = readText(v, join(d.metadataDir, "direct_url.json"), 1 << 20)) {
+    auto du = parseDirectUrl(*t);
+    if (du.ok()) d.directUrl = *du;
+    else d.directUrlError = du.error().message;
+  }
+  if (auto t = readText(v, join(d.metadataDir, "RECORD"))) {
+    d.hasRecord = true;
+    d.record = parseRecord(*t);
+  }
+  if (auto t = readText(v, join(d.metadataDir, "WHEEL"), 65536)) {
+    d.hasWheel = true;
+    d.wheel = parseWheel(*t);
+  }
+  return d;
+}
+
+void inventory(const oci::FsView& v, PythonEnv& env) {
+  for (const auto& loc : env.paths) {
+    auto resolved = v.resolve(loc, true);
+    if (!resolved.ok()) continue;
+    std::vector<std::string> entries = v.list(*resolved);
+    std::sort(entries.begin(), entries.end());
+    std::map<std::string, std::string> seen;
+    for (const auto& e : entries) {
+      if (!endsWith(e, ".dist-info") && !endsWith(e, ".egg-info")) continue;
+      Distribution d = readDistribution(v, *resolved, e);
+      if (d.key.empty()) continue;
+      if (seen.count(d.key)) env.duplicates.emplace_back(*resolved, d.name);
+      seen[d.key] = e;
+      env.distributions.push_back(std::move(d));
+    }
+  }
+}
+
+// Directories that may hold a virtual environment: BFS to a small depth, away from system trees.
+std::vector<std::string> findVenvs(const oci::FsView& v) {
+  static const std::set<std::string> skip = {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib/x86_64-linux-gnu",
+                                             "usr/lib/aarch64-linux-gnu", "var/lib/dpkg", "var/cache", "boot", "run", "tmp"};
+  std::vector<std::string> out;
+  std::deque<std::pair<std::string, int>> q = {{"", 0}};
+  size_t visited = 0;
+  while (!q.empty() && visited < 20000) {
+    auto [dir, depth] = q.front();
+    q.pop_front();
+    ++visited;
+    for (const auto& name : v.list(dir)) {
+      std::string p = join(dir, name);
+      auto n = v.stat(p);
+      if (!n) continue;
+      if (name == "pyvenv.cfg" && n->kind != oci::EntryKind::Dir) out.push_back(dir);
+      if (n->kind == oci::EntryKind::Dir && depth < 4 && !skip.count(p) && name != "site-packages" &&
+          name != "dist-packages" && name != "node_modules" && name != "__pycache__")
+        q.emplace_back(p, depth + 1);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::map<std::string, std::string> parseCfg(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  for (const auto& line : util::split(text, '\n')) {
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    kv[util::toLower(util::trim(std::string_view(line).substr(0, eq)))] = std::string(util::trim(std::string_view(line).substr(eq + 1)));
+  }
+  return kv;
+}
+
+}  // namespace
+
+const Distribution* PythonEnv::find(const std::string& key) const {
+  for (const auto& d : distributions)
+    if (d.key == key) return &d;
+  return nullptr;
+}
+
+uint64_t captureLimit(const std::string& p) {
+  std::string base = baseName(p);
+  std::string parent = baseName(dirName(p));
+  if (endsWith(parent, ".dist-info") || endsWith(parent, ".egg-info")) {
+    static const std::set<std::string> files = {"METADATA", "RECORD", "WHEEL", "INSTALLER", "REQUESTED",
+                                                "direct_url.json", "PKG-INFO", "requires.txt", "installed-files.txt"};
+    return files.count(base) ? (16u << 20) : 0;
+  }
+  if (endsWith(base, ".egg-info")) return 1 << 20;  // egg-info as a single file
+  if (base == "pyvenv.cfg") return 65536;
+  if (base == "version.py" && parent == "torch") return 65536;
+  if ((base.rfind("requirements", 0) == 0 || base.rfind("constraints", 0) == 0) && endsWith(base, ".txt")) return 1 << 20;
+  if (base == "pip.conf" || base == ".netrc" || base == "pip.ini") return 65536;
+  if (base == "version.json" && parent.rfind("cuda", 0) == 0) return 65536;
+  return 0;
+}
+
+std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::string& hint) {
+  std::vector<PythonEnv> envs;
+  auto withVersion = [&](PythonEnv& e, const std::string& majorMinor) {
+    e.version = majorMinor;
+    if (!hint.empty() && (hint == majorMinor || hint.rfind(majorMinor + ".", 0) == 0)) {
+      e.version = hint;
+      e.fullVersionKnown = hint.find('.') != hint.rfind('.');
+    }
+  };
+  auto addIfAny = [&](PythonEnv e) {
+    std::vector<std::string> existing;
+    for (const auto& p : e.paths)
+      if (isDir(v, p)) existing.push_back(p);
+    e.paths = existing;
+    if (e.paths.empty() && e.interpreter.empty()) return;
+    inventory(v, e);
+    envs.push_back(std::move(e));
+  };
+  // Debian/Ubuntu system Python.
+  for (const auto& ver : pythonLibVersions(v, "usr/lib")) {
+    PythonEnv e;
+    e.kind = "system";
+    e.prefix = "usr";
+    if (exists(v, "usr/bin/python" + ver)) e.interpreter = "usr/bin/python" + ver;
+    withVersion(e, ver);
+    e.paths = {"usr/local/lib/python" + ver + "/dist-packages", "usr/lib/python3/dist-packages",
+               "usr/lib/python" + ver + "/dist-packages", "usr/lib/python" + ver + "/site-packages"};
+    if (ver.rfind("2.", 0) == 0) e.paths[1] = "usr/lib/python2.7/dist-packages";
+    if (!e.interpreter.empty() || isDir(v, "usr/lib/python" + ver + "/dist-packages")) addIfAny(std::move(e));
+  }
+  // A Python built into /usr/local (the python:3.x images).
+  for (const auto& ver : pythonLibVersions(v, "usr/local/lib")) {
+    if (!exists(v, "usr/local/bin/python" + ver) && !isDir(v, "usr/local/lib/python" + ver + "/site-packages")) continue;
+    PythonEnv e;
+    e.kind = "local";
+    e.prefix = "usr/local";
+    if (exists(v, "usr/local/bin/python" + ver)) e.interpreter = "usr/local/bin/python" + ver;
+    withVersion(e, ver);
+    e.paths = {"usr/local/lib/python" + ver + "/site-packages"};
+    addIfAny(std::move(e));
+  }
+  // Conda.
+  for (const char* prefix : {"opt/conda", "opt/miniconda3", "opt/miniforge3", "root/miniconda3"}) {
+    for (const auto& ver : pythonLibVersions(v, std::string(prefix) + "/lib")) {
+      PythonEnv e;
+      e.kind = "conda";
+      e.prefix = prefix;
+      if (exists(v, std::string(prefix) + "/bin/python" + ver)) e.interpreter = std::string(prefix) + "/bin/python" + ver;
+      withVersion(e, ver);
+      e.paths = {std::string(prefix) + "/lib/python" + ver + "/site-packages"};
+      addIfAny(std::move(e));
+    }
+  }
+  // Virtual environments.
+  for (const auto& dir : findVenvs(v)) {
+    auto cfgText = readText(v, join(dir, "pyvenv.cfg"), 65536);
+    if (!cfgText) continue;
+    auto cfg = parseCfg(*cfgText);
+    PythonEnv e;
+    e.kind = "venv";
+    e.prefix = dir;
+    e.includeSystemSitePackages = util::toLower(cfg["include-system-site-packages"]) == "true";
+    std::string full = !cfg["version"].empty() ? cfg["version"] : cfg["version_info"];
+    auto parts = util::split(full, '.');
+    std::vector<std::string> libs = pythonLibVersions(v, join(dir, "lib"));
+    std::string mm = parts.size() >= 2 ? parts[0] + "." + parts[1] : (libs.empty() ? "" : libs.back());
+    if (mm.empty()) continue;
+    e.version = parts.size() >= 3 ? parts[0] + "." + parts[1] + "." + parts[2] : mm;
+    e.fullVersionKnown = parts.size() >= 3;
+    for (const char* b : {"/bin/python", "/bin/python3"})
+      if (exists(v, dir + b)) {
+        e.interpreter = dir + b;
+        break;
+      }
+    e.paths = {join(dir, "lib/python" + mm + "/site-packages")};
+    if (e.includeSystemSitePackages) {
+      std::string home = cfg["home"];
+      if (!home.empty() && home.front() == '/') home = home.substr(1);
+      for (const auto& base : envs)
+        if (base.kind != "venv" && !base.interpreter.empty() && dirName(base.interpreter) == home &&
+            (base.version == mm || base.version.rfind(mm + ".", 0) == 0))
+          e.paths.insert(e.paths.end(), base.paths.begin(), base.paths.end());
+    }
+    addIfAny(std::move(e));
+  }
+  return envs;
+}
+
+}  // namespace kernodeck::python

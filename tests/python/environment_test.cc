@@ -1,0 +1,138 @@
+#include "kernodeck/python/environment.h"
+
+#include <gtest/gtest.h>
+
+#include "../oci/tar_builder.h"
+#include "kernodeck/audit/dpkg.h"
+#include "kernodeck/python/contract.h"
+#include "kernodeck/python/record_check.h"
+#include "kernodeck/util/hash.h"
+
+using namespace kernodeck;
+using namespace kernodeck::python;
+
+namespace {
+
+oci::LayeredView viewOf(const std::vector<kdktest::TarEntry>& entries) {
+  oci::LayeredView v;
+  oci::ScanOptions o;
+  o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
+  kdktest::StringStream in(kdktest::makeTar(entries));
+  std::vector<oci::UnsafeEntry> unsafe;
+  v.apply(oci::scanLayer(in, o), 0, unsafe);
+  return v;
+}
+
+std::string recordHash(const std::string& content) {
+  util::Hasher h("sha256");
+  h.update(content);
+  return "sha256=" + util::base64UrlNoPad(h.raw());
+}
+
+}  // namespace
+
+TEST(PythonEnvironment, DiscoversSystemVenvAndVendoredIsIgnored) {
+  const std::string sys = "usr/lib/python3/dist-packages/";
+  auto v = viewOf({
+      {"usr/bin/python3.11", 'f', "ELF"},
+      {"usr/lib/python3.11/os.py", 'f', "#"},
+      {sys + "six-1.16.0.dist-info/METADATA", 'f', "Name: six\nVersion: 1.16.0\n"},
+      {sys + "setuptools/_vendor/packaging-23.0.dist-info/METADATA", 'f', "Name: packaging\nVersion: 23.0\n"},
+      {sys + "Six-1.15.0.dist-info/METADATA", 'f', "Name: Six\nVersion: 1.15.0\n"},
+      {"opt/venv/pyvenv.cfg", 'f', "home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.2\n"},
+      {"opt/venv/bin/python", 'l', "", "/usr/bin/python3.11"},
+      {"opt/venv/lib/python3.11/site-packages/attrs-23.1.0.dist-info/METADATA", 'f', "Name: attrs\nVersion: 23.1.0\n"},
+  });
+  auto envs = discoverEnvironments(v);
+  ASSERT_EQ(envs.size(), 2u);
+  EXPECT_EQ(envs[0].kind, "system");
+  EXPECT_EQ(envs[0].interpreter, "usr/bin/python3.11");
+  EXPECT_EQ(envs[0].distributions.size(), 2u);  // the vendored packaging is not installed
+  EXPECT_EQ(envs[0].duplicates.size(), 1u);     // six twice in one directory
+  EXPECT_EQ(envs[1].kind, "venv");
+  EXPECT_EQ(envs[1].version, "3.11.2");
+  EXPECT_TRUE(envs[1].fullVersionKnown);
+  ASSERT_EQ(envs[1].paths.size(), 2u);           // its own, then the system's
+  EXPECT_TRUE(envs[1].find("attrs"));
+  EXPECT_TRUE(envs[1].find("six"));
+}
+
+TEST(PythonEnvironment, RecordCheckFindsTamperedMissingAndUnlisted) {
+  const std::string site = "usr/local/lib/python3.11/site-packages/";
+  std::string record = "pkg/__init__.py," + recordHash("print(1)\n") + ",9\n" + "pkg/mod.py," + recordHash("x = 1\n") +
+                       ",6\n" + "pkg/gone.py," + recordHash("y\n") + ",2\npkg/__pycache__/m.cpython-311.pyc,,\n" +
+                       "pkg-1.0.dist-info/RECORD,,\n../../../bin/pkg," + recordHash("#!\n") + ",2\n";
+  auto v = viewOf({
+      {"usr/local/bin/python3.11", 'f', "ELF"},
+      {site + "pkg-1.0.dist-info/METADATA", 'f', "Name: pkg\nVersion: 1.0\nRequires-Dist: absent>=1\n"},
+      {site + "pkg-1.0.dist-info/RECORD", 'f', record},
+      {site + "pkg/__init__.py", 'f', "print(1)\n"},
+      {site + "pkg/mod.py", 'f', "x = 2\n"},
+      {site + "pkg/extra.py", 'f', "planted\n"},
+      {"usr/local/bin/pkg", 'f', "#!\n"},
+  });
+  auto envs = discoverEnvironments(v);
+  ASSERT_EQ(envs.size(), 1u);
+  const Distribution* d = envs[0].find("pkg");
+  ASSERT_TRUE(d);
+  RecordCheck rc = checkRecord(v, *d);
+  EXPECT_EQ(rc.checked, 4u);
+  ASSERT_EQ(rc.modified.size(), 1u);
+  EXPECT_EQ(rc.modified[0].path, site + "pkg/mod.py");
+  ASSERT_EQ(rc.missing.size(), 1u);
+  EXPECT_EQ(rc.missing[0].path, site + "pkg/gone.py");
+  EXPECT_EQ(rc.unlisted, (std::vector<std::string>{site + "pkg/extra.py"}));
+  auto issues = checkContract(envs[0], imageMarkerEnv("3.11", "amd64"));
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].kind, ContractIssue::Missing);
+}
+
+TEST(PythonEnvironment, WheelTags) {
+  EXPECT_TRUE(wheelTagsSupported({"py3-none-any"}, "3.11", "amd64"));
+  EXPECT_TRUE(wheelTagsSupported({"cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64"}, "3.11.2", "amd64"));
+  EXPECT_TRUE(wheelTagsSupported({"cp38-abi3-manylinux_2_28_aarch64"}, "3.11", "arm64"));
+  EXPECT_FALSE(wheelTagsSupported({"cp310-cp310-manylinux_2_17_x86_64"}, "3.11", "amd64"));
+  EXPECT_FALSE(wheelTagsSupported({"cp311-cp311-manylinux_2_17_aarch64"}, "3.11", "amd64"));
+  EXPECT_FALSE(wheelTagsSupported({"cp311-cp311-musllinux_1_1_x86_64"}, "3.11", "amd64"));
+  std::string why;
+  EXPECT_FALSE(wheelTagsSupported({"py2-none-any"}, "3.11", "amd64", &why));
+  EXPECT_NE(why.find("py2-none-any"), std::string::npos);
+}
+
+TEST(Dpkg, StatusAndMd5sums) {
+  auto pkgs = audit::parseDpkgStatus(
+      "Package: libc6\nStatus: install ok installed\nArchitecture: amd64\nVersion: 2.36-9\nSource: glibc\n"
+      "Conffiles:\n /etc/ld.so.conf.d/x86_64-linux-gnu.conf d4e7a7b88a71b5ffd9e2644e71a0cfab\n\n"
+      "Package: removed\nStatus: deinstall ok config-files\nVersion: 1\n\n");
+  ASSERT_EQ(pkgs.size(), 1u);
+  EXPECT_EQ(pkgs[0].source, "glibc");
+  EXPECT_EQ(pkgs[0].conffiles.at("etc/ld.so.conf.d/x86_64-linux-gnu.conf"), "d4e7a7b88a71b5ffd9e2644e71a0cfab");
+  auto sums = audit::parseMd5sums("0123456789abcdef0123456789ABCDEF  usr/bin/x\nshort\n");
+  EXPECT_EQ(sums.at("usr/bin/x"), "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(sums.size(), 1u);
+}
+
+TEST(Dpkg, VerifiesLikeDebsums) {
+  auto md5 = [](const std::string& s) {
+    util::Hasher h("md5");
+    h.update(s);
+    return h.hex();
+  };
+  auto v = viewOf({
+      {"var/lib/dpkg/status", 'f', "Package: tool\nStatus: install ok installed\nVersion: 1\nArchitecture: amd64\n"
+                                   "Conffiles:\n /etc/tool.conf " + md5("a=1\n") + "\n\n"},
+      {"var/lib/dpkg/info/tool.list", 'f', "/usr/bin/tool\n/usr/share/doc/tool/README\n/etc/tool.conf\n"},
+      {"var/lib/dpkg/info/tool.md5sums", 'f', md5("good") + "  usr/bin/tool\n" + md5("doc") + "  usr/share/doc/tool/README\n"},
+      {"etc/dpkg/dpkg.cfg.d/excludes", 'f', "path-exclude=/usr/share/doc/*\n"},
+      {"usr/bin/tool", 'f', "evil"},
+      {"etc/tool.conf", 'f', "a=2\n"},
+  });
+  auto db = audit::readDpkg(v);
+  ASSERT_TRUE(db.present);
+  EXPECT_TRUE(db.owns("usr/bin/tool"));
+  ASSERT_EQ(db.modified.size(), 2u);
+  EXPECT_EQ(db.modified[0].path, "etc/tool.conf");
+  EXPECT_TRUE(db.modified[0].conffile);
+  EXPECT_EQ(db.modified[1].path, "usr/bin/tool");
+  EXPECT_TRUE(db.missing.empty());  // the README is excluded by path-exclude
+}

@@ -1,0 +1,95 @@
+#include "kernodeck/python/metadata.h"
+
+#include <gtest/gtest.h>
+
+#include "kernodeck/python/pins.h"
+#include "kernodeck/python/torch_build.h"
+
+using namespace kernodeck::python;
+
+TEST(Metadata, CoreMetadataHeadersOnly) {
+  auto m = parseCoreMetadata(
+      "Metadata-Version: 2.1\nName: requests\nVersion: 2.31.0\nRequires-Dist: idna<4,>=2.5\n"
+      "Requires-Dist: PySocks!=1.5.7,>=1.5.6; extra == \"socks\"\nProvides-Extra: socks\nSummary: long\n  continued\n\n"
+      "Requires-Dist: not-a-header-in-the-body\n");
+  EXPECT_EQ(m.name, "requests");
+  EXPECT_EQ(m.version, "2.31.0");
+  EXPECT_EQ(m.requiresDist.size(), 2u);
+  EXPECT_EQ(m.providesExtra, (std::vector<std::string>{"socks"}));
+}
+
+TEST(Metadata, RequiresTxtSections) {
+  auto r = parseRequiresTxt("six>=1.0\n\n[:python_version < \"3\"]\nenum34\n\n[tests]\npytest\n[ssl:sys_platform == \"win32\"]\nwincertstore\n");
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0], "six>=1.0");
+  EXPECT_EQ(r[1], "enum34; python_version < \"3\"");
+  EXPECT_EQ(r[2], "pytest; extra == \"tests\"");
+  EXPECT_EQ(r[3], "wincertstore; (sys_platform == \"win32\") and extra == \"ssl\"");
+}
+
+TEST(Metadata, RecordRows) {
+  auto rows = parseRecord(
+      "pip/__init__.py,sha256=ABCdef_-12,100\n\"odd,name.py\",sha256=xyz,3\npip-23.0.dist-info/RECORD,,\n"
+      "bad.py,nohash,1\npadded.py,sha256=abc=,1\n");
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0].algorithm, "sha256");
+  EXPECT_EQ(rows[0].digest, "ABCdef_-12");
+  EXPECT_EQ(rows[1].path, "odd,name.py");
+  EXPECT_TRUE(rows[2].algorithm.empty());
+  EXPECT_TRUE(rows[3].malformed);
+  EXPECT_TRUE(rows[4].malformed);
+}
+
+TEST(Metadata, WheelAndDirectUrl) {
+  auto w = parseWheel("Wheel-Version: 1.0\nGenerator: bdist_wheel (0.40.0)\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_17_x86_64\nTag: cp311-cp311-manylinux2014_x86_64\n");
+  EXPECT_FALSE(w.rootIsPurelib);
+  EXPECT_EQ(w.tags.size(), 2u);
+  auto d = parseDirectUrl(R"({"url":"https://files/x.whl","archive_info":{"hash":"sha256=AB","hashes":{"sha256":"ab"}}})");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->hashes["sha256"], "ab");
+  EXPECT_FALSE(parseDirectUrl("[]").ok());
+  EXPECT_FALSE(parseDirectUrl("{}").ok());
+  auto e = parseDirectUrl(R"({"url":"file:///src/app","dir_info":{"editable":true}})");
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(e->editable);
+}
+
+TEST(Metadata, RequirementsFiles) {
+  std::map<std::string, std::string> files = {
+      {"app/requirements.txt",
+       "# comment\n--index-url https://u:p@example.com/simple\n-r base.txt\n-c constraints.txt\n"
+       "torch==2.1.0+cu121 \\\n    --hash=sha256:AAAA\nnumpy>=1.24  # trailing comment\nrequests==${REQ_VERSION}\n"},
+      {"app/base.txt", "six==1.16.0\n-r requirements.txt\n"},
+      {"app/constraints.txt", "idna<4\n"},
+  };
+  auto read = [&](const std::string& p) -> std::optional<std::string> {
+    auto it = files.find(p);
+    return it == files.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  auto rf = loadRequirements("app/requirements.txt", read, {{"REQ_VERSION", "2.31.0"}});
+  EXPECT_EQ(rf.indexUrls, (std::vector<std::string>{"https://u:p@example.com/simple"}));
+  EXPECT_TRUE(rf.usesHashes);
+  ASSERT_EQ(rf.lines.size(), 5u);
+  EXPECT_EQ(rf.lines[0].text, "six==1.16.0");
+  EXPECT_EQ(rf.lines[1].text, "idna<4");
+  EXPECT_TRUE(rf.lines[1].constraint);
+  EXPECT_EQ(rf.lines[2].text, "torch==2.1.0+cu121");
+  EXPECT_EQ(rf.lines[2].hashes, (std::vector<std::string>{"sha256:aaaa"}));
+  EXPECT_EQ(rf.lines[2].line, 5);
+  EXPECT_EQ(rf.lines[4].text, "requests==2.31.0");
+  EXPECT_TRUE(isPinned(*rf.lines[2].req));
+  EXPECT_FALSE(isPinned(*rf.lines[3].req));
+  EXPECT_EQ(rf.errors.size(), 1u);  // the include cycle
+}
+
+TEST(Metadata, TorchVersionPy) {
+  auto t = parseTorchVersionPy(
+      "from typing import Optional\n__all__ = ['__version__']\n__version__ = '2.1.0+cu121'\ndebug = False\n"
+      "cuda: Optional[str] = '12.1'\ngit_version = 'abc123'\nhip: Optional[str] = None\n");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->version, "2.1.0+cu121");
+  EXPECT_EQ(t->cuda, "12.1");
+  EXPECT_EQ(t->hip, "");
+  EXPECT_EQ(t->gitVersion, "abc123");
+  EXPECT_FALSE(parseTorchVersionPy("garbage"));
+}
