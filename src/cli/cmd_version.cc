@@ -6,11 +6,7 @@
 #include "commands.h"
 #include "kernodeck/version.h"
 
-#ifdef KERNODECK_WITH_TORCH
-namespace kernodeck::probe {
-const char* libtorchVersion();
-}
-#endif
+#include "kernodeck/probe/compute.h"
 
 namespace kernodeck::cli {
 
@@ -18,11 +14,11 @@ int runVersion(const std::vector<std::string>&) {
   std::printf("kernodeck %s (analysis %d)\n", kVersion, kAnalysisVersion);
   std::printf("libarchive %s\n", archive_version_details());
   std::printf("openssl %s\n", OPENSSL_VERSION_TEXT);
-#ifdef KERNODECK_WITH_TORCH
-  std::printf("libtorch %s\n", probe::libtorchVersion());
-#else
-  std::printf("libtorch not built in\n");
-#endif
+  probe::LibtorchInfo t = probe::libtorchInfo();
+  if (t.available)
+    std::printf("libtorch %s (%s build)\n", t.version.c_str(), t.cudaBuild ? "CUDA" : t.hipBuild ? "HIP" : "CPU");
+  else
+    std::printf("libtorch not built in\n");
   return 0;
 }
 

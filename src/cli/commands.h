@@ -18,6 +18,7 @@ const std::vector<Command>& commands();
 int emit(const std::string& text, const std::string& outFile);
 
 int runAudit(const std::vector<std::string>& args);
+int runProbe(const std::vector<std::string>& args);
 int runHost(const std::vector<std::string>& args);
 int runVersion(const std::vector<std::string>& args);
 

@@ -63,6 +63,32 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
   return {};
 }
 
+Status writeFileAtomic(const std::string& path, std::string_view content) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
+  size_t off = 0;
+  bool ok = true;
+  while (off < content.size()) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    off += static_cast<size_t>(n);
+  }
+  int e = errno;
+  if (ok && (::fsync(fd) != 0 || ::close(fd) != 0)) ok = false, e = errno;
+  else if (!ok) ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (ok) e = errno;
+    ::unlink(tmp.c_str());
+    return Error::Io("cannot write " + path + ": " + std::strerror(e));
+  }
+  return {};
+}
+
 Result<std::string> readFileLimited(const std::string& path, size_t limit) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error::Io("cannot open " + path + ": " + std::strerror(errno));

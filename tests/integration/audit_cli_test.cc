@@ -48,7 +48,11 @@ TEST(AuditCli, CleanImageThroughOciLayout) {
   EXPECT_EQ(r["subject"]["manifest_digest"], digest);
   EXPECT_EQ(r["subject"]["transport"], "oci");
   EXPECT_EQ(r["findings"].size(), 0u);  // pinned by digest: no image.tag.mutable
-  for (const auto& s : r["steps"]) EXPECT_EQ(s["status"], "passed") << s.dump();
+  for (const auto& s : r["steps"]) {
+    // A tiny image has no dpkg database and no Python: those steps are skipped, with the reason.
+    bool packages = s["name"] == "os-packages" || s["name"] == "python";
+    EXPECT_EQ(s["status"], packages ? "skipped" : "passed") << s.dump();
+  }
   EXPECT_EQ(r["os"]["id"], "kdk");
   ASSERT_EQ(r["layers"].size(), 2u);
   EXPECT_EQ(r["layers"][1]["compression"], "none");

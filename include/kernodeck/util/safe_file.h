@@ -14,6 +14,9 @@ namespace kernodeck::util {
 // descriptor on ROOT, so a link inside ROOT can never redirect the write.
 Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode = 0644);
 
+// Writes `content` to PATH atomically (a temporary file beside it, fsync, rename).
+Status writeFileAtomic(const std::string& path, std::string_view content);
+
 // Reads a whole file of at most `limit` bytes.
 Result<std::string> readFileLimited(const std::string& path, size_t limit);
 

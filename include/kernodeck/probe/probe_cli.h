@@ -1,0 +1,15 @@
+// The probe's command line, shared by `kernodeck probe` and the standalone
+// `kernodeck-probe` that scripts/gpu-check builds on a GPU machine with only
+// LibTorch and header-only libraries (hence no Boost here).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kernodeck::probe {
+
+// Parses the flags, runs the probe, prints the report, writes the termination
+// log on failure; returns the exit code (0, 1, 2 or 3 as every subcommand).
+int probeCommand(const std::vector<std::string>& args, const std::string& prog);
+
+}  // namespace kernodeck::probe

@@ -1,0 +1,502 @@
+// The probe's steps. LibTorch is reached only through compute.h.
+#include "kernodeck/probe/probe.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <regex>
+
+#include "kernodeck/audit/os_release.h"
+#include "kernodeck/gpu/container_check.h"
+#include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/gpu/requirement.h"
+#include "kernodeck/host/host_facts.h"
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/python/environment.h"
+#include "kernodeck/python/torch_build.h"
+#include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/strings.h"
+#include "kernodeck/version.h"
+
+namespace kernodeck::probe {
+
+using nlohmann::json;
+using report::Severity;
+
+std::string driverFromLibcudaName(const std::string& name) {
+  static const std::regex re(R"(^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$)");
+  std::smatch m;
+  return std::regex_match(name, m, re) ? m[1].str() : "";
+}
+
+namespace {
+
+const char* kPythonScript = R"PY(
+import json, sys
+out = {"python": sys.version.split()[0]}
+try:
+    import torch
+    out["torch"] = torch.__version__
+    out["cuda"] = torch.version.cuda
+    out["hip"] = getattr(torch.version, "hip", None)
+    out["cuda_available"] = bool(torch.cuda.is_available())
+    out["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if out["cuda_available"] else []
+    g = torch.Generator().manual_seed(1234)
+    a = torch.randn(64, 64, generator=g)
+    b = torch.randn(64, 64, generator=g)
+    dev = "cuda" if out["cuda_available"] else "cpu"
+    c = (a.to(dev) @ b.to(dev)).cpu()
+    out["device"] = dev
+    out["max_abs_diff"] = float((c - a @ b).abs().max())
+    out["finite"] = bool(torch.isfinite(c).all())
+except Exception as e:
+    out["error"] = "%s: %s" % (type(e).__name__, e)
+print(json.dumps(out))
+)PY";
+
+struct ChildResult {
+  int status = -1;
+  bool timedOut = false;
+  std::string out, err;
+};
+
+// Runs argv with a deadline; stdout and stderr captured (1 MiB each at most).
+ChildResult runChild(const std::vector<std::string>& argv, unsigned timeoutS) {
+  ChildResult r;
+  int outp[2], errp[2];
+  if (::pipe2(outp, O_CLOEXEC) != 0) return r;
+  if (::pipe2(errp, O_CLOEXEC) != 0) {
+    ::close(outp[0]);
+    ::close(outp[1]);
+    return r;
+  }
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(outp[1], 1);
+    ::dup2(errp[1], 2);
+    ::setpgid(0, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(outp[1]);
+  ::close(errp[1]);
+  if (pid < 0) {
+    ::close(outp[0]);
+    ::close(errp[0]);
+    return r;
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutS);
+  struct pollfd fds[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+  int open = 2;
+  char buf[65536];
+  while (open > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      r.timedOut = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      std::string& dst = i == 0 ? r.out : r.err;
+      if (dst.size() < (1u << 20)) dst.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(outp[0]);
+  ::close(errp[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+struct LibcudaInfo {
+  bool loaded = false;
+  std::string path, fileDriver, error;
+  int driverApi = 0;  // cuDriverGetVersion
+};
+
+LibcudaInfo probeLibcuda() {
+  LibcudaInfo i;
+  void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = ::dlerror();
+    i.error = e ? e : "cannot load libcuda.so.1";
+    return i;
+  }
+  i.loaded = true;
+  struct link_map* lm = nullptr;
+  if (::dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) {
+    char real[4096];
+    i.path = ::realpath(lm->l_name, real) ? real : lm->l_name;
+    i.fileDriver = driverFromLibcudaName(i.path.substr(i.path.rfind('/') + 1));
+  }
+  using GetVersion = int (*)(int*);
+  if (auto f = reinterpret_cast<GetVersion>(::dlsym(h, "cuDriverGetVersion"))) {
+    int v = 0;
+    if (f(&v) == 0) i.driverApi = v;
+  }
+  return i;  // kept loaded: unloading a driver library is not safe
+}
+
+class Probe {
+ public:
+  explicit Probe(const ProbeOptions& o) : o_(o), r_("probe") {}
+
+  report::Report run() {
+    r_.declareSteps({"versions", "devices", "compute", "python", "reconcile"});
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    r_.subject()["reference"] = std::string("probe on ") + host;
+    loadContext();
+    r_.runStep("versions", [&] { return versions(); });
+    r_.runStep("devices", [&] { return devices(); });
+    r_.runStep("compute", [&] { return compute(); });
+    if (o_.python.empty()) r_.skipStep("python", "no --python interpreter given");
+    else r_.runStep("python", [&] { return pythonStep(); });
+    r_.runStep("reconcile", [&] { return reconcile(); });
+    return std::move(r_);
+  }
+
+ private:
+  std::string dev(const std::string& p) const { return (o_.devRoot == "/" ? "" : o_.devRoot) + p; }
+
+  void loadContext() {
+    // Expectation: a file, else baked into the image, else derived live from the Python inventory.
+    std::string file = !o_.expectFrom.empty() ? o_.expectFrom : (o_.root == "/" ? "" : o_.root) + "/etc/kernodeck/expect.json";
+    if (auto t = util::readFileLimited(file, 1 << 20); t.ok()) {
+      auto e = gpu::parseExpectation(*t);
+      if (e.ok()) expect_ = *e, expectSource_ = file;
+      else expectError_ = file + ": " + e.error().message;
+    } else if (!o_.expectFrom.empty()) {
+      expectError_ = t.error().message;
+    }
+    if (!expect_) {
+      if (auto view = oci::openDirView(o_.root); view.ok()) {
+        std::map<std::string, std::string> env;
+        for (const char* k : {"CUDA_VERSION", "NVIDIA_REQUIRE_CUDA", "PYTHON_VERSION"})
+          if (const char* v = std::getenv(k)) env[k] = v;
+        auto envs = python::discoverEnvironments(**view, env.count("PYTHON_VERSION") ? env["PYTHON_VERSION"] : "");
+        auto build = python::readCudaBuild(**view, envs, env);
+        if (build.torch) expect_ = build.expectation(""), expectSource_ = "live Python inventory of " + o_.root;
+      }
+    }
+    if (auto t = util::readFileLimited(o_.hostRecord, 4u << 20); t.ok()) {
+      auto j = json::parse(*t, nullptr, false);
+      if (j.is_object() && j.value("schema", "") == "kernodeck.host/v1") hostRecord_ = j, hostSource_ = o_.hostRecord;
+      else hostError_ = o_.hostRecord + " is not a kernodeck.host/v1 record";
+    }
+    if (!hostRecord_) {
+      hostRecord_ = json{{"host", host::readHostFacts(o_.hostRoot).toJson()}};
+      hostSource_ = "read directly under " + o_.hostRoot;
+    }
+    const json& nv = (*hostRecord_)["host"]["nvidia"];
+    if (nv.is_object()) {
+      hostDriver_ = nv.value("driver_version", "");
+      hostMaxCuda_ = nv.value("max_cuda", "");
+      if (nv.contains("gpus") && nv["gpus"].is_array()) hostGpus_ = nv["gpus"];
+    }
+    expectDevice_ = o_.expect;
+    if (expectDevice_ == "auto") expectDevice_ = expect_ && !expect_->accelerator.empty() ? expect_->accelerator : "cpu";
+    r_.subject()["expect"] = expectDevice_;
+    r_.subject()["expectation_source"] = expect_ ? json(expectSource_) : json(nullptr);
+    r_.subject()["host_record_source"] = hostSource_;
+    if (!expectError_.empty()) r_.add("probe.expectation.invalid", Severity::Warning, expectError_);
+    if (!hostError_.empty()) r_.add("probe.host_record.invalid", Severity::Warning, hostError_);
+  }
+
+  Status versions() {
+    json v;
+    v["kernodeck"] = kVersion;
+    torch_ = libtorchInfo();
+    v["libtorch"] = torch_.available ? json{{"version", torch_.version}, {"cuda_build", torch_.cudaBuild}, {"hip_build", torch_.hipBuild},
+                                            {"cuda_available", torch_.cudaAvailable}, {"cuda_devices", torch_.cudaDevices}}
+                                     : json(nullptr);
+    if (auto t = util::readFileLimited((o_.root == "/" ? "" : o_.root) + "/etc/os-release", 65536); t.ok()) {
+      auto kv = audit::parseOsRelease(*t);
+      v["os"] = kv.count("PRETTY_NAME") ? kv["PRETTY_NAME"] : kv["ID"];
+    }
+    if (auto t = util::readFileLimited("/proc/cpuinfo", 4u << 20); t.ok()) {
+      for (const auto& line : util::split(*t, '\n'))
+        if (line.rfind("model name", 0) == 0) {
+          v["cpu"] = std::string(util::trim(line.substr(line.find(':') + 1)));
+          break;
+        }
+    }
+    v["cpus"] = ::sysconf(_SC_NPROCESSORS_ONLN);
+    r_.section("versions") = v;
+    return {};
+  }
+
+  Status devices() {
+    json d = json::object();
+    json nodes = json::array();
+    auto checkNode = [&](const std::string& path) -> std::string {
+      struct stat st {};
+      std::string full = dev(path);
+      if (::stat(full.c_str(), &st) != 0) return "missing";
+      int fd = ::open(full.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
+      if (fd < 0) {
+        int e = errno;
+        if (e == EPERM || e == EACCES)
+          return std::string("cannot be opened: ") + std::strerror(e) +
+                 " (the container's device cgroup denies it: the \"Failed to initialize NVML: Unknown Error\" case)";
+        return std::string("cannot be opened: ") + std::strerror(e);
+      }
+      ::close(fd);
+      return "";
+    };
+    std::vector<std::string> gpuNodes;
+    for (const auto& name : [&] {
+           std::vector<std::string> ns;
+           if (auto v = oci::openDirView(dev("/dev").empty() ? "/dev" : dev("/dev")); v.ok()) ns = (*v)->list("");
+           std::sort(ns.begin(), ns.end());
+           return ns;
+         }()) {
+      static const std::regex gpu(R"(^nvidia[0-9]+$)");
+      if (std::regex_match(name, gpu)) gpuNodes.push_back("/dev/" + name);
+    }
+    bool nvidiaOk = true;
+    std::string firstProblem;
+    auto note = [&](const std::string& path, const std::string& problem, bool required) {
+      nodes.push_back({{"path", path}, {"problem", problem.empty() ? json(nullptr) : json(problem)}});
+      if (!problem.empty()) {
+        if (problem.find("cgroup") != std::string::npos)
+          r_.add("probe.device.denied", Severity::Error, path + " " + problem + "; fix the device rules (CDI, device plugin, or the runtime's cgroup setup)",
+                 {{"path", path}});
+        if (required) {
+          nvidiaOk = false;
+          if (firstProblem.empty()) firstProblem = path + " " + problem;
+        }
+      }
+    };
+    bool wantCuda = expectDevice_ == "cuda";
+    if (wantCuda || !gpuNodes.empty()) {
+      note("/dev/nvidiactl", checkNode("/dev/nvidiactl"), wantCuda);
+      note("/dev/nvidia-uvm", checkNode("/dev/nvidia-uvm"), wantCuda);
+      if (gpuNodes.empty() && wantCuda) {
+        nvidiaOk = false;
+        if (firstProblem.empty()) firstProblem = "no /dev/nvidiaN device node is visible";
+      }
+      for (const auto& g : gpuNodes) note(g, checkNode(g), wantCuda);
+      libcuda_ = probeLibcuda();
+      json lc = {{"loaded", libcuda_.loaded}, {"path", libcuda_.path}, {"file_driver", libcuda_.fileDriver},
+                 {"cuda_driver_api", libcuda_.driverApi}, {"error", libcuda_.error}};
+      d["libcuda"] = lc;
+      if (!libcuda_.loaded && wantCuda) {
+        nvidiaOk = false;
+        if (firstProblem.empty()) firstProblem = "libcuda.so.1 cannot be loaded: " + libcuda_.error;
+      }
+      if (libcuda_.loaded && !libcuda_.fileDriver.empty() && !hostDriver_.empty() && libcuda_.fileDriver != hostDriver_) {
+        bool compat = libcuda_.path.find("compat") != std::string::npos;
+        r_.add(compat ? "probe.libcuda.compat" : "probe.libcuda.mismatch", compat ? Severity::Warning : Severity::Error,
+               "libcuda.so.1 is " + libcuda_.path + " (driver " + libcuda_.fileDriver + ") but the host's kernel driver is " + hostDriver_ +
+                   (compat ? ": a cuda-compat library shadows the host driver; it only works on the driver branches it supports"
+                           : ": user-space and kernel driver differ (\"driver/library version mismatch\"); mount the host's driver libraries"),
+               {{"path", libcuda_.path}});
+      }
+    }
+    if (expectDevice_ == "rocm") {
+      note("/dev/kfd", checkNode("/dev/kfd"), true);
+      bool render = false;
+      if (auto v = oci::openDirView(dev("/dev/dri").empty() ? "/dev/dri" : dev("/dev/dri")); v.ok())
+        for (const auto& n : (*v)->list(""))
+          if (n.rfind("renderD", 0) == 0) {
+            render = true;
+            note("/dev/dri/" + n, checkNode("/dev/dri/" + n), true);
+          }
+      if (!render) {
+        nvidiaOk = false;
+        if (firstProblem.empty()) firstProblem = "no /dev/dri/renderD* node is visible";
+      }
+    }
+    if (wantCuda && nvidiaOk && torch_.available && !torch_.cudaAvailable) {
+      nvidiaOk = false;
+      firstProblem = "LibTorch " + torch_.version + " sees no CUDA device" + (torch_.cudaBuild ? "" : " (it is a CPU-only build)");
+    }
+    d["nodes"] = nodes;
+    d["visible_gpu_nodes"] = gpuNodes;
+    visibleGpus_ = static_cast<int>(gpuNodes.size());
+    r_.section("devices") = d;
+    if (!nvidiaOk)
+      return Error{"unreachable", "expected accelerator " + expectDevice_ + " is not reachable: " + firstProblem +
+                                      " (the probe never falls back to the CPU)"};
+    return {};
+  }
+
+  Status compute() {
+    json c;
+    c["tolerance"] = {{"atol", o_.tolerance.atol}, {"rtol", o_.tolerance.rtol}};
+    c["declared_before_run"] = true;
+    if (!torch_.available) {
+      r_.section("compute") = c;
+      if (expectDevice_ != "cpu") return Error{"unsupported", "this kernodeck is built without LibTorch; it cannot compute on " + expectDevice_};
+      r_.skipStep("compute", "built without LibTorch");
+      return {};
+    }
+    std::vector<std::string> devs = {"cpu"};
+    if (expectDevice_ == "cuda" || expectDevice_ == "rocm") devs.push_back("cuda");  // ROCm builds of torch use the cuda device type
+    auto results = runCompute(devs, o_.tolerance);
+    json rs = json::array();
+    std::string firstError;
+    for (const auto& res : results) {
+      rs.push_back({{"device", res.device}, {"ok", res.ok}, {"max_abs_diff", res.maxAbsDiff}, {"max_rel_diff", res.maxRelDiff},
+                    {"checksum", res.checksum}, {"finite", res.finite}, {"error", res.error.empty() ? json(nullptr) : json(res.error)}});
+      if (!res.ok && firstError.empty()) firstError = res.error;
+      if (!res.finite) r_.add("probe.compute.nonfinite", Severity::Error, res.error, {{"device", res.device}});
+      else if (!res.ok) r_.add("probe.compute.mismatch", Severity::Error, res.error, {{"device", res.device}});
+    }
+    c["results"] = rs;
+    c["matmul"] = {{"n", 256}, {"dtype", "float32"}, {"seed", 1234}};
+    r_.section("compute") = c;
+    if (!firstError.empty()) return Error{"compute", firstError};
+    return {};
+  }
+
+  Status pythonStep() {
+    ChildResult cr = runChild({o_.python, "-c", kPythonScript}, o_.pythonTimeoutS);
+    json p = {{"interpreter", o_.python}, {"exit_status", cr.status}, {"timed_out", cr.timedOut}};
+    if (cr.timedOut) {
+      r_.section("python") = p;
+      return Error{"timeout", o_.python + " did not finish within " + std::to_string(o_.pythonTimeoutS) + " s"};
+    }
+    json j = json::parse(cr.out, nullptr, false);
+    if (!j.is_object()) {
+      std::string err(util::trim(cr.err));
+      if (err.size() > 300) err = err.substr(err.size() - 300);
+      r_.section("python") = p;
+      return Error{"python", o_.python + " exited " + std::to_string(cr.status) + (err.empty() ? "" : ": " + util::printable(err))};
+    }
+    p["result"] = j;
+    r_.section("python") = p;
+    if (j.contains("error")) return Error{"python", "the project's Python failed: " + j["error"].get<std::string>()};
+    if (expectDevice_ == "cuda" && !j.value("cuda_available", false))
+      return Error{"python", "the project's torch " + j.value("torch", std::string("?")) + " does not see CUDA"};
+    if (!j.value("finite", true)) return Error{"python", "the project's torch produced non-finite values"};
+    pythonTorch_ = j;
+    return {};
+  }
+
+  Status reconcile() {
+    json rec = {{"expectation", expect_ ? expect_->toJson() : json(nullptr)}, {"host_driver", hostDriver_},
+                {"host_max_cuda", hostMaxCuda_}};
+    std::string torchCuda = expect_ ? expect_->torchCuda : "";
+    if (torchCuda.empty() && pythonTorch_ && pythonTorch_->contains("cuda") && (*pythonTorch_)["cuda"].is_string())
+      torchCuda = gpu::majorMinor((*pythonTorch_)["cuda"].get<std::string>());
+    if (!torchCuda.empty() && !hostDriver_.empty()) {
+      auto v = gpu::checkCuda(hostDriver_, torchCuda, expect_ ? expect_->compatDriverBranches : std::vector<std::string>{});
+      rec["cuda_support"] = gpu::toString(v.support);
+      if (v.support == gpu::CudaSupport::Unsupported)
+        r_.add("probe.cuda.unsupported", Severity::Error,
+               "torch is built for CUDA " + torchCuda + " but " + v.explanation + "; upgrade the node's driver to at least the " +
+                   "branch for CUDA " + torchCuda + ", or install a torch build for CUDA " + (hostMaxCuda_.empty() ? "the driver supports" : hostMaxCuda_),
+               {{"driver", hostDriver_}, {"cuda", torchCuda}});
+      else if (v.support != gpu::CudaSupport::Native)
+        r_.add("probe.cuda.compat", Severity::Info, v.explanation, {{"driver", hostDriver_}, {"cuda", torchCuda}});
+    } else if (!torchCuda.empty() && hostDriver_.empty() && expectDevice_ == "cuda") {
+      r_.add("probe.driver.unknown", Severity::Warning, "no host record and no readable NVIDIA driver: the CUDA build cannot be checked");
+    }
+    // NVIDIA_REQUIRE_* of the process environment and the expectation.
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+      std::string kv = *e;
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos && kv.rfind("NVIDIA_", 0) == 0) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    if (expect_)
+      for (size_t i = 0; i < expect_->nvidiaRequire.size(); ++i) env["NVIDIA_REQUIRE_KERNODECK_" + std::to_string(i)] = expect_->nvidiaRequire[i];
+    auto reqs = gpu::requirementsFromEnv(env);
+    if (!hostDriver_.empty() && !reqs.disabled)
+      for (const auto& rq : reqs.requirements) {
+        std::string arch = hostGpus_.empty() ? "" : hostGpus_[0].value("arch", "");
+        std::string brand = hostGpus_.empty() ? "" : hostGpus_[0].value("brand", "");
+        std::string why;
+        if (gpu::evaluate(rq, {hostMaxCuda_, hostDriver_, arch, brand}, &why) == gpu::Tri::False)
+          r_.add("probe.require.unsatisfied", Severity::Error,
+                 "requirement '" + rq.text + "' is not met by driver " + hostDriver_ + ": " + why, {{"requirement", rq.text}});
+      }
+    // GPUs requested vs visible.
+    auto visible = gpu::parseVisibleDevices(env.count("NVIDIA_VISIBLE_DEVICES") ? std::optional<std::string>(env["NVIDIA_VISIBLE_DEVICES"]) : std::nullopt);
+    int requested = visible.kind == gpu::VisibleDevices::All ? static_cast<int>(hostGpus_.size())
+                    : visible.kind == gpu::VisibleDevices::List && !visible.requestsMig() ? static_cast<int>(visible.ids.size()) : -1;
+    rec["gpus_requested"] = requested;
+    rec["gpus_visible"] = visibleGpus_;
+    if (requested > 0 && visibleGpus_ < requested)
+      r_.add("probe.gpu.count", Severity::Error,
+             std::to_string(requested) + " GPU(s) requested (NVIDIA_VISIBLE_DEVICES) but " + std::to_string(visibleGpus_) +
+                 " visible in the container: check the device plugin's allocation and the runtime's device injection");
+    // GPU capability vs the torch build's architectures.
+    if (expect_ && !expect_->torchArchList.empty())
+      for (const auto& g : hostGpus_) {
+        std::string arch = g.value("arch", "");
+        if (arch.empty()) continue;
+        std::string sm = "sm_" + util::split(arch, '.')[0] + (util::split(arch, '.').size() > 1 ? util::split(arch, '.')[1] : "0");
+        bool ok = std::find(expect_->torchArchList.begin(), expect_->torchArchList.end(), sm) != expect_->torchArchList.end();
+        for (const auto& a : expect_->torchArchList)  // PTX for an older arch JIT-compiles forward
+          if (a.rfind("compute_", 0) == 0 && gpu::compareVersions(a.substr(8), sm.substr(3)) <= 0) ok = true;
+        if (!ok)
+          r_.add("probe.arch.unsupported", Severity::Error,
+                 g.value("model", std::string("GPU")) + " is " + sm + " but torch was built for " + util::join(expect_->torchArchList, ", ") +
+                     ": kernels will fail with \"no kernel image is available\"; use a torch build that includes " + sm,
+                 {{"arch", sm}});
+      }
+    r_.section("reconcile") = rec;
+    return {};
+  }
+
+  const ProbeOptions& o_;
+  report::Report r_;
+  std::optional<gpu::Expectation> expect_;
+  std::string expectSource_, expectError_;
+  std::optional<json> hostRecord_;
+  std::string hostSource_, hostError_, hostDriver_, hostMaxCuda_;
+  json hostGpus_ = json::array();
+  std::string expectDevice_;
+  LibtorchInfo torch_;
+  LibcudaInfo libcuda_;
+  int visibleGpus_ = 0;
+  std::optional<json> pythonTorch_;
+};
+
+}  // namespace
+
+report::Report runProbe(const ProbeOptions& opts) { return Probe(opts).run(); }
+
+std::string terminationMessage(const report::Report& r, int exitCode) {
+  std::string msg = "kernodeck probe: exit " + std::to_string(exitCode);
+  for (const auto& s : r.steps())
+    if (s.status == report::StepStatus::Failed) {
+      msg += "; step " + s.name + " failed: " + s.error;
+      break;
+    }
+  int errors = 0;
+  std::string codes;
+  for (const auto& f : r.findings())
+    if (f.severity == report::Severity::Error) {
+      ++errors;
+      if (codes.size() < 512) codes += (codes.empty() ? "" : ", ") + f.code;
+    }
+  if (errors) msg += "; " + std::to_string(errors) + " error finding(s): " + codes;
+  msg = util::printable(msg, 4000);
+  return msg;
+}
+
+}  // namespace kernodeck::probe

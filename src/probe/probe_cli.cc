@@ -1,0 +1,122 @@
+#include "kernodeck/probe/probe_cli.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "kernodeck/probe/probe.h"
+#include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::probe {
+
+namespace {
+
+const char* kHelp =
+    "usage: %s [options]\n\n"
+    "options:\n"
+    "  --expect cpu|cuda|rocm|auto  accelerator that must work (auto: the expectation's, else cpu)\n"
+    "  --atol X, --rtol X           tolerances against the CPU result, declared before the run (default 1e-3 each)\n"
+    "  --python PATH                also run this interpreter's torch with a built-in script\n"
+    "  --python-timeout S           seconds allowed for --python (default 60)\n"
+    "  --expect-from FILE           kernodeck.expect/v1 (default /etc/kernodeck/expect.json, else the live Python inventory)\n"
+    "  --host-record FILE           kernodeck.host/v1 (default /run/kernodeck/host.json, else read the host)\n"
+    "  --host-root DIR              host root to read without a host record (default /)\n"
+    "  --dev-root DIR               look for /dev under DIR (default /)\n"
+    "  --json                       print the kernodeck.report/v1 JSON report\n"
+    "  -o, --output FILE            write the report to FILE\n"
+    "  --fail-on LEVEL              exit 1 on findings at or above info, warning, error (default), none\n"
+    "  --termination-log FILE       on failure, write a one-line verdict here (default /dev/termination-log if present)\n\n"
+    "exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage, 3 a step failed\n";
+
+std::optional<double> parseDouble(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !(v >= 0)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+int probeCommand(const std::vector<std::string>& args, const std::string& prog) {
+  ProbeOptions o;
+  std::string output, failOn = "error", terminationLog;
+  bool json = false;
+  auto usage = [&](const std::string& msg) {
+    std::fprintf(stderr, "%s: %s (try --help)\n", prog.c_str(), util::printable(msg).c_str());
+    return 2;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i], value;
+    bool hasValue = false;
+    if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      hasValue = true;
+    }
+    auto next = [&]() -> std::optional<std::string> {
+      if (hasValue) return value;
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::printf(kHelp, prog.c_str());
+      return 0;
+    }
+    if (a == "--json") {
+      json = true;
+      continue;
+    }
+    std::string* target = a == "--expect" ? &o.expect : a == "--python" ? &o.python : a == "--expect-from" ? &o.expectFrom
+                        : a == "--host-record" ? &o.hostRecord : a == "--host-root" ? &o.hostRoot : a == "--dev-root" ? &o.devRoot
+                        : a == "--output" || a == "-o" ? &output : a == "--fail-on" ? &failOn
+                        : a == "--termination-log" ? &terminationLog : nullptr;
+    if (target) {
+      auto v = next();
+      if (!v) return usage("option " + a + " needs a value");
+      *target = *v;
+      continue;
+    }
+    if (a == "--atol" || a == "--rtol" || a == "--python-timeout") {
+      auto v = next();
+      auto d = v ? parseDouble(*v) : std::nullopt;
+      if (!d) return usage("option " + a + " needs a non-negative number");
+      if (a == "--atol") o.tolerance.atol = *d;
+      else if (a == "--rtol") o.tolerance.rtol = *d;
+      else o.pythonTimeoutS = static_cast<unsigned>(*d);
+      continue;
+    }
+    return usage("unrecognised option '" + a + "'");
+  }
+  if (o.expect != "cpu" && o.expect != "cuda" && o.expect != "rocm" && o.expect != "auto")
+    return usage("--expect takes cpu, cuda, rocm or auto, not '" + o.expect + "'");
+  auto threshold = report::parseFailOn(failOn);
+  if (!threshold.ok()) return usage(threshold.error().message);
+
+  report::Report r = runProbe(o);
+  int rc = r.exitCode(*threshold);
+  std::string text = json ? r.toJson().dump(2) + "\n" : r.toText();
+  if (output.empty() || output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else if (auto st = util::writeFileAtomic(output, text); !st.ok()) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), st.error().message.c_str());
+    return 3;
+  }
+  if (r.failed()) std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
+  if (rc != 0) {
+    struct stat st {};
+    std::string path = !terminationLog.empty() ? terminationLog : ::stat("/dev/termination-log", &st) == 0 ? "/dev/termination-log" : "";
+    if (!path.empty())
+      if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::string msg = terminationMessage(r, rc) + "\n";
+        std::fwrite(msg.data(), 1, msg.size(), f);
+        std::fclose(f);
+      }
+  }
+  return rc;
+}
+
+}  // namespace kernodeck::probe

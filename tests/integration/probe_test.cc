@@ -1,0 +1,158 @@
+// `kernodeck probe` on this CPU machine, with fake host records, with the
+// project's Python, and inside a real runc container behind kernodeck-hook.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "support.h"
+
+using nlohmann::json;
+using namespace kdktest;
+
+namespace {
+
+const std::string K = KERNODECK_BIN;
+
+json probe(const std::string& args, int* code, std::string* err = nullptr) {
+  RunResult r = run(K + " probe --json --host-record /nonexistent " + args);
+  if (code) *code = r.code;
+  if (err) *err = r.err;
+  return json::parse(r.out, nullptr, false);
+}
+
+std::string step(const json& r, const std::string& name) { return stepStatus(r, name); }
+
+}  // namespace
+
+TEST(Probe, CpuPassesWithTheMatmulChecked) {
+  int code = -1;
+  json r = probe("--expect cpu --host-root /nonexistent", &code);
+  ASSERT_TRUE(r.is_object());
+  if (r["versions"]["libtorch"].is_null()) GTEST_SKIP() << "built without LibTorch";
+  EXPECT_EQ(code, 0) << r.dump(1);
+  EXPECT_EQ(step(r, "compute"), "passed");
+  EXPECT_EQ(step(r, "python"), "skipped");
+  ASSERT_EQ(r["compute"]["results"].size(), 1u);
+  EXPECT_TRUE(r["compute"]["results"][0]["ok"].get<bool>());
+  EXPECT_TRUE(r["compute"]["results"][0]["finite"].get<bool>());
+  EXPECT_NE(r["compute"]["results"][0]["checksum"].get<double>(), 0.0);
+  EXPECT_EQ(r["compute"]["tolerance"]["atol"], 1e-3);
+}
+
+TEST(Probe, CudaExpectedButAbsentStopsAtDevices) {
+  std::string dir = tempDir("probe-cuda");
+  int code = -1;
+  std::string err;
+  json r = probe("--expect cuda --dev-root " + dir + " --termination-log " + dir + "/termlog", &code, &err);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(step(r, "versions"), "passed");
+  EXPECT_EQ(step(r, "devices"), "failed");
+  for (const char* s : {"compute", "python", "reconcile"}) EXPECT_EQ(step(r, s), "not_reached") << s;
+  EXPECT_NE(r["first_error"].get<std::string>().find("never falls back"), std::string::npos);
+  std::string tl = readFile(dir + "/termlog");
+  EXPECT_NE(tl.find("step devices failed"), std::string::npos) << tl;
+  EXPECT_LE(tl.size(), 4096u);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
+  std::string dir = tempDir("probe-rec");
+  writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
+                                      {"host", {{"nvidia", {{"driver_version", "470.199.02"}, {"max_cuda", "11.4"},
+                                                            {"gpus", json::array({{{"model", "Tesla T4"}, {"arch", "7.5"}}})}}}}}})
+                                    .dump());
+  writeFile(dir + "/expect.json", json({{"schema", "kernodeck.expect/v1"},
+                                        {"accelerator", "cuda"},
+                                        {"torch", {{"version", "2.1.0+cu121"}, {"cuda", "12.1"}, {"arch_list", {"sm_80", "sm_90"}}}}})
+                                      .dump());
+  RunResult raw = run(K + " probe --json --expect cpu --host-record " + dir + "/host.json --expect-from " + dir +
+                      "/expect.json --termination-log " + dir + "/termlog");
+  json r = json::parse(raw.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << raw.out << raw.err;
+  EXPECT_EQ(raw.code, 1) << r.dump(1);
+  EXPECT_EQ(countFindings(r, "probe.cuda.unsupported"), 1);
+  EXPECT_EQ(countFindings(r, "probe.arch.unsupported"), 1);  // a T4 is sm_75
+  EXPECT_EQ(r["subject"]["host_record_source"], dir + "/host.json");
+  EXPECT_NE(readFile(dir + "/termlog").find("probe.cuda.unsupported"), std::string::npos);
+}
+
+TEST(Probe, ThePythonStepKeepsTheFirstError) {
+  std::string dir = tempDir("probe-py");
+  int code = -1;
+  json missing = probe("--expect cpu --python " + dir + "/no-such-python", &code);
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(step(missing, "python"), "failed");
+  EXPECT_EQ(step(missing, "reconcile"), "not_reached");
+  writeFile(dir + "/slow-python", "#!/bin/sh\nsleep 30\n");
+  ::chmod((dir + "/slow-python").c_str(), 0755);
+  auto t0 = std::chrono::steady_clock::now();
+  json slow = probe("--expect cpu --python-timeout 1 --python " + dir + "/slow-python", &code);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_EQ(step(slow, "python"), "failed");
+  EXPECT_NE(slow["first_error"].get<std::string>().find("did not finish"), std::string::npos);
+  // A Python without torch: the import error is the step's first error.
+  writeFile(dir + "/notorch.py", "");
+  RunResult hasTorch = run("/usr/bin/python3 -c 'import torch'");
+  json noTorch = probe("--expect cpu --python /usr/bin/python3", &code);
+  if (hasTorch.code == 0) {
+    EXPECT_EQ(step(noTorch, "python"), "passed") << noTorch.dump(1);
+    EXPECT_EQ(noTorch["python"]["result"]["device"], "cpu");
+    EXPECT_LT(noTorch["python"]["result"]["max_abs_diff"].get<double>(), 1e-3);
+  } else {
+    EXPECT_EQ(step(noTorch, "python"), "failed");
+    EXPECT_NE(noTorch["first_error"].get<std::string>().find("ModuleNotFoundError"), std::string::npos);
+  }
+}
+
+// Inside a real container: the hook writes the host record, the probe reads it;
+// a device the cgroup denies is reported as such, and the termination log says why.
+TEST(Probe, InsideRuncBehindTheHook) {
+  if (::geteuid() != 0 || !haveTool("runc")) GTEST_SKIP() << "needs root and runc";
+  std::string base = tempDir("probe-runc");
+  std::string host = base + "/host";
+  ASSERT_EQ(run(std::string(SOURCE_DIR) + "/tests/fixtures/hosts/materialize h100-550-open " + host).code, 0);
+  std::string build = std::string(KERNODECK_BIN).substr(0, std::string(KERNODECK_BIN).rfind('/'));
+  int n = 0;
+  auto runIn = [&](const std::string& expect, const json& devices, std::string& out) {
+    std::string b = base + "/bundle" + std::to_string(n);
+    run("mkdir -p " + b + "/rootfs/usr " + b + "/rootfs/etc " + b + "/rootfs/kd " + b + "/out && cd " + b +
+        "/rootfs && ln -s usr/lib lib && ln -s usr/lib64 lib64 && ln -s usr/bin bin && ln -s usr/sbin sbin && cd " + b + " && runc spec");
+    json cfg = json::parse(readFile(b + "/config.json"));
+    cfg["root"]["readonly"] = false;
+    cfg["process"]["terminal"] = false;
+    cfg["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
+    cfg["process"]["args"] = {"/kd/kernodeck", "probe", "--json", "--expect", expect, "--termination-log", "/out/termlog"};
+    for (const auto& [src, dst, rw] : std::vector<std::tuple<std::string, std::string, bool>>{
+             {"/usr", "/usr", false}, {"/etc", "/etc", false}, {build, "/kd", false}, {b + "/out", "/out", true}})
+      cfg["mounts"].push_back({{"destination", dst}, {"type", "bind"}, {"source", src},
+                               {"options", rw ? json({"rbind", "rw"}) : json({"rbind", "ro"})}});
+    cfg["linux"]["devices"] = devices;
+    json hook = {{"path", HOOK_BIN}, {"args", {"kernodeck-hook", "--host-root", host}}};
+    cfg["hooks"] = {{"createRuntime", json::array({hook})}};
+    writeFile(b + "/config.json", cfg.dump(1));
+    std::string id = "kdk-probe-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+    RunResult r = run("timeout 120 runc run --bundle " + b + " " + id);
+    run("runc delete -f " + id + " >/dev/null 2>&1");
+    out = readFile(b + "/out/termlog");
+    return r;
+  };
+  json devices = json::array({{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
+                              {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", 508}, {"minor", 0}},
+                              {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}});
+  std::string termlog;
+  RunResult cpu = runIn("cpu", devices, termlog);
+  json rc = json::parse(cpu.out, nullptr, false);
+  ASSERT_TRUE(rc.is_object()) << cpu.out << cpu.err;
+  EXPECT_EQ(rc["subject"]["host_record_source"], "/run/kernodeck/host.json");
+  EXPECT_EQ(rc["reconcile"]["host_driver"], "550.54.15");
+  EXPECT_EQ(rc["reconcile"]["gpus_visible"], 1);
+  EXPECT_EQ(countFindings(rc, "probe.device.denied"), 3);  // runc created the nodes; the cgroup denies them
+  EXPECT_EQ(cpu.code, 1);
+  RunResult cuda = runIn("cuda", devices, termlog);
+  json rg = json::parse(cuda.out, nullptr, false);
+  ASSERT_TRUE(rg.is_object()) << cuda.out << cuda.err;
+  EXPECT_EQ(cuda.code, 3);
+  EXPECT_EQ(stepStatus(rg, "devices"), "failed");
+  EXPECT_NE(termlog.find("step devices failed"), std::string::npos) << termlog;
+  EXPECT_NE(termlog.find("cgroup"), std::string::npos) << termlog;
+}
