@@ -4,6 +4,9 @@
 // entry, a leaked credential) are findings, all collected.
 #include "kernodeck/audit/image_audit.h"
 
+#include <atomic>
+#include <thread>
+
 #include "kernodeck/audit/os_release.h"
 #include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/oci/image_ref.h"
@@ -45,7 +48,16 @@ class Pipeline {
       if (!ref.ok()) return ref.error();
       ref_ = *ref;
       r_.subject()["transport"] = oci::toString(ref_.transport);
-      KDK_TRY_ASSIGN(source_, oci::openImageSource(ref_));
+      if (ref_.transport == oci::Transport::Registry) {
+        std::string raw = ref_.raw.rfind("docker://", 0) == 0 ? ref_.raw.substr(9) : ref_.raw;
+        KDK_TRY_ASSIGN(registry::Reference rr, registry::parseReference(raw));
+        r_.subject()["registry"] = rr.registry;
+        r_.subject()["repository"] = rr.repository;
+        r_.subject()["normalized"] = rr.str();
+        KDK_TRY_ASSIGN(source_, registry::openRegistrySource(rr, opts_.registry));
+      } else {
+        KDK_TRY_ASSIGN(source_, oci::openImageSource(ref_));
+      }
       KDK_TRY_ASSIGN(top_, source_->resolve());
       return {};
     });
@@ -214,9 +226,33 @@ class Pipeline {
     so.capture = [this](const std::string& p) {
       return std::max({defaultCapture(p), packagesCaptureLimit(p), opts_.capture ? opts_.capture(p) : uint64_t(0)});
     };
+    // Read the layers in parallel (bounded), then apply them in order.
+    size_t n = manifest_.layers.size();
+    std::vector<std::optional<oci::LayerScan>> scans(n);
+    std::vector<std::optional<Error>> openErrors(n);
+    unsigned workers = opts_.parallelLayers ? opts_.parallelLayers : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next++) < n;) {
+        const oci::Descriptor& d = manifest_.layers[i];
+        auto stream = source_->openBlob(d);
+        if (!stream.ok()) {
+          openErrors[i] = stream.error();
+          continue;
+        }
+        oci::ScanOptions mine = so;
+        mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+        scans[i] = oci::scanLayer(**stream, mine);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < std::min<size_t>(workers, n); ++w) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+
     json layers = json::array();
     std::optional<Error> firstError;
-    for (size_t i = 0; i < manifest_.layers.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const oci::Descriptor& d = manifest_.layers[i];
       std::string layerName = std::to_string(i) + ":" + d.digest.str();
       json lj = {{"index", i}, {"digest", d.digest.str()}, {"media_type", d.mediaType}, {"size", d.size}};
@@ -224,15 +260,13 @@ class Pipeline {
       if (declared == oci::Compression::Unknown)
         r_.add("layer.mediatype.unknown", Severity::Warning, "layer media type '" + d.mediaType + "' is not a known layer type",
                {{"layer", layerName}});
-      auto stream = source_->openBlob(d);
-      if (!stream.ok()) {
-        r_.add("blob.missing", Severity::Error, stream.error().message, {{"layer", layerName}, {"digest", d.digest.str()}});
-        if (!firstError) firstError = stream.error();
+      if (openErrors[i]) {
+        r_.add("blob.missing", Severity::Error, openErrors[i]->message, {{"layer", layerName}, {"digest", d.digest.str()}});
+        if (!firstError) firstError = openErrors[i];
         layers.push_back(lj);
         continue;
       }
-      so.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
-      oci::LayerScan scan = oci::scanLayer(**stream, so);
+      oci::LayerScan& scan = *scans[i];
       verifyLayer(d, i, layerName, scan);
       if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown && declared != scan.detected &&
           !scan.error)
@@ -256,6 +290,7 @@ class Pipeline {
         if (!firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
       }
       layers.push_back(lj);
+      scans[i].reset();  // the view holds what is needed now
     }
     r_.section("layers") = layers;
     json fs = {{"entries", view->size()}};

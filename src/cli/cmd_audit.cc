@@ -1,4 +1,6 @@
 // kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--json] [-o FILE] [--fail-on LEVEL]
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -17,7 +19,10 @@ int runAudit(const std::vector<std::string>& args) {
                                "       dir:PATH (an unpacked root filesystem), or a registry reference\n\noptions");
   std::string image, platform, output, expectOut, failOn = "error";
   std::vector<std::string> requirements;
-  bool json = false, help = false;
+  bool json = false, help = false, insecure = false, noCache = false;
+  std::string tlsVerify = "true";
+  registry::ClientOptions ro;
+  std::string authfile;
   opts.add_options()
       ("help,h", po::bool_switch(&help), "show this help")
       ("platform", po::value(&platform), "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")
@@ -25,7 +30,17 @@ int runAudit(const std::vector<std::string>& args) {
       ("output,o", po::value(&output), "write the report to FILE instead of stdout")
       ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none")
       ("requirements,r", po::value(&requirements)->composing(), "check installed packages against this requirements file (repeatable)")
-      ("expect-out", po::value(&expectOut), "write the image's kernodeck.expect/v1 expectation to FILE");
+      ("expect-out", po::value(&expectOut), "write the image's kernodeck.expect/v1 expectation to FILE")
+      ("insecure", po::bool_switch(&insecure), "registry: allow plain HTTP and unverified TLS (always allowed for loopback)")
+      ("tls-verify", po::value(&tlsVerify), "registry: false is the same as --insecure")
+      ("cert-dir", po::value(&ro.certDir), "registry: directory of extra CA certificates (*.crt)")
+      ("authfile", po::value(&authfile), "registry: credentials file read first (auth.json or docker config.json format)")
+      ("cache-dir", po::value(&ro.cacheDir), "registry: blob cache (default $XDG_CACHE_HOME/kernodeck)")
+      ("no-cache", po::bool_switch(&noCache), "registry: neither read nor write the blob cache")
+      ("retries", po::value(&ro.retries), "registry: retries of a failed request (default 4)")
+      ("retry-max-time", po::value(&ro.retryMaxSeconds), "registry: seconds spent waiting to retry one request (default 60)")
+      ("timeout", po::value(&ro.connectTimeoutS), "registry: connect timeout in seconds (default 10)")
+      ("stall-timeout", po::value(&ro.stallTimeoutS), "registry: abort a transfer idle for this many seconds (default 30)");
   po::options_description hidden;
   hidden.add_options()("image", po::value(&image));
   po::options_description all;
@@ -63,6 +78,19 @@ int runAudit(const std::vector<std::string>& args) {
     ao.platform = *p;
   }
   ao.requirementsFiles = requirements;
+  if (tlsVerify != "true" && tlsVerify != "false") {
+    std::fprintf(stderr, "kernodeck audit: --tls-verify takes true or false\n");
+    return report::kExitUsage;
+  }
+  if (ro.retries < 0 || ro.retries > 100 || !(ro.retryMaxSeconds >= 0) || ro.connectTimeoutS <= 0 || ro.stallTimeoutS <= 0) {
+    std::fprintf(stderr, "kernodeck audit: --retries, --retry-max-time, --timeout and --stall-timeout need sensible positive values\n");
+    return report::kExitUsage;
+  }
+  ro.insecure = insecure || tlsVerify == "false";
+  ro.noCache = noCache;
+  ro.auth = registry::defaultAuthSources(authfile);
+  ro.progress = ::isatty(2) != 0;
+  ao.registry = ro;
   audit::AuditResult res = audit::auditImage(image, ao);
   if (!expectOut.empty() && !res.report.failed())
     if (int rc = emit(res.expectation.toJson().dump(2) + "\n", expectOut)) return rc;

@@ -45,8 +45,11 @@ std::set<Verdict> pipVerdicts(const std::string& out) {
          return ls;
        }())) {
     std::smatch m;
-    if (std::regex_match(line, m, missing)) v.insert({"missing", canon(m[1]), canon(m[3])});
-    else if (std::regex_match(line, m, conflict)) v.insert({"conflict", canon(m[1]), canon(m[3])});
+    if (std::regex_match(line, m, missing)) {
+      v.insert({"missing", canon(m[1]), canon(m[3])});
+    } else if (std::regex_match(line, m, conflict)) {
+      v.insert({"conflict", canon(m[1]), canon(m[3])});
+    }
   }
   return v;
 }
@@ -122,8 +125,11 @@ TEST(PythonAudit, DebootstrapImageTamperedInASecondLayer) {
   int code = -1;
   json clean = auditJson("oci:" + L + ":base --fail-on warning", &code);
   ASSERT_TRUE(clean.is_object());
-  for (const auto& f : clean["findings"])
-    if (f["code"] != "image.tag.mutable") EXPECT_EQ(f["severity"], "info") << f.dump();
+  for (const auto& f : clean["findings"]) {
+    if (f["code"] != "image.tag.mutable") {
+      EXPECT_EQ(f["severity"], "info") << f.dump();
+    }
+  }
   EXPECT_EQ(clean["os"]["id"], "debian");
   EXPECT_GT(clean["os_packages"]["count"].get<int>(), 50);
   bool venvSeen = false;
@@ -167,8 +173,11 @@ TEST(PythonAudit, DebootstrapImageTamperedInASecondLayer) {
   // Nothing else above info.
   std::set<std::string> expected = {"python.record.modified", "python.record.missing", "os.package.modified", "secret.leak",
                                     "image.tag.mutable"};
-  for (const auto& f : r["findings"])
-    if (f["severity"] != "info") EXPECT_TRUE(expected.count(f["code"])) << f.dump();
+  for (const auto& f : r["findings"]) {
+    if (f["severity"] != "info") {
+      EXPECT_TRUE(expected.count(f["code"])) << f.dump();
+    }
+  }
 }
 
 TEST(PythonAudit, PinsTorchBuildAndExpectation) {

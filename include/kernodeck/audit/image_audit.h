@@ -12,6 +12,7 @@
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/manifest.h"
+#include "kernodeck/registry/client.h"
 #include "kernodeck/report/report.h"
 
 namespace kernodeck::audit {
@@ -23,6 +24,10 @@ struct AuditOptions {
   std::function<uint64_t(const std::string&)> capture;
   // Requirement files on this machine to check the image's packages against.
   std::vector<std::string> requirementsFiles;
+  // How to reach registries (auth, TLS, retries, cache).
+  registry::ClientOptions registry;
+  // Layers read at once (0: one per core, at most 4).
+  unsigned parallelLayers = 0;
 };
 
 struct AuditResult {

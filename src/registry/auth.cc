@@ -1,0 +1,170 @@
+#include "kernodeck/registry/auth.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "kernodeck/util/hash.h"
+#include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::registry {
+
+std::vector<Challenge> parseWwwAuthenticate(std::string_view h) {
+  std::vector<Challenge> out;
+  size_t i = 0, n = std::min<size_t>(h.size(), 8192);
+  auto ws = [&] { while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == ',')) ++i; };
+  while (i < n) {
+    ws();
+    size_t start = i;
+    while (i < n && h[i] != ' ' && h[i] != ',' && h[i] != '=') ++i;
+    if (i == start) break;
+    if (i < n && h[i] == '=') {  // a parameter of the current challenge
+      if (out.empty()) return out;
+      std::string key = util::toLower(h.substr(start, i - start));
+      ++i;
+      std::string value;
+      if (i < n && h[i] == '"') {
+        ++i;
+        while (i < n && h[i] != '"') {
+          if (h[i] == '\\' && i + 1 < n) ++i;
+          value.push_back(h[i++]);
+        }
+        ++i;
+      } else {
+        while (i < n && h[i] != ',' && h[i] != ' ') value.push_back(h[i++]);
+      }
+      out.back().params[key] = value;
+      continue;
+    }
+    Challenge c;
+    c.scheme = util::toLower(h.substr(start, i - start));
+    out.push_back(c);
+  }
+  return out;
+}
+
+AuthSources defaultAuthSources(const std::string& extra) {
+  AuthSources s;
+  if (!extra.empty()) s.files.push_back(extra);
+  if (const char* f = std::getenv("REGISTRY_AUTH_FILE"); f && *f) s.files.push_back(f);
+  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) s.files.push_back(std::string(x) + "/containers/auth.json");
+  if (const char* d = std::getenv("DOCKER_CONFIG"); d && *d) s.files.push_back(std::string(d) + "/config.json");
+  else if (const char* home = std::getenv("HOME"); home && *home) s.files.push_back(std::string(home) + "/.docker/config.json");
+  s.runHelper = runCredentialHelper;
+  return s;
+}
+
+namespace {
+
+std::vector<std::string> keysFor(const std::string& host) {
+  std::vector<std::string> k = {host, "https://" + host, "http://" + host, "https://" + host + "/v2/", "https://" + host + "/v1/"};
+  if (host == "docker.io" || host == "registry-1.docker.io")
+    for (const char* a : {"index.docker.io", "https://index.docker.io/v1/", "docker.io", "registry-1.docker.io"}) k.push_back(a);
+  return k;
+}
+
+std::optional<Credentials> fromHelperOutput(const std::string& out) {
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  Credentials c;
+  std::string user = j.value("Username", ""), secret = j.value("Secret", "");
+  if (user == "<token>") c.identityToken = secret;
+  else c.username = user, c.password = secret;
+  if (c.empty()) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+std::optional<Credentials> lookupCredentials(const AuthSources& src, const std::string& host) {
+  for (const auto& file : src.files) {
+    auto text = util::readFileLimited(file, 1 << 20);
+    if (!text.ok()) continue;
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (!j.is_object()) continue;
+    for (const auto& key : keysFor(host)) {
+      if (j.contains("credHelpers") && j["credHelpers"].is_object() && j["credHelpers"].contains(key) &&
+          j["credHelpers"][key].is_string() && src.runHelper) {
+        if (auto out = src.runHelper(j["credHelpers"][key].get<std::string>(), host))
+          if (auto c = fromHelperOutput(*out)) return c;
+      }
+      if (!j.contains("auths") || !j["auths"].is_object() || !j["auths"].contains(key)) continue;
+      const auto& a = j["auths"][key];
+      if (!a.is_object()) continue;
+      Credentials c;
+      if (a.contains("auth") && a["auth"].is_string()) {
+        std::string decoded;
+        if (util::base64Decode(a["auth"].get<std::string>(), decoded)) {
+          size_t colon = decoded.find(':');
+          if (colon != std::string::npos) c.username = decoded.substr(0, colon), c.password = decoded.substr(colon + 1);
+        }
+      }
+      if (a.contains("username") && a["username"].is_string()) c.username = a["username"].get<std::string>();
+      if (a.contains("password") && a["password"].is_string()) c.password = a["password"].get<std::string>();
+      if (a.contains("identitytoken") && a["identitytoken"].is_string()) c.identityToken = a["identitytoken"].get<std::string>();
+      if (!c.empty()) return c;
+    }
+    if (j.contains("credsStore") && j["credsStore"].is_string() && src.runHelper)
+      if (auto out = src.runHelper(j["credsStore"].get<std::string>(), host))
+        if (auto c = fromHelperOutput(*out)) return c;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> runCredentialHelper(const std::string& name, const std::string& host) {
+  for (char ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') return std::nullopt;
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) return std::nullopt;
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]), ::close(in[1]);
+    return std::nullopt;
+  }
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, 2);
+    std::string prog = "docker-credential-" + name;
+    ::execlp(prog.c_str(), prog.c_str(), "get", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  if (pid < 0) {
+    ::close(in[1]), ::close(out[0]);
+    return std::nullopt;
+  }
+  ssize_t ignored = ::write(in[1], host.data(), host.size());
+  (void)ignored;
+  ::close(in[1]);
+  std::string result;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  char buf[4096];
+  while (result.size() < 65536) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    struct pollfd p {out[0], POLLIN, 0};
+    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) {
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    ssize_t k = ::read(out[0], buf, sizeof buf);
+    if (k <= 0) break;
+    result.append(buf, static_cast<size_t>(k));
+  }
+  ::close(out[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return std::nullopt;
+  return result;
+}
+
+}  // namespace kernodeck::registry

@@ -1,0 +1,267 @@
+// `kernodeck audit` against Debian's docker-registry on loopback: by tag and by
+// digest, multi-platform, the blob cache, Bearer and Basic auth (credential
+// files and a credential helper), and a fault-injecting proxy.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+
+#include "support.h"
+
+using nlohmann::json;
+using namespace kdktest;
+
+namespace {
+
+const std::string K = KERNODECK_BIN;
+
+int freePort() {
+  static std::mt19937 rng(static_cast<unsigned>(::getpid()) * 7919u + static_cast<unsigned>(time(nullptr)));
+  return 20000 + static_cast<int>(rng() % 30000);
+}
+
+bool waitHttp(int port, const std::string& path = "/v2/") {
+  for (int i = 0; i < 100; ++i) {
+    RunResult r = run("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" + std::to_string(port) + path);
+    if (r.out != "000" && !r.out.empty()) return true;
+    ::usleep(100000);
+  }
+  return false;
+}
+
+struct Process {
+  int pid = 0;
+  ~Process() {
+    if (pid > 0) ::kill(-pid, SIGKILL);
+  }
+};
+
+// Starts `cmd` in its own process group; returns its pid.
+int spawn(const std::string& cmd, const std::string& log) {
+  RunResult r = run("setsid sh -c '" + cmd + " > " + log + " 2>&1' & echo $!");
+  return std::atoi(r.out.c_str());
+}
+
+class Registry : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!haveTool("docker-registry") || !haveTool("skopeo") || !haveTool("curl")) return;
+    dir_ = new std::string(tempDir("registry"));
+    port_ = freePort();
+    writeFile(*dir_ + "/config.yml", "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + *dir_ +
+                                         "/data\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port_) + "\n");
+    proc_ = new Process{spawn("exec docker-registry serve " + *dir_ + "/config.yml", *dir_ + "/registry.log")};
+    if (!waitHttp(port_)) return;
+    // A clean image and a two-platform index.
+    json spec = {{"tag", "1.0"},
+                 {"config", {{"Env", {"PATH=/bin"}}}},
+                 {"layers", json::array({{{"compression", "gzip"},
+                                          {"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=regtest\n"}},
+                                                                   {{"path", "bin/data"}, {"size", 200000}, {"fill", "d"}}})}},
+                                         {{"compression", "zstd"},
+                                          {"entries", json::array({{{"path", "app/x"}, {"content", "x"}}})}}})}};
+    mkimage(spec, *dir_ + "/img");
+    json arm = spec;
+    arm.erase("tag");
+    json amd = arm;
+    arm["architecture"] = "arm64";
+    arm["layers"][0]["entries"][0]["content"] = "ID=regarm\n";
+    mkimage({{"tag", "multi"}, {"platforms", {amd, arm}}}, *dir_ + "/multi");
+    std::string dest = "docker://127.0.0.1:" + std::to_string(port_);
+    pushed_ = run("skopeo copy -q --dest-tls-verify=false oci:" + *dir_ + "/img:1.0 " + dest + "/team/demo:1.0").code == 0 &&
+              run("skopeo copy -q --all --dest-tls-verify=false oci:" + *dir_ + "/multi:multi " + dest + "/team/multi:2.0").code == 0;
+    digest_ = run("skopeo inspect --tls-verify=false --format '{{.Digest}}' " + dest + "/team/demo:1.0").out;
+    digest_.erase(digest_.find_last_not_of("\n") + 1);
+  }
+  static void TearDownTestSuite() {
+    delete proc_;
+    proc_ = nullptr;
+  }
+  void SetUp() override {
+    if (!pushed_) GTEST_SKIP() << "docker-registry, skopeo or curl unavailable";
+  }
+  static std::string ref(const std::string& repoTag, int port = 0) {
+    return "127.0.0.1:" + std::to_string(port ? port : port_) + "/" + repoTag;
+  }
+  // A fault proxy in front of the registry.
+  struct Proxy {
+    Process proc;
+    int port;
+    std::string log;
+  };
+  std::unique_ptr<Proxy> proxy(const std::string& mode) {
+    auto p = std::make_unique<Proxy>();
+    p->port = freePort();
+    p->log = tempDir("proxy") + "/requests.log";
+    writeFile(p->log, "");
+    p->proc.pid = spawn("exec python3 " + std::string(SOURCE_DIR) + "/tests/registry/fault_proxy.py " + std::to_string(p->port) +
+                            " http://127.0.0.1:" + std::to_string(port_) + " " + mode + " " + p->log,
+                        p->log + ".out");
+    EXPECT_TRUE(waitHttp(p->port, "/token"));
+    return p;
+  }
+  static int countLines(const std::string& file, const std::string& needle) {
+    int n = 0;
+    std::string s = readFile(file);
+    for (size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; ++pos) ++n;
+    return n;
+  }
+
+  static std::string* dir_;
+  static Process* proc_;
+  static int port_;
+  static bool pushed_;
+  static std::string digest_;
+};
+
+std::string* Registry::dir_ = nullptr;
+Process* Registry::proc_ = nullptr;
+int Registry::port_ = 0;
+bool Registry::pushed_ = false;
+std::string Registry::digest_;
+
+}  // namespace
+
+TEST_F(Registry, ByTagAndByDigest) {
+  std::string cache = tempDir("cache");
+  int code = -1;
+  json byTag = auditJson("--cache-dir " + cache + " " + ref("team/demo:1.0"), &code);
+  ASSERT_TRUE(byTag.is_object());
+  EXPECT_EQ(code, 0) << byTag.dump(1);
+  EXPECT_EQ(byTag["subject"]["transport"], "docker");
+  EXPECT_EQ(byTag["subject"]["manifest_digest"], digest_);
+  EXPECT_EQ(byTag["os"]["id"], "regtest");
+  EXPECT_EQ(countFindings(byTag, "image.tag.mutable"), 1);
+  EXPECT_NE(byTag["findings"][0]["message"].get<std::string>().find(digest_), std::string::npos);
+  json byDigest = auditJson("--no-cache " + ref("team/demo@" + digest_), &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(countFindings(byDigest, "image.tag.mutable"), 0);
+  // Tag and digest: the digest wins, the tag is reported.
+  json both = auditJson("--no-cache " + ref("team/demo:nosuchtag@" + digest_), &code);
+  EXPECT_EQ(code, 0) << both.dump(1);
+  EXPECT_EQ(both["subject"]["manifest_digest"], digest_);
+  EXPECT_EQ(both["subject"]["tag"], "nosuchtag");
+}
+
+TEST_F(Registry, MultiPlatformIndex) {
+  int code = -1;
+  json r = auditJson("--no-cache --platform linux/arm64 " + ref("team/multi:2.0"), &code);
+  EXPECT_EQ(code, 0) << r.dump(1);
+  EXPECT_EQ(r["os"]["id"], "regarm");
+  EXPECT_TRUE(r["subject"].contains("index_digest"));
+}
+
+TEST_F(Registry, ASecondAuditDownloadsNothing) {
+  auto p = proxy("ok");
+  std::string cache = tempDir("cache2");
+  std::string target = "127.0.0.1:" + std::to_string(p->port) + "/team/demo:1.0";
+  int code = -1;
+  auditJson("--cache-dir " + cache + " " + target, &code);
+  EXPECT_EQ(code, 0);
+  int first = countLines(p->log, "/blobs/");
+  EXPECT_GE(first, 3);  // config and two layers
+  writeFile(p->log, "");
+  json again = auditJson("--cache-dir " + cache + " " + target, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(countLines(p->log, "/blobs/"), 0) << readFile(p->log);
+  // Corrupted cache entries are detected on read, dropped and fetched again.
+  run("for f in " + cache + "/blobs/sha256/*; do printf X >> $f; done");
+  writeFile(p->log, "");
+  auditJson("--cache-dir " + cache + " " + target, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(countLines(p->log, "/blobs/"), first);
+  EXPECT_EQ(run("ls " + cache + "/tmp").out, "");  // no temp file left behind
+}
+
+TEST_F(Registry, FaultsEndInSuccessOrACleanFailure) {
+  struct Case { const char* mode; int code; const char* err; } cases[] = {
+      {"429", 0, ""},       {"5xx", 0, ""},          {"drop", 0, ""},
+      {"wrongdigest", 3, "hash to"}, {"html", 3, "not a JSON manifest"}, {"stall", 3, "blob"},
+  };
+  for (const auto& c : cases) {
+    auto p = proxy(c.mode);
+    auto t0 = std::chrono::steady_clock::now();
+    RunResult r = run(K + " audit --json --no-cache --retries 3 --stall-timeout 2 --retry-max-time 10 127.0.0.1:" +
+                      std::to_string(p->port) + "/team/demo:1.0");
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.code, c.code) << c.mode << "\n" << r.err << readFile(p->log);
+    EXPECT_LT(secs, 60.0) << c.mode;
+    if (c.code != 0) {
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.mode << ": " << r.err;
+      EXPECT_NE(r.err.find(c.err), std::string::npos) << c.mode << ": " << r.err;
+      EXPECT_NE(r.err.find("team/demo"), std::string::npos) << c.mode << ": " << r.err;
+    } else {
+      json j = json::parse(r.out);
+      EXPECT_EQ(j["os"]["id"], "regtest") << c.mode;
+    }
+    if (std::string(c.mode) == "drop") {
+      EXPECT_GE(countLines(p->log, "200-cut"), 1);  // cut once, then resumed with Range
+      EXPECT_GE(countLines(p->log, " 206"), 1);
+    }
+  }
+}
+
+TEST_F(Registry, BearerTokensAndCredentialHelpers) {
+  auto p = proxy("bearer");
+  std::string target = "127.0.0.1:" + std::to_string(p->port) + "/team/demo:1.0";
+  std::string host = "127.0.0.1:" + std::to_string(p->port);
+  std::string cfg = tempDir("dockercfg");
+  // No credentials: a clean failure.
+  RunResult none = run("DOCKER_CONFIG=" + cfg + " REGISTRY_AUTH_FILE= XDG_RUNTIME_DIR= " + K + " audit --no-cache " + target);
+  EXPECT_EQ(none.code, 3);
+  EXPECT_NE(none.err.find("token request"), std::string::npos) << none.err;
+  // docker config.json with a base64 auth field.
+  writeFile(cfg + "/config.json", json({{"auths", {{host, {{"auth", "YWxpY2U6d29uZGVybGFuZA=="}}}}}}).dump());
+  RunResult ok = run("DOCKER_CONFIG=" + cfg + " " + K + " audit --json --no-cache " + target);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(ok.out.find("wonderland"), std::string::npos);
+  EXPECT_EQ(ok.err.find("wonderland"), std::string::npos);
+  // A credential helper.
+  std::string bin = tempDir("helper");
+  writeFile(bin + "/docker-credential-kdktest",
+            "#!/bin/sh\nread host\n[ \"$1\" = get ] && printf '{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"wonderland\"}' \"$host\"\n");
+  ::chmod((bin + "/docker-credential-kdktest").c_str(), 0755);
+  writeFile(cfg + "/config.json", json({{"credHelpers", {{host, "kdktest"}}}}).dump());
+  RunResult helper = run("PATH=" + bin + ":$PATH DOCKER_CONFIG=" + cfg + " " + K + " audit --no-cache " + target);
+  EXPECT_EQ(helper.code, 0) << helper.err;
+  EXPECT_EQ(helper.out.find("wonderland"), std::string::npos);
+  // Wrong credentials.
+  writeFile(cfg + "/auth.json", json({{"auths", {{host, {{"auth", "YWxpY2U6bm9wZQ=="}}}}}}).dump());
+  RunResult bad = run("REGISTRY_AUTH_FILE=" + cfg + "/auth.json " + K + " audit --no-cache " + target);
+  EXPECT_EQ(bad.code, 3);
+  EXPECT_NE(bad.err.find("401"), std::string::npos) << bad.err;
+}
+
+TEST_F(Registry, BasicAuthOnTheRealRegistry) {
+  if (!haveTool("htpasswd")) GTEST_SKIP() << "htpasswd (apache2-utils) is not installed";
+  std::string d = tempDir("basicreg");
+  int port = freePort();
+  ASSERT_EQ(run("htpasswd -Bbn bob builder > " + d + "/htpasswd").code, 0);
+  writeFile(d + "/config.yml", "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + d +
+                                   "/data\nauth:\n  htpasswd:\n    realm: kdk\n    path: " + d + "/htpasswd\nhttp:\n  addr: 127.0.0.1:" +
+                                   std::to_string(port) + "\n");
+  Process reg{spawn("exec docker-registry serve " + d + "/config.yml", d + "/log")};
+  ASSERT_TRUE(waitHttp(port));
+  ASSERT_EQ(run("skopeo copy -q --dest-tls-verify=false --dest-creds bob:builder oci:" + *dir_ + "/img:1.0 docker://" +
+                ref("team/demo:1.0", port)).code, 0);
+  writeFile(d + "/auth.json", json({{"auths", {{"127.0.0.1:" + std::to_string(port), {{"auth", "Ym9iOmJ1aWxkZXI="}}}}}}).dump());
+  RunResult ok = run(K + " audit --no-cache --authfile " + d + "/auth.json " + ref("team/demo:1.0", port));
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  RunResult anon = run("REGISTRY_AUTH_FILE= DOCKER_CONFIG=" + d + " " + K + " audit --no-cache " + ref("team/demo:1.0", port));
+  EXPECT_EQ(anon.code, 3);
+  EXPECT_NE(anon.err.find("credentials"), std::string::npos) << anon.err;
+  EXPECT_EQ(anon.err.find("builder"), std::string::npos);
+}
+
+TEST_F(Registry, UnreachableRegistryFailsFast) {
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = run(K + " audit --no-cache --retries 1 --retry-max-time 2 --timeout 2 127.0.0.1:1/team/demo:1.0");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("cannot reach"), std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 15.0);
+  RunResult badRef = run(K + " audit 'UPPER/Case:tag'");
+  EXPECT_EQ(badRef.code, 3);
+  EXPECT_NE(badRef.err.find("invalid image reference"), std::string::npos) << badRef.err;
+}
