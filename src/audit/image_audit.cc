@@ -212,7 +212,10 @@ class Pipeline {
     } else {
       std::string d = r_.subject().contains("index_digest") ? r_.subject()["index_digest"].get<std::string>()
                                                               : manifestDesc_.digest.str();
-      pin = ref_.transport == oci::Transport::OciLayout ? "pin it as oci:" + ref_.path + "@" + d : "pin digest " + d;
+      if (ref_.transport == oci::Transport::OciLayout) pin = "pin it as oci:" + ref_.path + "@" + d;
+      else if (ref_.transport == oci::Transport::Registry && r_.subject().contains("registry"))
+        pin = "pin it as " + r_.subject()["registry"].get<std::string>() + "/" + r_.subject()["repository"].get<std::string>() + "@" + d;
+      else pin = "pin digest " + d;
     }
     std::string what = source_->tag().empty() ? "no tag or digest" : "tag '" + source_->tag() + "'";
     r_.add("image.tag.mutable", Severity::Warning,

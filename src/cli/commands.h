@@ -19,6 +19,11 @@ int emit(const std::string& text, const std::string& outFile);
 
 int runAudit(const std::vector<std::string>& args);
 int runProbe(const std::vector<std::string>& args);
+int runReference(const std::vector<std::string>& args);
+int runSample(const std::vector<std::string>& args);
+int runDossier(const std::vector<std::string>& args);
+int runDiff(const std::vector<std::string>& args);
+int runResume(const std::vector<std::string>& args);
 int runHost(const std::vector<std::string>& args);
 int runVersion(const std::vector<std::string>& args);
 

