@@ -131,7 +131,7 @@ report::Report buildDossier(const DossierOptions& o) {
     KDK_TRY_STATUS(write(o.dir, "reference.json", report::redactText(ref.dump(2)) + "\n"));
     json inventory = json::object();
     json htmlSteps = json::array();
-    std::string rows, findingsHtml, inventoryHtml;
+    std::string rows, findingsHtml, inventoryHtml, diffHtml;
     for (size_t i = 0; i < reports.size(); ++i) {
       const json& rep = reports[i];
       std::string cmd = rep.value("tool", json::object()).value("command", "report");
@@ -143,7 +143,13 @@ report::Report buildDossier(const DossierOptions& o) {
       for (const auto& f : rep.value("findings", json::array()))
         findingsHtml += "<tr><td>" + html(f.value("severity", "")) + "</td><td>" + html(f.value("code", "")) + "</td><td>" +
                         html(report::redactText(f.value("message", ""))) + "</td></tr>\n";
-      if (rep.contains("python")) inventory["python"] = rep["python"];
+      if (rep.contains("python")) {
+        inventory["python"] = rep["python"];
+        // The observed inventory against the reference's packages.
+        report::Report diff = diffRecords(ref, rep);
+        for (const auto& f : diff.findings())
+          diffHtml += "<tr><td>" + html(f.code) + "</td><td>" + html(report::redactText(f.message)) + "</td></tr>\n";
+      }
       if (rep.contains("os_packages")) inventory["os_packages"] = rep["os_packages"];
     }
     std::string freeze;
@@ -200,7 +206,10 @@ report::Report buildDossier(const DossierOptions& o) {
         html(ref["result"].value("criterion", json::object()).value("text", std::string("none"))) + "</code>.</p>\n"
         "<h2>Steps</h2>\n<table><tr><th>check</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n"
         "<h2>Findings</h2>\n<table><tr><th>severity</th><th>code</th><th>message</th></tr>\n" + findingsHtml + "</table>\n"
-        "<h2>Inventory</h2>\n<table><tr><th>environment</th><th>package</th></tr>\n" + inventoryHtml + "</table>\n</body></html>\n";
+        "<h2>Inventory</h2>\n<table><tr><th>environment</th><th>package</th></tr>\n" + inventoryHtml + "</table>\n"
+        "<h2>Inventory diff against the reference</h2>\n<table><tr><th>code</th><th>difference</th></tr>\n" +
+        (diffHtml.empty() ? std::string("<tr><td colspan=\"2\">no difference, or no audit report included</td></tr>\n") : diffHtml) +
+        "</table>\n</body></html>\n";
     KDK_TRY_STATUS(write(o.dir, "index.html", page));
     return {};
   });
