@@ -189,7 +189,8 @@ class Pipeline {
     }
     img["env"] = env;
     json labels = json::object();
-    for (const auto& [k, v] : config_.labels) labels[k] = report::redactText(v);
+    for (const auto& [k, v] : config_.labels)
+      labels[k] = !v.empty() && report::isSecretName(k) ? std::string("<redacted>") : report::redactText(v);
     img["labels"] = labels;
     json hist = json::array();
     for (const auto& h : config_.history) {

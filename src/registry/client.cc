@@ -398,11 +398,16 @@ class BlobStream : public oci::ByteStream {
   void produce() {
     util::Hasher h(d_.digest.algorithm);
     uint64_t got = 0;
+    // The cache entry is written to an anonymous O_TMPFILE and linked into place only once
+    // its digest checks out: a killed audit leaves neither a torn entry nor a temp file.
     int tmpFd = -1;
     std::string tmpPath;
     if (!cachePath_.empty() && mkdirs(tmpDir_)) {
-      tmpPath = tmpDir_ + "/blob-XXXXXX";
-      tmpFd = ::mkstemp(tmpPath.data());
+      tmpFd = ::open(tmpDir_.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+      if (tmpFd < 0) {  // a filesystem without O_TMPFILE: a named temp file
+        tmpPath = tmpDir_ + "/blob-XXXXXX";
+        tmpFd = ::mkstemp(tmpPath.data());
+      }
     }
     bool tooMuch = false;
     std::function<bool(const char*, size_t)> sink = [&](const char* p, size_t n) {
@@ -414,7 +419,7 @@ class BlobStream : public oci::ByteStream {
       got += n;
       if (tmpFd >= 0 && ::write(tmpFd, p, n) != static_cast<ssize_t>(n)) {
         ::close(tmpFd);
-        ::unlink(tmpPath.c_str());
+        if (!tmpPath.empty()) ::unlink(tmpPath.c_str());
         tmpFd = -1;
       }
       if (impl_->o.progress) progress(got);
@@ -436,8 +441,14 @@ class BlobStream : public oci::ByteStream {
       failure = Error::Corrupt(impl_->where(what) + ": the bytes hash to " + d_.digest.algorithm + ":" + hex + " (HTTP " + std::to_string(r.status) + ")");
     if (tmpFd >= 0) {
       bool keep = !failure && ::fsync(tmpFd) == 0;
-      ::close(tmpFd);
-      if (!keep || ::rename(tmpPath.c_str(), cachePath_.c_str()) != 0) ::unlink(tmpPath.c_str());
+      if (tmpPath.empty()) {
+        std::string proc = "/proc/self/fd/" + std::to_string(tmpFd);
+        if (keep) ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, cachePath_.c_str(), AT_SYMLINK_FOLLOW);  // EEXIST: already cached
+        ::close(tmpFd);
+      } else {
+        ::close(tmpFd);
+        if (!keep || ::rename(tmpPath.c_str(), cachePath_.c_str()) != 0) ::unlink(tmpPath.c_str());
+      }
     }
     if (impl_->o.progress) std::fprintf(stderr, "\r\033[K");
     finish(failure);

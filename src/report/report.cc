@@ -96,11 +96,24 @@ int Report::exitCode(int failOn) const {
   return kExitOk;
 }
 
+namespace {
+
+// Every string of a JSON value, redacted (subjects and sections can carry user input).
+nlohmann::json redacted(const nlohmann::json& in) {
+  if (in.is_string()) return redactText(in.get<std::string>());
+  if (!in.is_structured()) return in;
+  nlohmann::json out = in;
+  for (auto it = out.begin(); it != out.end(); ++it) it.value() = redacted(it.value());
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json Report::toJson() const {
   nlohmann::json j;
   j["schema"] = kSchema;
   j["tool"] = {{"name", "kernodeck"}, {"command", tool_}, {"version", kVersion}};
-  j["subject"] = subject_;
+  j["subject"] = redacted(subject_);
   j["steps"] = nlohmann::json::array();
   for (const auto& s : steps_) {
     nlohmann::json js = {{"name", s.name}, {"status", toString(s.status)}, {"duration_ms", s.duration_ms}};
@@ -124,7 +137,8 @@ nlohmann::json Report::toJson() const {
 std::string Report::toText() const {
   std::ostringstream o;
   o << "kernodeck " << tool_;
-  if (subject_.contains("reference")) o << ": " << subject_["reference"].get<std::string>();
+  if (subject_.contains("reference") && subject_["reference"].is_string())
+    o << ": " << redactText(subject_["reference"].get<std::string>());
   o << "\n";
   if (subject_.contains("manifest_digest") && subject_["manifest_digest"].is_string())
     o << "  digest   " << subject_["manifest_digest"].get<std::string>() << "\n";

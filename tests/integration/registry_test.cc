@@ -265,3 +265,46 @@ TEST_F(Registry, UnreachableRegistryFailsFast) {
   EXPECT_EQ(badRef.code, 3);
   EXPECT_NE(badRef.err.find("invalid image reference"), std::string::npos) << badRef.err;
 }
+
+// A soak: audits through proxies injecting random faults, some killed midway, all
+// sharing one cache. Every run ends in a correct report or a clean error, the cache
+// stays valid, and no temporary file is left behind. Bounded in count and time.
+TEST_F(Registry, SoakWithRandomFaultsLeavesTheCacheValid) {
+  const char* modes[] = {"ok", "429", "5xx", "drop", "wrongdigest", "html"};
+  std::vector<std::unique_ptr<Proxy>> proxies;
+  for (const char* m : modes) proxies.push_back(proxy(m));
+  std::string cache = tempDir("soak-cache");
+  std::mt19937 rng(12345);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(150);
+  int runs = 0, killed = 0;
+  for (; runs < 200 && std::chrono::steady_clock::now() < deadline; ++runs) {
+    size_t m = rng() % 6;
+    bool kill = rng() % 8 == 0;
+    // Half the runs use the shared cache; a fault must never poison it.
+    std::string cacheArg = rng() % 2 ? "--cache-dir " + cache : "--no-cache";
+    std::string cmd = std::string(kill ? "timeout -s KILL 0.15 " : "timeout 60 ") + K + " audit --json --retries 2 --retry-max-time 3 " +
+                      cacheArg + " 127.0.0.1:" + std::to_string(proxies[m]->port) + "/team/demo:1.0";
+    RunResult r = run(cmd);
+    if (kill && r.code == 137) {
+      ++killed;
+      continue;
+    }
+    // ok, 429, 5xx and drop must recover; a corrupted blob fails unless a valid cache entry serves it;
+    // a broken manifest always fails.
+    bool mustFail = m == 5 || (m == 4 && cacheArg == "--no-cache");
+    if (r.code == 0) {
+      ASSERT_FALSE(mustFail) << modes[m];
+      ASSERT_EQ(json::parse(r.out)["os"]["id"], "regtest") << modes[m];
+    } else {
+      ASSERT_GE(m, 4u) << modes[m] << " did not recover\n" << r.err;
+      ASSERT_EQ(r.code, 3) << modes[m] << "\n" << r.err;
+      ASSERT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+  EXPECT_GE(runs, 100);
+  EXPECT_GE(killed, 1);
+  // Every cache entry still hashes to its name, and nothing temporary is left.
+  RunResult check = run("cd " + cache + "/blobs/sha256 && for f in *; do [ \"$(sha256sum $f | cut -c1-64)\" = \"$f\" ] || echo BAD $f; done");
+  EXPECT_EQ(check.out, "");
+  EXPECT_EQ(run("ls -A " + cache + "/tmp").out, "");
+}

@@ -1,0 +1,134 @@
+// libFuzzer targets for every parser of untrusted input. One source, one
+// target per FUZZ_<NAME> definition (see tests/fuzz/CMakeLists.txt); seed
+// corpora live in tests/fuzz/corpus/<name>/. Run them with scripts/fuzz.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "kernodeck/audit/dpkg.h"
+#include "kernodeck/audit/os_release.h"
+#include "kernodeck/gpu/container_check.h"
+#include "kernodeck/gpu/expectation.h"
+#include "kernodeck/gpu/requirement.h"
+#include "kernodeck/host/host_facts.h"
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/oci/image_ref.h"
+#include "kernodeck/oci/layer_scan.h"
+#include "kernodeck/oci/manifest.h"
+#include "kernodeck/oci/runtime_spec.h"
+#include "kernodeck/python/marker.h"
+#include "kernodeck/python/metadata.h"
+#include "kernodeck/python/pins.h"
+#include "kernodeck/python/requirement.h"
+#include "kernodeck/python/specifier.h"
+#include "kernodeck/python/torch_build.h"
+#include "kernodeck/record/tensor_file.h"
+#include "kernodeck/registry/auth.h"
+#include "kernodeck/registry/reference.h"
+#include "kernodeck/report/redact.h"
+
+using namespace kernodeck;
+
+namespace {
+
+class BytesStream : public oci::ByteStream {
+ public:
+  explicit BytesStream(std::string_view s) : s_(s) {}
+  Result<size_t> read(void* buf, size_t n) override {
+    size_t k = std::min(n, s_.size() - pos_);
+    std::memcpy(buf, s_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  std::string s(in);
+#if defined(FUZZ_MANIFEST)
+  (void)oci::parseManifest(in);
+  (void)oci::parseIndex(in);
+  (void)oci::parseConfig(in);
+  (void)oci::detectKind(in);
+#elif defined(FUZZ_REFERENCE)
+  (void)registry::parseReference(in);
+  (void)oci::parseImageRef(in);
+  (void)oci::parseDigest(in);
+#elif defined(FUZZ_WWW_AUTHENTICATE)
+  (void)registry::parseWwwAuthenticate(in);
+  (void)report::redactText(in);
+#elif defined(FUZZ_TAR)
+  BytesStream stream(in);
+  oci::ScanOptions o;
+  o.capture = [](const std::string&) -> uint64_t { return 4096; };
+  oci::LayerScan scan = oci::scanLayer(stream, o);
+  oci::LayeredView view;
+  std::vector<oci::UnsafeEntry> unsafe;
+  view.apply(scan, 0, unsafe);
+  view.apply(scan, 1, unsafe);
+  for (const auto& e : scan.entries) {
+    (void)view.resolve(e.path, true);
+    (void)view.readFile(e.path, 4096);
+  }
+#elif defined(FUZZ_METADATA)
+  (void)python::parseCoreMetadata(in);
+  (void)python::parseRequiresTxt(in);
+  (void)python::parseRecord(in);
+  (void)python::parseWheel(in);
+  (void)python::parseDirectUrl(in);
+  (void)python::parseTorchVersionPy(in);
+#elif defined(FUZZ_REQUIREMENTS)
+  (void)python::Requirement::parse(in);
+  auto rf = python::loadRequirements("r.txt", [&](const std::string& p) -> std::optional<std::string> {
+    if (p == "r.txt" || p == "base.txt") return s;
+    return std::nullopt;
+  });
+  (void)rf;
+#elif defined(FUZZ_VERSION)
+  size_t cut = in.find('\n');
+  std::string_view a = in.substr(0, cut), b = cut == std::string_view::npos ? "" : in.substr(cut + 1);
+  auto v = python::Version::parse(a);
+  auto spec = python::SpecifierSet::parse(b);
+  if (v.ok()) {
+    (void)v->str();
+    if (spec.ok()) (void)spec->contains(*v, true);
+  }
+  auto m = python::Marker::parse(in);
+  if (m.ok()) (void)m->evaluate(python::imageMarkerEnv("3.11.2", "amd64"), "x");
+#elif defined(FUZZ_NVIDIA_REQUIRE)
+  auto r = gpu::parseRequirement(in);
+  if (r.ok()) (void)gpu::evaluate(*r, {"12.4", "550.54.15", "9.0", "nvidia"});
+  (void)gpu::parseVisibleDevices(std::string(in));
+  (void)gpu::parseDriverCapabilities(std::string(in));
+#elif defined(FUZZ_PROCFS)
+  (void)host::parseNvidiaVersion(in);
+  (void)host::parseGpuInformation(in);
+  (void)host::parseProcDevices(in);
+  (void)host::parseMigMinors(in);
+  (void)host::parseKfdProperties(in);
+  (void)audit::parseOsRelease(in);
+  (void)audit::parseDpkgStatus(in, true);
+  (void)audit::parseMd5sums(in);
+  (void)gpu::parseGroupFile(in);
+#elif defined(FUZZ_OCI_STATE)
+  (void)oci::parseRuntimeState(in);
+  (void)oci::parseContainerConfig(in, "/bundle");
+  (void)gpu::parseExpectation(in);
+#elif defined(FUZZ_TENSORS)
+  (void)record::parseNpy(in);
+  (void)record::parseSafetensors(in);
+  (void)record::parseIds(in, "ids.csv");
+  (void)record::parseIds(in, "ids.json");
+#else
+#error "define one FUZZ_<TARGET>"
+#endif
+  return 0;
+}
