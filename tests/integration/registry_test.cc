@@ -49,11 +49,16 @@ class Registry : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!haveTool("docker-registry") || !haveTool("skopeo") || !haveTool("curl")) return;
     dir_ = new std::string(tempDir("registry"));
-    port_ = freePort();
-    writeFile(*dir_ + "/config.yml", "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + *dir_ +
-                                         "/data\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port_) + "\n");
-    proc_ = new Process{spawn("exec docker-registry serve " + *dir_ + "/config.yml", *dir_ + "/registry.log")};
-    if (!waitHttp(port_)) return;
+    bool up = false;
+    for (int attempt = 0; attempt < 5 && !up; ++attempt) {  // another test may hold a random port
+      delete proc_;
+      port_ = freePort();
+      writeFile(*dir_ + "/config.yml", "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + *dir_ +
+                                           "/data\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port_) + "\n");
+      proc_ = new Process{spawn("exec docker-registry serve " + *dir_ + "/config.yml", *dir_ + "/registry.log")};
+      up = waitHttp(port_) && run("grep -q 'address already in use' " + *dir_ + "/registry.log").code != 0;
+    }
+    if (!up) return;
     // A clean image and a two-platform index.
     json spec = {{"tag", "1.0"},
                  {"config", {{"Env", {"PATH=/bin"}}}},
@@ -93,12 +98,15 @@ class Registry : public ::testing::Test {
   };
   std::unique_ptr<Proxy> proxy(const std::string& mode) {
     auto p = std::make_unique<Proxy>();
-    p->port = freePort();
     p->log = tempDir("proxy") + "/requests.log";
     writeFile(p->log, "");
-    p->proc.pid = spawn("exec python3 " + std::string(SOURCE_DIR) + "/tests/registry/fault_proxy.py " + std::to_string(p->port) +
-                            " http://127.0.0.1:" + std::to_string(port_) + " " + mode + " " + p->log,
+    // Port 0: the proxy binds a free port and writes it next to its log.
+    p->proc.pid = spawn("exec python3 " + std::string(SOURCE_DIR) + "/tests/registry/fault_proxy.py 0 http://127.0.0.1:" +
+                            std::to_string(port_) + " " + mode + " " + p->log,
                         p->log + ".out");
+    for (int i = 0; i < 200 && readFile(p->log + ".port").empty(); ++i) ::usleep(50000);
+    p->port = std::atoi(readFile(p->log + ".port").c_str());
+    EXPECT_GT(p->port, 0) << readFile(p->log + ".out");
     EXPECT_TRUE(waitHttp(p->port, "/token"));
     return p;
   }

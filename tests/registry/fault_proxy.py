@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A loopback proxy in front of a real registry, for Kernodeck's tests.
 
-fault_proxy.py PORT UPSTREAM MODE LOGFILE
+fault_proxy.py PORT UPSTREAM MODE LOGFILE   (PORT 0: any free port, written to LOGFILE.port)
 MODE: ok | 429 | 5xx | drop | wrongdigest | html | stall | bearer
 Every request is logged as one line "METHOD PATH STATUS" to LOGFILE. The proxy
 stops by itself after 10 minutes."""
@@ -112,5 +112,9 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 srv = Server(("127.0.0.1", PORT), Proxy)
+PORT = srv.server_address[1]
+with open(LOG + ".port.tmp", "w") as f:
+    f.write(str(PORT))
+os.rename(LOG + ".port.tmp", LOG + ".port")
 threading.Timer(600, lambda: os._exit(0)).start()
 srv.serve_forever()
