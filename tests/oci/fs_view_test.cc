@@ -121,3 +121,28 @@ TEST(DirView, LinksNeverLeaveTheRoot) {
   EXPECT_EQ(names.size(), 4u);
   std::system(("rm -rf " + root).c_str());
 }
+
+// More of the breakout table: whiteouts of the root and of a parent, a multi-step
+// relative symlink chain, a symlink named '.', and a file planted through a chain.
+TEST(LayeredView, MoreBreakoutCases) {
+  // A whiteout naming the root itself is refused by the scanner (".wh." has no target).
+  auto root = build({{{"keep", 'f', "1"}}, {{".wh.", 'f'}}});
+  EXPECT_EQ(root.unsafe.size(), 1u);
+  EXPECT_TRUE(root.view.stat("keep"));
+  // A whiteout of a parent directory removes the whole tree below it, and nothing else.
+  auto parent = build({{{"a/b/c", 'f', "1"}, {"a/x", 'f', "2"}, {"z", 'f', "3"}}, {{".wh.a", 'f'}}});
+  EXPECT_FALSE(parent.view.stat("a/b/c"));
+  EXPECT_FALSE(parent.view.stat("a"));
+  EXPECT_TRUE(parent.view.stat("z"));
+  // Multi-step relative symlinks that try to climb out end at the root.
+  auto chain = build({{{"etc/passwd", 'f', "image"}, {"x/y/l1", 'l', "", "../l2"}, {"x/l2", 'l', "", "../../../../l3"},
+                       {"l3", 'l', "", "etc/passwd"}}});
+  EXPECT_EQ(*chain.view.readFile("x/y/l1"), "image");
+  // A file written through a chain of planted symlinks is refused.
+  auto planted = build({{{"d1", 'l', "", "d2"}, {"d2", 'l', "", "/tmp"}}, {{"d1/evil", 'f', "x"}}});
+  EXPECT_EQ(planted.unsafe.size(), 1u);
+  EXPECT_FALSE(planted.view.stat("tmp/evil"));
+  // A symlink named '.' is dropped by path normalisation (it names the root).
+  auto dot = build({{{"./", 'd'}, {"a", 'f', "1"}}});
+  EXPECT_TRUE(dot.view.stat("a"));
+}

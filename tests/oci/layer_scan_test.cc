@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <iterator>
+
 #include "kernodeck/util/hash.h"
 #include "tar_builder.h"
 
@@ -105,4 +109,25 @@ TEST(LayerScan, LongNamesAndDeepNesting) {
   ASSERT_EQ(s.entries.size(), 2u);
   EXPECT_EQ(s.entries[0].path, deep + "f");
   EXPECT_EQ(s.entries[1].path, longName);
+}
+
+// A GNU sparse entry claiming 10 GB: handled without reading or hashing 10 GB.
+TEST(LayerScan, SparseTenGigabyteClaimIsNotRead) {
+  char tmpl[] = "/tmp/kdk-sparse-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  std::string cmd = "cd " + dir + " && truncate -s 10G big && printf data >> big && tar --sparse -cf layer.tar big 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "GNU tar with --sparse is not available";
+  std::ifstream in(dir + "/layer.tar", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_LT(bytes.size(), 1u << 20);
+  auto t0 = std::chrono::steady_clock::now();
+  StringStream s(bytes);
+  LayerScan scan = scanLayer(s, {});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  ASSERT_FALSE(scan.error) << scan.error->message;
+  ASSERT_EQ(scan.entries.size(), 1u);
+  EXPECT_EQ(scan.entries[0].size, (int64_t(10) << 30) + 4);
+  EXPECT_TRUE(scan.entries[0].sha256.empty());  // sparse: not hashed
+  std::system(("rm -rf " + dir).c_str());
 }
