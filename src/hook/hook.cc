@@ -21,13 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string nowUtc() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 void appendLog(const std::string& file, const json& line) {
   if (file.empty()) return;
   std::ofstream out(file, std::ios::app);
@@ -51,7 +44,7 @@ Outcome run(const Options& opts, std::string_view stateJson) {
   auto t0 = std::chrono::steady_clock::now();
   Outcome out;
   Policy policy = opts.policy;
-  json log = {{"time", nowUtc()}, {"stage", opts.stage}, {"node_policy", opts.policy == Policy::Enforce ? "enforce" : "warn"}};
+  json log = {{"time", util::utcTimestamp()}, {"stage", opts.stage}, {"node_policy", opts.policy == Policy::Enforce ? "enforce" : "warn"}};
   auto finish = [&](bool block, const std::string& reason) {
     bool enforce = policy == Policy::Enforce;
     out.exitCode = block && enforce ? 1 : 0;
@@ -112,7 +105,7 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     bool block = check.blocking();
     out.record = {{"schema", "kernodeck.host/v1"},
                   {"kernodeck_version", kVersion},
-                  {"time", nowUtc()},
+                  {"time", util::utcTimestamp()},
                   {"container", {{"id", st->id}, {"bundle", st->bundle}}},
                   {"host", facts.toJson()},
                   {"gpu_container", check.gpuContainer},

@@ -17,6 +17,13 @@
 
 namespace kernodeck::oci {
 
+Result<size_t> MemoryStream::read(void* buf, size_t n) {
+  size_t k = std::min(n, s_.size() - pos_);
+  std::memcpy(buf, s_.data() + pos_, k);
+  pos_ += k;
+  return k;
+}
+
 Result<std::string> readAll(ByteStream& s, uint64_t limit, const std::string& what) {
   std::string out;
   char buf[65536];

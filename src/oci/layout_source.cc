@@ -174,7 +174,7 @@ class DockerArchiveSource : public ImageSource {
   Result<std::unique_ptr<ByteStream>> openBlob(const Descriptor& d) override {
     if (d.mediaType == media::kDockerManifest && !manifestBytes_.empty() &&
         d.digest.encoded == util::sha256Hex(manifestBytes_))
-      return std::unique_ptr<ByteStream>(new StringStream(manifestBytes_));
+      return std::unique_ptr<ByteStream>(new MemoryStream(manifestBytes_));
     auto it = paths_.find(d.digest.str());
     if (it == paths_.end()) return Error::NotFound("blob " + d.digest.str() + " is not in " + fa_->where("manifest.json"));
     return fa_->open(it->second);
@@ -188,21 +188,6 @@ class DockerArchiveSource : public ImageSource {
   std::string tag() const override { return resolvedTag_; }
 
  private:
-  class StringStream : public ByteStream {
-   public:
-    explicit StringStream(std::string s) : s_(std::move(s)) {}
-    Result<size_t> read(void* buf, size_t n) override {
-      size_t k = std::min(n, s_.size() - pos_);
-      std::memcpy(buf, s_.data() + pos_, k);
-      pos_ += k;
-      return k;
-    }
-
-   private:
-    std::string s_;
-    size_t pos_ = 0;
-  };
-
   static std::optional<Digest> digestFromName(const std::string& name) {
     std::string base = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
     if (base.size() > 5 && base.substr(base.size() - 5) == ".json") base = base.substr(0, base.size() - 5);

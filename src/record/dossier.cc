@@ -37,25 +37,6 @@ std::string html(const std::string& s) {
   return o;
 }
 
-void listFiles(const std::string& root, const std::string& rel, std::vector<std::string>& out) {
-  DIR* d = ::opendir((root + (rel.empty() ? "" : "/" + rel)).c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (struct dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string r = rel.empty() ? n : rel + "/" + n;
-    struct stat st {};
-    if (::lstat((root + "/" + r).c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) listFiles(root, r, out);
-    else out.push_back(r);
-  }
-}
-
 Status write(const std::string& dir, const std::string& rel, const std::string& content) {
   return util::writeBeneath(dir, rel, content);
 }
@@ -118,9 +99,7 @@ report::Report buildDossier(const DossierOptions& o) {
     }
     struct stat st {};
     if (::stat(o.dir.c_str(), &st) == 0) {
-      std::vector<std::string> existing;
-      listFiles(o.dir, "", existing);
-      if (!existing.empty()) return Error::Invalid(o.dir + " exists and is not empty");
+      if (!util::listFilesRecursive(o.dir).empty()) return Error::Invalid(o.dir + " exists and is not empty");
     } else if (::mkdir(o.dir.c_str(), 0755) != 0) {
       return Error::Io("cannot create " + o.dir);
     }
@@ -214,8 +193,7 @@ report::Report buildDossier(const DossierOptions& o) {
     return {};
   });
   r.runStep("manifest", [&]() -> Status {
-    std::vector<std::string> files;
-    listFiles(o.dir, "", files);
+    std::vector<std::string> files = util::listFilesRecursive(o.dir);
     std::string manifest;
     for (const auto& f : files)
       if (f != "MANIFEST.sha256") manifest += fileSha(o.dir + "/" + f) + "  " + f + "\n";
@@ -241,8 +219,7 @@ report::Report verifyDossier(const std::string& dir) {
     return {};
   });
   r.runStep("files", [&]() -> Status {
-    std::vector<std::string> files;
-    listFiles(dir, "", files);
+    std::vector<std::string> files = util::listFilesRecursive(dir);
     std::set<std::string> present(files.begin(), files.end());
     for (const auto& [f, sha] : want) {
       if (!present.count(f)) r.add("dossier.missing", Severity::Error, f + " is missing", {{"path", f}});

@@ -22,13 +22,6 @@ using report::Severity;
 
 namespace {
 
-std::string nowUtc() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 Result<std::pair<std::string, int64_t>> hashFile(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return Error::Io("cannot read " + path);
@@ -39,26 +32,6 @@ Result<std::pair<std::string, int64_t>> hashFile(const std::string& path) {
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) h.update(buf, n), total += static_cast<int64_t>(n);
   std::fclose(f);
   return std::make_pair(h.hex(), total);
-}
-
-void listFiles(const std::string& root, const std::string& rel, std::vector<std::string>& out, int depth) {
-  if (depth > 32 || out.size() > 200000) return;
-  DIR* d = ::opendir((root + (rel.empty() ? "" : "/" + rel)).c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (struct dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string r = rel.empty() ? n : rel + "/" + n;
-    struct stat st {};
-    if (::lstat((root + "/" + r).c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) listFiles(root, r, out, depth + 1);
-    else if (S_ISREG(st.st_mode)) out.push_back(r);
-  }
 }
 
 // A name that can move: "latest", an image tag without a digest, a model without a revision.
@@ -119,8 +92,7 @@ Result<json> hashPath(const std::string& path) {
     return json{{"kind", "file"}, {"sha256", h.first}, {"size", h.second}};
   }
   if (!S_ISDIR(st.st_mode)) return Error::Invalid(path + " is neither a file nor a directory");
-  std::vector<std::string> files;
-  listFiles(path, "", files, 0);
+  std::vector<std::string> files = util::listFilesRecursive(path);
   json list = json::array();
   util::Hasher manifest("sha256");
   int64_t total = 0;
@@ -134,7 +106,7 @@ Result<json> hashPath(const std::string& path) {
 }
 
 Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
-  json ref = {{"schema", "kernodeck.reference/v1"}, {"created", nowUtc()}, {"declared_before_comparison", true}};
+  json ref = {{"schema", "kernodeck.reference/v1"}, {"created", util::utcTimestamp()}, {"declared_before_comparison", true}};
   json code = json::object();
   if (!o.repo.empty()) {
     std::string rev = git(o.repo, "rev-parse HEAD");

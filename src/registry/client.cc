@@ -527,21 +527,6 @@ Result<std::unique_ptr<oci::ByteStream>> Client::blob(const oci::Descriptor& d) 
 
 namespace {
 
-class StringStream : public oci::ByteStream {
- public:
-  explicit StringStream(std::string s) : s_(std::move(s)) {}
-  Result<size_t> read(void* buf, size_t n) override {
-    size_t k = std::min(n, s_.size() - pos_);
-    std::memcpy(buf, s_.data() + pos_, k);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  std::string s_;
-  size_t pos_ = 0;
-};
-
 class RegistrySource : public oci::ImageSource {
  public:
   RegistrySource(const Reference& ref, const ClientOptions& o) : client_(ref, o) {}
@@ -565,7 +550,7 @@ class RegistrySource : public oci::ImageSource {
         KDK_TRY_ASSIGN(Manifest m, client_.manifest(d.digest.str()));
         it = manifests_.emplace(d.digest.str(), m.bytes).first;
       }
-      return std::unique_ptr<oci::ByteStream>(new StringStream(it->second));
+      return std::unique_ptr<oci::ByteStream>(new oci::MemoryStream(it->second));
     }
     return client_.blob(d);
   }

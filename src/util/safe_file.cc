@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -87,6 +90,36 @@ Status writeFileAtomic(const std::string& path, std::string_view content) {
     return Error::Io("cannot write " + path + ": " + std::strerror(e));
   }
   return {};
+}
+
+namespace {
+
+void walk(const std::string& root, const std::string& rel, std::vector<std::string>& out, int depth) {
+  if (depth > 32 || out.size() >= 200000) return;
+  DIR* d = ::opendir((root + (rel.empty() ? "" : "/" + rel)).c_str());
+  if (!d) return;
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string r = rel.empty() ? n : rel + "/" + n;
+    struct stat st {};
+    if (::lstat((root + "/" + r).c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) walk(root, r, out, depth + 1);
+    else if (out.size() < 200000) out.push_back(r);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> listFilesRecursive(const std::string& root) {
+  std::vector<std::string> out;
+  walk(root, "", out, 0);
+  return out;
 }
 
 Result<std::string> readFileLimited(const std::string& path, size_t limit) {

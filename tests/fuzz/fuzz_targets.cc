@@ -31,25 +31,6 @@
 
 using namespace kernodeck;
 
-namespace {
-
-class BytesStream : public oci::ByteStream {
- public:
-  explicit BytesStream(std::string_view s) : s_(s) {}
-  Result<size_t> read(void* buf, size_t n) override {
-    size_t k = std::min(n, s_.size() - pos_);
-    std::memcpy(buf, s_.data() + pos_, k);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  std::string_view s_;
-  size_t pos_ = 0;
-};
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
   std::string s(in);
@@ -66,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)registry::parseWwwAuthenticate(in);
   (void)report::redactText(in);
 #elif defined(FUZZ_TAR)
-  BytesStream stream(in);
+  oci::MemoryStream stream(s);
   oci::ScanOptions o;
   o.capture = [](const std::string&) -> uint64_t { return 4096; };
   oci::LayerScan scan = oci::scanLayer(stream, o);

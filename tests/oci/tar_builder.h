@@ -78,19 +78,6 @@ inline std::string makeTar(const std::vector<TarEntry>& entries, bool gzip = fal
   return out;
 }
 
-class StringStream : public kernodeck::oci::ByteStream {
- public:
-  explicit StringStream(std::string s) : s_(std::move(s)) {}
-  kernodeck::Result<size_t> read(void* buf, size_t n) override {
-    size_t k = std::min(n, s_.size() - pos_);
-    std::memcpy(buf, s_.data() + pos_, k);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  std::string s_;
-  size_t pos_ = 0;
-};
+using StringStream = kernodeck::oci::MemoryStream;
 
 }  // namespace kdktest

@@ -20,6 +20,17 @@ class ByteStream {
   virtual Result<size_t> read(void* buf, size_t n) = 0;
 };
 
+// A stream over bytes held in memory.
+class MemoryStream : public ByteStream {
+ public:
+  explicit MemoryStream(std::string bytes) : s_(std::move(bytes)) {}
+  Result<size_t> read(void* buf, size_t n) override;
+
+ private:
+  std::string s_;
+  size_t pos_ = 0;
+};
+
 // Reads a whole stream, failing once more than `limit` bytes arrive.
 Result<std::string> readAll(ByteStream& s, uint64_t limit, const std::string& what);
 

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernodeck/util/result.h"
 
@@ -16,6 +17,10 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
 
 // Writes `content` to PATH atomically (a temporary file beside it, fsync, rename).
 Status writeFileAtomic(const std::string& path, std::string_view content);
+
+// Every non-directory entry below `root` (relative paths, sorted; links are not followed),
+// at most 32 levels deep and 200,000 entries.
+std::vector<std::string> listFilesRecursive(const std::string& root);
 
 // Reads a whole file of at most `limit` bytes.
 Result<std::string> readFileLimited(const std::string& path, size_t limit);

@@ -20,6 +20,8 @@ size_t editDistance(std::string_view a, std::string_view b);
 std::optional<uint64_t> parseUint(std::string_view s);
 // Human-readable byte count: "12.3 MiB".
 std::string humanBytes(uint64_t n);
+// The current time as an RFC 3339 UTC timestamp: "2026-11-29T20:10:05Z".
+std::string utcTimestamp();
 // Makes arbitrary bytes safe to print on one line (control characters escaped, length capped).
 std::string printable(std::string_view s, size_t max = 200);
 
