@@ -27,34 +27,6 @@ bool endsWith(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-// Files whose base name matches, in a BFS of limited depth away from system trees.
-std::vector<std::string> findFiles(const oci::FsView& v, const std::function<bool(const std::string&)>& match, int maxDepth) {
-  static const std::set<std::string> skipDirs = {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "var/lib",
-                                                 "var/cache", "boot", "run", "usr/src"};
-  std::vector<std::string> out;
-  std::deque<std::pair<std::string, int>> q = {{"", 0}};
-  size_t visited = 0;
-  while (!q.empty() && visited < 20000) {
-    auto [dir, depth] = q.front();
-    q.pop_front();
-    ++visited;
-    for (const auto& name : v.list(dir)) {
-      std::string p = dir.empty() ? name : dir + "/" + name;
-      auto n = v.stat(p);
-      if (!n) continue;
-      if (n->kind == oci::EntryKind::Dir) {
-        if (depth < maxDepth && !skipDirs.count(p) && name != "site-packages" && name != "dist-packages" &&
-            name != "node_modules" && name != "__pycache__" && name != ".git")
-          q.emplace_back(p, depth + 1);
-      } else if (match(name)) {
-        out.push_back(p);
-      }
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 bool hasUserinfoSecret(const std::string& s) { return report::looksLikeSecret(s); }
 
 class PackagesAudit {
@@ -233,9 +205,12 @@ class PackagesAudit {
       auto t = v_.readFile(p, 1 << 20);
       return t.ok() ? std::optional<std::string>(*t) : std::nullopt;
     };
-    for (const auto& p : findFiles(v_, [](const std::string& n) {
-           return (n.rfind("requirements", 0) == 0 || n.rfind("constraints", 0) == 0) && endsWith(n, ".txt");
-         }, 4))
+    auto isRequirements = [](const std::string& n) {
+      return (n.rfind("requirements", 0) == 0 || n.rfind("constraints", 0) == 0) && endsWith(n, ".txt");
+    };
+    for (const auto& p : oci::findFiles(v_, isRequirements, 4,
+                                        {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "var/lib", "var/cache", "boot", "run", "usr/src"},
+                                        {"site-packages", "dist-packages", "node_modules", "__pycache__", ".git"}))
       files.emplace_back("/" + p, python::loadRequirements(p, inImage, ctx_.env));
     auto onHost = [&](const std::string& p) -> std::optional<std::string> {
       auto t = util::readFileLimited(p, 1 << 20);

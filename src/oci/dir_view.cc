@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/util/hash.h"
@@ -78,51 +79,43 @@ class DirView : public FsView {
   }
 
   Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override {
-    std::string base;
-    Fd parent = openParent(path, base);
-    if (parent.get() < 0 || base.empty()) return Error::NotFound("'" + util::printable(path) + "' is not in " + rootPath_);
-    Fd f(::openat(parent.get(), base.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-    if (f.get() < 0) return Error::Io("cannot open " + rootPath_ + "/" + util::printable(path) + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode))
-      return Error::Invalid(rootPath_ + "/" + util::printable(path) + " is not a regular file");
     util::Hasher h(algorithm);
     if (!h.valid()) return Error::Unsupported("unknown hash algorithm '" + algorithm + "'");
-    char buf[1 << 16];
-    while (true) {
-      ssize_t k = ::read(f.get(), buf, sizeof buf);
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0) return Error::Io("reading " + rootPath_ + "/" + util::printable(path) + ": " + std::strerror(errno));
-      if (k == 0) break;
-      h.update(buf, static_cast<size_t>(k));
-    }
+    KDK_TRY_STATUS(readChunks(path, UINT64_MAX, [&](const char* p, size_t n) { h.update(p, n); }));
     return h.hex();
   }
 
   Result<std::string> readResolved(const std::string& path, uint64_t limit) const override {
-    std::string base;
-    Fd parent = openParent(path, base);
-    if (parent.get() < 0 || base.empty()) return Error::NotFound("'" + util::printable(path) + "' is not in " + rootPath_);
-    Fd f(::openat(parent.get(), base.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-    if (f.get() < 0) return Error::Io("cannot open " + rootPath_ + "/" + util::printable(path) + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode))
-      return Error::Invalid(rootPath_ + "/" + util::printable(path) + " is not a regular file");
-    if (static_cast<uint64_t>(st.st_size) > limit) return Error::Invalid(rootPath_ + "/" + util::printable(path) + " is too large");
     std::string out;
-    char buf[65536];
-    while (true) {
-      ssize_t k = ::read(f.get(), buf, sizeof buf);
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0) return Error::Io("reading " + rootPath_ + "/" + util::printable(path) + ": " + std::strerror(errno));
-      if (k == 0) break;
-      if (out.size() + static_cast<size_t>(k) > limit) return Error::Invalid(rootPath_ + "/" + util::printable(path) + " is too large");
-      out.append(buf, static_cast<size_t>(k));
-    }
+    KDK_TRY_STATUS(readChunks(path, limit, [&](const char* p, size_t n) { out.append(p, n); }));
     return out;
   }
 
  private:
+  // Feeds the regular file at a resolved path to `sink`, opened without following a link.
+  Status readChunks(const std::string& path, uint64_t limit, const std::function<void(const char*, size_t)>& sink) const {
+    std::string base;
+    Fd parent = openParent(path, base);
+    std::string where = rootPath_ + "/" + util::printable(path);
+    if (parent.get() < 0 || base.empty()) return Error::NotFound("'" + util::printable(path) + "' is not in " + rootPath_);
+    Fd f(::openat(parent.get(), base.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (f.get() < 0) return Error::Io("cannot open " + where + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) return Error::Invalid(where + " is not a regular file");
+    if (static_cast<uint64_t>(st.st_size) > limit) return Error::Invalid(where + " is too large");
+    char buf[1 << 16];
+    uint64_t total = 0;
+    while (true) {
+      ssize_t k = ::read(f.get(), buf, sizeof buf);
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0) return Error::Io("reading " + where + ": " + std::strerror(errno));
+      if (k == 0) return {};
+      total += static_cast<uint64_t>(k);
+      if (total > limit) return Error::Invalid(where + " is too large");
+      sink(buf, static_cast<size_t>(k));
+    }
+  }
+
   // Opens the directory `dir` (normalised, no links) component by component.
   Fd openDir(const std::string& dir) const {
     Fd cur(::dup(root_.get()));

@@ -1,5 +1,6 @@
 #include "kernodeck/oci/fs_view.h"
 
+#include <algorithm>
 #include <deque>
 
 #include "kernodeck/util/strings.h"
@@ -175,6 +176,31 @@ Result<std::string> LayeredView::readResolved(const std::string& path, uint64_t 
     return Error::Unsupported("content of '" + util::printable(path) + "' was not captured during the layer walk");
   if (it->second.content->size() > limit) return Error::Invalid("'" + util::printable(path) + "' is too large");
   return *it->second.content;
+}
+
+std::vector<std::string> findFiles(const FsView& v, const std::function<bool(const std::string&)>& match, int maxDepth,
+                                   const std::vector<std::string>& skip, const std::vector<std::string>& skipNames) {
+  std::vector<std::string> out;
+  std::deque<std::pair<std::string, int>> q = {{"", 0}};
+  size_t visited = 0;
+  auto in = [](const std::vector<std::string>& list, const std::string& s) { return std::find(list.begin(), list.end(), s) != list.end(); };
+  while (!q.empty() && visited < 20000) {
+    auto [dir, depth] = q.front();
+    q.pop_front();
+    ++visited;
+    for (const auto& name : v.list(dir)) {
+      std::string p = joinPath(dir, name);
+      auto n = v.stat(p);
+      if (!n) continue;
+      if (n->kind == EntryKind::Dir) {
+        if (depth < maxDepth && !in(skip, p) && !in(skipNames, name)) q.emplace_back(p, depth + 1);
+      } else if (match(name)) {
+        out.push_back(p);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Result<std::string> LayeredView::hashResolved(const std::string& path, const std::string& algorithm) const {

@@ -124,28 +124,14 @@ void inventory(const oci::FsView& v, PythonEnv& env) {
   }
 }
 
-// Directories that may hold a virtual environment: BFS to a small depth, away from system trees.
+// Directories that hold a virtual environment (a pyvenv.cfg), away from system trees.
 std::vector<std::string> findVenvs(const oci::FsView& v) {
-  static const std::set<std::string> skip = {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib/x86_64-linux-gnu",
-                                             "usr/lib/aarch64-linux-gnu", "var/lib/dpkg", "var/cache", "boot", "run", "tmp"};
   std::vector<std::string> out;
-  std::deque<std::pair<std::string, int>> q = {{"", 0}};
-  size_t visited = 0;
-  while (!q.empty() && visited < 20000) {
-    auto [dir, depth] = q.front();
-    q.pop_front();
-    ++visited;
-    for (const auto& name : v.list(dir)) {
-      std::string p = join(dir, name);
-      auto n = v.stat(p);
-      if (!n) continue;
-      if (name == "pyvenv.cfg" && n->kind != oci::EntryKind::Dir) out.push_back(dir);
-      if (n->kind == oci::EntryKind::Dir && depth < 4 && !skip.count(p) && name != "site-packages" &&
-          name != "dist-packages" && name != "node_modules" && name != "__pycache__")
-        q.emplace_back(p, depth + 1);
-    }
-  }
-  std::sort(out.begin(), out.end());
+  for (const auto& cfg : oci::findFiles(v, [](const std::string& n) { return n == "pyvenv.cfg"; }, 4,
+                                        {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib/x86_64-linux-gnu",
+                                         "usr/lib/aarch64-linux-gnu", "var/lib/dpkg", "var/cache", "boot", "run", "tmp"},
+                                        {"site-packages", "dist-packages", "node_modules", "__pycache__"}))
+    out.push_back(dirName(cfg));
   return out;
 }
 

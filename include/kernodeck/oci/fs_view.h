@@ -73,6 +73,12 @@ class LayeredView : public FsView {
   std::map<std::string, Node> nodes_;
 };
 
+// Files whose base name `match`es, found breadth-first from the root down to `maxDepth`
+// directories, skipping the directories named in `skip` (normalised paths) and any
+// directory whose own name is in `skipNames`. Bounded to 20,000 directories.
+std::vector<std::string> findFiles(const FsView& view, const std::function<bool(const std::string&)>& match, int maxDepth,
+                                   const std::vector<std::string>& skip, const std::vector<std::string>& skipNames);
+
 // Opens an unpacked root filesystem. Every lookup walks from the root with
 // O_NOFOLLOW, so a link in the tree can never lead outside it.
 Result<std::unique_ptr<FsView>> openDirView(const std::string& root);
