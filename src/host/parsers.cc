@@ -65,11 +65,13 @@ std::vector<MigDevice> parseMigMinors(std::string_view text) {
     std::string line(util::trim(raw));
     std::smatch m;
     if (!std::regex_match(line, m, re)) continue;
-    MigDevice d;
-    d.gpu = std::stoi(m[1].str());
-    d.gi = std::stoi(m[2].str());
-    d.ci = m[3].matched ? std::stoi(m[3].str()) : -1;
-    d.minor = std::stoi(m[4].str());
+    // Numbers beyond the device-number range are not MIG minors (and must not overflow).
+    auto num = [](const std::string& s) -> int {
+      auto v = util::parseUint(s);
+      return v && *v < (1u << 20) ? static_cast<int>(*v) : -1;
+    };
+    MigDevice d{num(m[1].str()), num(m[2].str()), m[3].matched ? num(m[3].str()) : -1, num(m[4].str())};
+    if (d.gpu < 0 || d.gi < 0 || d.minor < 0 || (m[3].matched && d.ci < 0)) continue;
     out.push_back(d);
   }
   return out;

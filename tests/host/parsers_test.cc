@@ -68,3 +68,11 @@ TEST(HostParsers, InferArchAndBrand) {
   EXPECT_EQ(inferArchAndBrand("NVIDIA L40S").first, "8.9");
   EXPECT_EQ(inferArchAndBrand("Mystery GPU").first, "");
 }
+
+// Found by the procfs fuzz target: a huge GI number must not throw.
+TEST(HostParsers, MigMinorsWithHugeNumbersAreSkipped) {
+  auto m = parseMigMinors("gpu0/gi" + std::string(60, '4') + "/ci0/access 13\ngpu0/gi1/access 99999999999\ngpu1/gi2/access 7\n");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].gpu, 1);
+  EXPECT_EQ(m[0].minor, 7);
+}
