@@ -11,6 +11,7 @@
 #include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
+#include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
@@ -239,6 +240,10 @@ class Pipeline {
     auto work = [&] {
       for (size_t i; (i = next++) < n;) {
         const oci::Descriptor& d = manifest_.layers[i];
+        if (auto cached = oci::loadScan(source_->scanCacheDir(), d.digest); cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
+          scans[i] = std::move(*cached);
+          continue;
+        }
         auto stream = source_->openBlob(d);
         if (!stream.ok()) {
           openErrors[i] = stream.error();
@@ -247,6 +252,9 @@ class Pipeline {
         oci::ScanOptions mine = so;
         mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
         scans[i] = oci::scanLayer(**stream, mine);
+        // Only a complete scan of bytes that matched their digest is worth keeping.
+        if (!scans[i]->error && scans[i]->digestHex == d.digest.encoded && static_cast<int64_t>(scans[i]->compressedSize) == d.size)
+          oci::storeScan(source_->scanCacheDir(), d.digest, *scans[i]);
       }
     };
     std::vector<std::thread> pool;

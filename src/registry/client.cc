@@ -529,7 +529,8 @@ namespace {
 
 class RegistrySource : public oci::ImageSource {
  public:
-  RegistrySource(const Reference& ref, const ClientOptions& o) : client_(ref, o) {}
+  RegistrySource(const Reference& ref, const ClientOptions& o)
+      : client_(ref, o), cacheDir_(o.noCache ? "" : (o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir)) {}
 
   Result<oci::Descriptor> resolve() override {
     const Reference& ref = client_.reference();
@@ -560,9 +561,11 @@ class RegistrySource : public oci::ImageSource {
     return r.registry + "/" + r.repository + "@" + d.digest.str();
   }
   std::string tag() const override { return client_.reference().tagGiven || !client_.reference().digest ? client_.reference().tag : ""; }
+  std::string scanCacheDir() const override { return cacheDir_; }
 
  private:
   Client client_;
+  std::string cacheDir_;
   std::map<std::string, std::string> manifests_;
 };
 

@@ -64,6 +64,9 @@ class ImageSource {
   virtual bool synthetic() const { return false; }
   // The tag the reference resolved through, if any (for image.tag.mutable).
   virtual std::string tag() const { return {}; }
+  // Where per-layer results may be cached: only for sources that fetch blobs by digest
+  // and verify them (registries); empty for local layouts and archives.
+  virtual std::string scanCacheDir() const { return {}; }
 };
 
 // Opens a local image (oci, oci-archive, docker-archive). Dir and registry
