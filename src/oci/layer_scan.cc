@@ -7,7 +7,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <cstring>
 #include <set>
+
+#ifdef KERNODECK_HAVE_ISAL
+#include <isa-l.h>
+#endif
 #include <vector>
 
 #include "kernodeck/util/hash.h"
@@ -53,8 +58,30 @@ namespace {
 
 constexpr size_t kChunk = 1 << 17;
 
+struct Pipe;
+
+#ifdef KERNODECK_HAVE_ISAL
+// gzip through ISA-L's igzip (several times faster than zlib); multi-member streams
+// are followed member by member. zstd and plain tar stay with libarchive.
+class IsalGzip {
+ public:
+  explicit IsalGzip(Pipe* p) : p_(p) {
+    isal_inflate_init(&st_);
+    st_.crc_flag = ISAL_GZIP;
+  }
+  // Inflated bytes into buf; 0 at the end; -1 on a damaged or truncated stream.
+  la_ssize_t read(char* buf, size_t n, std::string& error);
+
+ private:
+  Pipe* p_;
+  struct inflate_state st_ {};
+  bool done_ = false;
+};
+#endif
+
 struct Pipe {
   ByteStream* in = nullptr;
+  std::string pending;  // bytes already read from `in` (the peek), served first
   util::Hasher compressed;
   uint64_t compressedBytes = 0;
   std::vector<char> inBuf = std::vector<char>(kChunk);
@@ -66,27 +93,110 @@ struct Pipe {
   uint64_t uncompressedBytes = 0;
   std::vector<char> tarBuf = std::vector<char>(kChunk);
   bool inflaterEof = false;
+#ifdef KERNODECK_HAVE_ISAL
+  std::unique_ptr<IsalGzip> isal;
+#endif
 
   explicit Pipe(const std::string& alg) : compressed(alg) {}
+
+  // Next compressed bytes (hashed and counted); 0 at the end.
+  Result<size_t> pull(char* buf, size_t n) {
+    if (!pending.empty()) {
+      size_t k = std::min(n, pending.size());
+      std::memcpy(buf, pending.data(), k);
+      pending.erase(0, k);
+      return k;
+    }
+    auto r = in->read(buf, n);
+    if (!r.ok()) {
+      inError = r.error();
+      return r;
+    }
+    if (*r == 0) inEof = true;
+    compressed.update(buf, *r);
+    compressedBytes += *r;
+    return r;
+  }
 };
+
+#ifdef KERNODECK_HAVE_ISAL
+la_ssize_t IsalGzip::read(char* buf, size_t n, std::string& error) {
+  while (!done_) {
+    if (st_.avail_in == 0 && !p_->inEof) {
+      auto r = p_->pull(p_->inBuf.data(), p_->inBuf.size());
+      if (!r.ok()) {
+        error = r.error().message;
+        return -1;
+      }
+      st_.next_in = reinterpret_cast<uint8_t*>(p_->inBuf.data());
+      st_.avail_in = static_cast<uint32_t>(*r);
+    }
+    st_.next_out = reinterpret_cast<uint8_t*>(buf);
+    st_.avail_out = static_cast<uint32_t>(n);
+    int ret = isal_inflate(&st_);
+    if (ret < 0) {
+      error = "gzip stream is damaged (ISA-L error " + std::to_string(ret) + ")";
+      return -1;
+    }
+    size_t produced = n - st_.avail_out;
+    if (st_.block_state == ISAL_BLOCK_FINISH) {
+      // End of a member: another may follow (concatenated gzip), else the stream is done.
+      uint8_t* next = st_.next_in;
+      uint32_t avail = st_.avail_in;
+      if (avail == 0 && !p_->inEof) {
+        auto r = p_->pull(p_->inBuf.data(), p_->inBuf.size());
+        if (!r.ok()) {
+          error = r.error().message;
+          return -1;
+        }
+        next = reinterpret_cast<uint8_t*>(p_->inBuf.data());
+        avail = static_cast<uint32_t>(*r);
+      }
+      if (avail == 0) done_ = true;
+      else {
+        isal_inflate_reset(&st_);
+        st_.crc_flag = ISAL_GZIP;
+        st_.next_in = next;
+        st_.avail_in = avail;
+      }
+    } else if (st_.avail_in == 0 && p_->inEof && produced == 0) {
+      error = "gzip stream ends early (truncated)";
+      return -1;
+    }
+    if (produced > 0) return static_cast<la_ssize_t>(produced);
+  }
+  return 0;
+}
+#endif
 
 la_ssize_t readCompressed(struct archive* a, void* ud, const void** out) {
   auto* p = static_cast<Pipe*>(ud);
-  auto r = p->in->read(p->inBuf.data(), p->inBuf.size());
+  auto r = p->pull(p->inBuf.data(), p->inBuf.size());
   if (!r.ok()) {
-    p->inError = r.error();
     archive_set_error(a, EIO, "%s", r.error().message.c_str());
     return -1;
   }
-  if (*r == 0) p->inEof = true;
-  p->compressed.update(p->inBuf.data(), *r);
-  p->compressedBytes += *r;
   *out = p->inBuf.data();
   return static_cast<la_ssize_t>(*r);
 }
 
 la_ssize_t readInflated(struct archive* a, void* ud, const void** out) {
   auto* p = static_cast<Pipe*>(ud);
+#ifdef KERNODECK_HAVE_ISAL
+  if (p->isal) {
+    std::string error;
+    la_ssize_t k = p->isal->read(p->tarBuf.data(), p->tarBuf.size(), error);
+    if (k < 0) {
+      archive_set_error(a, EIO, "%s", error.c_str());
+      return -1;
+    }
+    if (k == 0) p->inflaterEof = true;
+    p->uncompressed.update(p->tarBuf.data(), static_cast<size_t>(k));
+    p->uncompressedBytes += static_cast<uint64_t>(k);
+    *out = p->tarBuf.data();
+    return k;
+  }
+#endif
   la_ssize_t n = archive_read_data(p->inflater, p->tarBuf.data(), p->tarBuf.size());
   if (n < 0) {
     const char* e = archive_error_string(p->inflater);
@@ -162,12 +272,34 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
   };
 
   struct archive_entry* rawEntry = nullptr;
-  if (archive_read_open(inflater, &pipe, nullptr, readCompressed, nullptr) != ARCHIVE_OK) {
+  bool useIsal = false;
+#ifdef KERNODECK_HAVE_ISAL
+  {
+    // Peek at the first bytes: gzip goes to ISA-L.
+    char head[2];
+    size_t got = 0;
+    while (got < 2) {
+      auto r = pipe.pull(head + got, 2 - got);
+      if (!r.ok() || *r == 0) break;
+      got += *r;
+    }
+    pipe.pending.assign(head, got);
+    useIsal = got == 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b;
+    if (useIsal) {
+      pipe.isal = std::make_unique<IsalGzip>(&pipe);
+      out.detected = Compression::Gzip;
+    }
+  }
+#endif
+  if (useIsal) {
+    // The inflater is ISA-L; libarchive only parses the tar.
+  } else if (archive_read_open(inflater, &pipe, nullptr, readCompressed, nullptr) != ARCHIVE_OK) {
     fail("cannot read layer: " + archiveError(inflater, "unreadable stream"));
   } else if (archive_read_next_header(inflater, &rawEntry) != ARCHIVE_OK) {
     fail("cannot read layer: " + archiveError(inflater, "empty or unreadable stream"));
-  } else {
-    switch (archive_filter_code(inflater, 0)) {
+  }
+  if (!out.error) {
+    if (!useIsal) switch (archive_filter_code(inflater, 0)) {
       case ARCHIVE_FILTER_GZIP: out.detected = Compression::Gzip; break;
       case ARCHIVE_FILTER_ZSTD: out.detected = Compression::Zstd; break;
       case ARCHIVE_FILTER_NONE: out.detected = Compression::None; break;

@@ -131,3 +131,26 @@ TEST(LayerScan, SparseTenGigabyteClaimIsNotRead) {
   EXPECT_TRUE(scan.entries[0].sha256.empty());  // sparse: not hashed
   std::system(("rm -rf " + dir).c_str());
 }
+
+// Concatenated gzip members (pigz and some registries produce them) inflate as one stream.
+TEST(LayerScan, MultiMemberGzip) {
+  std::string tar = makeTar({{"a", 'f', std::string(70000, 'a')}, {"b", 'f', std::string(50000, 'b')}});
+  char tmpl[] = "/tmp/kdk-gz-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  size_t half = tar.size() / 2;
+  std::ofstream(dir + "/p1", std::ios::binary) << tar.substr(0, half);
+  std::ofstream(dir + "/p2", std::ios::binary) << tar.substr(half);
+  ASSERT_EQ(std::system(("cd " + dir + " && gzip -n p1 && gzip -n p2 && cat p1.gz p2.gz > layer.gz").c_str()), 0);
+  std::ifstream in(dir + "/layer.gz", std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  StringStream s(gz);
+  LayerScan scan = scanLayer(s, {});
+  ASSERT_FALSE(scan.error) << scan.error->message;
+  EXPECT_EQ(scan.detected, Compression::Gzip);
+  EXPECT_EQ(scan.diffIdHex, util::sha256Hex(tar));
+  EXPECT_EQ(scan.digestHex, util::sha256Hex(gz));
+  ASSERT_EQ(scan.entries.size(), 2u);
+  EXPECT_EQ(scan.entries[1].sha256, util::sha256Hex(std::string(50000, 'b')));
+  std::system(("rm -rf " + dir).c_str());
+}
