@@ -14,7 +14,7 @@
 #include "kernodeck/probe/resume.h"
 #include "kernodeck/util/safe_file.h"
 
-namespace kernodeck::probe {
+namespace kernodeck::probe::torchimpl {
 
 using nlohmann::json;
 
@@ -318,4 +318,14 @@ report::Report resumeInspect(const std::string& path) {
   return r;
 }
 
-}  // namespace kernodeck::probe
+}  // namespace kernodeck::probe::torchimpl
+
+extern "C" void kdk_resume_check(const kernodeck::probe::ResumeOptions* o, kernodeck::report::Report* out) {
+  *out = kernodeck::probe::torchimpl::resumeCheck(*o);
+}
+extern "C" int kdk_resume_continue(const std::string* ckpt, int steps, unsigned seed, const std::string* out) {
+  return kernodeck::probe::torchimpl::resumeContinue(*ckpt, steps, seed, *out);
+}
+extern "C" void kdk_resume_inspect(const std::string* path, kernodeck::report::Report* out) {
+  *out = kernodeck::probe::torchimpl::resumeInspect(*path);
+}

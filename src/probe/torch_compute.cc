@@ -4,9 +4,7 @@
 
 #include "kernodeck/probe/compute.h"
 
-namespace kernodeck::probe {
-
-const char* libtorchVersion() { return TORCH_VERSION; }
+namespace kernodeck::probe::torchimpl {
 
 LibtorchInfo libtorchInfo() {
   LibtorchInfo i;
@@ -93,4 +91,11 @@ std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, c
   return out;
 }
 
-}  // namespace kernodeck::probe
+}  // namespace kernodeck::probe::torchimpl
+
+// Entry points of the LibTorch plugin (libkernodeck_torch.so), found by torch_loader.cc.
+extern "C" void kdk_torch_info(kernodeck::probe::LibtorchInfo* out) { *out = kernodeck::probe::torchimpl::libtorchInfo(); }
+extern "C" void kdk_torch_compute(const std::vector<std::string>* devices, const kernodeck::probe::Tolerance* tol, int n,
+                                  unsigned seed, std::vector<kernodeck::probe::ComputeResult>* out) {
+  *out = kernodeck::probe::torchimpl::runCompute(*devices, *tol, n, seed);
+}

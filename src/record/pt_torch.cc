@@ -2,9 +2,11 @@
 #include <torch/script.h>
 #include <torch/serialize.h>
 
+#include <optional>
+
 #include "kernodeck/record/tensor_file.h"
 
-namespace kernodeck::record {
+namespace kernodeck::record::torchimpl {
 
 namespace {
 
@@ -49,4 +51,8 @@ Result<std::vector<Tensor>> parsePt(std::string_view bytes) {
   }
 }
 
-}  // namespace kernodeck::record
+}  // namespace kernodeck::record::torchimpl
+
+extern "C" void kdk_parse_pt(const std::string_view* bytes, std::optional<kernodeck::Result<std::vector<kernodeck::record::Tensor>>>* out) {
+  *out = kernodeck::record::torchimpl::parsePt(*bytes);
+}
