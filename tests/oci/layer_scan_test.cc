@@ -1,4 +1,5 @@
 #include "kernodeck/oci/layer_scan.h"
+#include "kernodeck/oci/scan_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -152,5 +153,41 @@ TEST(LayerScan, MultiMemberGzip) {
   EXPECT_EQ(scan.digestHex, util::sha256Hex(gz));
   ASSERT_EQ(scan.entries.size(), 2u);
   EXPECT_EQ(scan.entries[1].sha256, util::sha256Hex(std::string(50000, 'b')));
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// The per-layer result cache gives back exactly what was stored, hostile names included.
+TEST(ScanCache, RoundTripAndDamage) {
+  char tmpl[] = "/tmp/kdk-scancache-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  StringStream in(makeTar({{"a\tb\nc\\d", 'f', "x"}, {"etc/os-release", 'f', "ID=x\n"}, {"l", 'l', "", "t\\a\tb"}, {"../bad", 'f', "y"}}));
+  ScanOptions o;
+  o.capture = [](const std::string& p) -> uint64_t { return p == "etc/os-release" ? 1024 : 0; };
+  LayerScan s = scanLayer(in, o);
+  ASSERT_FALSE(s.error);
+  Digest d{"sha256", s.digestHex};
+  storeScan(dir, d, s);
+  auto back = loadScan(dir, d);
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->entries.size(), s.entries.size());
+  for (size_t i = 0; i < s.entries.size(); ++i) {
+    EXPECT_EQ(back->entries[i].path, s.entries[i].path);
+    EXPECT_EQ(back->entries[i].linkTarget, s.entries[i].linkTarget);
+    EXPECT_EQ(back->entries[i].sha256, s.entries[i].sha256);
+    EXPECT_EQ(back->entries[i].md5, s.entries[i].md5);
+    EXPECT_EQ(back->entries[i].kind, s.entries[i].kind);
+    EXPECT_EQ(static_cast<bool>(back->entries[i].content), static_cast<bool>(s.entries[i].content));
+  }
+  EXPECT_EQ(*back->entries[1].content, "ID=x\n");
+  EXPECT_EQ(back->diffIdHex, s.diffIdHex);
+  ASSERT_EQ(back->unsafe.size(), 1u);
+  // Another digest misses; a torn file misses instead of failing.
+  EXPECT_FALSE(loadScan(dir, Digest{"sha256", std::string(64, '0')}));
+  std::string file = dir + "/layers/sha256/" + s.digestHex + ".v1.tsv";
+  std::ifstream f(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::ofstream(file, std::ios::binary) << text.substr(0, text.size() - 5);
+  EXPECT_FALSE(loadScan(dir, d));
   std::system(("rm -rf " + dir).c_str());
 }
