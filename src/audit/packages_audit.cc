@@ -147,6 +147,7 @@ class PackagesAudit {
     }
     // Wheel tags and RECORD integrity.
     size_t checkedFiles = 0;
+    json unl = json::object();  // package -> files in its directories that no RECORD lists
     for (const auto& d : e.distributions) {
       std::string why;
       if (d.hasWheel && !python::wheelTagsSupported(d.wheel.tags, e.version, ctx_.architecture, &why))
@@ -177,15 +178,12 @@ class PackagesAudit {
                "RECORD of " + d.name + " has " + std::to_string(rc.malformedRows.size()) + " malformed row(s)",
                {{"package", d.name}, {"path", "/" + d.metadataDir + "/RECORD"}});
       if (!rc.unlisted.empty()) {
-        unlisted_[d.name] = rc.unlisted;
+        unl[d.name] = rc.unlisted;
         r_.add("python.record.unlisted", Severity::Info,
                std::to_string(rc.unlisted.size()) + " file(s) in the package directories of " + d.name + " are not in its RECORD",
                {{"package", d.name}});
       }
     }
-    json unl = json::object();
-    for (const auto& [k, files] : unlisted_) unl[k] = files;
-    unlisted_.clear();
     return {{"kind", e.kind}, {"prefix", "/" + e.prefix}, {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
             {"python_version", e.version}, {"include_system_site_packages", e.includeSystemSitePackages},
             {"paths", [&] { json p = json::array(); for (const auto& x : e.paths) p.push_back("/" + x); return p; }()},
@@ -328,7 +326,6 @@ class PackagesAudit {
   DpkgDatabase db_;
   std::vector<python::PythonEnv> envs_;
   gpu::Expectation expectation_;
-  std::map<std::string, std::vector<std::string>> unlisted_;
 };
 
 }  // namespace

@@ -96,8 +96,6 @@ class LayoutSource : public ImageSource {
   std::string where(const Descriptor& d) const override { return fa_->where(blobPath(d.digest)); }
   std::string tag() const override { return resolvedTag_.empty() ? tag_ : resolvedTag_; }
 
-  FileAccess& files() { return *fa_; }
-
  private:
   std::unique_ptr<FileAccess> fa_;
   std::string tag_;

@@ -15,7 +15,6 @@
 #include <regex>
 
 #include "kernodeck/audit/os_release.h"
-#include "kernodeck/gpu/container_check.h"
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
@@ -267,7 +266,7 @@ class Probe {
     std::vector<std::string> gpuNodes;
     for (const auto& name : [&] {
            std::vector<std::string> ns;
-           if (auto v = oci::openDirView(dev("/dev").empty() ? "/dev" : dev("/dev")); v.ok()) ns = (*v)->list("");
+           if (auto v = oci::openDirView(dev("/dev")); v.ok()) ns = (*v)->list("");
            std::sort(ns.begin(), ns.end());
            return ns;
          }()) {
@@ -317,7 +316,7 @@ class Probe {
     if (expectDevice_ == "rocm") {
       note("/dev/kfd", checkNode("/dev/kfd"), true);
       bool render = false;
-      if (auto v = oci::openDirView(dev("/dev/dri").empty() ? "/dev/dri" : dev("/dev/dri")); v.ok())
+      if (auto v = oci::openDirView(dev("/dev/dri")); v.ok())
         for (const auto& n : (*v)->list(""))
           if (n.rfind("renderD", 0) == 0) {
             render = true;
