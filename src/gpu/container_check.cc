@@ -1,8 +1,8 @@
 // See container_check.h. Every finding names the mismatch and a plain fix.
 #include "kernodeck/gpu/container_check.h"
 
+#include <cstdint>
 #include <algorithm>
-#include <regex>
 
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/util/strings.h"
@@ -29,9 +29,10 @@ std::map<std::string, uint32_t> parseGroupFile(std::string_view text) {
 
 namespace {
 
-bool isGpuNode(const std::string& p) {
-  static const std::regex re(R"(^/dev/nvidia[0-9]+$)");
-  return std::regex_match(p, re);
+bool isGpuNode(std::string_view p) {
+  constexpr std::string_view kPrefix = "/dev/nvidia";
+  if (p.size() <= kPrefix.size() || p.substr(0, kPrefix.size()) != kPrefix) return false;
+  return std::all_of(p.begin() + kPrefix.size(), p.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 class Checker {
@@ -118,6 +119,20 @@ class Checker {
       else if (v.support != CudaSupport::Native)
         add("hook.cuda.compat", Severity::Info, v.explanation, ev);
     }
+    if (expect_)
+      for (const auto& g : host_.gpus) {
+        // Only the GPUs passed in, when the spec names any.
+        bool passed = std::any_of(spec_.devices.begin(), spec_.devices.end(),
+                                  [&](const oci::LinuxDevice& d) { return d.path == "/dev/nvidia" + std::to_string(g.minor); });
+        bool anyGpu = std::any_of(spec_.devices.begin(), spec_.devices.end(),
+                                  [](const oci::LinuxDevice& d) { return isGpuNode(d.path); });
+        if (g.excluded || (anyGpu && !passed) || archRunsOn(expect_->torchArchList, g.arch) != false) continue;
+        add("hook.arch.unsupported", Severity::Error,
+            g.model + " (" + g.busLocation + ") is " + smName(g.arch) + " but torch " + expect_->torchVersion +
+                " was built for " + util::join(expect_->torchArchList, ", ") +
+                ": kernels would fail with \"no kernel image is available\"; use a torch build that includes " + smName(g.arch),
+            {{"arch", smName(g.arch)}});
+      }
     checkNvidiaNodes(nvDevices, hostGpus);
     for (const auto& l : host_.devCharMissing)
       add("host.devchar.missing", Severity::Warning,

@@ -85,4 +85,55 @@ CudaVerdict checkCuda(std::string_view driver, std::string_view cuda, const std:
                                         (max.empty() ? std::string("none known") : max) + ", the image needs " + want};
 }
 
+namespace {
+
+struct Capability {
+  int major = -1, minor = -1;
+};
+
+// "8.9" -> {8, 9}
+std::optional<Capability> parseCapability(std::string_view arch) {
+  size_t dot = arch.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  auto ma = util::parseUint(arch.substr(0, dot)), mi = util::parseUint(arch.substr(dot + 1));
+  if (!ma || !mi || *ma > 99 || *mi > 9) return std::nullopt;
+  return Capability{static_cast<int>(*ma), static_cast<int>(*mi)};
+}
+
+}  // namespace
+
+std::string smName(std::string_view gpuArch) {
+  auto c = parseCapability(gpuArch);
+  return c ? "sm_" + std::to_string(c->major) + std::to_string(c->minor) : "";
+}
+
+std::optional<bool> archRunsOn(const std::vector<std::string>& archList, std::string_view gpuArch) {
+  auto gpu = parseCapability(gpuArch);
+  if (!gpu || archList.empty()) return std::nullopt;
+  bool known = false;
+  for (std::string_view a : archList) {
+    bool ptx = a.substr(0, 8) == "compute_";
+    if (!ptx && a.substr(0, 3) != "sm_") continue;
+    std::string_view digits = a.substr(ptx ? 8 : 3);
+    char suffix = 0;  // "a": architecture-specific, "f": family-specific
+    if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
+      suffix = digits.back();
+      digits.remove_suffix(1);
+    }
+    auto n = util::parseUint(digits);
+    if (!n || digits.size() < 2 || *n > 999) continue;
+    known = true;
+    int major = static_cast<int>(*n / 10), minor = static_cast<int>(*n % 10);
+    if (ptx) {
+      if (suffix == 0 && (gpu->major > major || (gpu->major == major && gpu->minor >= minor))) return true;
+      if (suffix != 0 && gpu->major == major && gpu->minor == minor) return true;
+    } else if (suffix == 'a') {
+      if (gpu->major == major && gpu->minor == minor) return true;
+    } else if (gpu->major == major && gpu->minor >= minor) {
+      return true;
+    }
+  }
+  return known ? std::optional<bool>(false) : std::nullopt;
+}
+
 }  // namespace kernodeck::gpu

@@ -4,10 +4,13 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/util/strings.h"
@@ -53,6 +56,37 @@ DeviceNode checkNode(const std::string& root, const std::string& path, int major
                 ", expected " + std::to_string(major) + ":" + std::to_string(minor);
   }
   return n;
+}
+
+// Parses the number after `prefix` in a directory name such as "gpu0", "gi12" or "ci3".
+std::optional<int> numberAfter(std::string_view name, std::string_view prefix) {
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  auto v = util::parseUint(name.substr(prefix.size()));
+  if (!v || *v >= (1u << 20)) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+// (gpu, gi, ci) of the MIG instances that exist; ci is -1 for a GPU instance's own capability.
+std::set<std::tuple<int, int, int>> configuredMig(const std::string& root) {
+  std::set<std::tuple<int, int, int>> out;
+  std::string caps = root + "/proc/driver/nvidia/capabilities";
+  auto exists = [](const std::string& p) { return ::access(p.c_str(), F_OK) == 0; };
+  for (const auto& gpuName : listDir(caps)) {
+    auto gpu = numberAfter(gpuName, "gpu");
+    if (!gpu) continue;
+    std::string migDir = caps + "/" + gpuName + "/mig";
+    for (const auto& giName : listDir(migDir)) {
+      auto gi = numberAfter(giName, "gi");
+      if (!gi) continue;
+      std::string giDir = migDir + "/" + giName;
+      if (exists(giDir + "/access")) out.insert({*gpu, *gi, -1});
+      for (const auto& ciName : listDir(giDir)) {
+        auto ci = numberAfter(ciName, "ci");
+        if (ci && exists(giDir + "/" + ciName + "/access")) out.insert({*gpu, *gi, *ci});
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -102,9 +136,15 @@ HostFacts readHostFacts(const std::string& rootIn) {
     int uvm = devices.count("nvidia-uvm") ? devices["nvidia-uvm"] : -1;
     h.nodes.push_back(checkNode(root, "/dev/nvidia-uvm", uvm, 0));
     h.nodes.push_back(checkNode(root, "/dev/nvidia-uvm-tools", uvm, 1));
-    h.nodes.push_back(checkNode(root, "/dev/nvidia-modeset", nvMajor, 254));
+    // nvidia-modeset exists only where the nvidia-modeset module is loaded (display, not compute).
+    if (DeviceNode modeset = checkNode(root, "/dev/nvidia-modeset", nvMajor, 254); modeset.present)
+      h.nodes.push_back(modeset);
     if (auto mm = readSmall(root + "/proc/driver/nvidia-caps/mig-minors")) {
-      h.mig = parseMigMinors(*mm);
+      // mig-minors lists every capability the driver could create; the instances that exist
+      // have a capability file under /proc/driver/nvidia/capabilities/gpuN/mig/giG[/ciC]/access.
+      std::set<std::tuple<int, int, int>> configured = configuredMig(root);
+      for (const MigDevice& d : parseMigMinors(*mm))
+        if (configured.count({d.gpu, d.gi, d.ci})) h.mig.push_back(d);
       int caps = devices.count("nvidia-caps") ? devices["nvidia-caps"] : -1;
       for (const auto& name : listDir(root + "/dev/nvidia-caps")) {
         DeviceNode n = checkNode(root, "/dev/nvidia-caps/" + name, caps, -1);

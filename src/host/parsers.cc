@@ -1,20 +1,57 @@
 // Pure parsers for the /proc and /sys files that describe GPUs.
+#include <cstdint>
 #include <cstdio>
-#include <regex>
 
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::host {
+namespace {
+
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isAlnum(char c) { return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+}  // namespace
 
 std::optional<NvidiaDriver> parseNvidiaVersion(std::string_view text) {
   // Proprietary: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..."
   // Open:        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build ..."
-  static const std::regex re(R"(NVRM version:.*?(Open )?Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+){1,2})\b)");
-  std::string s(text.substr(0, 4096));
-  std::smatch m;
-  if (!std::regex_search(s, m, re)) return std::nullopt;
-  return NvidiaDriver{m[2].str(), m[1].matched};
+  // Hand-scanned rather than a std::regex: the hook reads this at every container start.
+  text = text.substr(0, 4096);
+  size_t start = text.find("NVRM version:");
+  if (start == std::string_view::npos) return std::nullopt;
+  std::string_view line = text.substr(start);
+  line = line.substr(0, line.find('\n'));
+  constexpr std::string_view kModule = "Kernel Module";
+  size_t at = line.find(kModule);
+  if (at == std::string_view::npos) return std::nullopt;
+  bool open = at >= 5 && line.substr(at - 5, 5) == "Open ";
+  std::string_view rest = line.substr(at + kModule.size());
+  auto skipSpaces = [&rest] {
+    size_t n = 0;
+    while (n < rest.size() && (rest[n] == ' ' || rest[n] == '\t')) ++n;
+    rest.remove_prefix(n);
+    return n;
+  };
+  if (skipSpaces() == 0) return std::nullopt;
+  if (rest.substr(0, 4) == "for ") {  // "for x86_64"
+    rest.remove_prefix(4);
+    size_t n = 0;
+    while (n < rest.size() && rest[n] != ' ' && rest[n] != '\t') ++n;
+    rest.remove_prefix(n);
+    if (skipSpaces() == 0) return std::nullopt;
+  }
+  size_t n = 0;
+  int dots = 0;
+  while (n < rest.size() && (isDigit(rest[n]) || (rest[n] == '.' && n > 0 && isDigit(rest[n - 1])))) {
+    if (rest[n] == '.') ++dots;
+    ++n;
+  }
+  std::string_view version = rest.substr(0, n);
+  if (!version.empty() && version.back() == '.') return std::nullopt;
+  if (dots < 1 || dots > 2) return std::nullopt;
+  if (n < rest.size() && (isAlnum(rest[n]) || rest[n] == '_')) return std::nullopt;
+  return NvidiaDriver{std::string(version), open};
 }
 
 std::optional<NvidiaGpu> parseGpuInformation(std::string_view text) {
@@ -58,20 +95,25 @@ std::map<std::string, int> parseProcDevices(std::string_view text) {
 }
 
 std::vector<MigDevice> parseMigMinors(std::string_view text) {
-  // Lines: "config 1", "monitor 2", "gpu0/gi0/access 3", "gpu0/gi0/ci0/access 4"
+  // Lines: "config 1", "monitor 2", "gpu0/gi0/access 3", "gpu0/gi0/ci0/access 4". The driver
+  // writes every possible capability (4,320 lines for 32 GPUs), so this runs without std::regex.
   std::vector<MigDevice> out;
-  static const std::regex re(R"(^gpu(\d+)/gi(\d+)(?:/ci(\d+))?/access (\d+)$)");
-  for (const auto& raw : util::split(text.substr(0, 1 << 20), '\n')) {
-    std::string line(util::trim(raw));
-    std::smatch m;
-    if (!std::regex_match(line, m, re)) continue;
-    // Numbers beyond the device-number range are not MIG minors (and must not overflow).
-    auto num = [](const std::string& s) -> int {
-      auto v = util::parseUint(s);
-      return v && *v < (1u << 20) ? static_cast<int>(*v) : -1;
-    };
-    MigDevice d{num(m[1].str()), num(m[2].str()), m[3].matched ? num(m[3].str()) : -1, num(m[4].str())};
-    if (d.gpu < 0 || d.gi < 0 || d.minor < 0 || (m[3].matched && d.ci < 0)) continue;
+  // Numbers beyond the device-number range are not MIG minors (and must not overflow).
+  auto number = [](std::string_view& s, std::string_view prefix) -> int {
+    if (s.substr(0, prefix.size()) != prefix) return -1;
+    s.remove_prefix(prefix.size());
+    size_t n = 0;
+    while (n < s.size() && isDigit(s[n])) ++n;
+    auto v = util::parseUint(s.substr(0, n));
+    s.remove_prefix(n);
+    return v && *v < (1u << 20) ? static_cast<int>(*v) : -1;
+  };
+  for (std::string_view line : util::split(text.substr(0, 1 << 20), '\n')) {
+    line = util::trim(line);
+    MigDevice d{number(line, "gpu"), -1, -1, -1};
+    if (d.gpu < 0 || (d.gi = number(line, "/gi")) < 0) continue;
+    if (line.substr(0, 3) == "/ci" && (d.ci = number(line, "/ci")) < 0) continue;
+    if ((d.minor = number(line, "/access ")) < 0 || !line.empty()) continue;
     out.push_back(d);
   }
   return out;

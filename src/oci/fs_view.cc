@@ -1,5 +1,6 @@
 #include "kernodeck/oci/fs_view.h"
 
+#include <cstdint>
 #include <algorithm>
 #include <deque>
 

@@ -48,6 +48,7 @@ try:
     out["hip"] = getattr(torch.version, "hip", None)
     out["cuda_available"] = bool(torch.cuda.is_available())
     out["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if out["cuda_available"] else []
+    out["arch_list"] = torch.cuda.get_arch_list() if out["cuda_available"] else []
     g = torch.Generator().manual_seed(1234)
     a = torch.randn(64, 64, generator=g)
     b = torch.randn(64, 64, generator=g)
@@ -442,21 +443,22 @@ class Probe {
       r_.add("probe.gpu.count", Severity::Error,
              std::to_string(requested) + " GPU(s) requested (NVIDIA_VISIBLE_DEVICES) but " + std::to_string(visibleGpus_) +
                  " visible in the container: check the device plugin's allocation and the runtime's device injection");
-    // GPU capability vs the torch build's architectures.
-    if (expect_ && !expect_->torchArchList.empty())
-      for (const auto& g : hostGpus_) {
-        std::string arch = g.value("arch", "");
-        if (arch.empty()) continue;
-        std::string sm = "sm_" + util::split(arch, '.')[0] + (util::split(arch, '.').size() > 1 ? util::split(arch, '.')[1] : "0");
-        bool ok = std::find(expect_->torchArchList.begin(), expect_->torchArchList.end(), sm) != expect_->torchArchList.end();
-        for (const auto& a : expect_->torchArchList)  // PTX for an older arch JIT-compiles forward
-          if (a.rfind("compute_", 0) == 0 && gpu::compareVersions(a.substr(8), sm.substr(3)) <= 0) ok = true;
-        if (!ok)
-          r_.add("probe.arch.unsupported", Severity::Error,
-                 g.value("model", std::string("GPU")) + " is " + sm + " but torch was built for " + util::join(expect_->torchArchList, ", ") +
-                     ": kernels will fail with \"no kernel image is available\"; use a torch build that includes " + sm,
-                 {{"arch", sm}});
-      }
+    // GPU capability vs the torch build's architectures: the expectation's list, else the one
+    // the project's torch reports (a pip wheel's version.py does not carry it).
+    std::vector<std::string> archList = expect_ ? expect_->torchArchList : std::vector<std::string>{};
+    if (archList.empty() && pythonTorch_ && pythonTorch_->contains("arch_list") && (*pythonTorch_)["arch_list"].is_array())
+      for (const auto& a : (*pythonTorch_)["arch_list"])
+        if (a.is_string()) archList.push_back(a.get<std::string>());
+    if (!archList.empty()) rec["arch_list"] = archList;
+    for (const auto& g : hostGpus_) {
+      std::string arch = g.value("arch", "");
+      if (gpu::archRunsOn(archList, arch) != false) continue;
+      std::string sm = gpu::smName(arch);
+      r_.add("probe.arch.unsupported", Severity::Error,
+             g.value("model", std::string("GPU")) + " is " + sm + " but torch was built for " + util::join(archList, ", ") +
+                 ": kernels will fail with \"no kernel image is available\"; use a torch build that includes " + sm,
+             {{"arch", sm}});
+    }
     r_.section("reconcile") = rec;
     return {};
   }

@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <cstdint>
 #include <torch/torch.h>
 
 #include <archive.h>

@@ -1,5 +1,6 @@
 #include "kernodeck/python/environment.h"
 
+#include <cstdint>
 #include <algorithm>
 #include <deque>
 #include <regex>

@@ -1,5 +1,6 @@
 #include "kernodeck/python/version.h"
 
+#include <cstdint>
 #include <regex>
 
 #include "kernodeck/util/strings.h"

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <cstdint>
 #include <string>
 
 namespace kernodeck::util {

@@ -1,5 +1,6 @@
 #include "kernodeck/util/strings.h"
 
+#include <cstdint>
 #include <algorithm>
 #include <cctype>
 #include <cstdio>

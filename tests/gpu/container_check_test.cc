@@ -34,6 +34,11 @@ Expectation torchFor(const std::string& cuda) {
   return e;
 }
 
+Expectation withArch(Expectation e, std::vector<std::string> archList) {
+  e.torchArchList = std::move(archList);
+  return e;
+}
+
 struct Case {
   const char* name;
   const char* host;
@@ -88,6 +93,15 @@ TEST(ContainerCheck, Table) {
        {"hook.device.mismatch"}, false},
       {"amd all passed", "mi300", {}, {dev("/dev/kfd", 236, 0), dev("/dev/dri/renderD128", 226, 128)}, std::nullopt, {}, false},
       {"amd without render node", "mi300", {}, {dev("/dev/kfd", 236, 0)}, std::nullopt, {"hook.device.missing"}, true},
+      {"real h200 runs the cu130 torch it was read with", "h200-580-fc",
+       {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=13.0"}}, nvDevs(1, 238), torchFor("13.0"),
+       {"host.devchar.missing"}, false},
+      {"real h200 cannot run a cu990 torch", "h200-580-fc", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 238),
+       torchFor("99.0"), {"hook.cuda.unsupported", "host.devchar.missing"}, true},
+      {"real h200, torch built for sm_80 and sm_86 only", "h200-580-fc", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 238),
+       withArch(torchFor("13.0"), {"sm_80", "sm_86"}), {"hook.arch.unsupported", "host.devchar.missing"}, true},
+      {"real h200, torch with sm_80 PTX", "h200-580-fc", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 238),
+       withArch(torchFor("13.0"), {"sm_80", "compute_80"}), {"host.devchar.missing"}, false},
       {"amd image on nvidia node", "h100-550-open", {}, {dev("/dev/kfd", 236, 0)}, std::nullopt, {"hook.driver.absent"}, true},
   };
   for (const auto& c : cases) {

@@ -34,3 +34,28 @@ TEST(CudaCompat, CheckCuda) {
   };
   for (const auto& c : cases) EXPECT_EQ(checkCuda(c.driver, c.cuda, c.compat).support, c.want) << c.driver << " / " << c.cuda;
 }
+
+TEST(CudaCompat, ArchRunsOn) {
+  // torch 2.11.0+cu130's list, as scripts/gpu-check read it on an H200.
+  std::vector<std::string> cu130 = {"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"};
+  struct Case { std::vector<std::string> list; const char* gpu; std::optional<bool> want; } cases[] = {
+      {cu130, "9.0", true},
+      {cu130, "8.9", true},    // L4: sm_86 machine code runs on 8.9
+      {cu130, "12.1", true},   // sm_120 on 12.1
+      {cu130, "7.0", false},   // V100: below every entry
+      {cu130, "11.0", false},  // no 11.x code and no PTX
+      {{"sm_80", "sm_86"}, "9.0", false},
+      {{"sm_80", "compute_80"}, "9.0", true},  // PTX JIT-compiles forward
+      {{"sm_90a"}, "9.0", true},
+      {{"sm_90a"}, "10.0", false},             // arch-specific code runs on its own GPU only
+      {{"sm_100f"}, "10.3", true},
+      {{"sm_999"}, "9.0", false},
+      {{}, "9.0", std::nullopt},
+      {cu130, "", std::nullopt},
+      {{"garbage", "sm_"}, "9.0", std::nullopt},
+  };
+  for (const auto& c : cases) EXPECT_EQ(archRunsOn(c.list, c.gpu), c.want) << c.gpu << " / " << c.list.size();
+  EXPECT_EQ(smName("9.0"), "sm_90");
+  EXPECT_EQ(smName("12.0"), "sm_120");
+  EXPECT_EQ(smName("x"), "");
+}

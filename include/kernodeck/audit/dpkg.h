@@ -3,6 +3,7 @@
 // verification against dpkg's md5sums, as debsums does.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>

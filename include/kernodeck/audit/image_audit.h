@@ -3,6 +3,7 @@
 // and collects findings into a kernodeck.report/v1 report.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>

@@ -5,6 +5,7 @@
 // leaked credentials or build paths.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>

@@ -3,6 +3,7 @@
 // the host really has. Findings say what does not fit and how to fix it.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>

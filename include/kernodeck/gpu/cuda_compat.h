@@ -44,4 +44,12 @@ struct CudaVerdict {
 CudaVerdict checkCuda(std::string_view driver, std::string_view cuda,
                       const std::vector<std::string>& compatBranches = {});
 
+// Can a torch built for `archList` (torch.cuda.get_arch_list(): "sm_80", "sm_90a",
+// "compute_90") run kernels on a GPU of compute capability `gpuArch` ("8.9")? Machine code for
+// sm_Xy runs on X.z for z >= y (not the "a" variants, which run on their exact GPU only); PTX
+// (compute_Xy) JIT-compiles for any X.y or newer. nullopt when either side is unknown.
+std::optional<bool> archRunsOn(const std::vector<std::string>& archList, std::string_view gpuArch);
+// "9.0" -> "sm_90"; empty when not of that shape.
+std::string smName(std::string_view gpuArch);
+
 }  // namespace kernodeck::gpu

@@ -5,6 +5,7 @@
 // block for seconds.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -7,6 +7,7 @@
 // chroot would: nothing outside the image is ever reached through a link.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>

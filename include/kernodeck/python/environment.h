@@ -7,6 +7,7 @@
 // directory are read.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>

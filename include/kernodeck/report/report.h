@@ -6,6 +6,7 @@
 // Findings are data, not errors: an audit collects all of them and renders once.
 #pragma once
 
+#include <cstdint>
 #include <chrono>
 #include <functional>
 #include <map>
