@@ -131,13 +131,21 @@ DpkgDatabase readDpkg(const oci::FsView& v, bool verify) {
       if (::fnmatch(pat.c_str(), path.c_str(), 0) == 0) ex = !include;
     return ex;
   };
+  struct ToVerify {
+    const DpkgPackage* pkg;
+    std::string path, md5;
+    bool conffile;
+    std::string resolved;
+    int layer;
+  };
+  std::vector<ToVerify> toVerify;
   for (const auto& pkg : db.packages) {
     std::map<std::string, std::pair<std::string, bool>> files;  // path -> (md5, conffile)
     if (auto it = sums.find(pkg.name); it != sums.end())
       for (const auto& [p, m] : it->second) files[p] = {m, false};
     for (const auto& [p, m] : pkg.conffiles)
       if (m != "newconffile" && m != "obsolete") files[p] = {m, true};
-    for (const auto& [path, want] : files) {
+    for (auto& [path, want] : files) {
       auto r = v.resolve(path, true);
       auto n = r.ok() ? v.stat(*r) : std::nullopt;
       if (!n || n->kind == oci::EntryKind::Dir) {
@@ -145,11 +153,18 @@ DpkgDatabase readDpkg(const oci::FsView& v, bool verify) {
         db.missing.push_back({pkg.name, path, want.second, -1});
         continue;
       }
-      auto h = v.hashResolved(*r, "md5");
-      if (!h.ok()) continue;
-      ++db.verified;
-      if (*h != want.first) db.modified.push_back({pkg.name, path, want.second, n->layer});
+      toVerify.push_back({&pkg, path, std::move(want.first), want.second, *r, n->layer});
     }
+  }
+  // All the paths at once: a view that left some unhashed reads each layer once more at most.
+  std::vector<std::string> resolved;
+  for (const auto& t : toVerify) resolved.push_back(t.resolved);
+  v.prepareHashes(resolved, "md5");
+  for (const auto& t : toVerify) {
+    auto h = v.hashResolved(t.resolved, "md5");
+    if (!h.ok()) continue;
+    ++db.verified;
+    if (*h != t.md5) db.modified.push_back({t.pkg->name, t.path, t.conffile, t.layer});
   }
   return db;
 }

@@ -5,6 +5,7 @@
 #include "kernodeck/audit/image_audit.h"
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "kernodeck/audit/os_release.h"
@@ -30,6 +31,31 @@ std::string hashHex(const std::string& alg, const std::string& bytes) {
   util::Hasher h(alg);
   h.update(bytes);
   return h.hex();
+}
+
+// Reads a layer again for files its walk left unhashed (packagesHashPolicy guessed that no
+// package database would ask for them), and records the hashes in its cached result.
+std::map<std::string, std::pair<std::string, std::string>> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
+                                                                       const std::set<std::string>& paths) {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  auto stream = source.openBlob(d);
+  if (!stream.ok()) return out;
+  oci::ScanOptions so;
+  so.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+  so.hashes = [&paths](const std::string& p) { return paths.count(p) ? oci::kHashSha256 | oci::kHashMd5 : 0u; };
+  oci::LayerScan scan = oci::scanLayer(**stream, so);
+  if (scan.error || scan.digestHex != d.digest.encoded) return out;  // not the bytes the walk read
+  for (const auto& e : scan.entries)
+    if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256, e.md5};
+  if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest)) {
+    for (auto& e : cached->entries)
+      if (auto it = out.find(e.path); it != out.end() && e.kind == oci::EntryKind::File) {
+        e.sha256 = it->second.first;
+        e.md5 = it->second.second;
+      }
+    oci::storeScan(source.scanCacheDir(), d.digest, *cached);
+  }
+  return out;
 }
 
 class Pipeline {
@@ -231,6 +257,7 @@ class Pipeline {
     so.capture = [this](const std::string& p) {
       return std::max({defaultCapture(p), packagesCaptureLimit(p), opts_.capture ? opts_.capture(p) : uint64_t(0)});
     };
+    so.hashes = packagesHashPolicy;
     // Read the layers in parallel (bounded), then apply them in order.
     size_t n = manifest_.layers.size();
     std::vector<std::optional<oci::LayerScan>> scans(n);
@@ -305,6 +332,9 @@ class Pipeline {
       scans[i].reset();  // the view holds what is needed now
     }
     r_.section("layers") = layers;
+    view->setHashFiller([source = source_, descs = manifest_.layers](int layer, const std::set<std::string>& paths) {
+      return rehashLayer(*source, descs.at(static_cast<size_t>(layer)), paths);
+    });
     json fs = {{"entries", view->size()}};
     r_.section("filesystem") = fs;
     out_.view = std::move(view);
@@ -360,7 +390,7 @@ class Pipeline {
   AuditResult& out_;
   report::Report& r_;
   oci::ImageRef ref_;
-  std::unique_ptr<oci::ImageSource> source_;
+  std::shared_ptr<oci::ImageSource> source_;  // shared with the view's hash filler
   oci::Descriptor top_, manifestDesc_;
   oci::Manifest manifest_;
   oci::ImageConfig config_;

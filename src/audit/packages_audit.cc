@@ -148,6 +148,10 @@ class PackagesAudit {
     // Wheel tags and RECORD integrity.
     size_t checkedFiles = 0;
     json unl = json::object();  // package -> files in its directories that no RECORD lists
+    std::vector<std::string> recordPaths;
+    for (const auto& d : e.distributions)
+      if (d.hasRecord) python::recordHashedPaths(v_, d, recordPaths);
+    v_.prepareHashes(recordPaths, "sha256");
     for (const auto& d : e.distributions) {
       std::string why;
       if (d.hasWheel && !python::wheelTagsSupported(d.wheel.tags, e.version, ctx_.architecture, &why))
@@ -332,6 +336,30 @@ class PackagesAudit {
 
 uint64_t packagesCaptureLimit(const std::string& path) {
   return std::max(python::captureLimit(path), dpkgCaptureLimit(path));
+}
+
+namespace {
+
+bool startsWithAny(const std::string& p, std::initializer_list<std::string_view> prefixes) {
+  for (auto pre : prefixes)
+    if (p.compare(0, pre.size(), pre) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+unsigned packagesHashPolicy(const std::string& p) {
+  bool sitePackages = p.find("site-packages/") != std::string::npos;
+  // pip, uv and conda territory: dpkg installs nothing into a site-packages directory, under
+  // /usr/local/lib/pythonX.Y, or in home directories (NVIDIA's CUDA .debs do use /usr/local/cuda*).
+  bool md5 = !sitePackages && !startsWithAny(p, {"usr/local/lib/python", "usr/local/bin/", "home/", "root/", "opt/conda/"});
+  // dpkg territory outside Python's package directories, where no RECORD is expected (some of
+  // Debian's python3-* packages do keep a RECORD, so dist-packages is always hashed); pip as
+  // root writes to /usr/local.
+  bool dpkgTree = startsWithAny(p, {"usr/", "bin/", "sbin/", "lib/", "lib32/", "lib64/", "libx32/", "etc/", "var/"}) &&
+                  !startsWithAny(p, {"usr/local/"});
+  bool sha256 = !dpkgTree || sitePackages || p.find("dist-packages/") != std::string::npos;
+  return (sha256 ? oci::kHashSha256 : 0u) | (md5 ? oci::kHashMd5 : 0u);
 }
 
 gpu::Expectation auditPackages(const oci::FsView& view, const PackagesContext& ctx, report::Report& r) {

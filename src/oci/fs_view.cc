@@ -74,13 +74,13 @@ bool LayeredView::prepareParents(const std::string& path, int layer, std::string
     p = joinPath(p, parts[i]);
     auto it = nodes_.find(p);
     if (it == nodes_.end()) {
-      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr};
+      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr, -1, ""};
     } else if (it->second.kind == EntryKind::Symlink) {
       reason = "written through symlink '" + util::printable(p) + "'";
       return false;
     } else if (it->second.kind != EntryKind::Dir) {
       removeTree(p, false);
-      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr};
+      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr, -1, ""};
     }
   }
   return true;
@@ -112,7 +112,7 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       unsafe.push_back({e.path, reason});
       continue;
     }
-    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.content};
+    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.content, -1, ""};
     if (e.kind == EntryKind::Hardlink) {
       auto t = nodes_.find(e.linkTarget);
       std::string why;
@@ -134,6 +134,10 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
         continue;
       }
       n = t->second;
+      if (n.dataPath.empty()) {
+        n.dataLayer = t->second.layer;
+        n.dataPath = e.linkTarget;
+      }
       n.layer = layer;
     }
     auto old = nodes_.find(e.path);
@@ -207,10 +211,37 @@ std::vector<std::string> findFiles(const FsView& v, const std::function<bool(con
 Result<std::string> LayeredView::hashResolved(const std::string& path, const std::string& algorithm) const {
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
-  const std::string& h = algorithm == "md5" ? it->second.md5 : it->second.sha256;
   if (algorithm != "md5" && algorithm != "sha256") return Error::Unsupported("hash algorithm '" + algorithm + "' is not recorded");
+  const std::string* hp = algorithm == "md5" ? &it->second.md5 : &it->second.sha256;
+  if (hp->empty())
+    if (auto f = filled_.find(path); f != filled_.end()) hp = algorithm == "md5" ? &f->second.second : &f->second.first;
+  const std::string& h = *hp;
   if (h.empty()) return Error::Unsupported("'" + util::printable(path) + "' was not hashed (not a regular file, sparse or oversized)");
   return h;
+}
+
+void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const {
+  if (!filler_ || (algorithm != "md5" && algorithm != "sha256")) return;
+  // layer -> paths in its tar; and, per path in the tar, the view paths that share its bytes.
+  std::map<int, std::set<std::string>> wanted;
+  std::map<std::pair<int, std::string>, std::vector<std::string>> viewPaths;
+  for (const auto& p : paths) {
+    auto it = nodes_.find(p);
+    if (it == nodes_.end() || it->second.kind != EntryKind::File) continue;
+    const Node& n = it->second;
+    if (!(algorithm == "md5" ? n.md5 : n.sha256).empty() || filled_.count(p) || !fillAsked_.insert(p).second) continue;
+    int layer = n.dataPath.empty() ? n.layer : n.dataLayer;
+    const std::string& data = n.dataPath.empty() ? p : n.dataPath;
+    if (layer < 0) continue;
+    wanted[layer].insert(data);
+    viewPaths[{layer, data}].push_back(p);
+  }
+  for (const auto& [layer, set] : wanted) {
+    auto found = filler_(layer, set);
+    for (const auto& [data, hashes] : found)
+      if (auto v = viewPaths.find({layer, data}); v != viewPaths.end())
+        for (const auto& p : v->second) filled_[p] = hashes;
+  }
 }
 
 }  // namespace kernodeck::oci

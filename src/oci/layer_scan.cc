@@ -7,8 +7,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <array>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #ifdef KERNODECK_HAVE_ISAL
 #include <isa-l.h>
@@ -57,6 +62,8 @@ bool normalizeEntryPath(std::string_view name, std::string& out, std::string& re
 namespace {
 
 constexpr size_t kChunk = 1 << 17;
+constexpr size_t kInflatedChunk = 1 << 18;
+constexpr size_t kInflatedChunks = 16;  // 4 MiB in flight between the two threads of a layer
 
 struct Pipe;
 
@@ -79,10 +86,86 @@ class IsalGzip {
 };
 #endif
 
+// Inflated chunks handed from the inflating thread to the tar thread: a fixed set of
+// buffers cycles between a free list and a ready queue, so memory stays bounded.
+class ChunkQueue {
+ public:
+  ChunkQueue() {
+    for (auto& b : buffers_) {
+      b.resize(kInflatedChunk);
+      free_.push_back(&b);
+    }
+  }
+
+  // Producer: a free buffer, or nullptr once the consumer has cancelled.
+  std::vector<char>* acquire() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !free_.empty() || cancelled_; });
+    if (cancelled_) return nullptr;
+    std::vector<char>* b = free_.front();
+    free_.pop_front();
+    return b;
+  }
+  void publish(std::vector<char>* b, size_t n) {
+    std::lock_guard<std::mutex> l(m_);
+    ready_.push_back({b, n});
+    if (ready_.size() == 1) cv_.notify_all();  // the consumer waits only on an empty queue
+  }
+  void close(std::optional<std::string> error) {
+    std::lock_guard<std::mutex> l(m_);
+    closed_ = true;
+    error_ = std::move(error);
+    cv_.notify_all();
+  }
+
+  // Consumer: the next chunk (n == 0 at the end); false with `error` when inflating failed.
+  // The previous chunk goes back to the free list, so it stays valid until this call.
+  bool next(const char*& data, size_t& n, std::string& error) {
+    std::unique_lock<std::mutex> l(m_);
+    if (current_) {
+      free_.push_back(current_);
+      current_ = nullptr;
+      if (free_.size() == 1) cv_.notify_all();  // the producer waits only with no free buffer
+    }
+    cv_.wait(l, [&] { return !ready_.empty() || closed_; });
+    if (ready_.empty()) {
+      if (error_) {
+        error = *error_;
+        return false;
+      }
+      data = nullptr;
+      n = 0;
+      return true;
+    }
+    current_ = ready_.front().first;
+    n = ready_.front().second;
+    data = current_->data();
+    ready_.pop_front();
+    return true;
+  }
+  // Consumer: stop the producer (it still drains the compressed input into the digest).
+  void cancel() {
+    std::lock_guard<std::mutex> l(m_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::array<std::vector<char>, kInflatedChunks> buffers_;
+  std::deque<std::vector<char>*> free_;
+  std::deque<std::pair<std::vector<char>*, size_t>> ready_;
+  std::vector<char>* current_ = nullptr;
+  bool closed_ = false, cancelled_ = false;
+  std::optional<std::string> error_;
+  std::mutex m_;
+  std::condition_variable cv_;
+};
+
 struct Pipe {
   ByteStream* in = nullptr;
   std::string pending;  // bytes already read from `in` (the peek), served first
   util::Hasher compressed;
+  bool streamHashes = false;  // `in` computes the digest itself: do not hash twice
   uint64_t compressedBytes = 0;
   std::vector<char> inBuf = std::vector<char>(kChunk);
   std::optional<Error> inError;
@@ -91,8 +174,7 @@ struct Pipe {
   struct archive* inflater = nullptr;
   util::Hasher uncompressed{"sha256"};
   uint64_t uncompressedBytes = 0;
-  std::vector<char> tarBuf = std::vector<char>(kChunk);
-  bool inflaterEof = false;
+  ChunkQueue queue;
 #ifdef KERNODECK_HAVE_ISAL
   std::unique_ptr<IsalGzip> isal;
 #endif
@@ -113,9 +195,46 @@ struct Pipe {
       return r;
     }
     if (*r == 0) inEof = true;
-    compressed.update(buf, *r);
+    if (!streamHashes) compressed.update(buf, *r);
     compressedBytes += *r;
     return r;
+  }
+
+  // Inflated bytes into buf; 0 at the end; -1 with `error`.
+  la_ssize_t inflate(char* buf, size_t n, std::string& error) {
+#ifdef KERNODECK_HAVE_ISAL
+    if (isal) return isal->read(buf, n, error);
+#endif
+    la_ssize_t k = archive_read_data(inflater, buf, n);
+    if (k < 0) {
+      const char* e = archive_error_string(inflater);
+      error = e ? e : "decompression failed";
+    }
+    return k;
+  }
+
+  // The inflating thread: inflates into the queue and hashes the DiffID, then drains the
+  // rest of the compressed input so that the digest covers every byte.
+  void produce() {
+    while (std::vector<char>* b = queue.acquire()) {
+      std::string error;
+      la_ssize_t k = inflate(b->data(), b->size(), error);
+      if (k < 0) {
+        queue.close(inError ? inError->message : error);
+        break;
+      }
+      if (k == 0) {
+        queue.close(std::nullopt);
+        break;
+      }
+      uncompressed.update(b->data(), static_cast<size_t>(k));
+      uncompressedBytes += static_cast<uint64_t>(k);
+      queue.publish(b, static_cast<size_t>(k));
+    }
+    while (!inEof && !inError) {
+      auto r = pull(inBuf.data(), inBuf.size());
+      if (!r.ok() || *r == 0) break;
+    }
   }
 };
 
@@ -182,32 +301,15 @@ la_ssize_t readCompressed(struct archive* a, void* ud, const void** out) {
 
 la_ssize_t readInflated(struct archive* a, void* ud, const void** out) {
   auto* p = static_cast<Pipe*>(ud);
-#ifdef KERNODECK_HAVE_ISAL
-  if (p->isal) {
-    std::string error;
-    la_ssize_t k = p->isal->read(p->tarBuf.data(), p->tarBuf.size(), error);
-    if (k < 0) {
-      archive_set_error(a, EIO, "%s", error.c_str());
-      return -1;
-    }
-    if (k == 0) p->inflaterEof = true;
-    p->uncompressed.update(p->tarBuf.data(), static_cast<size_t>(k));
-    p->uncompressedBytes += static_cast<uint64_t>(k);
-    *out = p->tarBuf.data();
-    return k;
-  }
-#endif
-  la_ssize_t n = archive_read_data(p->inflater, p->tarBuf.data(), p->tarBuf.size());
-  if (n < 0) {
-    const char* e = archive_error_string(p->inflater);
-    archive_set_error(a, EIO, "%s", e ? e : "decompression failed");
+  const char* data = nullptr;
+  size_t n = 0;
+  std::string error;
+  if (!p->queue.next(data, n, error)) {
+    archive_set_error(a, EIO, "%s", error.c_str());
     return -1;
   }
-  if (n == 0) p->inflaterEof = true;
-  p->uncompressed.update(p->tarBuf.data(), static_cast<size_t>(n));
-  p->uncompressedBytes += static_cast<uint64_t>(n);
-  *out = p->tarBuf.data();
-  return n;
+  *out = data;
+  return static_cast<la_ssize_t>(n);
 }
 
 std::string archiveError(struct archive* a, const char* fallback) {
@@ -253,22 +355,116 @@ bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
   return true;
 }
 
+// Reads the tar's entries into `out`; a damaged archive stops the walk through `fail`.
+template <typename Fail>
+void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, Fail& fail) {
+  std::set<std::string> seen;
+  struct archive_entry* e = nullptr;
+  while (true) {
+    int rc = archive_read_next_header(tar, &e);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      fail("layer tar is damaged: " + archiveError(tar, "bad header"));
+      break;
+    }
+    const char* rawName = archive_entry_pathname(e);
+    if (!rawName) rawName = archive_entry_pathname_utf8(e);
+    std::string name = rawName ? rawName : "";
+    LayerEntry le;
+    std::string reason;
+    bool ok = normalizeEntryPath(name, le.path, reason);
+    bool ignore = false;
+    if (ok && le.path.empty()) ignore = true;  // the root itself
+    if (ok && !ignore) ok = applyWhiteoutName(le, reason, ignore);
+    le.kind = (le.kind == EntryKind::Whiteout || le.kind == EntryKind::Opaque) ? le.kind : kindOf(e);
+    le.mode = archive_entry_perm(e);
+    le.uid = archive_entry_uid(e);
+    le.gid = archive_entry_gid(e);
+    le.size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+    if (ok && !ignore && le.kind == EntryKind::Hardlink) {
+      std::string target;
+      if (!normalizeEntryPath(archive_entry_hardlink(e), target, reason) || target.empty()) {
+        ok = false;
+        reason = "hardlink target " + util::printable(archive_entry_hardlink(e)) + ": " +
+                 (reason.empty() ? "empty" : reason);
+      }
+      le.linkTarget = target;
+    }
+    if (le.kind == EntryKind::Symlink) {
+      const char* t = archive_entry_symlink(e);
+      le.linkTarget = t ? t : "";
+    }
+    if (ok && !ignore && le.size < 0) {
+      ok = false;
+      reason = "negative size";
+    }
+    if (ok && !ignore && static_cast<uint64_t>(le.size) > opts.maxEntryBytes) {
+      ok = false;
+      reason = "claims " + util::humanBytes(static_cast<uint64_t>(le.size));
+    }
+    if (ok && !ignore && le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque &&
+        !seen.insert(le.path).second)
+      out.unsafe.push_back({util::printable(name), "duplicate entry (the later one wins)"});
+    if (!ok) out.unsafe.push_back({util::printable(name), reason});
+
+    bool regular = ok && !ignore && le.kind == EntryKind::File && archive_entry_sparse_count(e) == 0;
+    unsigned want = regular ? (opts.hashes ? opts.hashes(le.path) : kHashSha256 | kHashMd5) : 0;
+    uint64_t captureLimit = regular && opts.capture ? opts.capture(le.path) : 0;
+    bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
+    if (want != 0 || captureIt) {
+      std::optional<util::Hasher> h, m5;
+      if (want & kHashSha256) h.emplace("sha256");
+      if (want & kHashMd5) m5.emplace("md5");
+      std::string captured;
+      bool readOk = true;
+      // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
+      // which are not hashed.
+      const void* block = nullptr;
+      size_t n = 0;
+      la_int64_t offset = 0;
+      while (true) {
+        int rc = archive_read_data_block(tar, &block, &n, &offset);
+        if (rc == ARCHIVE_EOF) break;
+        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+          fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
+          readOk = false;
+          break;
+        }
+        if (h) h->update(block, n);
+        if (m5) m5->update(block, n);
+        if (captureIt) captured.append(static_cast<const char*>(block), n);
+      }
+      if (!readOk) break;
+      if (h) le.sha256 = h->hex();
+      if (m5) le.md5 = m5->hex();
+      if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
+    } else if (archive_read_data_skip(tar) != ARCHIVE_OK) {
+      fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
+      break;
+    }
+    if (!ok || ignore) continue;
+    if (le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque) ++out.fileCount;
+    out.entries.push_back(std::move(le));
+  }
+}
+
 }  // namespace
 
 LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
   LayerScan out;
   Pipe pipe(opts.digestAlgorithm);
   pipe.in = &in;
+  pipe.streamHashes = in.computesDigest(opts.digestAlgorithm);
 
   struct archive* inflater = archive_read_new();
   archive_read_support_filter_gzip(inflater);
   archive_read_support_filter_zstd(inflater);
   archive_read_support_format_raw(inflater);
   pipe.inflater = inflater;
-  struct archive* tar = nullptr;
 
+  // pipe.inError is the producer's until it is joined; an I/O error replaces this one then.
   auto fail = [&](std::string msg) {
-    if (!out.error) out.error = pipe.inError ? *pipe.inError : Error::Corrupt(std::move(msg));
+    if (!out.error) out.error = Error::Corrupt(std::move(msg));
   };
 
   struct archive_entry* rawEntry = nullptr;
@@ -291,6 +487,7 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
     }
   }
 #endif
+  bool started = false;
   if (useIsal) {
     // The inflater is ISA-L; libarchive only parses the tar.
   } else if (archive_read_open(inflater, &pipe, nullptr, readCompressed, nullptr) != ARCHIVE_OK) {
@@ -298,6 +495,9 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
   } else if (archive_read_next_header(inflater, &rawEntry) != ARCHIVE_OK) {
     fail("cannot read layer: " + archiveError(inflater, "empty or unreadable stream"));
   }
+  // Two threads per layer: this one parses the tar and hashes files while the other
+  // inflates and hashes the stream, so a large layer is not bound to one core.
+  std::thread producer;
   if (!out.error) {
     if (!useIsal) switch (archive_filter_code(inflater, 0)) {
       case ARCHIVE_FILTER_GZIP: out.detected = Compression::Gzip; break;
@@ -305,122 +505,44 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
       case ARCHIVE_FILTER_NONE: out.detected = Compression::None; break;
       default: out.detected = Compression::Unknown;
     }
-    tar = archive_read_new();
+    producer = std::thread([&pipe] { pipe.produce(); });
+    started = true;
+    struct archive* tar = archive_read_new();
     archive_read_support_format_tar(tar);
     archive_read_support_format_gnutar(tar);
     if (archive_read_open(tar, &pipe, nullptr, readInflated, nullptr) != ARCHIVE_OK) {
       fail("layer is not a tar archive: " + archiveError(tar, "unknown format"));
     } else {
-      std::set<std::string> seen;
-      std::vector<char> buf(kChunk);
-      struct archive_entry* e = nullptr;
+      readEntries(tar, opts, out, fail);
+    }
+    archive_read_free(tar);
+    if (out.error) {
+      pipe.queue.cancel();
+    } else {
+      // What the tar reader left (end-of-archive padding) still belongs to the DiffID.
+      const char* data = nullptr;
+      size_t n = 0;
+      std::string error;
       while (true) {
-        int rc = archive_read_next_header(tar, &e);
-        if (rc == ARCHIVE_EOF) break;
-        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-          fail("layer tar is damaged: " + archiveError(tar, "bad header"));
+        if (!pipe.queue.next(data, n, error)) {
+          fail("cannot inflate layer: " + util::printable(error));
           break;
         }
-        const char* rawName = archive_entry_pathname(e);
-        if (!rawName) rawName = archive_entry_pathname_utf8(e);
-        std::string name = rawName ? rawName : "";
-        LayerEntry le;
-        std::string reason;
-        bool ok = normalizeEntryPath(name, le.path, reason);
-        bool ignore = false;
-        if (ok && le.path.empty()) ignore = true;  // the root itself
-        if (ok && !ignore) ok = applyWhiteoutName(le, reason, ignore);
-        le.kind = (le.kind == EntryKind::Whiteout || le.kind == EntryKind::Opaque) ? le.kind : kindOf(e);
-        le.mode = archive_entry_perm(e);
-        le.uid = archive_entry_uid(e);
-        le.gid = archive_entry_gid(e);
-        le.size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
-        if (ok && !ignore && le.kind == EntryKind::Hardlink) {
-          std::string target;
-          if (!normalizeEntryPath(archive_entry_hardlink(e), target, reason) || target.empty()) {
-            ok = false;
-            reason = "hardlink target " + util::printable(archive_entry_hardlink(e)) + ": " +
-                     (reason.empty() ? "empty" : reason);
-          }
-          le.linkTarget = target;
-        }
-        if (le.kind == EntryKind::Symlink) {
-          const char* t = archive_entry_symlink(e);
-          le.linkTarget = t ? t : "";
-        }
-        if (ok && !ignore && le.size < 0) {
-          ok = false;
-          reason = "negative size";
-        }
-        if (ok && !ignore && static_cast<uint64_t>(le.size) > opts.maxEntryBytes) {
-          ok = false;
-          reason = "claims " + util::humanBytes(static_cast<uint64_t>(le.size));
-        }
-        if (ok && !ignore && le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque &&
-            !seen.insert(le.path).second)
-          out.unsafe.push_back({util::printable(name), "duplicate entry (the later one wins)"});
-        if (!ok) out.unsafe.push_back({util::printable(name), reason});
-
-        bool hashIt = ok && !ignore && le.kind == EntryKind::File && archive_entry_sparse_count(e) == 0;
-        uint64_t captureLimit = hashIt && opts.capture ? opts.capture(le.path) : 0;
-        bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
-        if (hashIt) {
-          util::Hasher h("sha256");
-          std::optional<util::Hasher> m5;
-          if (opts.md5) m5.emplace("md5");
-          std::string captured;
-          bool readOk = true;
-          while (true) {
-            la_ssize_t n = archive_read_data(tar, buf.data(), buf.size());
-            if (n < 0) {
-              fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
-              readOk = false;
-              break;
-            }
-            if (n == 0) break;
-            h.update(buf.data(), static_cast<size_t>(n));
-            if (m5) m5->update(buf.data(), static_cast<size_t>(n));
-            if (captureIt) captured.append(buf.data(), static_cast<size_t>(n));
-          }
-          if (!readOk) break;
-          le.sha256 = h.hex();
-          if (m5) le.md5 = m5->hex();
-          if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
-        } else if (archive_read_data_skip(tar) != ARCHIVE_OK) {
-          fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
-          break;
-        }
-        if (!ok || ignore) continue;
-        if (le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque) ++out.fileCount;
-        out.entries.push_back(std::move(le));
-      }
-      // Drain what the tar reader left (end-of-archive padding) into the DiffID.
-      while (!out.error && !pipe.inflaterEof) {
-        const void* dummy;
-        if (readInflated(tar, &pipe, &dummy) < 0) {
-          fail("cannot inflate layer: " + archiveError(tar, "decompression failed"));
-          break;
-        }
+        if (n == 0) break;
       }
     }
   }
+  if (started) producer.join();
   // Drain the rest of the compressed input so the digest covers every byte.
   while (!pipe.inEof && !pipe.inError) {
-    auto r = in.read(pipe.inBuf.data(), pipe.inBuf.size());
-    if (!r.ok()) {
-      pipe.inError = r.error();
-      fail(r.error().message);
-      break;
-    }
-    if (*r == 0) break;
-    pipe.compressed.update(pipe.inBuf.data(), *r);
-    pipe.compressedBytes += *r;
+    auto r = pipe.pull(pipe.inBuf.data(), pipe.inBuf.size());
+    if (!r.ok() || *r == 0) break;
   }
-  if (pipe.inError && !out.error) out.error = *pipe.inError;
-  if (tar) archive_read_free(tar);
+  if (pipe.inError) out.error = *pipe.inError;  // the cause of whatever failed after it
   archive_read_free(inflater);
   out.compressedSize = pipe.compressedBytes;
-  out.digestHex = pipe.compressed.hex();
+  auto own = pipe.streamHashes ? in.digestHex() : std::nullopt;
+  out.digestHex = own ? *own : pipe.compressed.hex();
   out.uncompressedSize = pipe.uncompressedBytes;
   out.diffIdHex = pipe.uncompressed.hex();
   return out;

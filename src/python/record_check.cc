@@ -49,6 +49,15 @@ void walkFiles(const oci::FsView& v, const std::string& dir, std::vector<std::st
 
 }  // namespace
 
+void recordHashedPaths(const oci::FsView& v, const Distribution& dist, std::vector<std::string>& out) {
+  for (const auto& row : dist.record) {
+    if (row.algorithm != "sha256" || endsWith(row.path, ".pyc")) continue;
+    std::string path = joinInside(dist.location, row.path);
+    if (path.empty() || path == dist.metadataDir + "/RECORD") continue;
+    if (auto resolved = v.resolve(path, false); resolved.ok()) out.push_back(*resolved);
+  }
+}
+
 RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
   RecordCheck rc;
   std::set<std::string> listed;

@@ -221,3 +221,58 @@ TEST(PythonAudit, PinsTorchBuildAndExpectation) {
   EXPECT_EQ(e["nvidia"]["require"][0], "cuda>=12.1");
   EXPECT_EQ(e["image"]["digest"], r["subject"]["manifest_digest"]);
 }
+
+// The layer walk hashes by where a file is (MD5 where dpkg may own it, SHA-256 where a RECORD
+// may list it); a package database that asks for a hash the walk left out gets it from one
+// more read of that layer. Here dpkg owns a file under /usr/local/lib/python3.11 and a pip
+// RECORD lists files in /usr/bin, one a hardlink: all are still verified.
+TEST(PythonAudit, HashesTheWalkLeftOutAreReadWhenAsked) {
+  std::string site = "usr/local/lib/python3.11/site-packages";
+  std::string dist = site + "/foo-1.0.dist-info";
+  json base = json::array({
+      {{"path", "usr/local/bin/python3.11"}, {"content", "ELF"}},
+      {{"path", "var/lib/dpkg/status"},
+       {"content", "Package: oddlib\nStatus: install ok installed\nVersion: 1.0\nArchitecture: amd64\n\n"}},
+      {{"path", "var/lib/dpkg/info/oddlib.list"}, {"content", "/usr/local/lib/python3.11/odd.py\n"}},
+      {{"path", "var/lib/dpkg/info/oddlib.md5sums"}, {"content", "05769fb4b6a5473356b8a84df122aeba  usr/local/lib/python3.11/odd.py\n"}},
+      {{"path", "usr/local/lib/python3.11/odd.py"}, {"content", "orig\n"}},
+      {{"path", dist + "/METADATA"}, {"content", "Metadata-Version: 2.1\nName: foo\nVersion: 1.0\n"}},
+      {{"path", dist + "/INSTALLER"}, {"content", "pip\n"}},
+      {{"path", dist + "/RECORD"},
+       {"content", "../../../../bin/foo-tool,sha256=hBn_E4l8vjclmq_N-ZyqVFMrgmRFk1vg_LcUVlJevCY,8\n"
+                   "../../../../bin/foo-link,sha256=hBn_E4l8vjclmq_N-ZyqVFMrgmRFk1vg_LcUVlJevCY,8\n"
+                   "foo-1.0.dist-info/RECORD,,\n"}},
+      {{"path", "usr/bin/foo-tool"}, {"content", "tool v1\n"}},
+      {{"path", "usr/bin/foo-link"}, {"type", "hardlink"}, {"target", "usr/bin/foo-tool"}},
+  });
+  auto audit = [](const json& layers) {
+    json spec = {{"layers", layers}};
+    std::string dir = tempDir("hash-policy");
+    EXPECT_FALSE(mkimage(spec, dir + "/img").empty());
+    RunResult r = run(K + " audit --json --fail-on none oci:" + dir + "/img");
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  // Untouched: every file verified, nothing modified.
+  json clean = audit(json::array({{{"compression", "gzip"}, {"entries", base}}}));
+  EXPECT_EQ(clean["os_packages"]["files_verified"], 1);
+  EXPECT_EQ(countFindings(clean, "os.package.modified"), 0) << clean["findings"].dump(1);
+  EXPECT_EQ(countFindings(clean, "python.record.modified"), 0) << clean["findings"].dump(1);
+  // A second layer rewrites the dpkg-owned file and the tool (the hardlink keeps the old bytes).
+  json tampered = json::array({{{"compression", "zstd"}, {"entries", base}},
+                               {{"compression", "gzip"},
+                                {"entries", json::array({{{"path", "usr/local/lib/python3.11/odd.py"}, {"content", "evil\n"}},
+                                                         {{"path", "usr/bin/foo-tool"}, {"content", "tool v2\n"}}})}}});
+  json r = audit(tampered);
+  ASSERT_EQ(countFindings(r, "os.package.modified"), 1) << r["findings"].dump(1);
+  ASSERT_EQ(countFindings(r, "python.record.modified"), 1) << r["findings"].dump(1);
+  for (const auto& f : r["findings"]) {
+    if (f["code"] == "os.package.modified") {
+      EXPECT_EQ(f["path"], "/usr/local/lib/python3.11/odd.py");
+    }
+    if (f["code"] == "python.record.modified") {
+      EXPECT_EQ(f["path"], "/usr/bin/foo-tool");
+      EXPECT_EQ(f["severity"], "error");
+    }
+  }
+}

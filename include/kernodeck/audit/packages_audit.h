@@ -26,6 +26,10 @@ struct PackagesContext {
 
 // Paths the layer walk must keep for this analysis (size limit, 0: none).
 uint64_t packagesCaptureLimit(const std::string& path);
+// Which hashes the layer walk computes for a file (oci::kHash* bits), guessed from where it is
+// before any package database is read: MD5 where dpkg may own it, SHA-256 where a RECORD may
+// list it. A wrong guess costs one more read of that layer (FsView::prepareHashes), never a result.
+unsigned packagesHashPolicy(const std::string& path);
 
 // Runs the "os-packages" and "python" steps on `r` (both declared by the caller).
 // Returns the image's expectation.

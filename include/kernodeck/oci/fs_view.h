@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct Node {
   std::string sha256;        // regular files, when known
   std::string md5;           // likewise
   std::shared_ptr<const std::string> content;  // captured content, when known
+  // For a hardlink: the layer and path whose tar entry holds the bytes (else -1 and empty).
+  int dataLayer = -1;
+  std::string dataPath;
 };
 
 class FsView {
@@ -44,6 +48,9 @@ class FsView {
   // Hash ("sha256" or "md5", hex) of the regular file at a resolved path:
   // recorded during the layer walk, or read now for a directory view.
   virtual Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const = 0;
+  // Says which resolved paths hashResolved() will be asked for next, so that a view that
+  // left some unhashed during its walk can hash them all in one more pass.
+  virtual void prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const {}
 
   // Resolves `path` (absolute or relative to the root) inside the root. With
   // followLast false a final symlink is returned as is. Fails on loops (> 40 links).
@@ -62,6 +69,12 @@ class LayeredView : public FsView {
   std::vector<std::string> list(const std::string& dir) const override;
   Result<std::string> readResolved(const std::string& path, uint64_t limit) const override;
   Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override;
+  void prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const override;
+
+  // Reads a layer again for files its walk did not hash: (layer, paths) -> path -> {sha256, md5}.
+  using HashFiller = std::function<std::map<std::string, std::pair<std::string, std::string>>(
+      int layer, const std::set<std::string>& paths)>;
+  void setHashFiller(HashFiller f) { filler_ = std::move(f); }
 
   const std::map<std::string, Node>& nodes() const { return nodes_; }
   size_t size() const { return nodes_.size(); }
@@ -72,6 +85,10 @@ class LayeredView : public FsView {
   bool prepareParents(const std::string& path, int layer, std::string& reason);
 
   std::map<std::string, Node> nodes_;
+  HashFiller filler_;
+  // Hashes found by the filler (path -> {sha256, md5}), and the paths already asked for.
+  mutable std::map<std::string, std::pair<std::string, std::string>> filled_;
+  mutable std::set<std::string> fillAsked_;
 };
 
 // Files whose base name `match`es, found breadth-first from the root down to `maxDepth`

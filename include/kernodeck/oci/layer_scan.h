@@ -49,13 +49,17 @@ struct LayerScan {
   std::optional<Error> error;       // set when the stream could not be read to the end
 };
 
+enum : unsigned { kHashSha256 = 1, kHashMd5 = 2 };
+
 struct ScanOptions {
   std::string digestAlgorithm = "sha256";
   // Paths (normalised) whose content should be kept in memory: returns the
   // largest size to keep (0: do not keep).
   std::function<uint64_t(const std::string& path)> capture;
-  // Also hash every regular file with MD5 (dpkg's md5sums are MD5).
-  bool md5 = true;
+  // Which hashes each regular file gets: kHashSha256 (RECORD) and kHashMd5 (dpkg's
+  // md5sums) bits; unset: both. A file a guess left unhashed can be hashed later, when a
+  // package database asks for it (LayeredView::prepareHashes).
+  std::function<unsigned(const std::string& path)> hashes;
   // Entries claiming more than this are not hashed and are reported unsafe.
   uint64_t maxEntryBytes = uint64_t(64) << 30;
 };

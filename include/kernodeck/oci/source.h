@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kernodeck/oci/image_ref.h"
@@ -18,6 +19,11 @@ class ByteStream {
  public:
   virtual ~ByteStream() = default;
   virtual Result<size_t> read(void* buf, size_t n) = 0;
+  // A stream that hashes what it delivers (a registry blob, verified as it arrives) says so
+  // here, and gives the digest of every byte once read() has returned 0; a reader then
+  // need not hash the same bytes again.
+  virtual bool computesDigest(const std::string& algorithm) const { return false; }
+  virtual std::optional<std::string> digestHex() const { return std::nullopt; }
 };
 
 // A stream over bytes held in memory.

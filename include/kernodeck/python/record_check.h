@@ -25,5 +25,7 @@ struct RecordCheck {
 
 // `.pyc` files and RECORD's own row are skipped, as are rows without a hash.
 RecordCheck checkRecord(const oci::FsView& view, const Distribution& dist);
+// Appends the resolved paths whose SHA-256 checkRecord() will read (for FsView::prepareHashes).
+void recordHashedPaths(const oci::FsView& view, const Distribution& dist, std::vector<std::string>& out);
 
 }  // namespace kernodeck::python
