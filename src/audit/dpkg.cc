@@ -147,7 +147,7 @@ DpkgDatabase readDpkg(const oci::FsView& v, bool verify) {
       if (m != "newconffile" && m != "obsolete") files[p] = {m, true};
     for (auto& [path, want] : files) {
       auto r = v.resolve(path, true);
-      auto n = r.ok() ? v.stat(*r) : std::nullopt;
+      auto n = r.ok() ? v.info(*r) : std::nullopt;
       if (!n || n->kind == oci::EntryKind::Dir) {
         if (excluded(path)) continue;
         db.missing.push_back({pkg.name, path, want.second, -1});

@@ -4,6 +4,8 @@
 // entry, a leaked credential) are findings, all collected.
 #include "kernodeck/audit/image_audit.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <set>
 #include <thread>
@@ -15,7 +17,9 @@
 #include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/report/redact.h"
+#include "kernodeck/version.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::audit {
@@ -90,9 +94,14 @@ class Pipeline {
     });
     r_.runStep("manifest", [&] { return readManifest(); });
     r_.runStep("config", [&] { return readConfig(); });
+    std::string key = r_.failed() ? std::string() : resultKey();
+    if (!key.empty() && replayResult(key)) return;
+    size_t findingsBefore = r_.findings().size();
+    nlohmann::json sectionsBefore = r_.sections();
     r_.runStep("layers", [&] { return walkLayers(); });
     r_.runStep("os", [&] { return detectOs(); });
     runPackages();
+    if (!key.empty() && !r_.failed()) storeResult(key, findingsBefore, sectionsBefore);
   }
 
  private:
@@ -110,6 +119,87 @@ class Pipeline {
       ctx.imageDigest = r_.subject()["manifest_digest"].get<std::string>();
     ctx.requirementsFiles = opts_.requirementsFiles;
     out_.expectation = auditPackages(*out_.view, ctx, r_);
+  }
+
+  // The steps after "config" depend only on the image's content (the manifest pins every blob),
+  // the options and this build of Kernodeck, so their outcome is kept under a key of all three,
+  // as scanners keep an artifact's analysis (Trivy's artifact cache). Registry sources only,
+  // like the blob and per-layer caches; --reanalyze bypasses it.
+  static constexpr const char* kResultSteps[] = {"layers", "os", "os-packages", "python"};
+
+  std::string resultKey() const {
+    std::string dir = source_->scanCacheDir();
+    if (dir.empty() || !opts_.reuseResults || opts_.capture || source_->synthetic()) return {};
+    util::Hasher h("sha256");
+    h.update("kernodeck.image-result/v1\n");
+    h.update(std::string(kVersion) + "\n");
+    // Any rebuild of the binary changes the analysis it may do: its size and time are in the key.
+    struct stat st {};
+    if (::stat("/proc/self/exe", &st) != 0) return {};
+    h.update(std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n");
+    h.update(manifestDesc_.digest.str() + "\n" + manifest_.config.digest.str() + "\n");
+    h.update((opts_.platform ? oci::normalize(*opts_.platform).str() : oci::hostPlatform().str()) + "\n");
+    for (const auto& f : opts_.requirementsFiles) {
+      auto content = util::readFileLimited(f, 16u << 20);
+      if (!content.ok()) return {};
+      h.update(f + "\n" + util::sha256Hex(*content) + "\n");
+    }
+    return dir + "/results/sha256/" + h.hex() + ".json";
+  }
+
+  void storeResult(const std::string& path, size_t findingsBefore, const nlohmann::json& sectionsBefore) {
+    json rec = {{"steps", json::object()}, {"sections", json::object()}, {"findings", json::array()},
+                {"expectation", out_.expectation.toJson()}};
+    for (const char* name : kResultSteps)
+      for (const auto& st : r_.steps())
+        if (st.name == name) rec["steps"][name] = {{"status", report::toString(st.status)}, {"reason", st.error}};
+    for (auto it = r_.sections().begin(); it != r_.sections().end(); ++it)
+      if (!sectionsBefore.contains(it.key())) rec["sections"][it.key()] = it.value();
+    for (size_t i = findingsBefore; i < r_.findings().size(); ++i) {
+      const auto& f = r_.findings()[i];
+      rec["findings"].push_back({{"code", f.code}, {"severity", report::toString(f.severity)}, {"message", f.message},
+                                 {"evidence", f.evidence}});
+    }
+    util::makeDirs(path.substr(0, path.rfind('/')));
+    (void)util::writeFileAtomic(path, rec.dump());  // a cache: failing to keep it is not an error
+  }
+
+  // Replays a stored outcome; false (nothing changed) when there is none or it does not parse.
+  bool replayResult(const std::string& path) {
+    auto text = util::readFileLimited(path, 256u << 20);
+    if (!text.ok()) return false;
+    json rec = json::parse(*text, nullptr, false);
+    if (!rec.is_object() || !rec.contains("steps") || !rec["steps"].is_object() || !rec.contains("findings") ||
+        !rec["findings"].is_array() || !rec.contains("sections") || !rec["sections"].is_object())
+      return false;
+    std::vector<report::Finding> findings;
+    for (const auto& f : rec["findings"]) {
+      if (!f.is_object() || !f.contains("severity") || !f["severity"].is_string()) return false;
+      auto sev = report::parseSeverity(f["severity"].get<std::string>());
+      if (!sev) return false;
+      report::Finding fi{f.value("code", ""), *sev, f.value("message", ""), {}};
+      if (f.contains("evidence") && f["evidence"].is_object())
+        for (auto it = f["evidence"].begin(); it != f["evidence"].end(); ++it)
+          if (it.value().is_string()) fi.evidence[it.key()] = it.value().get<std::string>();
+      findings.push_back(std::move(fi));
+    }
+    auto expectation = gpu::parseExpectation(rec.value("expectation", json::object()).dump());
+    if (!expectation.ok()) return false;
+    for (const char* name : kResultSteps) {
+      if (!rec["steps"].contains(name) || !rec["steps"][name].is_object()) return false;
+      std::string status = rec["steps"][name].value("status", "");
+      if (status != "passed" && status != "skipped") return false;
+    }
+    for (const char* name : kResultSteps) {
+      const json& st = rec["steps"][name];
+      r_.restoreStep(name, st["status"] == "passed" ? report::StepStatus::Passed : report::StepStatus::Skipped,
+                     st.value("reason", ""));
+    }
+    for (auto it = rec["sections"].begin(); it != rec["sections"].end(); ++it) r_.section(it.key()) = it.value();
+    for (auto& f : findings) r_.add(std::move(f));
+    out_.expectation = *expectation;
+    r_.subject()["cached_result"] = path.substr(path.rfind('/') + 1, 64);
+    return true;
   }
 
   void runDir(const oci::ImageRef& ref) {

@@ -19,7 +19,7 @@ int runAudit(const std::vector<std::string>& args) {
                                "       dir:PATH (an unpacked root filesystem), or a registry reference\n\noptions");
   std::string image, platform, output, expectOut, failOn = "error";
   std::vector<std::string> requirements;
-  bool json = false, help = false, insecure = false, noCache = false;
+  bool json = false, help = false, insecure = false, noCache = false, reanalyze = false;
   std::string tlsVerify = "true";
   registry::ClientOptions ro;
   std::string authfile;
@@ -37,6 +37,7 @@ int runAudit(const std::vector<std::string>& args) {
       ("authfile", po::value(&authfile), "registry: credentials file read first (auth.json or docker config.json format)")
       ("cache-dir", po::value(&ro.cacheDir), "registry: blob cache (default $XDG_CACHE_HOME/kernodeck)")
       ("no-cache", po::bool_switch(&noCache), "registry: neither read nor write the blob cache")
+      ("reanalyze", po::bool_switch(&reanalyze), "registry: analyse again rather than replay the cached outcome of the same analysis of the same image")
       ("retries", po::value(&ro.retries), "registry: retries of a failed request (default 4)")
       ("retry-max-time", po::value(&ro.retryMaxSeconds), "registry: seconds spent waiting to retry one request (default 60)")
       ("timeout", po::value(&ro.connectTimeoutS), "registry: connect timeout in seconds (default 10)")
@@ -91,6 +92,7 @@ int runAudit(const std::vector<std::string>& args) {
   ro.auth = registry::defaultAuthSources(authfile);
   ro.progress = ::isatty(2) != 0;
   ao.registry = ro;
+  ao.reuseResults = !reanalyze;
   audit::AuditResult res = audit::auditImage(image, ao);
   if (!expectOut.empty() && !res.report.failed())
     if (int rc = emit(res.expectation.toJson().dump(2) + "\n", expectOut)) return rc;

@@ -14,22 +14,33 @@ std::string joinPath(const std::string& a, const std::string& b) { return a.empt
 
 }  // namespace
 
+std::optional<NodeInfo> FsView::info(const std::string& path) const {
+  auto n = stat(path);
+  if (!n) return std::nullopt;
+  return NodeInfo{n->kind, n->layer, n->kind == EntryKind::Symlink ? n->linkTarget : std::string()};
+}
+
 Result<std::string> FsView::resolve(const std::string& path, bool followLast) const {
   std::deque<std::string> todo;
   for (auto& c : util::split(path, '/'))
     if (!c.empty() && c != ".") todo.push_back(c);
-  std::vector<std::string> cur;  // resolved components so far
+  std::string p;                // resolved so far, "a/b/c"
+  std::vector<size_t> lengths;  // p's length before each component
   int links = 0;
   while (!todo.empty()) {
-    std::string c = todo.front();
+    std::string c = std::move(todo.front());
     todo.pop_front();
     if (c == "..") {
-      if (!cur.empty()) cur.pop_back();  // ".." at the root stays at the root
+      if (!lengths.empty()) {  // ".." at the root stays at the root
+        p.resize(lengths.back());
+        lengths.pop_back();
+      }
       continue;
     }
-    cur.push_back(c);
-    std::string p = util::join(cur, "/");
-    auto n = stat(p);
+    lengths.push_back(p.size());
+    if (!p.empty()) p += '/';
+    p += c;
+    auto n = info(p);
     if (!n) {
       if (todo.empty()) return p;  // a missing final component resolves to itself
       return Error::NotFound("'" + util::printable(path) + "' does not exist in the image ('" +
@@ -37,9 +48,13 @@ Result<std::string> FsView::resolve(const std::string& path, bool followLast) co
     }
     if (n->kind == EntryKind::Symlink && (followLast || !todo.empty())) {
       if (++links > 40) return Error::Invalid("too many levels of symbolic links resolving '" + util::printable(path) + "'");
-      cur.pop_back();
+      p.resize(lengths.back());
+      lengths.pop_back();
       const std::string& t = n->linkTarget;
-      if (!t.empty() && t.front() == '/') cur.clear();
+      if (!t.empty() && t.front() == '/') {
+        p.clear();
+        lengths.clear();
+      }
       auto parts = util::split(t, '/');
       for (auto it = parts.rbegin(); it != parts.rend(); ++it)
         if (!it->empty() && *it != ".") todo.push_front(*it);
@@ -48,7 +63,7 @@ Result<std::string> FsView::resolve(const std::string& path, bool followLast) co
     if (!todo.empty() && n->kind != EntryKind::Dir)
       return Error::NotFound("'" + util::printable(path) + "': '" + util::printable(p) + "' is not a directory");
   }
-  return util::join(cur, "/");
+  return p;
 }
 
 Result<std::string> FsView::readFile(const std::string& path, uint64_t limit) const {
@@ -160,6 +175,14 @@ std::optional<Node> LayeredView::stat(const std::string& path) const {
   return it->second;
 }
 
+std::optional<NodeInfo> LayeredView::info(const std::string& path) const {
+  if (path.empty()) return NodeInfo{};
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return std::nullopt;
+  const Node& n = it->second;
+  return NodeInfo{n.kind, n.layer, n.kind == EntryKind::Symlink ? n.linkTarget : std::string()};
+}
+
 std::vector<std::string> LayeredView::list(const std::string& dir) const {
   std::vector<std::string> out;
   std::string prefix = dir.empty() ? "" : dir + "/";
@@ -195,7 +218,7 @@ std::vector<std::string> findFiles(const FsView& v, const std::function<bool(con
     ++visited;
     for (const auto& name : v.list(dir)) {
       std::string p = joinPath(dir, name);
-      auto n = v.stat(p);
+      auto n = v.info(p);
       if (!n) continue;
       if (n->kind == EntryKind::Dir) {
         if (depth < maxDepth && !in(skip, p) && !in(skipNames, name)) q.emplace_back(p, depth + 1);

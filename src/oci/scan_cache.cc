@@ -123,10 +123,7 @@ void storeScan(const std::string& dir, const Digest& d, const LayerScan& s) {
     escapeInto(out, e.linkTarget);
     out += "\t" + e.sha256 + "\t" + e.md5 + "\t" + (e.content ? util::base64Encode(*e.content) : std::string("-")) + "\n";
   }
-  std::string sub = dir + "/layers/" + d.algorithm;
-  ::mkdir(dir.c_str(), 0755);
-  ::mkdir((dir + "/layers").c_str(), 0755);
-  ::mkdir(sub.c_str(), 0755);
+  util::makeDirs(dir + "/layers/" + d.algorithm);
   (void)util::writeFileAtomic(pathFor(dir, d), out);
 }
 

@@ -31,11 +31,11 @@ bool endsWith(const std::string& s, const std::string& suf) {
 bool isDir(const oci::FsView& v, const std::string& p) {
   auto r = v.resolve(p, true);
   if (!r.ok()) return false;
-  auto n = v.stat(*r);
+  auto n = v.info(*r);
   return n && n->kind == oci::EntryKind::Dir;
 }
 
-bool exists(const oci::FsView& v, const std::string& p) { return v.stat(p).has_value(); }
+bool exists(const oci::FsView& v, const std::string& p) { return v.info(p).has_value(); }
 
 std::optional<std::string> readText(const oci::FsView& v, const std::string& p, uint64_t limit = 16u << 20) {
   auto t = v.readFile(p, limit);
@@ -68,13 +68,13 @@ Distribution readDistribution(const oci::FsView& v, const std::string& location,
   std::string metaText;
   std::string metaPath;
   if (d.eggInfo) {
-    auto n = v.stat(d.metadataDir);
+    auto n = v.info(d.metadataDir);
     metaPath = n && n->kind != oci::EntryKind::Dir ? d.metadataDir : join(d.metadataDir, "PKG-INFO");
   } else {
     metaPath = join(d.metadataDir, "METADATA");
   }
   if (auto t = readText(v, metaPath)) metaText = *t;
-  if (auto n = v.stat(metaPath)) d.layer = n->layer;
+  if (auto n = v.info(metaPath)) d.layer = n->layer;
   CoreMetadata md = parseCoreMetadata(metaText);
   // Fallback to the directory name: "name-version.dist-info".
   std::string stem = entry.substr(0, entry.rfind('.'));

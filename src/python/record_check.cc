@@ -37,7 +37,7 @@ void walkFiles(const oci::FsView& v, const std::string& dir, std::vector<std::st
   if (depth > 32 || out.size() > 100000) return;
   for (const auto& name : v.list(dir)) {
     std::string p = dir + "/" + name;
-    auto n = v.stat(p);
+    auto n = v.info(p);
     if (!n) continue;
     if (n->kind == oci::EntryKind::Dir) {
       if (name != "__pycache__") walkFiles(v, p, out, depth + 1);
@@ -79,7 +79,7 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
     }
     ++rc.checked;
     auto resolved = v.resolve(path, false);
-    auto node = resolved.ok() ? v.stat(*resolved) : std::nullopt;
+    auto node = resolved.ok() ? v.info(*resolved) : std::nullopt;
     if (!node || node->kind == oci::EntryKind::Dir) {
       rc.missing.push_back({path, -1, row.digest, ""});
       continue;

@@ -53,16 +53,6 @@ bool isManifestType(const std::string& mt) {
          mt == oci::media::kDockerList;
 }
 
-bool mkdirs(const std::string& path) {
-  std::string cur;
-  for (const auto& part : util::split(path, '/')) {
-    cur += part.empty() ? "" : "/" + part;
-    if (cur.empty()) continue;
-    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  return true;
-}
-
 struct CurlGlobal {
   CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 };
@@ -412,7 +402,7 @@ class BlobStream : public oci::ByteStream {
     // its digest checks out: a killed audit leaves neither a torn entry nor a temp file.
     int tmpFd = -1;
     std::string tmpPath;
-    if (!cachePath_.empty() && mkdirs(tmpDir_)) {
+    if (!cachePath_.empty() && util::makeDirs(tmpDir_)) {
       tmpFd = ::open(tmpDir_.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
       if (tmpFd < 0) {  // a filesystem without O_TMPFILE: a named temp file
         tmpPath = tmpDir_ + "/blob-XXXXXX";
@@ -532,7 +522,7 @@ Result<std::unique_ptr<oci::ByteStream>> Client::blob(const oci::Descriptor& d) 
     std::string dir = cacheRoot + "/blobs/" + d.digest.algorithm;
     cachePath = dir + "/" + d.digest.encoded;
     tmpDir = cacheRoot + "/tmp";
-    mkdirs(dir);
+    util::makeDirs(dir);
     // Verified on read: an entry that no longer hashes to its digest is dropped and fetched again.
     if (cacheEntryValid(cachePath, d.digest)) {
       int fd = ::open(cachePath.c_str(), O_RDONLY | O_CLOEXEC);

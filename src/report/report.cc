@@ -17,6 +17,12 @@ const char* toString(Severity s) {
   return "?";
 }
 
+std::optional<Severity> parseSeverity(std::string_view s) {
+  for (Severity v : {Severity::Info, Severity::Warning, Severity::Error})
+    if (s == toString(v)) return v;
+  return std::nullopt;
+}
+
 const char* toString(StepStatus s) {
   switch (s) {
     case StepStatus::Passed: return "passed";
@@ -71,6 +77,15 @@ void Report::skipStep(const std::string& name, const std::string& reason) {
   step->error = reason;
 }
 
+void Report::restoreStep(const std::string& name, StepStatus status, const std::string& reason) {
+  Step* step = find(name);
+  if (failed() || (status != StepStatus::Passed && status != StepStatus::Skipped)) return;
+  step->status = status;
+  step->error = status == StepStatus::Skipped ? reason : "";
+  step->duration_ms = 0;
+  step->cached = true;
+}
+
 void Report::add(Finding f) {
   f.message = redactText(f.message);
   for (auto it = f.evidence.begin(); it != f.evidence.end();) it = it->second.empty() ? f.evidence.erase(it) : std::next(it);
@@ -118,6 +133,7 @@ nlohmann::json Report::toJson() const {
   for (const auto& s : steps_) {
     nlohmann::json js = {{"name", s.name}, {"status", toString(s.status)}, {"duration_ms", s.duration_ms}};
     js["error"] = s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error);
+    if (s.cached) js["cached"] = true;
     j["steps"].push_back(js);
   }
   j["first_error"] = first_error_.empty() ? nlohmann::json(nullptr) : nlohmann::json(first_error_);
@@ -150,6 +166,7 @@ std::string Report::toText() const {
     std::snprintf(line, sizeof line, "  %-12s %-22s %6lld ms", toString(s.status), s.name.c_str(),
                   static_cast<long long>(s.duration_ms));
     o << line;
+    if (s.cached) o << "  (cached)";
     if (!s.error.empty()) o << "  " << s.error;
     o << "\n";
   }

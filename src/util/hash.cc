@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -108,20 +109,32 @@ std::string base64UrlNoPad(std::string_view raw) {
 }
 
 bool base64Decode(std::string_view in, std::string& out) {
+  // Both alphabets (standard and urlsafe); -1: not base64, -2: padding.
+  static const auto table = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    for (int i = 0; i < 26; ++i) {
+      t[static_cast<size_t>('A' + i)] = static_cast<int8_t>(i);
+      t[static_cast<size_t>('a' + i)] = static_cast<int8_t>(26 + i);
+    }
+    for (int i = 0; i < 10; ++i) t[static_cast<size_t>('0' + i)] = static_cast<int8_t>(52 + i);
+    t['+'] = t['-'] = 62;
+    t['/'] = t['_'] = 63;
+    t['='] = -2;
+    return t;
+  }();
   out.clear();
+  out.reserve(in.size() / 4 * 3 + 3);
   uint32_t acc = 0;
   int bits = 0;
   size_t pad = 0;
   for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+' || c == '-') v = 62;
-    else if (c == '/' || c == '_') v = 63;
-    else if (c == '=') { ++pad; continue; }
-    else return false;
-    if (pad) return false;  // data after padding
+    int v = table[static_cast<unsigned char>(c)];
+    if (v == -2) {
+      ++pad;
+      continue;
+    }
+    if (v < 0 || pad) return false;  // not base64, or data after padding
     acc = (acc << 6) | uint32_t(v);
     bits += 6;
     if (bits >= 8) {

@@ -146,4 +146,14 @@ Result<std::string> readFileLimited(const std::string& path, size_t limit) {
   return out;
 }
 
+bool makeDirs(const std::string& path) {
+  std::string cur;
+  for (const auto& part : split(path, '/')) {
+    cur += part.empty() ? "" : "/" + part;
+    if (cur.empty()) continue;
+    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  return true;
+}
+
 }  // namespace kernodeck::util

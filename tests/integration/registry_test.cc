@@ -177,12 +177,50 @@ TEST_F(Registry, ASecondAuditDownloadsNothing) {
   // The per-layer results are cached too: the second audit read no layer.
   EXPECT_NE(run("ls " + cache + "/layers/sha256").out, "");
   // Corrupted blob cache entries are detected on read, dropped and fetched again.
-  run("for f in " + cache + "/blobs/sha256/*; do printf X >> $f; done; rm -rf " + cache + "/layers");
+  run("for f in " + cache + "/blobs/sha256/*; do printf X >> $f; done; rm -rf " + cache + "/layers " + cache + "/results");
   writeFile(p->log, "");
   auditJson("--cache-dir " + cache + " " + target, &code);
   EXPECT_EQ(code, 0);
   EXPECT_EQ(countLines(p->log, "/blobs/"), first);
   EXPECT_EQ(run("ls " + cache + "/tmp").out, "");  // no temp file left behind
+}
+
+// The steps after "config" are replayed from the outcome of the same analysis of the same
+// image; the report is the same but for the steps' "cached" marks and durations.
+TEST_F(Registry, ASecondAuditReplaysTheSameAnalysis) {
+  std::string cache = tempDir("cache-results");
+  std::string target = ref("team/demo:1.0");
+  int code = -1;
+  auto strip = [](json r) {
+    r.erase("steps");
+    r["subject"].erase("cached_result");
+    return r;
+  };
+  auto cachedSteps = [](const json& r) {
+    int n = 0;
+    for (const auto& s : r["steps"]) n += s.value("cached", false) ? 1 : 0;
+    return n;
+  };
+  json first = auditJson("--cache-dir " + cache + " " + target, &code);
+  EXPECT_EQ(cachedSteps(first), 0);
+  json second = auditJson("--cache-dir " + cache + " " + target, &code);
+  EXPECT_EQ(cachedSteps(second), 4) << second["steps"].dump();
+  EXPECT_TRUE(second["subject"].contains("cached_result"));
+  EXPECT_EQ(strip(first), strip(second));
+  json fresh = auditJson("--reanalyze --cache-dir " + cache + " " + target, &code);
+  EXPECT_EQ(cachedSteps(fresh), 0);
+  EXPECT_EQ(strip(first), strip(fresh));
+  // A damaged entry is ignored: the image is analysed again and the entry rewritten.
+  run("for f in " + cache + "/results/sha256/*; do printf '{\"steps\": 1' > $f; done");
+  json again = auditJson("--cache-dir " + cache + " " + target, &code);
+  EXPECT_EQ(cachedSteps(again), 0);
+  EXPECT_EQ(strip(first), strip(again));
+  EXPECT_EQ(cachedSteps(auditJson("--cache-dir " + cache + " " + target, &code)), 4);
+  // Other requirement files are another analysis.
+  std::string req = cache + "/req.txt";
+  writeFile(req, "nothing==1.0\n");
+  EXPECT_EQ(cachedSteps(auditJson("-r " + req + " --cache-dir " + cache + " " + target, &code)), 0);
+  EXPECT_EQ(cachedSteps(auditJson("-r " + req + " --cache-dir " + cache + " " + target, &code)), 4);
 }
 
 TEST_F(Registry, FaultsEndInSuccessOrACleanFailure) {

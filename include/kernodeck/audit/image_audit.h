@@ -29,6 +29,8 @@ struct AuditOptions {
   registry::ClientOptions registry;
   // Layers read at once (0: one per core, at most 4).
   unsigned parallelLayers = 0;
+  // Replay the stored outcome of the same analysis of the same image (registry cache only).
+  bool reuseResults = true;
 };
 
 struct AuditResult {

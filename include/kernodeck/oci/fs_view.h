@@ -34,12 +34,22 @@ struct Node {
   std::string dataPath;
 };
 
+// What path resolution and the package checks need of a node, for every file of an image:
+// cheaper than a copy of the whole Node.
+struct NodeInfo {
+  EntryKind kind = EntryKind::Dir;
+  int layer = -1;
+  std::string linkTarget;  // symlinks only
+};
+
 class FsView {
  public:
   virtual ~FsView() = default;
   // The node at a normalised path, without following a final symlink
   // (intermediate components must be directories; no link is followed).
   virtual std::optional<Node> stat(const std::string& path) const = 0;
+  // Like stat(), with less copied.
+  virtual std::optional<NodeInfo> info(const std::string& path) const;
   // Names of the entries of a directory (no follow).
   virtual std::vector<std::string> list(const std::string& dir) const = 0;
   // Content of a regular file at a resolved path; limited in size.
@@ -66,6 +76,7 @@ class LayeredView : public FsView {
   void apply(const LayerScan& scan, int layerIndex, std::vector<UnsafeEntry>& unsafe);
 
   std::optional<Node> stat(const std::string& path) const override;
+  std::optional<NodeInfo> info(const std::string& path) const override;
   std::vector<std::string> list(const std::string& dir) const override;
   Result<std::string> readResolved(const std::string& path, uint64_t limit) const override;
   Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override;

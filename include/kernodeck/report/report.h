@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ enum class StepStatus { Passed, Failed, Skipped, NotReached };
 
 const char* toString(Severity s);
 const char* toString(StepStatus s);
+// Inverse of toString(Severity); nullopt for anything else.
+std::optional<Severity> parseSeverity(std::string_view s);
 // Parses "info", "warning", "error" (also "none", meaning never fail on findings).
 Result<int> parseFailOn(std::string_view s);
 
@@ -39,6 +42,7 @@ struct Step {
   StepStatus status = StepStatus::NotReached;
   std::string error;  // the first error of this step, empty unless failed/skipped
   int64_t duration_ms = 0;
+  bool cached = false;  // the outcome was replayed from a content-addressed cache, not run now
 };
 
 // Documented exit codes of every subcommand.
@@ -56,6 +60,9 @@ class Report {
   // Returns true when the step passed.
   bool runStep(const std::string& name, const std::function<Status()>& fn);
   void skipStep(const std::string& name, const std::string& reason);
+  // Sets a step's outcome from an earlier run of the same analysis on the same content
+  // (passed or skipped only), marked as cached.
+  void restoreStep(const std::string& name, StepStatus status, const std::string& reason);
   bool failed() const { return !first_error_.empty(); }
   const std::string& firstError() const { return first_error_; }
   const std::vector<Step>& steps() const { return steps_; }

@@ -22,6 +22,9 @@ Status writeFileAtomic(const std::string& path, std::string_view content);
 // at most 32 levels deep and 200,000 entries.
 std::vector<std::string> listFilesRecursive(const std::string& root);
 
+// Creates a directory and its missing parents (0755), like mkdir -p; false on failure.
+bool makeDirs(const std::string& path);
+
 // Reads a whole file of at most `limit` bytes.
 Result<std::string> readFileLimited(const std::string& path, size_t limit);
 
