@@ -349,6 +349,11 @@ bool startsWithAny(const std::string& p, std::initializer_list<std::string_view>
 }  // namespace
 
 unsigned packagesHashPolicy(const std::string& p) {
+  // Compiled bytecode: dpkg ships none (it is compiled after install) and checkRecord skips it.
+  // apt's lists and dpkg's own database are state, not package content.
+  if ((p.size() > 4 && p.compare(p.size() - 4, 4, ".pyc") == 0) ||
+      startsWithAny(p, {"var/lib/apt/lists/", "var/lib/dpkg/", "var/cache/", "var/log/"}))
+    return 0;
   bool sitePackages = p.find("site-packages/") != std::string::npos;
   // pip, uv and conda territory: dpkg installs nothing into a site-packages directory, under
   // /usr/local/lib/pythonX.Y, or in home directories (NVIDIA's CUDA .debs do use /usr/local/cuda*).

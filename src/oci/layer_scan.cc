@@ -86,10 +86,14 @@ class IsalGzip {
 };
 #endif
 
-// Inflated chunks handed from the inflating thread to the tar thread: a fixed set of
-// buffers cycles between a free list and a ready queue, so memory stays bounded.
+// Inflated chunks handed from the inflating thread to two readers, in order: the tar walk and
+// the DiffID hasher. A fixed set of buffers cycles between a free list and the published
+// queue; a chunk is free again once both readers have moved past it, so memory stays bounded.
 class ChunkQueue {
  public:
+  static constexpr int kReaders = 2;
+  enum Reader { kTar = 0, kDiffId = 1 };
+
   ChunkQueue() {
     for (auto& b : buffers_) {
       b.resize(kInflatedChunk);
@@ -97,7 +101,7 @@ class ChunkQueue {
     }
   }
 
-  // Producer: a free buffer, or nullptr once the consumer has cancelled.
+  // Producer: a free buffer, or nullptr once a reader has cancelled.
   std::vector<char>* acquire() {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !free_.empty() || cancelled_; });
@@ -108,8 +112,8 @@ class ChunkQueue {
   }
   void publish(std::vector<char>* b, size_t n) {
     std::lock_guard<std::mutex> l(m_);
-    ready_.push_back({b, n});
-    if (ready_.size() == 1) cv_.notify_all();  // the consumer waits only on an empty queue
+    published_.push_back({b, n, kReaders});
+    cv_.notify_all();
   }
   void close(std::optional<std::string> error) {
     std::lock_guard<std::mutex> l(m_);
@@ -118,18 +122,25 @@ class ChunkQueue {
     cv_.notify_all();
   }
 
-  // Consumer: the next chunk (n == 0 at the end); false with `error` when inflating failed.
-  // The previous chunk goes back to the free list, so it stays valid until this call.
-  bool next(const char*& data, size_t& n, std::string& error) {
+  // Reader: the next chunk (n == 0 at the end, or once cancelled); false with `error` when
+  // inflating failed. The reader's previous chunk is released, so it stays valid until this call.
+  bool next(Reader r, const char*& data, size_t& n, std::string& error) {
     std::unique_lock<std::mutex> l(m_);
-    if (current_) {
-      free_.push_back(current_);
-      current_ = nullptr;
-      if (free_.size() == 1) cv_.notify_all();  // the producer waits only with no free buffer
+    if (holding_[r]) {
+      holding_[r] = false;
+      --published_[cursor_[r] - 1 - base_].pending;
+      bool freed = false;
+      while (!published_.empty() && published_.front().pending == 0) {
+        free_.push_back(published_.front().buf);
+        published_.pop_front();
+        ++base_;
+        freed = true;
+      }
+      if (freed) cv_.notify_all();
     }
-    cv_.wait(l, [&] { return !ready_.empty() || closed_; });
-    if (ready_.empty()) {
-      if (error_) {
+    cv_.wait(l, [&] { return cursor_[r] < base_ + published_.size() || closed_ || cancelled_; });
+    if (cursor_[r] >= base_ + published_.size()) {
+      if (error_ && !cancelled_) {
         error = *error_;
         return false;
       }
@@ -137,13 +148,14 @@ class ChunkQueue {
       n = 0;
       return true;
     }
-    current_ = ready_.front().first;
-    n = ready_.front().second;
-    data = current_->data();
-    ready_.pop_front();
+    Slot& slot = published_[cursor_[r]++ - base_];
+    holding_[r] = true;
+    data = slot.buf->data();
+    n = slot.n;
     return true;
   }
-  // Consumer: stop the producer (it still drains the compressed input into the digest).
+  // A reader stops: the producer stops inflating (it still drains the compressed input into
+  // the digest) and the other reader sees the end.
   void cancel() {
     std::lock_guard<std::mutex> l(m_);
     cancelled_ = true;
@@ -151,10 +163,17 @@ class ChunkQueue {
   }
 
  private:
+  struct Slot {
+    std::vector<char>* buf;
+    size_t n;
+    int pending;  // readers that have not moved past it
+  };
   std::array<std::vector<char>, kInflatedChunks> buffers_;
   std::deque<std::vector<char>*> free_;
-  std::deque<std::pair<std::vector<char>*, size_t>> ready_;
-  std::vector<char>* current_ = nullptr;
+  std::deque<Slot> published_;  // published_[0] is chunk number base_
+  uint64_t base_ = 0;
+  uint64_t cursor_[kReaders] = {0, 0};  // the next chunk number each reader takes
+  bool holding_[kReaders] = {false, false};
   bool closed_ = false, cancelled_ = false;
   std::optional<std::string> error_;
   std::mutex m_;
@@ -213,8 +232,8 @@ struct Pipe {
     return k;
   }
 
-  // The inflating thread: inflates into the queue and hashes the DiffID, then drains the
-  // rest of the compressed input so that the digest covers every byte.
+  // The inflating thread: inflates into the queue, then drains the rest of the compressed
+  // input so that the digest covers every byte.
   void produce() {
     while (std::vector<char>* b = queue.acquire()) {
       std::string error;
@@ -227,7 +246,6 @@ struct Pipe {
         queue.close(std::nullopt);
         break;
       }
-      uncompressed.update(b->data(), static_cast<size_t>(k));
       uncompressedBytes += static_cast<uint64_t>(k);
       queue.publish(b, static_cast<size_t>(k));
     }
@@ -235,6 +253,14 @@ struct Pipe {
       auto r = pull(inBuf.data(), inBuf.size());
       if (!r.ok() || *r == 0) break;
     }
+  }
+
+  // The DiffID thread: hashes the inflated stream as the producer publishes it.
+  void hashDiffId() {
+    const char* data = nullptr;
+    size_t n = 0;
+    std::string error;
+    while (queue.next(ChunkQueue::kDiffId, data, n, error) && n > 0) uncompressed.update(data, n);
   }
 };
 
@@ -304,7 +330,7 @@ la_ssize_t readInflated(struct archive* a, void* ud, const void** out) {
   const char* data = nullptr;
   size_t n = 0;
   std::string error;
-  if (!p->queue.next(data, n, error)) {
+  if (!p->queue.next(ChunkQueue::kTar, data, n, error)) {
     archive_set_error(a, EIO, "%s", error.c_str());
     return -1;
   }
@@ -495,9 +521,9 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
   } else if (archive_read_next_header(inflater, &rawEntry) != ARCHIVE_OK) {
     fail("cannot read layer: " + archiveError(inflater, "empty or unreadable stream"));
   }
-  // Two threads per layer: this one parses the tar and hashes files while the other
-  // inflates and hashes the stream, so a large layer is not bound to one core.
-  std::thread producer;
+  // Three threads per layer: one inflates, one hashes the inflated stream (DiffID) and this
+  // one parses the tar and hashes files, so a large layer is not bound to one core.
+  std::thread producer, hasher;
   if (!out.error) {
     if (!useIsal) switch (archive_filter_code(inflater, 0)) {
       case ARCHIVE_FILTER_GZIP: out.detected = Compression::Gzip; break;
@@ -506,6 +532,7 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
       default: out.detected = Compression::Unknown;
     }
     producer = std::thread([&pipe] { pipe.produce(); });
+    hasher = std::thread([&pipe] { pipe.hashDiffId(); });
     started = true;
     struct archive* tar = archive_read_new();
     archive_read_support_format_tar(tar);
@@ -524,7 +551,7 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
       size_t n = 0;
       std::string error;
       while (true) {
-        if (!pipe.queue.next(data, n, error)) {
+        if (!pipe.queue.next(ChunkQueue::kTar, data, n, error)) {
           fail("cannot inflate layer: " + util::printable(error));
           break;
         }
@@ -532,7 +559,10 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
       }
     }
   }
-  if (started) producer.join();
+  if (started) {
+    producer.join();
+    hasher.join();
+  }
   // Drain the rest of the compressed input so the digest covers every byte.
   while (!pipe.inEof && !pipe.inError) {
     auto r = pipe.pull(pipe.inBuf.data(), pipe.inBuf.size());
@@ -541,8 +571,8 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
   if (pipe.inError) out.error = *pipe.inError;  // the cause of whatever failed after it
   archive_read_free(inflater);
   out.compressedSize = pipe.compressedBytes;
-  auto own = pipe.streamHashes ? in.digestHex() : std::nullopt;
-  out.digestHex = own ? *own : pipe.compressed.hex();
+  if (pipe.streamHashes) out.digestHex = in.digestHex().value_or("");  // empty: the stream ended early
+  else out.digestHex = pipe.compressed.hex();
   out.uncompressedSize = pipe.uncompressedBytes;
   out.diffIdHex = pipe.uncompressed.hex();
   return out;

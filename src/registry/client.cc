@@ -447,7 +447,8 @@ class BlobStream : public oci::ByteStream {
     if (!failure && hex != d_.digest.encoded)
       failure = Error::Corrupt(impl_->where(what) + ": the bytes hash to " + d_.digest.algorithm + ":" + hex + " (HTTP " + std::to_string(r.status) + ")");
     if (tmpFd >= 0) {
-      bool keep = !failure && ::fsync(tmpFd) == 0;
+      // Not synced: an entry is re-hashed before every use, so a torn one is only a miss.
+      bool keep = !failure;
       if (tmpPath.empty()) {
         std::string proc = "/proc/self/fd/" + std::to_string(tmpFd);
         if (keep) ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, cachePath_.c_str(), AT_SYMLINK_FOLLOW);  // EEXIST: already cached

@@ -66,7 +66,7 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
   return {};
 }
 
-Status writeFileAtomic(const std::string& path, std::string_view content) {
+Status writeFileAtomic(const std::string& path, std::string_view content, bool sync) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
@@ -82,7 +82,7 @@ Status writeFileAtomic(const std::string& path, std::string_view content) {
     off += static_cast<size_t>(n);
   }
   int e = errno;
-  if (ok && (::fsync(fd) != 0 || ::close(fd) != 0)) ok = false, e = errno;
+  if (ok && ((sync && ::fsync(fd) != 0) || ::close(fd) != 0)) ok = false, e = errno;
   else if (!ok) ::close(fd);
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
     if (ok) e = errno;

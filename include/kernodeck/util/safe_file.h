@@ -15,8 +15,9 @@ namespace kernodeck::util {
 // descriptor on ROOT, so a link inside ROOT can never redirect the write.
 Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode = 0644);
 
-// Writes `content` to PATH atomically (a temporary file beside it, fsync, rename).
-Status writeFileAtomic(const std::string& path, std::string_view content);
+// Writes `content` to PATH atomically (a temporary file beside it, fsync, rename). Caches whose
+// readers detect a torn entry pass sync = false: no fsync, so no wait for the disk.
+Status writeFileAtomic(const std::string& path, std::string_view content, bool sync = true);
 
 // Every non-directory entry below `root` (relative paths, sorted; links are not followed),
 // at most 32 levels deep and 200,000 entries.
