@@ -50,13 +50,12 @@ std::vector<DpkgPackage> parseDpkgStatus(std::string_view text, bool all) {
 
 std::map<std::string, std::string> parseMd5sums(std::string_view text) {
   std::map<std::string, std::string> out;
-  for (const auto& raw : util::split(text, '\n')) {
-    std::string line(util::trim(raw));
+  for (std::string_view line : util::splitView(text, '\n')) {
+    line = util::trim(line);
     if (line.size() < 34) continue;
-    std::string md5 = line.substr(0, 32);
-    std::string path(util::trim(std::string_view(line).substr(32)));
-    if (!path.empty() && path[0] == '/') path = path.substr(1);
-    if (!path.empty()) out[path] = util::toLower(md5);
+    std::string_view path = util::trim(line.substr(32));
+    if (!path.empty() && path[0] == '/') path.remove_prefix(1);
+    if (!path.empty()) out.insert_or_assign(std::string(path), util::toLower(line.substr(0, 32)));
   }
   return out;
 }
@@ -97,9 +96,9 @@ DpkgDatabase readDpkg(const oci::FsView& v, bool verify) {
     for (const std::string& stem : {pkg.name + ":" + pkg.architecture, pkg.name}) {
       auto list = v.readFile("var/lib/dpkg/info/" + stem + ".list", 16u << 20);
       if (list.ok()) {
-        for (const auto& raw : util::split(*list, '\n')) {
-          std::string p(util::trim(raw));
-          if (p.size() > 1 && p[0] == '/') db.owned.insert(p.substr(1));
+        for (std::string_view p : util::splitView(*list, '\n')) {
+          p = util::trim(p);
+          if (p.size() > 1 && p[0] == '/') db.owned.emplace(p.substr(1));
         }
       }
       auto md5 = v.readFile("var/lib/dpkg/info/" + stem + ".md5sums", 16u << 20);

@@ -20,7 +20,31 @@ std::optional<NodeInfo> FsView::info(const std::string& path) const {
   return NodeInfo{n->kind, n->layer, n->kind == EntryKind::Symlink ? n->linkTarget : std::string()};
 }
 
+namespace {
+
+// "a/b/c": no empty, "." or ".." component and no leading or trailing '/'.
+bool isNormalized(const std::string& p) {
+  if (p.empty() || p.front() == '/' || p.back() == '/') return false;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find('/', start);
+    if (end == std::string::npos) end = p.size();
+    std::string_view c(p.data() + start, end - start);
+    if (c.empty() || c == "." || c == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::string> FsView::resolve(const std::string& path, bool followLast) const {
+  // Both views only hold a node whose parents are real directories (a layer cannot write
+  // through a link, and replacing a directory drops what was below it; the directory view
+  // opens each parent with O_NOFOLLOW), so a normalised path that exists and is not a link
+  // to follow resolves to itself: one lookup instead of one per component.
+  if (isNormalized(path))
+    if (auto n = info(path); n && (n->kind != EntryKind::Symlink || !followLast)) return path;
   std::deque<std::string> todo;
   for (auto& c : util::split(path, '/'))
     if (!c.empty() && c != ".") todo.push_back(c);
@@ -83,6 +107,10 @@ void LayeredView::removeTree(const std::string& path, bool keepSelf) {
 }
 
 bool LayeredView::prepareParents(const std::string& path, int layer, std::string& reason) {
+  // The common case, an existing parent directory: its own parents are directories too.
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return true;
+  if (auto it = nodes_.find(path.substr(0, slash)); it != nodes_.end() && it->second.kind == EntryKind::Dir) return true;
   std::string p;
   auto parts = util::split(path, '/');
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
@@ -186,11 +214,17 @@ std::optional<NodeInfo> LayeredView::info(const std::string& path) const {
 std::vector<std::string> LayeredView::list(const std::string& dir) const {
   std::vector<std::string> out;
   std::string prefix = dir.empty() ? "" : dir + "/";
-  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end(); ++it) {
+  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end();) {
     if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    std::string rest = it->first.substr(prefix.size());
-    if (rest.empty() || rest.find('/') != std::string::npos) continue;
-    out.push_back(rest);
+    std::string_view rest = std::string_view(it->first).substr(prefix.size());
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) {
+      if (!rest.empty()) out.emplace_back(rest);
+      ++it;
+      continue;
+    }
+    // A child's descendants: skip them all ('0' sorts right after '/').
+    it = nodes_.lower_bound(prefix + std::string(rest.substr(0, slash)) + "0");
   }
   return out;
 }

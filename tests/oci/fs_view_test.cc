@@ -146,3 +146,23 @@ TEST(LayeredView, MoreBreakoutCases) {
   auto dot = build({{{"./", 'd'}, {"a", 'f', "1"}}});
   EXPECT_TRUE(dot.view.stat("a"));
 }
+
+// list() skips a child's descendants by seeking; siblings whose names sort around '/' must stay.
+TEST(LayeredView, ListNamesChildrenOnly) {
+  auto b = build({{{"a/x/deep/file", 'f', "1"}, {"a/x-y", 'f', "1"}, {"a/x.z", 'f', "1"}, {"a/x0", 'f', "1"},
+                   {"a/x/other", 'f', "1"}, {"a/w", 'f', "1"}, {"b/c", 'f', "1"}}});
+  EXPECT_EQ(b.view.list("a"), (std::vector<std::string>{"w", "x", "x-y", "x.z", "x0"}));
+  EXPECT_EQ(b.view.list(""), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(b.view.list("a/x"), (std::vector<std::string>{"deep", "other"}));
+  EXPECT_TRUE(b.view.list("a/w").empty());
+}
+
+// A normalised path that exists resolves to itself; a link still resolves through it.
+TEST(LayeredView, ResolveShortcutKeepsLinkSemantics) {
+  auto b = build({{{"usr/bin/tool", 'f', "1"}, {"bin", 'l', "", "usr/bin"}, {"usr/bin/alias", 'l', "", "tool"}}});
+  EXPECT_EQ(*b.view.resolve("usr/bin/tool"), "usr/bin/tool");
+  EXPECT_EQ(*b.view.resolve("bin/tool"), "usr/bin/tool");
+  EXPECT_EQ(*b.view.resolve("usr/bin/alias"), "usr/bin/tool");
+  EXPECT_EQ(*b.view.resolve("usr/bin/alias", false), "usr/bin/alias");
+  EXPECT_EQ(*b.view.resolve("/usr/./bin/../bin/tool"), "usr/bin/tool");
+}

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +35,7 @@ struct DpkgIssue {
 struct DpkgDatabase {
   bool present = false;
   std::vector<DpkgPackage> packages;
-  std::set<std::string> owned;  // every path a package lists (no leading '/')
+  std::unordered_set<std::string> owned;  // every path a package lists (no leading '/')
   std::vector<DpkgIssue> modified, missing;
   size_t verified = 0;
 

@@ -10,6 +10,8 @@
 namespace kernodeck::util {
 
 std::vector<std::string> split(std::string_view s, char sep);
+// Like split(), as views into `s` (valid while `s` is).
+std::vector<std::string_view> splitView(std::string_view s, char sep);
 std::string_view trim(std::string_view s);
 std::string toLower(std::string_view s);
 bool iequals(std::string_view a, std::string_view b);
