@@ -8,20 +8,6 @@
 
 namespace kernodeck::util {
 
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t p = s.find(sep, start);
-    if (p == std::string_view::npos) {
-      out.emplace_back(s.substr(start));
-      return out;
-    }
-    out.emplace_back(s.substr(start, p - start));
-    start = p + 1;
-  }
-}
-
 std::vector<std::string_view> splitView(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;
@@ -34,6 +20,11 @@ std::vector<std::string_view> splitView(std::string_view s, char sep) {
     out.push_back(s.substr(start, end - start));
     start = end + 1;
   }
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  auto views = splitView(s, sep);
+  return std::vector<std::string>(views.begin(), views.end());
 }
 
 std::string_view trim(std::string_view s) {
