@@ -86,6 +86,29 @@ struct Client::Impl {
     }
   }
 
+  std::string baseUrl() {
+    std::lock_guard<std::mutex> l(m);
+    return base;
+  }
+
+  // A TLS-only registry answers a plain HTTP request with 400 and says why (Go's net/http:
+  // "Client sent an HTTP request to an HTTPS server."; nginx: "The plain HTTP request was sent
+  // to HTTPS port").
+  static bool speaksOnlyTls(const Response& r) {
+    return r.status == 400 && (r.body.find("HTTP request to an HTTPS server") != std::string::npos ||
+                               r.body.find("plain HTTP request was sent to HTTPS port") != std::string::npos);
+  }
+
+  // Plain HTTP is only the first try for loopback and --insecure registries: one that speaks
+  // TLS is then reached over https, verified unless --insecure (with --cert-dir's CAs), as
+  // skopeo does. False when already on https.
+  bool switchToHttps() {
+    std::lock_guard<std::mutex> l(m);
+    if (base.rfind("http://", 0) != 0) return false;
+    base = "https://" + ref.apiHost();
+    return true;
+  }
+
   std::string where(const std::string& what) const { return ref.registry + "/" + ref.repository + " " + what; }
 
   // One exchange, no retry. `sink` receives the body of a 2xx response; other bodies are kept (capped).
@@ -256,7 +279,11 @@ struct Client::Impl {
         std::lock_guard<std::mutex> l(m);
         if (auto it = authHeaders.find(scope); it != authHeaders.end()) hs.push_back(it->second);
       }
-      r = perform(base + path, hs, rangeFrom, sink, cap);
+      r = perform(baseUrl() + path, hs, rangeFrom, sink, cap);
+      if (speaksOnlyTls(r) && switchToHttps()) {
+        --attempt;
+        continue;
+      }
       if (r.status == 401 && !reauthed) {
         reauthed = true;
         std::lock_guard<std::mutex> l(m);
@@ -276,7 +303,11 @@ struct Client::Impl {
       waited += d;
       if (beforeRetry) beforeRetry();
     }
-    if (!r.transportError.empty()) error = "cannot reach " + base + ": " + r.transportError;
+    if (!r.transportError.empty()) {
+      error = "cannot reach " + baseUrl() + ": " + r.transportError;
+      if (r.transportError.find("certificate") != std::string::npos && !o.insecure)
+        error += " (trust its CA with --cert-dir DIR, or skip verification with --tls-verify=false)";
+    }
     else if (r.status == 401 || r.status == 403) error = "access denied (HTTP " + std::to_string(r.status) + ")";
     else if (r.status == 404) error = "not found (HTTP 404)";
     else if (r.status < 200 || r.status >= 300)
@@ -287,7 +318,10 @@ struct Client::Impl {
 
 Client::Client(Reference ref, ClientOptions opts) : ref_(ref), impl_(std::make_unique<Impl>(std::move(ref), std::move(opts))) {}
 Client::~Client() = default;
-std::string Client::scheme() const { return impl_->base.substr(0, impl_->base.find(':')); }
+std::string Client::scheme() const {
+  std::string b = impl_->baseUrl();
+  return b.substr(0, b.find(':'));
+}
 
 Result<Manifest> Client::manifest(const std::string& tagOrDigest) {
   std::string body;
