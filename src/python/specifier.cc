@@ -79,10 +79,9 @@ Result<Specifier> Specifier::parse(std::string_view raw) {
   if (wildcard && sp.op_ != "==" && sp.op_ != "!=") return bad("a wildcard needs == or !=");
   auto v = Version::parse(wildcard ? sp.version_.substr(0, sp.version_.size() - 2) : sp.version_);
   if (!v.ok()) return bad("bad version");
-  if (wildcard && (v->isPrerelease() || v->isPostrelease() || v->hasLocal())) {
-    // packaging allows ".*" only after a release (and pre/post/dev is forbidden).
-    if (v->hasLocal() || v->dev()) return bad("a wildcard cannot follow a dev or local version");
-  }
+  // ".*" follows the release segments only: never a pre, post, dev or local part.
+  if (wildcard && (v->isPrerelease() || v->isPostrelease() || v->hasLocal()))
+    return bad("a wildcard can only follow the release segments");
   if (v->hasLocal() && sp.op_ != "==" && sp.op_ != "!=") return bad("local versions need == or !=");
   if (sp.op_ == "~=" && v->release().size() < 2) return bad("~= needs at least two release segments");
   if (sp.op_ == "~=" && v->hasLocal()) return bad("~= cannot take a local version");
@@ -135,7 +134,9 @@ bool Specifier::contains(const Version& item, std::optional<bool> pre) const {
   if (op_ == ">") {
     if (!(item > *spec)) return false;
     if (!spec->isPostrelease() && item.isPostrelease() && item.baseVersion() == spec->baseVersion()) return false;
-    if (item.hasLocal() && item.baseVersion() == spec->baseVersion()) return false;
+    // PEP 440: ">V MUST NOT match a local version of the specified version", one whose public
+    // part is V (packaging 26.1 fixed this; it had compared base versions).
+    if (item.hasLocal() && item.publicVersion() == *spec) return false;
     return true;
   }
   if (op_ == "~=") {

@@ -21,6 +21,34 @@ const std::regex& versionRe() {
   return re;
 }
 
+// Strips what Python's str.strip() does: ASCII whitespace and, in UTF-8, the other
+// characters Unicode calls white space (U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028,
+// U+2029, U+202F, U+205F, U+3000), as packaging does before matching a version.
+std::string_view stripPythonWhitespace(std::string_view s) {
+  auto lead = [](std::string_view t) -> size_t {  // bytes of a white-space character at the start, or 0
+    if (t.empty()) return 0;
+    unsigned char c = static_cast<unsigned char>(t[0]);
+    if (c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f)) return 1;
+    if (t.size() >= 2 && c == 0xc2 && (static_cast<unsigned char>(t[1]) == 0x85 || static_cast<unsigned char>(t[1]) == 0xa0)) return 2;
+    if (t.size() >= 3) {
+      unsigned char c1 = static_cast<unsigned char>(t[1]), c2 = static_cast<unsigned char>(t[2]);
+      if (c == 0xe1 && c1 == 0x9a && c2 == 0x80) return 3;                                     // U+1680
+      if (c == 0xe2 && c1 == 0x80 && (c2 <= 0x8a || c2 == 0xa8 || c2 == 0xa9 || c2 == 0xaf)) return 3;  // U+2000..200A, 2028, 2029, 202F
+      if (c == 0xe2 && c1 == 0x81 && c2 == 0x9f) return 3;                                     // U+205F
+      if (c == 0xe3 && c1 == 0x80 && c2 == 0x80) return 3;                                     // U+3000
+    }
+    return 0;
+  };
+  auto trail = [&](std::string_view t) -> size_t {
+    for (size_t k = 1; k <= 3 && k <= t.size(); ++k)
+      if (lead(t.substr(t.size() - k)) == k) return k;
+    return 0;
+  };
+  while (size_t k = lead(s)) s.remove_prefix(k);
+  while (size_t k = trail(s)) s.remove_suffix(k);
+  return s;
+}
+
 std::optional<uint64_t> num(const std::ssub_match& m) {
   if (!m.matched || m.length() == 0) return 0;
   return util::parseUint(m.str());
@@ -30,7 +58,7 @@ std::optional<uint64_t> num(const std::ssub_match& m) {
 
 Result<Version> Version::parse(std::string_view sv) {
   if (sv.size() > 512) return Error::Invalid("version is too long");
-  std::string s(sv);
+  std::string s(stripPythonWhitespace(sv));
   std::smatch m;
   if (!std::regex_match(s, m, versionRe())) return Error::Invalid("invalid version '" + util::printable(s, 80) + "'");
   Version v;
