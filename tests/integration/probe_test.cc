@@ -76,6 +76,39 @@ TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
   EXPECT_NE(readFile(dir + "/termlog").find("probe.cuda.unsupported"), std::string::npos);
 }
 
+// Without an expectation's architecture list, the one the project's torch reports
+// (torch.cuda.get_arch_list(), as the H200 run of scripts/gpu-check showed) is checked against
+// the host's GPUs. The interpreter here is a stand-in that prints what such a torch would.
+TEST(Probe, ThePythonTorchArchitecturesAreCheckedAgainstTheGpus) {
+  std::string dir = tempDir("probe-arch");
+  writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
+                                      {"host", {{"nvidia", {{"driver_version", "580.159.04"}, {"max_cuda", "13.0"},
+                                                            {"gpus", json::array({{{"model", "NVIDIA H200"}, {"arch", "9.0"}}})}}}}}})
+                                    .dump());
+  writeFile(dir + "/expect.json", json({{"schema", "kernodeck.expect/v1"}, {"accelerator", "cpu"}}).dump());
+  auto fakePython = [&](const std::string& name, const json& archList) {
+    json out = {{"python", "3.12.3"}, {"torch", "2.11.0+cu130"}, {"cuda", "13.0"}, {"hip", nullptr}, {"cuda_available", false},
+                {"devices", json::array()}, {"arch_list", archList}, {"device", "cpu"}, {"max_abs_diff", 0.0}, {"finite", true}};
+    writeFile(dir + "/" + name, "#!/bin/sh\ncat <<'EOF'\n" + out.dump() + "\nEOF\n");
+    ::chmod((dir + "/" + name).c_str(), 0755);
+    return dir + "/" + name;
+  };
+  auto probeWith = [&](const std::string& python) {
+    RunResult raw = run(K + " probe --json --expect cpu --host-record " + dir + "/host.json --expect-from " + dir +
+                        "/expect.json --python " + python);
+    return json::parse(raw.out, nullptr, false);
+  };
+  json old = probeWith(fakePython("old-python", {"sm_70", "sm_75", "sm_80", "sm_86"}));
+  ASSERT_TRUE(old.is_object());
+  EXPECT_EQ(step(old, "python"), "passed") << old.dump(1);
+  EXPECT_EQ(countFindings(old, "probe.arch.unsupported"), 1) << old["findings"].dump(1);
+  EXPECT_EQ(old["reconcile"]["arch_list"].size(), 4u);
+  json ptx = probeWith(fakePython("ptx-python", {"sm_80", "compute_80"}));
+  EXPECT_EQ(countFindings(ptx, "probe.arch.unsupported"), 0) << ptx["findings"].dump(1);
+  json cu130 = probeWith(fakePython("cu130-python", {"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"}));
+  EXPECT_EQ(countFindings(cu130, "probe.arch.unsupported"), 0) << cu130["findings"].dump(1);
+}
+
 TEST(Probe, ThePythonStepKeepsTheFirstError) {
   std::string dir = tempDir("probe-py");
   int code = -1;
