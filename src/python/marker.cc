@@ -67,13 +67,14 @@ class Parser {
     return true;
   }
 
-  Result<NodeP> parseOr(int depth) {
-    if (depth > 64) return err("nested too deeply");
-    KDK_TRY_ASSIGN(NodeP left, parseAnd(depth));
-    while (keyword("or")) {
-      KDK_TRY_ASSIGN(NodeP right, parseAnd(depth));
+  // operand (keyword operand)*, left-associative.
+  template <typename Operand>
+  Result<NodeP> parseChain(std::string_view op, Marker::Node::Kind kind, Operand operand) {
+    KDK_TRY_ASSIGN(NodeP left, operand());
+    while (keyword(op)) {
+      KDK_TRY_ASSIGN(NodeP right, operand());
       auto n = std::make_shared<Marker::Node>();
-      n->kind = Marker::Node::Or;
+      n->kind = kind;
       n->left = left;
       n->right = right;
       left = n;
@@ -81,17 +82,13 @@ class Parser {
     return left;
   }
 
+  Result<NodeP> parseOr(int depth) {
+    if (depth > 64) return err("nested too deeply");
+    return parseChain("or", Marker::Node::Or, [&] { return parseAnd(depth); });
+  }
+
   Result<NodeP> parseAnd(int depth) {
-    KDK_TRY_ASSIGN(NodeP left, parseAtom(depth));
-    while (keyword("and")) {
-      KDK_TRY_ASSIGN(NodeP right, parseAtom(depth));
-      auto n = std::make_shared<Marker::Node>();
-      n->kind = Marker::Node::And;
-      n->left = left;
-      n->right = right;
-      left = n;
-    }
-    return left;
+    return parseChain("and", Marker::Node::And, [&] { return parseAtom(depth); });
   }
 
   Result<NodeP> parseAtom(int depth) {
