@@ -64,11 +64,7 @@ uint64_t dpkgCaptureLimit(const std::string& p) {
   if (p == "var/lib/dpkg/status") return 64u << 20;
   if (p.rfind("var/lib/dpkg/status.d/", 0) == 0) return 4u << 20;
   if (p.rfind("var/lib/dpkg/info/", 0) == 0) {
-    auto ends = [&](const char* s) {
-      std::string suf(s);
-      return p.size() > suf.size() && p.compare(p.size() - suf.size(), suf.size(), suf) == 0;
-    };
-    if (ends(".list") || ends(".md5sums")) return 16u << 20;
+    if (p.ends_with(".list") || p.ends_with(".md5sums")) return 16u << 20;
   }
   return 0;
 }

@@ -23,8 +23,10 @@ namespace {
 
 std::string layerOf(int layer) { return layer < 0 ? "" : std::to_string(layer); }
 
-bool endsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+bool startsWithAny(std::string_view p, std::initializer_list<std::string_view> prefixes) {
+  for (auto pre : prefixes)
+    if (p.starts_with(pre)) return true;
+  return false;
 }
 
 bool hasUserinfoSecret(const std::string& s) { return report::looksLikeSecret(s); }
@@ -208,7 +210,7 @@ class PackagesAudit {
       return t.ok() ? std::optional<std::string>(*t) : std::nullopt;
     };
     auto isRequirements = [](const std::string& n) {
-      return (n.rfind("requirements", 0) == 0 || n.rfind("constraints", 0) == 0) && endsWith(n, ".txt");
+      return (n.rfind("requirements", 0) == 0 || n.rfind("constraints", 0) == 0) && n.ends_with(".txt");
     };
     for (const auto& p : oci::findFiles(v_, isRequirements, 4,
                                         {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "var/lib", "var/cache", "boot", "run", "usr/src"},
@@ -305,7 +307,7 @@ class PackagesAudit {
     for (const auto& p : candidates) {
       auto t = v_.readFile(p, 1 << 20);
       if (!t.ok()) continue;
-      bool netrc = endsWith(p, ".netrc");
+      bool netrc = p.ends_with(".netrc");
       int lineNo = 0;
       for (const auto& line : util::split(*t, '\n')) {
         ++lineNo;
@@ -338,20 +340,10 @@ uint64_t packagesCaptureLimit(const std::string& path) {
   return std::max(python::captureLimit(path), dpkgCaptureLimit(path));
 }
 
-namespace {
-
-bool startsWithAny(const std::string& p, std::initializer_list<std::string_view> prefixes) {
-  for (auto pre : prefixes)
-    if (p.compare(0, pre.size(), pre) == 0) return true;
-  return false;
-}
-
-}  // namespace
-
 unsigned packagesHashPolicy(const std::string& p) {
   // Compiled bytecode: dpkg ships none (it is compiled after install) and checkRecord skips it.
   // apt's lists and dpkg's own database are state, not package content.
-  if ((p.size() > 4 && p.compare(p.size() - 4, 4, ".pyc") == 0) ||
+  if (p.ends_with(".pyc") ||
       startsWithAny(p, {"var/lib/apt/lists/", "var/lib/dpkg/", "var/cache/", "var/log/"}))
     return 0;
   bool sitePackages = p.find("site-packages/") != std::string::npos;

@@ -24,10 +24,6 @@ std::string dirName(const std::string& p) {
 
 std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
 
-bool endsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
 bool isDir(const oci::FsView& v, const std::string& p) {
   auto r = v.resolve(p, true);
   if (!r.ok()) return false;
@@ -64,7 +60,7 @@ Distribution readDistribution(const oci::FsView& v, const std::string& location,
   Distribution d;
   d.location = location;
   d.metadataDir = join(location, entry);
-  d.eggInfo = endsWith(entry, ".egg-info");
+  d.eggInfo = entry.ends_with(".egg-info");
   std::string metaText;
   std::string metaPath;
   if (d.eggInfo) {
@@ -115,7 +111,7 @@ void inventory(const oci::FsView& v, PythonEnv& env) {
     std::sort(entries.begin(), entries.end());
     std::map<std::string, std::string> seen;
     for (const auto& e : entries) {
-      if (!endsWith(e, ".dist-info") && !endsWith(e, ".egg-info")) continue;
+      if (!e.ends_with(".dist-info") && !e.ends_with(".egg-info")) continue;
       Distribution d = readDistribution(v, *resolved, e);
       if (d.key.empty()) continue;
       if (seen.count(d.key)) env.duplicates.emplace_back(*resolved, d.name);
@@ -157,15 +153,15 @@ const Distribution* PythonEnv::find(const std::string& key) const {
 uint64_t captureLimit(const std::string& p) {
   std::string base = baseName(p);
   std::string parent = baseName(dirName(p));
-  if (endsWith(parent, ".dist-info") || endsWith(parent, ".egg-info")) {
+  if (parent.ends_with(".dist-info") || parent.ends_with(".egg-info")) {
     static const std::set<std::string> files = {"METADATA", "RECORD", "WHEEL", "INSTALLER", "REQUESTED",
                                                 "direct_url.json", "PKG-INFO", "requires.txt", "installed-files.txt"};
     return files.count(base) ? (16u << 20) : 0;
   }
-  if (endsWith(base, ".egg-info")) return 1 << 20;  // egg-info as a single file
+  if (base.ends_with(".egg-info")) return 1 << 20;  // egg-info as a single file
   if (base == "pyvenv.cfg") return 65536;
   if (base == "version.py" && parent == "torch") return 65536;
-  if ((base.rfind("requirements", 0) == 0 || base.rfind("constraints", 0) == 0) && endsWith(base, ".txt")) return 1 << 20;
+  if ((base.rfind("requirements", 0) == 0 || base.rfind("constraints", 0) == 0) && base.ends_with(".txt")) return 1 << 20;
   if (base == "pip.conf" || base == ".netrc" || base == "pip.ini") return 65536;
   if (base == "version.json" && parent.rfind("cuda", 0) == 0) return 65536;
   return 0;

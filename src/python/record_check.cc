@@ -9,10 +9,6 @@ namespace kernodeck::python {
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
 // Joins a RECORD path to the package directory, lexically; empty when it climbs out of the root.
 std::string joinInside(const std::string& base, const std::string& rel) {
   std::vector<std::string> parts;
@@ -41,7 +37,7 @@ void walkFiles(const oci::FsView& v, const std::string& dir, std::vector<std::st
     if (!n) continue;
     if (n->kind == oci::EntryKind::Dir) {
       if (name != "__pycache__") walkFiles(v, p, out, depth + 1);
-    } else if (!endsWith(name, ".pyc")) {
+    } else if (!name.ends_with(".pyc")) {
       out.push_back(p);
     }
   }
@@ -51,7 +47,7 @@ void walkFiles(const oci::FsView& v, const std::string& dir, std::vector<std::st
 
 void recordHashedPaths(const oci::FsView& v, const Distribution& dist, std::vector<std::string>& out) {
   for (const auto& row : dist.record) {
-    if (row.algorithm != "sha256" || endsWith(row.path, ".pyc")) continue;
+    if (row.algorithm != "sha256" || row.path.ends_with(".pyc")) continue;
     std::string path = joinInside(dist.location, row.path);
     if (path.empty() || path == dist.metadataDir + "/RECORD") continue;
     if (auto resolved = v.resolve(path, false); resolved.ok()) out.push_back(*resolved);
@@ -70,12 +66,12 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
     }
     listed.insert(path);
     if (row.malformed) rc.malformedRows.push_back(row.path);
-    if (endsWith(row.path, ".pyc") || row.algorithm.empty()) continue;
+    if (row.path.ends_with(".pyc") || row.algorithm.empty()) continue;
     if (path == dist.metadataDir + "/RECORD") continue;
     // First component of in-package paths: the package's own directories.
     if (row.path.find("..") == std::string::npos && row.path.find('/') != std::string::npos) {
       std::string top = row.path.substr(0, row.path.find('/'));
-      if (!endsWith(top, ".dist-info") && !endsWith(top, ".data") && top != "__pycache__") topDirs.insert(dist.location + "/" + top);
+      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && top != "__pycache__") topDirs.insert(dist.location + "/" + top);
     }
     ++rc.checked;
     auto resolved = v.resolve(path, false);

@@ -19,10 +19,6 @@ using report::Severity;
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
 struct Outputs {
   std::map<std::string, Tensor> tensors;  // "file" or "file:name"
   std::vector<std::string> ids;
@@ -47,7 +43,7 @@ Result<Outputs> load(const std::string& dir, const std::string& idsFile) {
       out.hasIds = true;
       continue;
     }
-    bool npy = endsWith(n, ".npy"), st = endsWith(n, ".safetensors"), pt = endsWith(n, ".pt") || endsWith(n, ".pth");
+    bool npy = n.ends_with(".npy"), st = n.ends_with(".safetensors"), pt = n.ends_with(".pt") || n.ends_with(".pth");
     if (!npy && !st && !pt) continue;
     KDK_TRY_ASSIGN(std::string bytes, util::readFileLimited(path, 2ull << 30));
     if (npy) {

@@ -214,8 +214,7 @@ std::string writeNpy(const Tensor& t) {
 
 Result<std::vector<std::string>> parseIds(std::string_view text, const std::string& fileName) {
   std::vector<std::string> ids;
-  auto ends = [&](const char* s) { return fileName.size() >= std::strlen(s) && fileName.substr(fileName.size() - std::strlen(s)) == s; };
-  if (ends(".json")) {
+  if (fileName.ends_with(".json")) {
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_array()) return Error::Invalid(fileName + " is not a JSON array of ids");
     for (const auto& v : j) {
@@ -225,7 +224,7 @@ Result<std::vector<std::string>> parseIds(std::string_view text, const std::stri
     }
     return ids;
   }
-  bool csv = ends(".csv");
+  bool csv = fileName.ends_with(".csv");
   bool first = true;
   for (const auto& raw : util::split(text, '\n')) {
     std::string line(util::trim(raw));
