@@ -63,7 +63,7 @@ namespace {
 
 constexpr size_t kChunk = 1 << 17;
 constexpr size_t kInflatedChunk = 1 << 18;
-constexpr size_t kInflatedChunks = 16;  // 4 MiB in flight between the two threads of a layer
+constexpr size_t kInflatedChunks = 16;  // 4 MiB in flight between the threads of a layer
 
 struct Pipe;
 
@@ -249,6 +249,11 @@ struct Pipe {
       uncompressedBytes += static_cast<uint64_t>(k);
       queue.publish(b, static_cast<size_t>(k));
     }
+    drain();
+  }
+
+  // Reads the rest of the compressed input, so that the digest covers every byte.
+  void drain() {
     while (!inEof && !inError) {
       auto r = pull(inBuf.data(), inBuf.size());
       if (!r.ok() || *r == 0) break;
@@ -563,11 +568,7 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
     producer.join();
     hasher.join();
   }
-  // Drain the rest of the compressed input so the digest covers every byte.
-  while (!pipe.inEof && !pipe.inError) {
-    auto r = pipe.pull(pipe.inBuf.data(), pipe.inBuf.size());
-    if (!r.ok() || *r == 0) break;
-  }
+  pipe.drain();  // the producer did, unless it never started
   if (pipe.inError) out.error = *pipe.inError;  // the cause of whatever failed after it
   archive_read_free(inflater);
   out.compressedSize = pipe.compressedBytes;
