@@ -119,25 +119,30 @@ class Checker {
       else if (v.support != CudaSupport::Native)
         add("hook.cuda.compat", Severity::Info, v.explanation, ev);
     }
-    if (expect_)
-      for (const auto& g : host_.gpus) {
-        // Only the GPUs passed in, when the spec names any.
-        bool passed = std::any_of(spec_.devices.begin(), spec_.devices.end(),
-                                  [&](const oci::LinuxDevice& d) { return d.path == "/dev/nvidia" + std::to_string(g.minor); });
-        bool anyGpu = std::any_of(spec_.devices.begin(), spec_.devices.end(),
-                                  [](const oci::LinuxDevice& d) { return isGpuNode(d.path); });
-        if (g.excluded || (anyGpu && !passed) || archRunsOn(expect_->torchArchList, g.arch) != false) continue;
-        add("hook.arch.unsupported", Severity::Error,
-            g.model + " (" + g.busLocation + ") is " + smName(g.arch) + " but torch " + expect_->torchVersion +
-                " was built for " + util::join(expect_->torchArchList, ", ") +
-                ": kernels would fail with \"no kernel image is available\"; use a torch build that includes " + smName(g.arch),
-            {{"arch", smName(g.arch)}});
-      }
+    if (expect_) checkArchitectures();
     checkNvidiaNodes(nvDevices, hostGpus);
     for (const auto& l : host_.devCharMissing)
       add("host.devchar.missing", Severity::Warning,
           "host link " + l + " is missing: after a systemd daemon-reload the container can lose GPU access "
           "(\"Failed to initialize NVML: Unknown Error\"); run nvidia-ctk system create-dev-char-symlinks");
+  }
+
+  // The expectation's torch architectures against the GPUs passed in (all of them when the
+  // spec names no GPU node).
+  void checkArchitectures() {
+    bool anyGpu = std::any_of(spec_.devices.begin(), spec_.devices.end(),
+                              [](const oci::LinuxDevice& d) { return isGpuNode(d.path); });
+    for (const auto& g : host_.gpus) {
+      bool passed = std::any_of(spec_.devices.begin(), spec_.devices.end(),
+                                [&](const oci::LinuxDevice& d) { return d.path == "/dev/nvidia" + std::to_string(g.minor); });
+      if (g.excluded || (anyGpu && !passed) || archRunsOn(expect_->torchArchList, g.arch) != false) continue;
+      std::string sm = smName(g.arch);
+      add("hook.arch.unsupported", Severity::Error,
+          g.model + " (" + g.busLocation + ") is " + sm + " but torch " + expect_->torchVersion + " was built for " +
+              util::join(expect_->torchArchList, ", ") +
+              ": kernels would fail with \"no kernel image is available\"; use a torch build that includes " + sm,
+          {{"arch", sm}});
+    }
   }
 
   void checkRequirement(const Requirement& r, const std::string& driver) {
