@@ -7,7 +7,7 @@
 #include <ctime>
 #include <fstream>
 
-#include "kernodeck/gpu/container_check.h"
+#include "kernodeck/hook/container_check.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/runtime_spec.h"
 #include "kernodeck/report/redact.h"
@@ -91,8 +91,8 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     host::HostFacts facts = host::readHostFacts(opts.hostRoot);
     std::map<std::string, uint32_t> groups;
     std::string hr = opts.hostRoot == "/" ? "" : opts.hostRoot;
-    if (auto g = util::readFileLimited(hr + "/etc/group", 1 << 20); g.ok()) groups = gpu::parseGroupFile(*g);
-    gpu::ContainerCheck check = gpu::checkContainer(facts, *spec, expect, groups);
+    if (auto g = util::readFileLimited(hr + "/etc/group", 1 << 20); g.ok()) groups = hook::parseGroupFile(*g);
+    ContainerCheck check = checkContainer(facts, *spec, expect, groups);
 
     json findings = json::array();
     std::string firstError;
