@@ -10,6 +10,7 @@
 #include "kernodeck/probe/resume.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/strings.h"
 
 namespace po = boost::program_options;
 
@@ -24,8 +25,9 @@ std::string selfPath() {
 }
 
 // Parses options for "kernodeck NAME VERB"; returns -1 to continue, else an exit code.
+// `visible` is what --help prints (the options without the hidden positional ones).
 int parse(const std::string& name, po::options_description& opts, const po::positional_options_description& pos,
-          const std::vector<std::string>& args, bool& help) {
+          const std::vector<std::string>& args, bool& help, const po::options_description* visible = nullptr) {
   try {
     po::variables_map vm;
     po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
@@ -35,7 +37,7 @@ int parse(const std::string& name, po::options_description& opts, const po::posi
     return report::kExitUsage;
   }
   if (help) {
-    std::cout << opts;
+    std::cout << (visible ? *visible : opts);
     return 0;
   }
   return -1;
@@ -52,22 +54,60 @@ int finish(const std::string& name, const report::Report& r, bool json, const st
   return r.exitCode(*t);
 }
 
-Result<nlohmann::json> loadJson(const std::string& path) {
-  KDK_TRY_ASSIGN(std::string text, util::readFileLimited(path, 64u << 20));
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) return Error::Invalid(path + " is not valid JSON");
-  return j;
+// The exit code for a document that could not be loaded: 2 when it was read but is not what
+// the command takes (not JSON, a field of the wrong type, a hostile path), 3 when it could
+// not be read at all.
+int documentExit(const Error& e) {
+  return e.code == "invalid" || e.code == "corrupt" || e.code == "unsafe" ? report::kExitUsage : report::kExitIncomplete;
+}
+
+// Prints "kernodeck CMD: MESSAGE" and returns the document's exit code.
+int documentError(const std::string& cmd, const Error& e) {
+  std::fprintf(stderr, "kernodeck %s: %s\n", cmd.c_str(), util::printable(e.message, 400).c_str());
+  return documentExit(e);
+}
+
+// Reads a document and parses it with `parse`; errors name the file and the field.
+template <class T, class Parse>
+Result<T> loadDocument(const std::string& path, Parse parse) {
+  KDK_TRY_ASSIGN(nlohmann::json j, record::readJsonFile(path));
+  auto doc = parse(j);
+  if (!doc.ok()) return Error{doc.error().code, path + ": " + doc.error().message};
+  return std::move(doc).value();
+}
+
+Result<record::Reference> loadReference(const std::string& path) {
+  return loadDocument<record::Reference>(path, [](const nlohmann::json& j) { return record::parseReference(j); });
 }
 
 int usageVerb(const char* cmd, const std::string& verb, const char* verbs) {
-  std::fprintf(stderr, "kernodeck %s: unknown action '%s' (use %s)\n", cmd, verb.c_str(), verbs);
+  std::fprintf(stderr, "kernodeck %s: unknown action '%s' (use %s)\n", cmd, util::printable(verb, 60).c_str(), verbs);
   return report::kExitUsage;
+}
+
+// "kernodeck CMD" alone is a usage error; "kernodeck CMD --help" prints the actions. -1: go on.
+int verbOrHelp(const std::vector<std::string>& args, const char* cmd, const char* usage) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    std::printf("%s\n\nRun 'kernodeck %s ACTION --help' for an action's options.\n", usage, cmd);
+    return 0;
+  }
+  if (args.empty()) {
+    std::fprintf(stderr, "kernodeck %s: an action is required\n%s\n", cmd, usage);
+    return report::kExitUsage;
+  }
+  return -1;
 }
 
 }  // namespace
 
 int runReference(const std::vector<std::string>& argsIn) {
-  if (argsIn.empty()) return usageVerb("reference", "", "init, show or verify");
+  if (int rc = verbOrHelp(argsIn, "reference",
+                          "usage: kernodeck reference init|show|verify [options]\n\n"
+                          "  init    declare the reference (inputs hashed, criterion and why) before any comparison\n"
+                          "  show    print a reference\n"
+                          "  verify  re-hash code, configs, data and weights; say which layer moved");
+      rc >= 0)
+    return rc;
   std::string verb = argsIn[0];
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end());
   bool help = false, json = false;
@@ -122,27 +162,25 @@ int runReference(const std::vector<std::string>& argsIn) {
   }
   if (verb == "show") {
     if (int rc = parse("reference show", opts, pos, args, help); rc >= 0) return rc;
-    auto j = loadJson(reference);
-    if (!j.ok()) {
-      std::fprintf(stderr, "kernodeck reference show: %s\n", j.error().message.c_str());
-      return report::kExitIncomplete;
-    }
-    return emit(j->dump(2) + "\n", output);
+    auto ref = loadReference(reference);
+    if (!ref.ok()) return documentError("reference show", ref.error());
+    return emit(ref->json.dump(2) + "\n", output);
   }
   if (verb == "verify") {
     if (int rc = parse("reference verify", opts, pos, args, help); rc >= 0) return rc;
-    auto j = loadJson(reference);
-    if (!j.ok()) {
-      std::fprintf(stderr, "kernodeck reference verify: %s\n", j.error().message.c_str());
-      return report::kExitIncomplete;
-    }
-    return finish("reference verify", record::verifyReference(*j), json, output);
+    auto ref = loadReference(reference);
+    if (!ref.ok()) return documentError("reference verify", ref.error());
+    return finish("reference verify", record::verifyReference(*ref), json, output);
   }
   return usageVerb("reference", verb, "init, show or verify");
 }
 
 int runSample(const std::vector<std::string>& argsIn) {
-  if (argsIn.empty() || argsIn[0] != "check") return usageVerb("sample", argsIn.empty() ? "" : argsIn[0], "check");
+  if (int rc = verbOrHelp(argsIn, "sample", "usage: kernodeck sample check OUTDIR --reference reference.json\n\n"
+                                            "  check   reload the outputs in OUTDIR and check them against the reference");
+      rc >= 0)
+    return rc;
+  if (argsIn[0] != "check") return usageVerb("sample", argsIn[0], "check");
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end());
   bool help = false, json = false;
   std::string output, reference = "reference.json", outDir;
@@ -153,73 +191,110 @@ int runSample(const std::vector<std::string>& argsIn) {
   all.add(opts).add_options()("outdir", po::value(&outDir));
   po::positional_options_description pos;
   pos.add("outdir", 1);
-  if (int rc = parse("sample check", all, pos, args, help); rc >= 0) return rc;
+  if (int rc = parse("sample check", all, pos, args, help, &opts); rc >= 0) return rc;
   if (outDir.empty()) {
     std::fprintf(stderr, "kernodeck sample check: an output folder is required\n");
     return report::kExitUsage;
   }
-  auto j = loadJson(reference);
-  if (!j.ok()) {
-    std::fprintf(stderr, "kernodeck sample check: %s\n", j.error().message.c_str());
-    return report::kExitIncomplete;
-  }
-  return finish("sample check", record::sampleCheck(outDir, *j), json, output);
+  auto ref = loadReference(reference);
+  if (!ref.ok()) return documentError("sample check", ref.error());
+  return finish("sample check", record::sampleCheck(outDir, *ref), json, output);
 }
 
 int runDossier(const std::vector<std::string>& argsIn) {
-  if (argsIn.empty()) return usageVerb("dossier", "", "build, verify or replay");
+  if (int rc = verbOrHelp(argsIn, "dossier",
+                          "usage: kernodeck dossier build|verify|replay DIR [options]\n\n"
+                          "  build   write the dossier: reference, reports, inventory, procedure, MANIFEST.sha256, index.html\n"
+                          "  verify  check every file against MANIFEST.sha256\n"
+                          "  replay  verify, then run the recorded Kernodeck checks in a fresh folder (each command printed first)");
+      rc >= 0)
+    return rc;
   std::string verb = argsIn[0];
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end());
   bool help = false, json = false;
-  record::DossierOptions o;
-  std::string output;
-  o.reference = "reference.json";
+  std::string output, dir, reference = "reference.json", outputs;
+  std::vector<std::string> reports;
   po::options_description opts("usage: kernodeck dossier build|verify|replay DIR [options]\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
-      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&o.reference), "build: the reference (default reference.json)")(
-      "report", po::value(&o.reports)->composing(), "build: a check report to include (repeatable)")(
-      "outputs", po::value(&o.outputs), "build: the sample folder the procedure checks");
+      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference), "build: the reference (default reference.json)")(
+      "report", po::value(&reports)->composing(), "build: a check report to include (repeatable)")(
+      "outputs", po::value(&outputs), "build: the sample folder the procedure checks");
   po::options_description all;
-  all.add(opts).add_options()("dir", po::value(&o.dir));
+  all.add(opts).add_options()("dir", po::value(&dir));
   po::positional_options_description pos;
   pos.add("dir", 1);
-  if (int rc = parse("dossier " + verb, all, pos, args, help); rc >= 0) return rc;
-  if (o.dir.empty()) {
-    std::fprintf(stderr, "kernodeck dossier %s: a folder is required\n", verb.c_str());
+  if (verb != "build" && verb != "verify" && verb != "replay") return usageVerb("dossier", verb, "build, verify or replay");
+  std::string cmd = "dossier " + verb;
+  if (int rc = parse(cmd, all, pos, args, help, &opts); rc >= 0) return rc;
+  if (dir.empty()) {
+    std::fprintf(stderr, "kernodeck %s: a folder is required\n", cmd.c_str());
     return report::kExitUsage;
   }
+  if (verb == "build") {
+    record::DossierOptions o;
+    o.dir = dir;
+    o.outputs = outputs;
+    auto ref = loadReference(reference);
+    if (!ref.ok()) return documentError(cmd, ref.error());
+    o.reference = std::move(ref).value();
+    for (const auto& p : reports) {
+      auto rep = loadDocument<record::ReportDoc>(p, [](const nlohmann::json& j) { return record::parseReportDoc(j); });
+      if (!rep.ok()) return documentError(cmd, rep.error());
+      if (rep->schema.empty()) return documentError(cmd, Error::Invalid(p + " is not a kernodeck.report/v1 report"));
+      o.reports.push_back(std::move(rep).value());
+    }
+    return finish(cmd, record::buildDossier(o), json, output);
+  }
+  // verify and replay: the manifest first (and for replay the procedure), each parsed before use.
+  auto manifestText = util::readFileLimited(dir + "/MANIFEST.sha256", 16u << 20);
+  if (!manifestText.ok()) return documentError(cmd, manifestText.error());
+  auto manifest = record::parseDossierManifest(*manifestText);
+  if (!manifest.ok()) return documentError(cmd, Error{manifest.error().code, dir + "/" + manifest.error().message});
+  if (verb == "verify") return finish(cmd, record::verifyDossier(dir, *manifest), json, output);
+  record::ReplayOptions o;
+  o.dir = dir;
   o.self = selfPath();
-  if (verb == "build") return finish("dossier build", record::buildDossier(o), json, output);
-  if (verb == "verify") return finish("dossier verify", record::verifyDossier(o.dir), json, output);
-  if (verb == "replay") return finish("dossier replay", record::replayDossier(o.dir, o.self), json, output);
-  return usageVerb("dossier", verb, "build, verify or replay");
+  o.manifest = std::move(manifest).value();
+  auto procedure = loadDocument<record::Procedure>(dir + "/procedure.json", [](const nlohmann::json& j) { return record::parseProcedure(j); });
+  if (!procedure.ok()) return documentError(cmd, procedure.error());
+  o.procedure = std::move(procedure).value();
+  auto ref = loadReference(dir + "/reference.json");
+  if (!ref.ok()) return documentError(cmd, ref.error());
+  return finish(cmd, record::replayDossier(o), json, output);
 }
 
 int runDiff(const std::vector<std::string>& args) {
   bool help = false, json = false;
   std::string output, a, b;
-  po::options_description opts("usage: kernodeck diff A.json B.json (references, audit reports or inventories)\n\noptions");
+  po::options_description opts("usage: kernodeck diff A.json B.json (references, reports or dossier inventories)\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
       "output,o", po::value(&output), "write the report to FILE");
   po::options_description all;
   all.add(opts).add_options()("a", po::value(&a))("b", po::value(&b));
   po::positional_options_description pos;
   pos.add("a", 1).add("b", 1);
-  if (int rc = parse("diff", all, pos, args, help); rc >= 0) return rc;
+  if (int rc = parse("diff", all, pos, args, help, &opts); rc >= 0) return rc;
   if (b.empty()) {
     std::fprintf(stderr, "kernodeck diff: two files are required\n");
     return report::kExitUsage;
   }
-  auto ja = loadJson(a), jb = loadJson(b);
-  if (!ja.ok() || !jb.ok()) {
-    std::fprintf(stderr, "kernodeck diff: %s\n", (!ja.ok() ? ja.error() : jb.error()).message.c_str());
-    return report::kExitIncomplete;
-  }
-  return finish("diff", record::diffRecords(*ja, *jb), json, output, "warning");
+  auto load = [](const std::string& p) {
+    return loadDocument<record::DiffInput>(p, [](const nlohmann::json& j) { return record::parseDiffInput(j); });
+  };
+  auto da = load(a);
+  if (!da.ok()) return documentError("diff", da.error());
+  auto db = load(b);
+  if (!db.ok()) return documentError("diff", db.error());
+  return finish("diff", record::diffRecords(*da, *db), json, output, "warning");
 }
 
 int runResume(const std::vector<std::string>& argsIn) {
-  if (argsIn.empty()) return usageVerb("resume", "", "check or inspect");
+  if (int rc = verbOrHelp(argsIn, "resume",
+                          "usage: kernodeck resume check [options] | kernodeck resume inspect CKPT\n\n"
+                          "  check    train straight through and through a checkpoint and a fresh process; compare\n"
+                          "  inspect  say what state a checkpoint holds and what a resume needs");
+      rc >= 0)
+    return rc;
   std::string verb = argsIn[0];
   if (verb == "_continue" && argsIn.size() == 5)
     return probe::resumeContinue(argsIn[1], std::atoi(argsIn[2].c_str()), static_cast<unsigned>(std::atoi(argsIn[3].c_str())), argsIn[4]);
@@ -237,7 +312,7 @@ int runResume(const std::vector<std::string>& argsIn) {
   all.add(opts).add_options()("checkpoint", po::value(&ckpt));
   po::positional_options_description pos;
   pos.add("checkpoint", 1);
-  if (int rc = parse("resume " + verb, all, pos, args, help); rc >= 0) return rc;
+  if (int rc = parse("resume " + verb, all, pos, args, help, &opts); rc >= 0) return rc;
   if (verb == "check") {
     o.self = selfPath();
     return finish("resume check", probe::resumeCheck(o), json, output);

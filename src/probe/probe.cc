@@ -21,6 +21,7 @@
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/torch_build.h"
+#include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 #include "kernodeck/version.h"
@@ -61,72 +62,6 @@ except Exception as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
 print(json.dumps(out))
 )PY";
-
-struct ChildResult {
-  int status = -1;
-  bool timedOut = false;
-  std::string out, err;
-};
-
-// Runs argv with a deadline; stdout and stderr captured (1 MiB each at most).
-ChildResult runChild(const std::vector<std::string>& argv, unsigned timeoutS) {
-  ChildResult r;
-  int outp[2], errp[2];
-  if (::pipe2(outp, O_CLOEXEC) != 0) return r;
-  if (::pipe2(errp, O_CLOEXEC) != 0) {
-    ::close(outp[0]);
-    ::close(outp[1]);
-    return r;
-  }
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(outp[1], 1);
-    ::dup2(errp[1], 2);
-    ::setpgid(0, 0);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(outp[1]);
-  ::close(errp[1]);
-  if (pid < 0) {
-    ::close(outp[0]);
-    ::close(errp[0]);
-    return r;
-  }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutS);
-  struct pollfd fds[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
-  int open = 2;
-  char buf[65536];
-  while (open > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timedOut = true;
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n <= 0) {
-        fds[i].fd = -1;
-        --open;
-        continue;
-      }
-      std::string& dst = i == 0 ? r.out : r.err;
-      if (dst.size() < (1u << 20)) dst.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(outp[0]);
-  ::close(errp[0]);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
 
 struct LibcudaInfo {
   bool loaded = false;
@@ -372,8 +307,17 @@ class Probe {
   }
 
   Status pythonStep() {
-    ChildResult cr = runChild({o_.python, "-c", kPythonScript}, o_.pythonTimeoutS);
-    json p = {{"interpreter", o_.python}, {"exit_status", cr.status}, {"timed_out", cr.timedOut}};
+    util::ProcessSpec spec;
+    spec.argv = {o_.python, "-c", kPythonScript};
+    spec.timeoutMs = o_.pythonTimeoutS * 1000;
+    auto started = util::runProcess(spec);
+    if (!started.ok()) {
+      r_.section("python") = {{"interpreter", o_.python}, {"exit_status", nullptr}, {"timed_out", false}};
+      return Error{"python", started.error().message};
+    }
+    const util::ProcessResult& cr = *started;
+    int status = cr.exited ? cr.exitCode : 128 + cr.signal;
+    json p = {{"interpreter", o_.python}, {"exit_status", status}, {"timed_out", cr.timedOut}};
     if (cr.timedOut) {
       r_.section("python") = p;
       return Error{"timeout", o_.python + " did not finish within " + std::to_string(o_.pythonTimeoutS) + " s"};
@@ -383,7 +327,7 @@ class Probe {
       std::string err(util::trim(cr.err));
       if (err.size() > 300) err = err.substr(err.size() - 300);
       r_.section("python") = p;
-      return Error{"python", o_.python + " exited " + std::to_string(cr.status) + (err.empty() ? "" : ": " + util::printable(err))};
+      return Error{"python", o_.python + " " + cr.describe() + (err.empty() ? "" : ": " + util::printable(err))};
     }
     p["result"] = j;
     r_.section("python") = p;

@@ -1,5 +1,4 @@
 // See resume.h. LibTorch is used here and in torch_compute.cc only.
-#include <sys/wait.h>
 #include <unistd.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <cstdint>
@@ -13,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kernodeck/probe/resume.h"
+#include "kernodeck/util/json_read.h"
+#include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 
 namespace kernodeck::probe::torchimpl {
@@ -102,16 +103,12 @@ struct Continued {
 
 Continued continueInFreshProcess(const std::string& self, const std::string& ckpt, int steps, unsigned seed, const std::string& out) {
   Continued c;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::string s = std::to_string(steps), sd = std::to_string(seed);
-    ::execl(self.c_str(), self.c_str(), "resume", "_continue", ckpt.c_str(), s.c_str(), sd.c_str(), out.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    c.error = "the fresh process exited " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+  util::ProcessSpec spec;
+  spec.argv = {self, "resume", "_continue", ckpt, std::to_string(steps), std::to_string(seed), out};
+  spec.timeoutMs = 10u * 60 * 1000;
+  auto pr = util::runProcess(spec);
+  if (!pr.ok() || !pr->ok()) {
+    c.error = pr.ok() ? "the fresh process " + pr->describe() + (pr->lastLine().empty() ? "" : ": " + pr->lastLine()) : pr.error().message;
     return c;
   }
   auto text = util::readFileLimited(out, 16u << 20);
@@ -120,8 +117,15 @@ Continued continueInFreshProcess(const std::string& self, const std::string& ckp
     c.error = "the fresh process wrote no result";
     return c;
   }
-  c.losses = j["losses"].get<std::vector<double>>();
-  c.params = j["params"].get<std::vector<double>>();
+  util::JsonReader jr(j);
+  if (auto st = jr.get("losses", c.losses); !st.ok()) {
+    c.error = "the fresh process wrote a bad result: " + st.error().message;
+    return c;
+  }
+  if (auto st = jr.get("params", c.params); !st.ok()) {
+    c.error = "the fresh process wrote a bad result: " + st.error().message;
+    return c;
+  }
   c.ok = true;
   return c;
 }
@@ -254,7 +258,7 @@ report::Report resumeCheck(const ResumeOptions& o) {
     r.section("ablation") = rows;
     return {};
   });
-  std::system(("rm -rf '" + dir + "'").c_str());
+  (void)util::removeTree(dir);
   return r;
 }
 

@@ -1,20 +1,18 @@
 // The dossier: a folder another run can replay. build writes it with a hash
 // manifest and an offline index.html; verify checks the manifest; replay runs
 // the recorded procedure in a fresh temporary folder and compares.
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
+#include <cstdio>
 #include <set>
 
 #include "kernodeck/record/record.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
+#include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 
@@ -41,42 +39,13 @@ Status write(const std::string& dir, const std::string& rel, const std::string& 
   return util::writeBeneath(dir, rel, content);
 }
 
+// The sha256 of a regular file inside the dossier, "" for anything else (a link planted there
+// is not followed).
 std::string fileSha(const std::string& path) {
-  auto t = util::readFileLimited(path, 1ull << 32);
-  return t.ok() ? util::sha256Hex(*t) : "";
-}
-
-struct RunOut {
-  int code = -1;
-  std::string out;
-};
-
-RunOut runSelf(const std::string& self, const std::vector<std::string>& argv, const std::string& cwd) {
-  int p[2];
-  RunOut r;
-  if (::pipe(p) != 0) return r;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(p[1], 1);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, 2);
-    ::close(p[0]);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    std::vector<char*> args = {const_cast<char*>(self.c_str())};
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(self.c_str(), args.data());
-    ::_exit(127);
-  }
-  ::close(p[1]);
-  char buf[65536];
-  ssize_t n;
-  while ((n = ::read(p[0], buf, sizeof buf)) > 0) r.out.append(buf, static_cast<size_t>(n));
-  ::close(p[0]);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  return r;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  auto h = hashPath(path);
+  return h.ok() ? h->sha256 : "";
 }
 
 }  // namespace
@@ -85,94 +54,97 @@ report::Report buildDossier(const DossierOptions& o) {
   report::Report r("dossier build");
   r.declareSteps({"collect", "write", "manifest"});
   r.subject()["reference"] = o.dir;
-  json ref;
-  std::vector<json> reports;
+  const Reference& ref = o.reference;
   r.runStep("collect", [&]() -> Status {
-    KDK_TRY_ASSIGN(std::string text, util::readFileLimited(o.reference, 64u << 20));
-    ref = json::parse(text, nullptr, false);
-    if (!ref.is_object() || ref.value("schema", "") != "kernodeck.reference/v1") return Error::Invalid(o.reference + " is not a kernodeck.reference/v1 document");
-    for (const auto& p : o.reports) {
-      KDK_TRY_ASSIGN(std::string t, util::readFileLimited(p, 64u << 20));
-      json j = json::parse(t, nullptr, false);
-      if (!j.is_object() || j.value("schema", "") != "kernodeck.report/v1") return Error::Invalid(p + " is not a kernodeck.report/v1 report");
-      reports.push_back(j);
-    }
     struct stat st {};
     if (::stat(o.dir.c_str(), &st) == 0) {
       if (!util::listFilesRecursive(o.dir).empty()) return Error::Invalid(o.dir + " exists and is not empty");
-    } else if (::mkdir(o.dir.c_str(), 0755) != 0) {
+    } else if (!util::makeDirs(o.dir)) {
       return Error::Io("cannot create " + o.dir);
     }
     return {};
   });
   r.runStep("write", [&]() -> Status {
     // Everything that lands here passes through redaction: no credential is ever copied in.
-    KDK_TRY_STATUS(write(o.dir, "reference.json", report::redactText(ref.dump(2)) + "\n"));
+    KDK_TRY_STATUS(write(o.dir, "reference.json", report::redactText(ref.json.dump(2)) + "\n"));
     json inventory = json::object();
-    json htmlSteps = json::array();
     std::string rows, findingsHtml, inventoryHtml, diffHtml;
-    for (size_t i = 0; i < reports.size(); ++i) {
-      const json& rep = reports[i];
-      std::string cmd = rep.value("tool", json::object()).value("command", "report");
-      std::string name = "reports/" + std::to_string(i + 1) + "-" + util::join(util::split(cmd, ' '), "-") + ".json";
-      KDK_TRY_STATUS(write(o.dir, name, report::redactText(rep.dump(2)) + "\n"));
-      for (const auto& s : rep.value("steps", json::array()))
-        rows += "<tr><td>" + html(cmd) + "</td><td>" + html(s.value("name", "")) + "</td><td class=\"" + html(s.value("status", "")) + "\">" +
-                html(s.value("status", "")) + "</td><td>" + html(s["error"].is_string() ? report::redactText(s["error"].get<std::string>()) : "") + "</td></tr>\n";
-      for (const auto& f : rep.value("findings", json::array()))
-        findingsHtml += "<tr><td>" + html(f.value("severity", "")) + "</td><td>" + html(f.value("code", "")) + "</td><td>" +
-                        html(report::redactText(f.value("message", ""))) + "</td></tr>\n";
-      if (rep.contains("python")) {
-        inventory["python"] = rep["python"];
+    for (size_t i = 0; i < o.reports.size(); ++i) {
+      const ReportDoc& rep = o.reports[i];
+      std::string cmd = rep.command.empty() ? "report" : rep.command;
+      std::string slug;
+      for (char c : cmd) slug.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '-');
+      std::string name = "reports/" + std::to_string(i + 1) + "-" + slug + ".json";
+      KDK_TRY_STATUS(write(o.dir, name, report::redactText(rep.json.dump(2)) + "\n"));
+      for (const auto& s : rep.steps)
+        rows += "<tr><td>" + html(cmd) + "</td><td>" + html(s.name) + "</td><td class=\"" + html(s.status) + "\">" + html(s.status) +
+                "</td><td>" + html(report::redactText(s.error)) + "</td></tr>\n";
+      for (const auto& f : rep.findings)
+        findingsHtml += "<tr><td>" + html(f.severity) + "</td><td>" + html(f.code) + "</td><td>" + html(report::redactText(f.message)) +
+                        "</td></tr>\n";
+      if (rep.hasPython && !rep.environments.empty()) {  // an audit's inventory (a probe's python section has none)
+        inventory["python"] = rep.python;
         // The observed inventory against the reference's packages.
-        report::Report diff = diffRecords(ref, rep);
+        DiffInput refIn, repIn;
+        refIn.reference = ref;
+        repIn.report = rep;
+        report::Report diff = diffRecords(refIn, repIn);
         for (const auto& f : diff.findings())
           diffHtml += "<tr><td>" + html(f.code) + "</td><td>" + html(report::redactText(f.message)) + "</td></tr>\n";
       }
-      if (rep.contains("os_packages")) inventory["os_packages"] = rep["os_packages"];
+      if (rep.hasOsPackages) inventory["os_packages"] = rep.os;
     }
     std::string freeze;
-    if (inventory.contains("python"))
-      for (const auto& e : inventory["python"].value("environments", json::array())) {
-        freeze += "# " + e.value("prefix", std::string("?")) + "\n";
-        for (const auto& l : e.value("freeze", json::array())) {
-          freeze += l.get<std::string>() + "\n";
-          inventoryHtml += "<tr><td>" + html(e.value("prefix", "")) + "</td><td>" + html(l.get<std::string>()) + "</td></tr>\n";
+    const ReportDoc* withPython = nullptr;  // the last report with Python environments is the inventory
+    for (const auto& rep : o.reports)
+      if (!rep.environments.empty()) withPython = &rep;
+    if (withPython)
+      for (const auto& e : withPython->environments) {
+        freeze += "# " + e.prefix + "\n";
+        for (const auto& l : e.freeze) {
+          freeze += l + "\n";
+          inventoryHtml += "<tr><td>" + html(e.prefix) + "</td><td>" + html(l) + "</td></tr>\n";
         }
       }
     KDK_TRY_STATUS(write(o.dir, "inventory.json", report::redactText(inventory.dump(2)) + "\n"));
     KDK_TRY_STATUS(write(o.dir, "freeze.txt", report::redactText(freeze)));
     json dataRefs = json::array();
-    for (const char* k : {"data", "weights"})
-      for (const auto& d : ref.value(k, json::array()))
-        dataRefs.push_back({{"kind", k}, {"name", d.value("name", "")}, {"sha256", d.value("sha256", "")}, {"size", d.value("size", 0)},
-                            {"provenance", d.value("provenance", "")}, {"access", d.value("access", "")}});
+    for (const auto* list : {&ref.data, &ref.weights})
+      for (const auto& d : *list)
+        dataRefs.push_back({{"kind", list == &ref.data ? "data" : "weights"}, {"name", d.name}, {"sha256", d.sha256}, {"size", d.size},
+                            {"provenance", d.provenance}, {"access", d.access}});
     KDK_TRY_STATUS(write(o.dir, "data-references.json", report::redactText(dataRefs.dump(2)) + "\n"));
-    for (const auto& c : ref["code"].value("configs", json::array())) {
-      std::string p = c.value("path", "");
-      auto t = util::readFileLimited(p, 16u << 20);
-      if (t.ok()) KDK_TRY_STATUS(write(o.dir, "config/" + p.substr(p.rfind('/') + 1), report::redactText(*t)));
+    for (const auto& c : ref.code.configs) {
+      std::string base = c.path.substr(c.path.rfind('/') + 1);
+      if (base.empty() || base == "." || base == "..") continue;
+      auto t = util::readFileLimited(c.path, 16u << 20);
+      if (t.ok()) KDK_TRY_STATUS(write(o.dir, "config/" + base, report::redactText(*t)));
     }
-    json procedure = json::array();
-    procedure.push_back({{"name", "verify-reference"}, {"layer", "inputs"}, {"argv", {"reference", "verify", "--reference", "reference.json", "--json"}}});
+    Procedure procedure;
+    procedure.steps.push_back({"verify-reference", "inputs", "kernodeck", {"reference", "verify", "--reference", "reference.json", "--json"}});
+    if (!ref.code.entryPoint.empty()) {
+      std::vector<std::string> argv;
+      for (const auto& w : util::split(ref.code.entryPoint, ' '))
+        if (!w.empty()) argv.push_back(w);
+      if (!argv.empty()) procedure.steps.push_back({"run-entry-point", "result", "project", argv});
+    }
     if (!o.outputs.empty())
-      procedure.push_back({{"name", "sample-check"}, {"layer", "result"},
-                           {"argv", {"sample", "check", o.outputs, "--reference", "reference.json", "--json"}}});
-    KDK_TRY_STATUS(write(o.dir, "procedure.json", procedure.dump(2) + "\n"));
-    const json& code = ref.value("code", json::object());
+      procedure.steps.push_back({"sample-check", "result", "kernodeck", {"sample", "check", o.outputs, "--reference", "reference.json", "--json"}});
+    KDK_TRY_STATUS(write(o.dir, "procedure.json", toJson(procedure).dump(2) + "\n"));
     std::string md =
         "# Procedure\n\nThe exact sequence this dossier records. Run it from this folder.\n\n"
         "## 1. Rebuild\n\nRebuild the environment from the pinned image digest and requirements recorded in `reference.json`"
-        " (packages: " + ref["packages"].value("source", std::string("not recorded")) + "), then audit it:\n\n"
+        " (packages: " + (ref.packages.source.empty() ? std::string("not recorded") : ref.packages.source) + "), then audit it:\n\n"
         "    kernodeck audit IMAGE@DIGEST --json -o audit.json\n    kernodeck diff reference.json audit.json\n\n"
         "## 2. Diagnose\n\n    kernodeck host\n    kernodeck probe --expect auto --json -o probe.json\n\n"
-        "## 3. Run the sample\n\nEntry point: `" + code.value("entry_point", std::string("(not recorded)")) + "` at revision `" +
-        code.value("revision", std::string("(not recorded)")) + "` with parameters `" + code.value("parameters", json::object()).dump() + "`.\n\n"
+        "## 3. Run the sample\n\nEntry point: `" + (ref.code.entryPoint.empty() ? std::string("(not recorded)") : ref.code.entryPoint) +
+        "` at revision `" + (ref.code.revision.empty() ? std::string("(not recorded)") : ref.code.revision) + "` with parameters `" +
+        json(ref.code.parameters).dump() + "`.\n\n"
         "## 4. Review the output\n\n    kernodeck reference verify --reference reference.json\n    kernodeck sample check OUTPUTS --reference reference.json\n\n"
-        "Acceptance criterion, declared before any comparison: `" +
-        ref["result"].value("criterion", json::object()).value("text", std::string("(none)")) + "` because: " +
-        ref["result"].value("criterion", json::object()).value("why", std::string("(not recorded)")) + "\n\n"
+        "Acceptance criterion, declared before any comparison: `" + (ref.result.declared ? ref.result.criterion : std::string("(none)")) +
+        "` because: " + (ref.result.declared ? ref.result.why : std::string("(not recorded)")) + "\n\n"
         "## Replay\n\n    kernodeck dossier verify .\n    kernodeck dossier replay .\n\n"
+        "`dossier replay` runs only Kernodeck's own checks, printing each command first; the project's own steps are printed, not run.\n\n"
         "## Credentials\n\nNo credential is stored here. Provide registry credentials through `REGISTRY_AUTH_FILE`, "
         "`$XDG_RUNTIME_DIR/containers/auth.json` or `~/.docker/config.json`, and data access as each entry of "
         "`data-references.json` notes under `access`.\n";
@@ -181,8 +153,8 @@ report::Report buildDossier(const DossierOptions& o) {
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck dossier</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
         ".passed{color:#070}.failed{color:#b00}.skipped{color:#777}.not_reached{color:#a60}</style></head><body>\n"
-        "<h1>Kernodeck dossier</h1>\n<p>Reference created " + html(ref.value("created", "")) + "; criterion <code>" +
-        html(ref["result"].value("criterion", json::object()).value("text", std::string("none"))) + "</code>.</p>\n"
+        "<h1>Kernodeck dossier</h1>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
+        html(ref.result.declared ? ref.result.criterion : std::string("none")) + "</code>.</p>\n"
         "<h2>Steps</h2>\n<table><tr><th>check</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n"
         "<h2>Findings</h2>\n<table><tr><th>severity</th><th>code</th><th>message</th></tr>\n" + findingsHtml + "</table>\n"
         "<h2>Inventory</h2>\n<table><tr><th>environment</th><th>package</th></tr>\n" + inventoryHtml + "</table>\n"
@@ -203,17 +175,13 @@ report::Report buildDossier(const DossierOptions& o) {
   return r;
 }
 
-report::Report verifyDossier(const std::string& dir) {
+report::Report verifyDossier(const std::string& dir, const std::vector<ManifestEntry>& manifest) {
   report::Report r("dossier verify");
   r.declareSteps({"manifest", "files"});
   r.subject()["reference"] = dir;
   std::map<std::string, std::string> want;
   r.runStep("manifest", [&]() -> Status {
-    KDK_TRY_ASSIGN(std::string text, util::readFileLimited(dir + "/MANIFEST.sha256", 16u << 20));
-    for (const auto& line : util::split(text, '\n')) {
-      if (line.size() < 67) continue;
-      want[line.substr(66)] = line.substr(0, 64);
-    }
+    for (const auto& e : manifest) want[e.path] = e.sha256;
     for (const char* required : {"reference.json", "procedure.md", "procedure.json", "index.html", "inventory.json"})
       if (!want.count(required)) r.add("dossier.incomplete", Severity::Error, std::string(required) + " is not in the dossier", {{"path", required}});
     return {};
@@ -232,59 +200,104 @@ report::Report verifyDossier(const std::string& dir) {
   return r;
 }
 
-report::Report replayDossier(const std::string& dir, const std::string& self) {
+report::Report replayDossier(const ReplayOptions& o) {
   report::Report r("dossier replay");
   r.declareSteps({"verify", "prepare", "run", "compare"});
-  r.subject()["reference"] = dir;
-  json procedure;
+  r.subject()["reference"] = o.dir;
   std::string work;
-  std::vector<std::pair<std::string, json>> results;
+  struct StepResult {
+    const ProcedureStep* step = nullptr;
+    bool ran = false;
+    int exitCode = -1;
+    std::optional<ReportDoc> report;
+    std::string problem;
+  };
+  std::vector<StepResult> results;
   r.runStep("verify", [&]() -> Status {
-    report::Report v = verifyDossier(dir);
+    report::Report v = verifyDossier(o.dir, o.manifest);
     if (v.failed() || !v.findings().empty()) return Error::Corrupt("the dossier does not verify: " + (v.findings().empty() ? v.firstError() : v.findings()[0].message));
     return {};
   });
   r.runStep("prepare", [&]() -> Status {
-    KDK_TRY_ASSIGN(std::string p, util::readFileLimited(dir + "/procedure.json", 1 << 20));
-    procedure = json::parse(p, nullptr, false);
-    if (!procedure.is_array()) return Error::Invalid("procedure.json is not a list of steps");
     char tmpl[] = "/tmp/kernodeck-replay-XXXXXX";
     if (!::mkdtemp(tmpl)) return Error::Io("cannot create a temporary folder");
     work = tmpl;
-    KDK_TRY_ASSIGN(std::string ref, util::readFileLimited(dir + "/reference.json", 64u << 20));
+    KDK_TRY_ASSIGN(std::string ref, util::readFileLimited(o.dir + "/reference.json", 64u << 20));
     return util::writeBeneath(work, "reference.json", ref);
   });
   r.runStep("run", [&]() -> Status {
-    for (const auto& step : procedure) {
-      std::vector<std::string> argv;
-      for (const auto& a : step["argv"]) argv.push_back(a.get<std::string>());
-      RunOut out = runSelf(self, argv, work);
-      json rep = json::parse(out.out, nullptr, false);
-      if (!rep.is_object()) return Error::Invalid("step " + step.value("name", std::string("?")) + " printed no report (exit " + std::to_string(out.code) + ")");
-      rep["exit_code"] = out.code;
-      results.emplace_back(step.value("layer", std::string("?")), rep);
+    for (const auto& step : o.procedure.steps) {
+      StepResult res;
+      res.step = &step;
+      if (step.kind == "project" && !o.runProject) {
+        std::fprintf(stderr, "+ %s    (the project's own step: not run; pass --run to run it)\n", util::quoteCommand(step.argv).c_str());
+        results.push_back(std::move(res));
+        continue;
+      }
+      util::ProcessSpec spec;
+      spec.argv = step.argv;
+      if (step.kind == "kernodeck") spec.argv.insert(spec.argv.begin(), o.self);
+      std::vector<std::string> shown = step.argv;
+      if (step.kind == "kernodeck") shown.insert(shown.begin(), "kernodeck");
+      std::fprintf(stderr, "+ %s\n", util::quoteCommand(shown).c_str());
+      spec.cwd = work;
+      spec.timeoutMs = 30u * 60 * 1000;
+      spec.maxOutput = 64u << 20;
+      if (step.kind == "project") spec.out = util::ProcessOutput::Stderr, spec.err = util::ProcessOutput::Stderr;
+      auto pr = util::runProcess(spec);
+      res.ran = true;
+      if (!pr.ok()) {
+        res.problem = pr.error().message;
+      } else {
+        res.exitCode = pr->exited ? pr->exitCode : -1;
+        if (!pr->exited || pr->timedOut) res.problem = "it " + pr->describe();
+        if (step.kind == "kernodeck") {
+          auto j = util::parseJsonText(pr->out, "the report of step " + step.name);
+          auto doc = j.ok() ? parseReportDoc(*j) : Result<ReportDoc>(j.error());
+          if (doc.ok()) res.report = std::move(doc).value();
+          else if (res.problem.empty()) res.problem = "it printed no report (" + pr->describe() + "): " + doc.error().message;
+        } else if (res.problem.empty() && res.exitCode != 0) {
+          res.problem = "it " + pr->describe();
+        }
+      }
+      results.push_back(std::move(res));
     }
     return {};
   });
   r.runStep("compare", [&]() -> Status {
     json summary = json::array();
-    for (const auto& [layer, rep] : results) {
+    for (const auto& res : results) {
+      const ProcedureStep& step = *res.step;
+      json row = {{"name", step.name}, {"layer", step.layer}, {"kind", step.kind}, {"command", util::quoteCommand(step.argv)}, {"ran", res.ran}};
+      if (!res.ran) {
+        summary.push_back(row);
+        r.add("replay.not_run", Severity::Info, "the project's step '" + step.name + "' was not run (dossier replay --run runs it)",
+              {{"layer", step.layer}});
+        continue;
+      }
       std::vector<std::string> codes;
-      for (const auto& f : rep.value("findings", json::array()))
-        if (f.value("severity", "") == "error") codes.push_back(f.value("code", "") + (f.contains("layer") ? " (" + f["layer"].get<std::string>() + ")" : ""));
-      bool ok = rep["exit_code"] == 0;
-      summary.push_back({{"layer", layer}, {"command", rep["tool"].value("command", "")}, {"matches", ok}, {"differences", codes}});
-      if (!ok)
-        r.add("replay.differs", Severity::Error,
-              "the " + layer + " layer differs: " + (codes.empty() ? rep.value("first_error", json("")).dump() : util::join(codes, ", ")),
-              {{"layer", layer}});
-      else
-        r.add("replay.matches", Severity::Info, "the " + layer + " layer matches the reference", {{"layer", layer}});
+      if (res.report)
+        for (const auto& f : res.report->findings)
+          if (f.severity == "error") codes.push_back(f.code + (f.layer.empty() ? "" : " (" + f.layer + ")"));
+      bool ok = res.problem.empty() && res.exitCode == 0;
+      row["exit_code"] = res.exitCode;
+      row["matches"] = ok;
+      row["differences"] = codes;
+      summary.push_back(row);
+      if (!ok) {
+        std::string why = !codes.empty() ? util::join(codes, ", ")
+                          : !res.problem.empty() ? res.problem
+                          : res.report && !res.report->firstError.empty() ? res.report->firstError
+                                                                           : "exit " + std::to_string(res.exitCode);
+        r.add("replay.differs", Severity::Error, "the " + step.layer + " layer differs: " + why, {{"layer", step.layer}});
+      } else {
+        r.add("replay.matches", Severity::Info, "the " + step.layer + " layer matches the reference", {{"layer", step.layer}});
+      }
     }
     r.section("replay") = {{"folder", work}, {"steps", summary}};
     return {};
   });
-  if (!work.empty()) std::system(("rm -rf '" + work + "'").c_str());
+  if (!work.empty()) (void)util::removeTree(work);
   return r;
 }
 

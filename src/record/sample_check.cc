@@ -67,7 +67,7 @@ std::string shapeStr(const std::vector<int64_t>& s) {
 
 }  // namespace
 
-report::Report sampleCheck(const std::string& outDir, const json& ref) {
+report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
   report::Report r("sample check");
   r.declareSteps({"reference", "load", "count", "format", "finite", "ids", "compare"});
   r.subject()["reference"] = outDir;
@@ -75,18 +75,16 @@ report::Report sampleCheck(const std::string& outDir, const json& ref) {
   Outputs expected, actual;
   std::string idsFile;
   r.runStep("reference", [&]() -> Status {
-    if (ref.value("schema", "") != "kernodeck.reference/v1") return Error::Invalid("not a kernodeck.reference/v1 document");
-    const json& res = ref.value("result", json::object());
-    if (!res.contains("criterion") || !res.contains("expected"))
+    if (!ref.result.declared)
       return Error::Invalid("the reference declares no expected outputs and criterion (reference init --expected --criterion --why)");
-    KDK_TRY_ASSIGN(crit, parseCriterion(res["criterion"]["text"].get<std::string>()));
-    idsFile = res.value("ids", "");
+    KDK_TRY_ASSIGN(crit, parseCriterion(ref.result.criterion));
+    idsFile = ref.result.ids;
     r.subject()["criterion"] = crit.str();
-    r.subject()["why"] = res["criterion"].value("why", "");
+    r.subject()["why"] = ref.result.why;
     return {};
   });
   r.runStep("load", [&]() -> Status {
-    KDK_TRY_ASSIGN(expected, load(ref["result"]["expected"].get<std::string>(), idsFile));
+    KDK_TRY_ASSIGN(expected, load(ref.result.expected, idsFile));
     KDK_TRY_ASSIGN(actual, load(outDir, idsFile));
     return {};
   });

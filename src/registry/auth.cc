@@ -1,16 +1,10 @@
 #include "kernodeck/registry/auth.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 
@@ -121,50 +115,15 @@ std::optional<Credentials> lookupCredentials(const AuthSources& src, const std::
 std::optional<std::string> runCredentialHelper(const std::string& name, const std::string& host) {
   for (char ch : name)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') return std::nullopt;
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return std::nullopt;
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    ::close(in[0]), ::close(in[1]);
-    return std::nullopt;
-  }
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, 2);
-    std::string prog = "docker-credential-" + name;
-    ::execlp(prog.c_str(), prog.c_str(), "get", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  if (pid < 0) {
-    ::close(in[1]), ::close(out[0]);
-    return std::nullopt;
-  }
-  ssize_t ignored = ::write(in[1], host.data(), host.size());
-  (void)ignored;
-  ::close(in[1]);
-  std::string result;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  char buf[4096];
-  while (result.size() < 65536) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    struct pollfd p {out[0], POLLIN, 0};
-    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) {
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    ssize_t k = ::read(out[0], buf, sizeof buf);
-    if (k <= 0) break;
-    result.append(buf, static_cast<size_t>(k));
-  }
-  ::close(out[0]);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return std::nullopt;
-  return result;
+  util::ProcessSpec spec;
+  spec.argv = {"docker-credential-" + name, "get"};
+  spec.stdinData = host;
+  spec.timeoutMs = 5000;
+  spec.maxOutput = 65536;
+  spec.err = util::ProcessOutput::Discard;  // a helper's complaints may hold secrets
+  auto r = util::runProcess(spec);
+  if (!r.ok() || !r->ok() || r->truncated) return std::nullopt;
+  return r->out;
 }
 
 }  // namespace kernodeck::registry

@@ -24,7 +24,11 @@
 #include "kernodeck/python/requirement.h"
 #include "kernodeck/python/specifier.h"
 #include "kernodeck/python/torch_build.h"
+#include "kernodeck/record/criterion.h"
+#include "kernodeck/record/documents.h"
+#include "kernodeck/record/record.h"
 #include "kernodeck/record/tensor_file.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/registry/auth.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/report/redact.h"
@@ -108,6 +112,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)record::parseSafetensors(in);
   (void)record::parseIds(in, "ids.csv");
   (void)record::parseIds(in, "ids.json");
+#elif defined(FUZZ_RECORD_REFERENCE)
+  // Any JSON at all through the reference parser and what reads its result (criterion, diff).
+  auto j = util::parseJsonText(in, "reference.json");
+  if (j.ok()) {
+    auto ref = record::parseReference(*j);
+    if (ref.ok()) (void)record::parseCriterion(ref->result.criterion);
+    auto d = record::parseDiffInput(*j);
+    if (d.ok()) (void)record::diffRecords(*d, *d);
+  }
+#elif defined(FUZZ_RECORD_REPORT)
+  auto j = util::parseJsonText(in, "report.json");
+  if (j.ok()) (void)record::parseReportDoc(*j);
+#elif defined(FUZZ_RECORD_PROCEDURE)
+  auto j = util::parseJsonText(in, "procedure.json");
+  if (j.ok()) {
+    auto p = record::parseProcedure(*j);
+    if (p.ok()) (void)record::parseProcedure(record::toJson(*p)).value();  // what is written reads back
+  }
+#elif defined(FUZZ_DOSSIER_MANIFEST)
+  (void)record::parseDossierManifest(in);
 #else
 #error "define one FUZZ_<TARGET>"
 #endif

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "kernodeck/record/documents.h"
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/result.h"
 
@@ -35,24 +37,40 @@ struct ReferenceOptions {
 Result<NamedInput> parseNamedInput(const std::string& s);
 
 // A file's sha256 and size, or for a directory a manifest of every file and the manifest's own hash.
-Result<nlohmann::json> hashPath(const std::string& path);
+Result<HashedInput> hashPath(const std::string& path);
 
 // Builds kernodeck.reference/v1; findings (reference.mutable_name...) go to `r`.
 Result<nlohmann::json> buildReference(const ReferenceOptions& o, report::Report& r);
 // Re-hashes code, configs, data and weights; says which layer changed.
-report::Report verifyReference(const nlohmann::json& ref);
+report::Report verifyReference(const Reference& ref);
 // Reloads the outputs in `outDir` and checks them against the reference's expected outputs.
-report::Report sampleCheck(const std::string& outDir, const nlohmann::json& ref);
-// Compares two references, audit reports or inventories.
-report::Report diffRecords(const nlohmann::json& a, const nlohmann::json& b);
+report::Report sampleCheck(const std::string& outDir, const Reference& ref);
+
+// What `diff` compares: a reference, or a report / inventory.
+struct DiffInput {
+  std::optional<Reference> reference;
+  std::optional<ReportDoc> report;
+};
+// Parses either kind; an error (exit 2) for any other document.
+Result<DiffInput> parseDiffInput(const nlohmann::json& j);
+report::Report diffRecords(const DiffInput& a, const DiffInput& b);
 
 struct DossierOptions {
-  std::string dir, reference, outputs;  // outputs: the sample folder the procedure checks
-  std::vector<std::string> reports;     // check reports to include (kernodeck.report/v1)
-  std::string self;                     // path of the kernodeck binary, for the procedure
+  std::string dir, outputs;             // outputs: the sample folder the procedure checks
+  Reference reference;
+  std::vector<ReportDoc> reports;       // check reports to include (kernodeck.report/v1)
 };
 report::Report buildDossier(const DossierOptions& o);
-report::Report verifyDossier(const std::string& dir);
-report::Report replayDossier(const std::string& dir, const std::string& self);
+// Checks every file of the dossier against its MANIFEST.sha256 (parsed by the caller).
+report::Report verifyDossier(const std::string& dir, const std::vector<ManifestEntry>& manifest);
+
+struct ReplayOptions {
+  std::string dir;         // the dossier
+  std::string self;        // this binary, for Kernodeck's own steps
+  Procedure procedure;     // the dossier's procedure.json, parsed
+  std::vector<ManifestEntry> manifest;  // its MANIFEST.sha256, parsed
+  bool runProject = false; // run the project's own steps too (otherwise they are printed only)
+};
+report::Report replayDossier(const ReplayOptions& o);
 
 }  // namespace kernodeck::record

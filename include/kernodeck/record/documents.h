@@ -1,0 +1,128 @@
+// The documents Kernodeck reads back: a reference (kernodeck.reference/v1), a report
+// (kernodeck.report/v1, as `diff` and `dossier build` use it), a dossier's inventory,
+// procedure (kernodeck.procedure/v1) and MANIFEST.sha256.
+//
+// Every one of them may come from someone else (a dossier is handed around), so each is
+// parsed once, here, into a typed struct; a value of the wrong type, a missing field or a
+// truncated file is an Error naming the field ("data[0].sha256 is null, expected a
+// string"), and the rest of the record code works on the structs only. Parsers are pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::record {
+
+struct HashedFile {
+  std::string path, sha256;
+  int64_t size = 0;
+};
+
+// One hashed input (config, data, weights): a file, or a directory with its file manifest.
+struct HashedInput {
+  std::string kind;               // file | directory
+  std::string sha256;             // the file's, or the directory manifest's
+  int64_t size = 0;
+  std::vector<HashedFile> files;  // directory only
+  std::string name, path, provenance, access;
+};
+
+// One Python environment's `pip freeze`-style lines.
+struct Environment {
+  std::string prefix;
+  std::vector<std::string> freeze;
+};
+
+struct Reference {
+  std::string created;
+  struct Code {
+    std::string repo, revision;  // empty when no repository was recorded
+    bool dirty = false;
+    std::string entryPoint, preprocessing;
+    std::map<std::string, std::string> parameters;
+    std::vector<HashedInput> configs;
+  } code;
+  std::vector<HashedInput> data, weights;
+  struct Packages {
+    std::string source, manifestDigest;
+    std::vector<Environment> environments;
+    std::string requirementsSha256;
+    std::vector<std::string> requirementsLines;
+  } packages;
+  struct System {
+    bool recorded = false;           // system.host present
+    bool nvidia = false;             // an NVIDIA driver was loaded
+    std::string driverVersion;
+    int64_t gpus = 0;
+  } system;
+  struct Expected {
+    bool declared = false;           // result.expected present
+    std::string expected, expectedSha256, ids;
+    std::string criterion, why;      // the criterion as written and why it was chosen
+    std::vector<std::string> files;  // result.format.files
+  } result;
+  nlohmann::json json;               // the document as read
+};
+
+// kernodeck.reference/v1.
+Result<Reference> parseReference(const nlohmann::json& j);
+// A hashed input as the reference writes it (`named`: with name, provenance and access).
+nlohmann::json toJson(const HashedInput& in, bool named);
+
+// kernodeck.report/v1, the parts Kernodeck reads back. An inventory.json (only python and
+// os_packages) parses as a report with no tool, steps or findings.
+struct ReportDoc {
+  std::string schema;   // kernodeck.report/v1, or empty for an inventory
+  std::string command;  // tool.command: "audit", "probe", "sample check"...
+  struct Step {
+    std::string name, status, error;
+  };
+  std::vector<Step> steps;
+  std::string firstError;
+  struct Finding {
+    std::string code, severity, message, layer;
+  };
+  std::vector<Finding> findings;
+  std::string subjectReference, manifestDigest;
+  bool hasPython = false, hasOsPackages = false;
+  std::vector<Environment> environments;               // python.environments
+  std::vector<std::pair<std::string, std::string>> osPackages;  // os_packages.packages: name, version
+  nlohmann::json python, os;                          // the raw sections, copied into a dossier's inventory
+  nlohmann::json json;                                // the document as read
+  bool failed() const { return !firstError.empty(); }
+};
+Result<ReportDoc> parseReportDoc(const nlohmann::json& j);
+
+// procedure.json (kernodeck.procedure/v1): the steps `dossier replay` runs, in order. A
+// "kernodeck" step runs this binary with argv (a subcommand from a fixed list); a "project"
+// step runs the project's own command and only when the user asks for it.
+struct ProcedureStep {
+  std::string name, layer, kind;
+  std::vector<std::string> argv;
+};
+struct Procedure {
+  std::vector<ProcedureStep> steps;
+};
+Result<Procedure> parseProcedure(const nlohmann::json& j);
+nlohmann::json toJson(const Procedure& p);
+// The Kernodeck subcommands a procedure may name ("reference verify", "sample check", ...).
+bool allowedKernodeckStep(const std::vector<std::string>& argv);
+
+// MANIFEST.sha256: "HEX64  relative/path" lines. Paths must be relative, without "." or
+// ".." components; an error names the line.
+struct ManifestEntry {
+  std::string sha256, path;
+};
+Result<std::vector<ManifestEntry>> parseDossierManifest(std::string_view text);
+
+// A document file read and parsed as JSON: Io/NotFound when it cannot be read (exit 3),
+// Invalid when it is not JSON (exit 2); messages start with `path`.
+Result<nlohmann::json> readJsonFile(const std::string& path, size_t limit = 64u << 20);
+
+}  // namespace kernodeck::record

@@ -1,0 +1,95 @@
+// Typed reads from a JSON document someone else wrote.
+//
+// A document read back from disk (a reference, a report, a dossier's procedure) is untrusted:
+// any field can be null, a number, an array or missing. JsonReader checks the type of every
+// value it hands out and fails with an error that names the field's path and what was
+// expected ("code.configs[1].sha256 is null, expected a string"), so a parser built on it
+// never reaches nlohmann's type exceptions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::util {
+
+// Parses `text` as JSON without exceptions escaping; the error names `what` and the byte
+// where the text stops being JSON (a truncated file says so).
+Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& what);
+
+// A value inside a document and the path that led to it. Holds a pointer into the document,
+// which must outlive the reader.
+class JsonReader {
+ public:
+  explicit JsonReader(const nlohmann::json& j, std::string path = "") : j_(&j), path_(std::move(path)) {}
+
+  const nlohmann::json& json() const { return *j_; }
+  // "" for the root, else "code.configs[2].sha256".
+  const std::string& path() const { return path_; }
+  std::string fieldPath(std::string_view key) const;
+  // The error for this value: "<path> is <actual type>, expected <expected>".
+  Error wrong(std::string_view expected) const;
+  Error missing(std::string_view key, std::string_view expected) const;
+
+  bool isNull() const { return j_->is_null(); }
+  // Present, null included.
+  bool has(std::string_view key) const;
+
+  // This value must be an object / an array (of anything; items() gives each element a path).
+  Status expectObject() const;
+  Result<std::vector<JsonReader>> items() const;
+
+  // Reads this value as one of the types below (the same checks as get()).
+  Status as(std::string& out) const;
+  Status as(int64_t& out) const;
+  Status as(double& out) const;
+  Status as(bool& out) const;
+  Status as(std::vector<std::string>& out) const;
+  Status as(std::vector<double>& out) const;
+  Status as(std::map<std::string, std::string>& out) const;  // an object of strings
+
+  // Required member: missing or of another type is an error.
+  template <class T>
+  Status get(std::string_view key, T& out) const {
+    KDK_TRY_ASSIGN(JsonReader m, member(key, expectedName(out)));
+    return m.as(out);
+  }
+  // Optional member: absent leaves `out` untouched; present, it must have the type (null too
+  // is an error unless `nullable`, in which case null also leaves `out` untouched).
+  template <class T>
+  Status getOpt(std::string_view key, T& out, bool nullable = false) const {
+    KDK_TRY_STATUS(expectObject());
+    if (!has(key)) return {};
+    JsonReader m = at(key);
+    if (nullable && m.isNull()) return {};
+    return m.as(out);
+  }
+
+  // Required member object / array; optional ones give nullopt when absent.
+  Result<JsonReader> object(std::string_view key) const;
+  Result<std::optional<JsonReader>> optObject(std::string_view key) const;
+  Result<std::vector<JsonReader>> array(std::string_view key) const;
+  Result<std::vector<JsonReader>> optArray(std::string_view key) const;  // absent: empty
+
+ private:
+  Result<JsonReader> member(std::string_view key, std::string_view expected) const;
+  JsonReader at(std::string_view key) const;
+  static const char* expectedName(const std::string&) { return "a string"; }
+  static const char* expectedName(const int64_t&) { return "an integer"; }
+  static const char* expectedName(const double&) { return "a number"; }
+  static const char* expectedName(const bool&) { return "true or false"; }
+  static const char* expectedName(const std::vector<std::string>&) { return "an array of strings"; }
+  static const char* expectedName(const std::vector<double>&) { return "an array of numbers"; }
+  static const char* expectedName(const std::map<std::string, std::string>&) { return "an object of strings"; }
+
+  const nlohmann::json* j_;
+  std::string path_;
+};
+
+}  // namespace kernodeck::util

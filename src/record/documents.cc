@@ -1,0 +1,305 @@
+// See documents.h. Every field is read through util::JsonReader: a wrong type or a missing
+// required field is an error naming the field's path, never a json exception.
+#include "kernodeck/record/documents.h"
+
+#include <algorithm>
+
+#include "kernodeck/record/criterion.h"
+#include "kernodeck/util/json_read.h"
+#include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::record {
+
+using nlohmann::json;
+using util::JsonReader;
+
+namespace {
+
+bool isHex64(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+Error badValue(const JsonReader& r, std::string_view key, const std::string& value, std::string_view expected) {
+  return Error::Invalid(r.fieldPath(key) + " is '" + util::printable(value, 80) + "', expected " + std::string(expected));
+}
+
+Status getSha256(const JsonReader& r, std::string_view key, std::string& out) {
+  KDK_TRY_STATUS(r.get(key, out));
+  if (!isHex64(out)) return badValue(r, key, out, "64 lower-case hex digits (sha256)");
+  return {};
+}
+
+Status getSize(const JsonReader& r, std::string_view key, int64_t& out) {
+  KDK_TRY_STATUS(r.get(key, out));
+  if (out < 0) return badValue(r, key, std::to_string(out), "a size of 0 or more");
+  return {};
+}
+
+// A hashed config (path) or a named input (name, path, provenance, access).
+Status parseHashed(const JsonReader& r, HashedInput& in, bool named) {
+  KDK_TRY_STATUS(r.expectObject());
+  KDK_TRY_STATUS(r.get("kind", in.kind));
+  if (in.kind != "file" && in.kind != "directory") return badValue(r, "kind", in.kind, "\"file\" or \"directory\"");
+  KDK_TRY_STATUS(getSha256(r, "sha256", in.sha256));
+  KDK_TRY_STATUS(getSize(r, "size", in.size));
+  KDK_TRY_STATUS(r.get("path", in.path));
+  if (named) {
+    KDK_TRY_STATUS(r.get("name", in.name));
+    KDK_TRY_STATUS(r.get("provenance", in.provenance));
+    KDK_TRY_STATUS(r.get("access", in.access));
+  }
+  if (in.kind == "directory") {
+    KDK_TRY_ASSIGN(auto files, r.array("files"));
+    for (const auto& f : files) {
+      HashedFile hf;
+      KDK_TRY_STATUS(f.expectObject());
+      KDK_TRY_STATUS(f.get("path", hf.path));
+      KDK_TRY_STATUS(getSha256(f, "sha256", hf.sha256));
+      KDK_TRY_STATUS(getSize(f, "size", hf.size));
+      in.files.push_back(std::move(hf));
+    }
+  }
+  return {};
+}
+
+Result<std::vector<HashedInput>> parseHashedList(const std::vector<JsonReader>& items, bool named) {
+  std::vector<HashedInput> out(items.size());
+  for (size_t i = 0; i < items.size(); ++i) KDK_TRY_STATUS(parseHashed(items[i], out[i], named));
+  return out;
+}
+
+Result<std::vector<Environment>> parseEnvironments(const JsonReader& parent) {
+  KDK_TRY_ASSIGN(auto envs, parent.optArray("environments"));
+  std::vector<Environment> out(envs.size());
+  for (size_t i = 0; i < envs.size(); ++i) {
+    KDK_TRY_STATUS(envs[i].expectObject());
+    KDK_TRY_STATUS(envs[i].get("prefix", out[i].prefix));
+    KDK_TRY_STATUS(envs[i].getOpt("freeze", out[i].freeze));
+  }
+  return out;
+}
+
+Status checkSchema(const JsonReader& root, std::string_view want) {
+  KDK_TRY_STATUS(root.expectObject());
+  std::string schema;
+  KDK_TRY_STATUS(root.get("schema", schema));
+  if (schema != want) return badValue(root, "schema", schema, "\"" + std::string(want) + "\"");
+  return {};
+}
+
+}  // namespace
+
+Result<Reference> parseReference(const json& j) {
+  JsonReader root(j);
+  KDK_TRY_STATUS(checkSchema(root, "kernodeck.reference/v1"));
+  Reference ref;
+  ref.json = j;
+  KDK_TRY_STATUS(root.get("created", ref.created));
+  bool declared = true;
+  KDK_TRY_STATUS(root.getOpt("declared_before_comparison", declared));
+
+  KDK_TRY_ASSIGN(JsonReader code, root.object("code"));
+  KDK_TRY_STATUS(code.getOpt("repo", ref.code.repo));
+  if (code.has("repo")) {
+    KDK_TRY_STATUS(code.get("revision", ref.code.revision));
+    KDK_TRY_STATUS(code.getOpt("dirty", ref.code.dirty));
+  }
+  KDK_TRY_STATUS(code.get("entry_point", ref.code.entryPoint));
+  KDK_TRY_STATUS(code.get("preprocessing", ref.code.preprocessing));
+  KDK_TRY_STATUS(code.get("parameters", ref.code.parameters));
+  KDK_TRY_ASSIGN(auto configs, code.array("configs"));
+  KDK_TRY_ASSIGN(ref.code.configs, parseHashedList(configs, false));
+
+  for (const char* key : {"data", "weights"}) {
+    KDK_TRY_ASSIGN(auto items, root.array(key));
+    KDK_TRY_ASSIGN(auto list, parseHashedList(items, true));
+    (std::string(key) == "data" ? ref.data : ref.weights) = std::move(list);
+  }
+
+  KDK_TRY_ASSIGN(JsonReader packages, root.object("packages"));
+  KDK_TRY_STATUS(packages.getOpt("source", ref.packages.source));
+  KDK_TRY_STATUS(packages.getOpt("manifest_digest", ref.packages.manifestDigest, true));
+  KDK_TRY_ASSIGN(ref.packages.environments, parseEnvironments(packages));
+  KDK_TRY_ASSIGN(auto requirements, packages.optObject("requirements"));
+  if (requirements) {
+    KDK_TRY_STATUS(getSha256(*requirements, "sha256", ref.packages.requirementsSha256));
+    KDK_TRY_STATUS(requirements->get("lines", ref.packages.requirementsLines));
+  }
+
+  KDK_TRY_ASSIGN(JsonReader system, root.object("system"));
+  KDK_TRY_ASSIGN(auto host, system.optObject("host"));
+  if (host) {
+    ref.system.recorded = true;
+    if (host->has("nvidia") && !host->json()["nvidia"].is_null()) {
+      KDK_TRY_ASSIGN(JsonReader nv, host->object("nvidia"));
+      ref.system.nvidia = true;
+      KDK_TRY_STATUS(nv.getOpt("driver_version", ref.system.driverVersion));
+      KDK_TRY_ASSIGN(auto gpus, nv.optArray("gpus"));
+      ref.system.gpus = static_cast<int64_t>(gpus.size());
+    }
+  }
+
+  KDK_TRY_ASSIGN(JsonReader result, root.object("result"));
+  if (result.has("expected")) {
+    auto& e = ref.result;
+    e.declared = true;
+    KDK_TRY_STATUS(result.get("expected", e.expected));
+    KDK_TRY_STATUS(getSha256(result, "expected_sha256", e.expectedSha256));
+    KDK_TRY_STATUS(result.get("ids", e.ids));
+    KDK_TRY_ASSIGN(JsonReader crit, result.object("criterion"));
+    KDK_TRY_STATUS(crit.get("text", e.criterion));
+    KDK_TRY_STATUS(crit.get("why", e.why));
+    std::string kind;
+    double threshold = 0;
+    int64_t k = 0;
+    KDK_TRY_STATUS(crit.getOpt("kind", kind));
+    KDK_TRY_STATUS(crit.getOpt("threshold", threshold));
+    KDK_TRY_STATUS(crit.getOpt("k", k));
+    auto parsed = parseCriterion(e.criterion);
+    if (!parsed.ok()) return Error::Invalid("result.criterion.text: " + parsed.error().message);
+    KDK_TRY_ASSIGN(JsonReader format, result.object("format"));
+    KDK_TRY_STATUS(format.get("files", e.files));
+    int64_t count = 0;
+    KDK_TRY_STATUS(format.getOpt("count", count));
+  } else {
+    for (const char* key : {"expected_sha256", "criterion", "ids", "format"})
+      if (result.has(key)) return Error::Invalid(result.fieldPath(key) + " is present but result.expected is missing");
+  }
+  return ref;
+}
+
+json toJson(const HashedInput& in, bool named) {
+  json j = {{"kind", in.kind}, {"sha256", in.sha256}, {"size", in.size}, {"path", in.path}};
+  if (named) j["name"] = in.name, j["provenance"] = in.provenance, j["access"] = in.access;
+  if (in.kind == "directory") {
+    json files = json::array();
+    for (const auto& f : in.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}});
+    j["files"] = files;
+  }
+  return j;
+}
+
+Result<ReportDoc> parseReportDoc(const json& j) {
+  JsonReader root(j);
+  KDK_TRY_STATUS(root.expectObject());
+  ReportDoc d;
+  d.json = j;
+  if (!root.has("schema")) {
+    // A dossier's inventory.json: only the inventory sections.
+    if (!root.has("python") && !root.has("os_packages"))
+      return Error::Invalid("the document has no schema and is not an inventory (no python or os_packages section)");
+  } else {
+    KDK_TRY_STATUS(checkSchema(root, "kernodeck.report/v1"));
+    d.schema = "kernodeck.report/v1";
+    KDK_TRY_ASSIGN(JsonReader tool, root.object("tool"));
+    KDK_TRY_STATUS(tool.get("command", d.command));
+    KDK_TRY_ASSIGN(JsonReader subject, root.object("subject"));
+    KDK_TRY_STATUS(subject.getOpt("reference", d.subjectReference));
+    KDK_TRY_STATUS(subject.getOpt("manifest_digest", d.manifestDigest, true));
+    KDK_TRY_ASSIGN(auto steps, root.array("steps"));
+    for (const auto& s : steps) {
+      ReportDoc::Step st;
+      KDK_TRY_STATUS(s.expectObject());
+      KDK_TRY_STATUS(s.get("name", st.name));
+      KDK_TRY_STATUS(s.get("status", st.status));
+      KDK_TRY_STATUS(s.getOpt("error", st.error, true));
+      d.steps.push_back(std::move(st));
+    }
+    KDK_TRY_STATUS(root.getOpt("first_error", d.firstError, true));
+    KDK_TRY_ASSIGN(auto findings, root.array("findings"));
+    for (const auto& f : findings) {
+      ReportDoc::Finding fd;
+      KDK_TRY_STATUS(f.expectObject());
+      KDK_TRY_STATUS(f.get("code", fd.code));
+      KDK_TRY_STATUS(f.get("severity", fd.severity));
+      KDK_TRY_STATUS(f.get("message", fd.message));
+      KDK_TRY_STATUS(f.getOpt("layer", fd.layer));
+      d.findings.push_back(std::move(fd));
+    }
+  }
+  KDK_TRY_ASSIGN(auto python, root.optObject("python"));
+  if (python) {
+    d.hasPython = true;
+    d.python = python->json();
+    KDK_TRY_ASSIGN(d.environments, parseEnvironments(*python));
+  }
+  KDK_TRY_ASSIGN(auto os, root.optObject("os_packages"));
+  if (os) {
+    d.hasOsPackages = true;
+    d.os = os->json();
+    KDK_TRY_ASSIGN(auto pkgs, os->optArray("packages"));
+    for (const auto& p : pkgs) {
+      std::string name, version;
+      KDK_TRY_STATUS(p.expectObject());
+      KDK_TRY_STATUS(p.get("name", name));
+      KDK_TRY_STATUS(p.get("version", version));
+      d.osPackages.emplace_back(std::move(name), std::move(version));
+    }
+  }
+  return d;
+}
+
+bool allowedKernodeckStep(const std::vector<std::string>& argv) {
+  static const std::vector<std::pair<std::string, std::string>> allowed = {
+      {"reference", "verify"}, {"reference", "show"}, {"sample", "check"}, {"dossier", "verify"}, {"diff", ""}};
+  if (argv.empty()) return false;
+  // No step writes a file: a procedure cannot aim a report at a path of its choosing.
+  for (const auto& a : argv)
+    if (a == "-o" || a.starts_with("--output") || (a.starts_with("-o") && a.size() > 2) || a == "--") return false;
+  for (const auto& [cmd, verb] : allowed)
+    if (argv[0] == cmd && (verb.empty() || (argv.size() > 1 && argv[1] == verb))) return true;
+  return false;
+}
+
+Result<Procedure> parseProcedure(const json& j) {
+  JsonReader root(j);
+  KDK_TRY_STATUS(checkSchema(root, "kernodeck.procedure/v1"));
+  KDK_TRY_ASSIGN(auto steps, root.array("steps"));
+  Procedure p;
+  for (const auto& s : steps) {
+    ProcedureStep st;
+    KDK_TRY_STATUS(s.expectObject());
+    KDK_TRY_STATUS(s.get("name", st.name));
+    KDK_TRY_STATUS(s.get("layer", st.layer));
+    KDK_TRY_STATUS(s.get("kind", st.kind));
+    KDK_TRY_STATUS(s.get("argv", st.argv));
+    if (st.kind != "kernodeck" && st.kind != "project") return badValue(s, "kind", st.kind, "\"kernodeck\" or \"project\"");
+    if (st.argv.empty()) return Error::Invalid(s.fieldPath("argv") + " is empty, expected a command");
+    if (st.kind == "kernodeck" && !allowedKernodeckStep(st.argv))
+      return badValue(s, "argv", util::join(st.argv, " "), "a Kernodeck check (reference verify, reference show, sample check, dossier verify, diff)");
+    p.steps.push_back(std::move(st));
+  }
+  return p;
+}
+
+json toJson(const Procedure& p) {
+  json steps = json::array();
+  for (const auto& s : p.steps) steps.push_back({{"name", s.name}, {"layer", s.layer}, {"kind", s.kind}, {"argv", s.argv}});
+  return {{"schema", "kernodeck.procedure/v1"}, {"steps", steps}};
+}
+
+Result<std::vector<ManifestEntry>> parseDossierManifest(std::string_view text) {
+  std::vector<ManifestEntry> out;
+  size_t lineNo = 0;
+  for (std::string_view line : util::splitView(text, '\n')) {
+    ++lineNo;
+    if (line.empty()) continue;
+    std::string where = "MANIFEST.sha256 line " + std::to_string(lineNo);
+    if (line.size() < 67 || line.substr(64, 2) != "  ") return Error::Invalid(where + " is not 'SHA256  PATH'");
+    ManifestEntry e{std::string(line.substr(0, 64)), std::string(line.substr(66))};
+    if (!isHex64(e.sha256)) return Error::Invalid(where + ": '" + util::printable(e.sha256, 64) + "' is not a sha256");
+    bool bad = e.path.front() == '/' || e.path.find('\0') != std::string::npos;
+    for (const auto& part : util::split(e.path, '/')) bad |= part.empty() || part == "." || part == "..";
+    if (bad) return Error::Unsafe(where + ": '" + util::printable(e.path, 120) + "' is not a plain relative path");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<json> readJsonFile(const std::string& path, size_t limit) {
+  KDK_TRY_ASSIGN(std::string text, util::readFileLimited(path, limit));
+  return util::parseJsonText(text, path);
+}
+
+}  // namespace kernodeck::record

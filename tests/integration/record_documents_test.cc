@@ -1,0 +1,301 @@
+// Record documents are untrusted input (a reference or a dossier is handed around). Through
+// the real kernodeck binary: for every string field of a reference and of a procedure, shell
+// metacharacters run nothing; for every field, null, a number, an array, an object and a
+// missing key give one clean line naming the field and exit 2; a truncated file exits 2;
+// dossier replay runs only Kernodeck's own checks and prints every command first.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <set>
+
+#include "kernodeck/record/tensor_file.h"
+#include "kernodeck/util/hash.h"
+#include "kernodeck/util/process.h"
+#include "kernodeck/util/strings.h"
+#include "support.h"
+
+using nlohmann::json;
+using namespace kdktest;
+using namespace kernodeck;
+
+namespace {
+
+const std::string K = KERNODECK_BIN;
+
+struct Out {
+  int code = -1;
+  std::string out, err;
+};
+
+// The binary started with an argv (no shell in the test either, so payloads arrive intact).
+Out kdk(const std::vector<std::string>& args, const std::string& cwd) {
+  util::ProcessSpec s;
+  s.argv = {K};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.cwd = cwd;
+  s.timeoutMs = 120000;
+  auto r = util::runProcess(s);
+  if (!r.ok()) return {-1, "", r.error().message};
+  return {r->exited ? r->exitCode : 128 + r->signal, r->out, r->err};
+}
+
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
+// Every path below the root, as a JSON pointer and as Kernodeck names it ("data[0].sha256").
+// The host facts and torch sections are opaque: only their own type is checked.
+void walk(const json& j, const json::json_pointer& p, const std::string& shown, std::vector<std::pair<json::json_pointer, std::string>>& out) {
+  if (!shown.empty()) out.emplace_back(p, shown);
+  if (shown == "system.host" || shown == "packages.torch") return;
+  if (j.is_object())
+    for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), p / it.key(), shown.empty() ? it.key() : shown + "." + it.key(), out);
+  else if (j.is_array())
+    for (size_t i = 0; i < j.size(); ++i) walk(j[i], p / i, shown + "[" + std::to_string(i) + "]", out);
+}
+
+bool sameKind(const json& a, const json& b) {
+  return (a.is_number() && b.is_number()) || a.type() == b.type();
+}
+
+// Shell payloads, each of which would create MARK if any shell ever saw it.
+std::vector<std::string> payloads(const std::string& mark) {
+  return {"x'; touch " + mark + "; echo '", "x\"; touch " + mark + "; echo \"", "`touch " + mark + "`",
+          "$(touch " + mark + ")",          "x; touch " + mark,                      "x\ntouch " + mark + "\n"};
+}
+
+struct Project {
+  std::string base, ref, outputs, ran;
+};
+
+// A project whose reference has every field: a git repository, a config, a data folder, a
+// weights file, requirements, expected outputs with ids, and an entry point that would leave
+// a file behind if it were ever run.
+Project makeProject() {
+  Project p;
+  p.base = tempDir("docs");
+  p.ref = p.base + "/reference.json";
+  p.ran = p.base + "/project-step-ran";
+  run("mkdir -p " + p.base + "/repo " + p.base + "/data " + p.base + "/expected " + p.base + "/outputs " + p.base + "/cwd && cd " + p.base +
+      "/repo && git init -q && git -c user.email=t@example.org -c user.name=t commit -q --allow-empty -m init");
+  writeFile(p.base + "/config.yaml", "lr: 0.1\n");
+  writeFile(p.base + "/data/a.txt", "text\n");
+  writeFile(p.base + "/weights.bin", "weights");
+  writeFile(p.base + "/requirements.txt", "numpy==1.24.2\n");
+  std::string npy = record::writeNpy({"", "float32", {2, 3}, {1, 2, 3, 4, 5, 6}});
+  for (const char* d : {"/expected", "/outputs"}) {
+    writeFile(p.base + d + "/emb.npy", npy);
+    writeFile(p.base + d + "/ids.txt", "a\nb\n");
+  }
+  p.outputs = p.base + "/outputs";
+  Out init = kdk({"reference", "init", "--repo", p.base + "/repo", "--entry-point", "touch " + p.ran, "--preprocessing", "lowercase",
+                  "--config", p.base + "/config.yaml", "--param", "epochs=3", "--data", "corpus=" + p.base + "/data,provenance=hf://org/c@abc,access=public",
+                  "--weights", "w=" + p.base + "/weights.bin,provenance=local,access=none", "--requirements", p.base + "/requirements.txt",
+                  "--host-root", "/nonexistent", "--expected", p.base + "/expected", "--ids", "ids.txt", "--criterion", "abs<=0.001",
+                  "--why", "float32 on CPU", "-o", p.ref},
+                 p.base);
+  EXPECT_EQ(init.code, 0) << init.err;
+  return p;
+}
+
+void expectCleanFailure(const Out& r, const std::string& field, const std::string& what) {
+  EXPECT_EQ(r.code, 2) << what << ": " << r.err;
+  EXPECT_NE(r.err.find(field), std::string::npos) << what << ": the message does not name " << field << ": " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << what << ": " << r.err;
+}
+
+}  // namespace
+
+TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
+  Project p = makeProject();
+  json ref = json::parse(readFile(p.ref));
+  ASSERT_EQ(kdk({"reference", "verify", "--reference", p.ref}, p.base).code, 0);
+  std::vector<std::pair<json::json_pointer, std::string>> paths;
+  walk(ref, json::json_pointer(), "", paths);
+  ASSERT_GT(paths.size(), 40u);
+  // Fields a reference may leave out: the rest are required.
+  std::set<std::string> optional = {"declared_before_comparison", "code.repo", "code.dirty", "packages.source", "packages.requirements",
+                                    "system.host", "result.criterion.kind", "result.criterion.threshold", "result.criterion.k",
+                                    "result.format.count"};
+  std::string mutated = p.base + "/mutated.json";
+  int checked = 0;
+  for (const auto& [ptr, shown] : paths) {
+    const json& orig = ref.at(ptr);
+    for (const json& bad : {json(nullptr), json(7), json::array(), json::object()}) {
+      if (sameKind(orig, bad)) continue;
+      json j = ref;
+      j[ptr] = bad;
+      writeFile(mutated, j.dump(2));
+      expectCleanFailure(kdk({"reference", "verify", "--reference", mutated}, p.base), shown, shown + " = " + bad.dump());
+      ++checked;
+    }
+    if (shown.back() == ']') continue;  // an array element has no key to remove
+    json j = ref;
+    j[ptr.parent_pointer()].erase(ptr.back());
+    writeFile(mutated, j.dump(2));
+    Out r = kdk({"reference", "verify", "--reference", mutated}, p.base);
+    // code.parameters holds the project's own names: any of them may be left out.
+    if (optional.count(shown) || shown.rfind("code.parameters.", 0) == 0) EXPECT_EQ(r.code, 0) << "without " << shown << ": " << r.err;
+    else expectCleanFailure(r, shown, "without " + shown);
+  }
+  EXPECT_GT(checked, 100);
+  // Truncated, empty, not JSON at all, a directory, a missing file.
+  std::string text = readFile(p.ref);
+  writeFile(mutated, text.substr(0, text.size() / 2));
+  Out t = kdk({"reference", "verify", "--reference", mutated}, p.base);
+  expectCleanFailure(t, "truncated", "a truncated reference");
+  writeFile(mutated, "");
+  expectCleanFailure(kdk({"sample", "check", p.outputs, "--reference", mutated}, p.base), "mutated.json", "an empty reference");
+  writeFile(mutated, "[1, 2]");
+  expectCleanFailure(kdk({"reference", "show", "--reference", mutated}, p.base), "expected an object", "an array");
+  Out missing = kdk({"reference", "verify", "--reference", p.base + "/nope.json"}, p.base);
+  EXPECT_EQ(missing.code, 3) << missing.err;
+  EXPECT_NE(missing.err.find("nope.json"), std::string::npos);
+}
+
+TEST(RecordDocuments, ShellMetacharactersInReferenceFieldsRunNothing) {
+  Project p = makeProject();
+  json ref = json::parse(readFile(p.ref));
+  std::vector<std::pair<json::json_pointer, std::string>> paths;
+  walk(ref, json::json_pointer(), "", paths);
+  std::string mark = p.base + "/owned", mutated = p.base + "/mutated.json";
+  int strings = 0;
+  for (const auto& [ptr, shown] : paths) {
+    if (!ref.at(ptr).is_string()) continue;
+    ++strings;
+    for (const auto& payload : payloads(mark)) {
+      json j = ref;
+      j[ptr] = payload;
+      writeFile(mutated, j.dump(2));
+      Out v = kdk({"reference", "verify", "--reference", mutated}, p.base + "/cwd");
+      EXPECT_GE(v.code, 0);
+      EXPECT_LE(v.code, 3);
+      EXPECT_EQ(v.err.find("internal error"), std::string::npos) << shown << ": " << v.err;
+      if (shown.rfind("result.", 0) == 0) {
+        Out s = kdk({"sample", "check", p.outputs, "--reference", mutated}, p.base + "/cwd");
+        EXPECT_EQ(s.err.find("internal error"), std::string::npos) << shown << ": " << s.err;
+      }
+      ASSERT_FALSE(exists(mark)) << "a shell ran the payload in " << shown << ": " << util::printable(payload);
+    }
+  }
+  EXPECT_GT(strings, 15);
+  // The repository path is handed to git as one argument: the hostile one is reported as such.
+  json j = ref;
+  j["code"]["repo"] = "x'; touch " + mark + "; echo '";
+  writeFile(mutated, j.dump(2));
+  json report = json::parse(kdk({"reference", "verify", "--json", "--reference", mutated}, p.base).out);
+  EXPECT_EQ(countFindings(report, "reference.changed.code"), 1);
+  EXPECT_FALSE(exists(mark));
+}
+
+TEST(RecordDocuments, ReplayRunsOnlyKernodeckStepsAndHostileProceduresRunNothing) {
+  Project p = makeProject();
+  std::string d = p.base + "/dossier";
+  Out b = kdk({"dossier", "build", d, "--reference", p.ref, "--outputs", p.outputs}, p.base);
+  ASSERT_EQ(b.code, 0) << b.err;
+  Out replay = kdk({"dossier", "replay", "--json", d}, p.base + "/cwd");
+  ASSERT_EQ(replay.code, 0) << replay.err << replay.out;
+  json rj = json::parse(replay.out);
+  EXPECT_EQ(countFindings(rj, "replay.matches"), 2);
+  EXPECT_EQ(countFindings(rj, "replay.not_run"), 1);
+  // Every command is printed before it runs; the project's own step is printed, not run.
+  EXPECT_NE(replay.err.find("+ kernodeck reference verify --reference reference.json --json\n"), std::string::npos) << replay.err;
+  EXPECT_NE(replay.err.find("+ kernodeck sample check " + p.outputs), std::string::npos) << replay.err;
+  EXPECT_NE(replay.err.find("+ touch " + p.ran + "    (the project's own step: not run"), std::string::npos) << replay.err;
+  EXPECT_FALSE(exists(p.ran));
+
+  // procedure.json rewritten by someone else, with a MANIFEST.sha256 that matches it.
+  json procedure = json::parse(readFile(d + "/procedure.json"));
+  std::string manifest = readFile(d + "/MANIFEST.sha256");
+  auto install = [&](const std::string& text) {
+    writeFile(d + "/procedure.json", text);
+    std::string m;
+    for (const auto& line : util::split(manifest, '\n'))
+      if (!line.empty()) m += (line.ends_with("  procedure.json") ? util::sha256Hex(text) + "  procedure.json" : line) + "\n";
+    writeFile(d + "/MANIFEST.sha256", m);
+  };
+  std::vector<std::pair<json::json_pointer, std::string>> paths;
+  walk(procedure, json::json_pointer(), "", paths);
+  std::string mark = p.base + "/owned";
+  for (const auto& [ptr, shown] : paths) {
+    const json& orig = procedure.at(ptr);
+    if (orig.is_string())
+      for (const auto& payload : payloads(mark)) {
+        json j = procedure;
+        j[ptr] = payload;
+        install(j.dump(2));
+        Out r = kdk({"dossier", "replay", d}, p.base + "/cwd");
+        EXPECT_GE(r.code, 0);
+        EXPECT_LE(r.code, 3);
+        EXPECT_EQ(r.err.find("internal error"), std::string::npos) << shown << ": " << r.err;
+        ASSERT_FALSE(exists(mark)) << "a shell ran the payload in " << shown << ": " << util::printable(payload);
+      }
+    for (const json& bad : {json(nullptr), json(7), json::array(), json::object()}) {
+      if (sameKind(orig, bad)) continue;
+      json j = procedure;
+      j[ptr] = bad;
+      install(j.dump(2));
+      expectCleanFailure(kdk({"dossier", "replay", d}, p.base + "/cwd"), shown, shown + " = " + bad.dump());
+    }
+    if (shown.back() == ']') continue;
+    json j = procedure;
+    j[ptr.parent_pointer()].erase(ptr.back());
+    install(j.dump(2));
+    expectCleanFailure(kdk({"dossier", "replay", d}, p.base + "/cwd"), shown, "without " + shown);
+  }
+  // A Kernodeck step that would write a file where it likes, or run another subcommand, is refused.
+  json j = procedure;
+  j["steps"][0]["argv"] = {"reference", "verify", "--reference", "reference.json", "-o", mark};
+  install(j.dump(2));
+  expectCleanFailure(kdk({"dossier", "replay", d}, p.base + "/cwd"), "steps[0].argv", "-o in a step");
+  j["steps"][0]["argv"] = {"audit", "docker://example.org/x"};
+  install(j.dump(2));
+  expectCleanFailure(kdk({"dossier", "replay", d}, p.base + "/cwd"), "steps[0].argv", "audit in a step");
+  std::string text = procedure.dump(2);
+  install(text.substr(0, text.size() / 3));
+  expectCleanFailure(kdk({"dossier", "replay", d}, p.base + "/cwd"), "truncated", "a truncated procedure");
+  EXPECT_FALSE(exists(mark));
+  EXPECT_FALSE(exists(p.ran));
+  // A manifest naming a path outside the dossier is refused before anything is read.
+  install(procedure.dump(2));
+  writeFile(d + "/MANIFEST.sha256", readFile(d + "/MANIFEST.sha256") + std::string(64, 'a') + "  ../../etc/passwd\n");
+  expectCleanFailure(kdk({"dossier", "verify", d}, p.base), "../../etc/passwd", "a manifest escaping the dossier");
+}
+
+TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
+  Project p = makeProject();
+  writeFile(p.base + "/host.json", R"({"schema": "kernodeck.host/v1", "host": {}})");
+  expectCleanFailure(kdk({"diff", p.ref, p.base + "/host.json"}, p.base), "host.json", "a host record in diff");
+  json ref = json::parse(readFile(p.ref));
+  ref["data"][0]["files"][0]["size"] = "12";
+  writeFile(p.base + "/bad.json", ref.dump());
+  expectCleanFailure(kdk({"diff", p.ref, p.base + "/bad.json"}, p.base), "data[0].files[0].size", "a bad reference in diff");
+  expectCleanFailure(kdk({"dossier", "build", p.base + "/d1", "--reference", p.base + "/bad.json"}, p.base), "data[0].files[0].size",
+                     "a bad reference in dossier build");
+  writeFile(p.base + "/report.json", R"({"schema": "kernodeck.report/v1", "tool": {"command": "audit"}, "subject": {}, "steps": [{"name": 1}], "findings": []})");
+  expectCleanFailure(kdk({"dossier", "build", p.base + "/d2", "--reference", p.ref, "--report", p.base + "/report.json"}, p.base),
+                     "steps[0].name", "a bad report in dossier build");
+  EXPECT_FALSE(exists(p.base + "/d2/reference.json"));
+}
+
+TEST(RecordDocuments, HelpAndUsageErrors) {
+  std::string cwd = tempDir("help");
+  for (std::vector<std::string> args : {std::vector<std::string>{"reference", "--help"}, {"reference", "init", "--help"}, {"reference", "show", "--help"},
+                                        {"reference", "verify", "--help"}, {"sample", "--help"}, {"sample", "check", "--help"},
+                                        {"dossier", "--help"}, {"dossier", "build", "--help"}, {"dossier", "verify", "--help"},
+                                        {"dossier", "replay", "--help"}, {"diff", "--help"}, {"resume", "--help"}, {"resume", "check", "--help"},
+                                        {"resume", "inspect", "--help"}}) {
+    Out r = kdk(args, cwd);
+    EXPECT_EQ(r.code, 0) << util::join(args, " ") << ": " << r.err;
+    EXPECT_NE(r.out.find("usage: kernodeck"), std::string::npos) << util::join(args, " ");
+  }
+  for (std::vector<std::string> args : {std::vector<std::string>{"reference"}, {"reference", "bogus"}, {"reference", "verify", "--bogus"},
+                                        {"sample"}, {"sample", "chek"}, {"dossier"}, {"dossier", "replay"}, {"dossier", "explode", "x"},
+                                        {"diff", "a.json"}, {"resume"}}) {
+    Out r = kdk(args, cwd);
+    EXPECT_EQ(r.code, 2) << util::join(args, " ") << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos);
+  }
+}
