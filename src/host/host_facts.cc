@@ -2,11 +2,14 @@
 #include "kernodeck/host/host_facts.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -18,12 +21,21 @@
 namespace kernodeck::host {
 namespace {
 
+// Reads at most `limit` bytes. /proc and /sys files report no size, so the buffer grows as the
+// data comes: the hook reads these at every container start, and touching a buffer of `limit`
+// bytes up front cost more page faults than everything else it does.
 std::optional<std::string> readSmall(const std::string& path, size_t limit = 1 << 20) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string out(limit, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(limit));
-  out.resize(static_cast<size_t>(in.gcount()));
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (out.size() < limit) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
   return out;
 }
 
@@ -97,6 +109,22 @@ const DeviceNode* HostFacts::node(std::string_view path) const {
   for (const auto& n : amdNodes)
     if (n.path == path) return &n;
   return nullptr;
+}
+
+Status checkHostRoot(const std::string& root) {
+  auto readableDir = [](const std::string& p) -> std::string {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return std::strerror(errno);
+    if (!S_ISDIR(st.st_mode)) return "not a directory";
+    if (::access(p.c_str(), R_OK | X_OK) != 0) return std::strerror(errno);
+    return {};
+  };
+  std::string shown = util::printable(root, 200);
+  if (std::string why = readableDir(root); !why.empty()) return Error::Io("host root " + shown + " is unreadable: " + why);
+  std::string proc = (root == "/" ? "" : root) + "/proc";
+  if (std::string why = readableDir(proc); !why.empty())
+    return Error::Io("host root " + shown + " has no readable proc/ directory (" + why + ")");
+  return {};
 }
 
 HostFacts readHostFacts(const std::string& rootIn) {

@@ -20,6 +20,7 @@ struct Options {
   std::string hostRoot = "/";
   std::string logFile;           // JSON lines; empty: no log
   std::string stage;             // the hook stage, for the log
+  std::string usageError;        // the command line could not be parsed: refuse under enforce, start under warn
 };
 
 struct Outcome {
@@ -27,6 +28,9 @@ struct Outcome {
   std::string message;  // one line for stderr, empty when there is nothing to say
   nlohmann::json record;  // kernodeck.host/v1
 };
+
+// The largest /etc/kernodeck/expect.json the hook reads; a bigger one is hook.expectation.invalid.
+constexpr uint64_t kMaxExpectationBytes = 1u << 20;
 
 // Does everything but arming the time limit; never throws.
 Outcome run(const Options& opts, std::string_view stateJson);

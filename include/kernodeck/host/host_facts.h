@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernodeck/util/result.h"
+
 namespace kernodeck::host {
 
 struct NvidiaDriver {
@@ -75,6 +77,10 @@ std::map<std::string, uint64_t> parseKfdProperties(std::string_view properties);
 std::string gfxName(uint64_t gfxTargetVersion);  // 90402 -> "gfx942"
 // Compute capability and brand of a GPU model name, from a small table.
 std::pair<std::string, std::string> inferArchAndBrand(std::string_view model);
+
+// Whether `root` can serve as a host root: an existing, readable directory with a readable
+// proc/ directory. A wrong --host-root must not read as "no NVIDIA driver".
+Status checkHostRoot(const std::string& root);
 
 HostFacts readHostFacts(const std::string& root);
 
