@@ -29,6 +29,11 @@ std::vector<std::optional<std::string>> valuesOf(const std::vector<std::string>&
 
 }  // namespace
 
+FlagParts splitFlag(const std::string& arg) {
+  if (size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) return {arg.substr(0, eq), arg.substr(eq + 1), true};
+  return {arg, "", false};
+}
+
 CommandLine parseCommandLine(const std::vector<std::string>& args) {
   CommandLine cl;
   // 1. The policy, before anything can fail.
@@ -67,13 +72,7 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
       cl.version = true;
       continue;
     }
-    std::string name = a, value;
-    bool inlineValue = false;
-    if (size_t eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-      inlineValue = true;
-    }
+    auto [name, value, inlineValue] = splitFlag(a);
     bool* seen = name == "--policy" ? &seenPolicy : name == "--host-root" ? &seenRoot : name == "--log" ? &seenLog
                : name == "--timeout-ms" ? &seenTimeout : nullptr;
     if (!seen) {

@@ -152,11 +152,13 @@ Outcome run(const Options& opts, std::string_view stateJson) {
 
     host::HostFacts facts;
     std::map<std::string, uint32_t> groups;
-    Status hostRoot = host::checkHostRoot(opts.hostRoot);
+    std::unique_ptr<host::HostFs> disk;
+    const host::HostFs* fs = opts.hostFs;
+    Status hostRoot = fs ? Status() : host::checkHostRoot(opts.hostRoot);
     if (hostRoot.ok()) {
-      facts = host::readHostFacts(opts.hostRoot);
-      std::string hr = opts.hostRoot == "/" ? "" : opts.hostRoot;
-      if (auto g = util::readFileLimited(hr + "/etc/group", 1 << 20); g.ok()) groups = gpu::parseGroupFile(*g);
+      if (!fs) fs = (disk = host::diskHostFs(opts.hostRoot)).get();
+      facts = host::readHostFacts(*fs);
+      if (auto g = fs->read("/etc/group", 1 << 20)) groups = gpu::parseGroupFile(*g);
     }
     gpu::ContainerCheck check = gpu::checkContainer(facts, *spec, expect.value, groups);
     if (!hostRoot.ok()) {

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "kernodeck/hook/command_line.h"
 #include "kernodeck/hook/hook_config.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
@@ -33,13 +34,7 @@ ConfigArgs parse(const std::vector<std::string>& args) {
   ConfigArgs c;
   for (size_t i = 0; i < args.size() && c.error.empty(); ++i) {
     const std::string& a = args[i];
-    std::string name = a, value;
-    bool inlineValue = false;
-    if (size_t eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-      inlineValue = true;
-    }
+    auto [name, value, inlineValue] = splitFlag(a);
     std::string* own = name == "--output" ? &c.output : name == "--kind" ? &c.kind : name == "--device" ? &c.device
                      : name == "--binary" ? &c.binary : nullptr;
     bool hookValued = name == "--policy" || name == "--host-root" || name == "--log" || name == "--timeout-ms";

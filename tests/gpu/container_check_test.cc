@@ -52,7 +52,6 @@ struct Case {
 }  // namespace
 
 TEST(ContainerCheck, Table) {
-  if (!kdktest::isRoot()) GTEST_SKIP() << "fake /dev trees need mknod (root)";
   std::vector<Case> cases = {
       {"h100 all gpus passed", "h100-550-open", {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}},
        nvDevs(2), torchFor("12.1"), {}, false},
@@ -105,9 +104,8 @@ TEST(ContainerCheck, Table) {
       {"amd image on nvidia node", "h100-550-open", {}, {dev("/dev/kfd", 236, 0)}, std::nullopt, {"hook.driver.absent"}, true},
   };
   for (const auto& c : cases) {
-    std::string root = kdktest::hostFixture(c.host);
-    ASSERT_FALSE(root.empty()) << c.name;
-    host::HostFacts h = host::readHostFacts(root);
+    host::HostFacts h = kdktest::fixtureFacts(kdktest::fixtureDir(c.host));
+    ASSERT_FALSE(h.root.empty()) << c.name;
     oci::ContainerSpec spec;
     spec.env = c.env;
     spec.devices = c.devices;
@@ -124,8 +122,7 @@ TEST(ContainerCheck, Table) {
 }
 
 TEST(ContainerCheck, AmdGroups) {
-  if (!kdktest::isRoot()) GTEST_SKIP() << "fake /dev trees need mknod (root)";
-  host::HostFacts h = host::readHostFacts(kdktest::hostFixture("mi300"));
+  host::HostFacts h = kdktest::fixtureFacts(kdktest::fixtureDir("mi300"));
   oci::ContainerSpec spec;
   spec.devices = {dev("/dev/kfd", 236, 0), dev("/dev/dri/renderD128", 226, 128)};
   auto r = checkContainer(h, spec, std::nullopt, parseGroupFile("video:x:44:\nrender:x:105:\n"));

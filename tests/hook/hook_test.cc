@@ -101,8 +101,15 @@ TEST(Hook, ContainerMayTightenButNotLoosen) {
 }
 
 TEST(Hook, ReadsTheExpectationFromTheRootfs) {
-  if (!kdktest::isRoot()) GTEST_SKIP() << "fake /dev trees need mknod (root)";
-  std::string host = kdktest::hostFixture("driver-470");
+  auto fs = host::fixtureHostFs(kdktest::fixtureDir("driver-470"));
+  ASSERT_TRUE(fs.ok());
+  auto opts = [&](hook::Policy p, const std::string&) {
+    hook::Options o;
+    o.policy = p;
+    o.hostFs = fs->get();
+    return o;
+  };
+  std::string host;
   json devices = {{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
                   {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", 509}, {"minor", 0}},
                   {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}};

@@ -27,6 +27,14 @@ struct CommandLine {
   std::string usageError;     // empty when the line parsed; else one line naming the problem
 };
 
+// One argument split as a flag: "--name=value" gives {"--name", "value", true}; anything else
+// {arg, "", false}.
+struct FlagParts {
+  std::string name, value;
+  bool inlineValue = false;
+};
+FlagParts splitFlag(const std::string& arg);
+
 // `args` excludes argv[0].
 CommandLine parseCommandLine(const std::vector<std::string>& args);
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "kernodeck/host/host_fs.h"
+
 namespace kernodeck::hook {
 
 enum class Policy { Warn, Enforce };
@@ -21,6 +23,7 @@ struct Options {
   std::string logFile;           // JSON lines; empty: no log
   std::string stage;             // the hook stage, for the log
   std::string usageError;        // the command line could not be parsed: refuse under enforce, start under warn
+  const host::HostFs* hostFs = nullptr;  // when set, the host is read through it instead of hostRoot (tests)
 };
 
 struct Outcome {
