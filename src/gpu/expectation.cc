@@ -1,30 +1,47 @@
 #include "kernodeck/gpu/expectation.h"
 
+#include "kernodeck/util/strings.h"
+
 namespace kernodeck::gpu {
 
 using nlohmann::json;
 
 namespace {
 
-std::string getStr(const json& j, std::initializer_list<const char*> path) {
+// The value at `path` when it is present and not null; an error naming the field when an
+// object on the way, or the value itself, has the wrong type.
+Result<const json*> at(const json& j, std::initializer_list<const char*> path, std::string& name) {
   const json* cur = &j;
+  name.clear();
   for (const char* k : path) {
-    if (!cur->is_object() || !cur->contains(k)) return {};
-    cur = &(*cur)[k];
+    if (!cur->is_object()) return Error::Invalid("expectation field '" + name + "' is " + cur->type_name() + ", not an object");
+    name += (name.empty() ? "" : ".") + std::string(k);
+    auto it = cur->find(k);
+    if (it == cur->end() || it->is_null()) return static_cast<const json*>(nullptr);
+    cur = &*it;
   }
-  return cur->is_string() ? cur->get<std::string>() : std::string();
+  return cur;
 }
 
-std::vector<std::string> getList(const json& j, std::initializer_list<const char*> path) {
-  const json* cur = &j;
-  for (const char* k : path) {
-    if (!cur->is_object() || !cur->contains(k)) return {};
-    cur = &(*cur)[k];
-  }
+Result<std::string> getStr(const json& j, std::initializer_list<const char*> path) {
+  std::string name;
+  KDK_TRY_ASSIGN(const json* v, at(j, path, name));
+  if (!v) return std::string();
+  if (!v->is_string()) return Error::Invalid("expectation field '" + name + "' is " + v->type_name() + ", not a string");
+  return v->get<std::string>();
+}
+
+Result<std::vector<std::string>> getList(const json& j, std::initializer_list<const char*> path) {
+  std::string name;
+  KDK_TRY_ASSIGN(const json* v, at(j, path, name));
   std::vector<std::string> out;
-  if (cur->is_array())
-    for (const auto& v : *cur)
-      if (v.is_string()) out.push_back(v.get<std::string>());
+  if (!v) return out;
+  if (!v->is_array()) return Error::Invalid("expectation field '" + name + "' is " + v->type_name() + ", not an array of strings");
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (!(*v)[i].is_string())
+      return Error::Invalid("expectation field '" + name + "[" + std::to_string(i) + "]' is " + (*v)[i].type_name() + ", not a string");
+    out.push_back((*v)[i].get<std::string>());
+  }
   return out;
 }
 
@@ -32,19 +49,24 @@ std::vector<std::string> getList(const json& j, std::initializer_list<const char
 
 Result<Expectation> parseExpectation(std::string_view text) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Error::Invalid("expectation is not a JSON object");
-  if (getStr(j, {"schema"}) != "kernodeck.expect/v1")
-    return Error::Invalid("expectation schema is '" + getStr(j, {"schema"}).substr(0, 60) + "', not kernodeck.expect/v1");
+  if (j.is_discarded()) return Error::Invalid("expectation is not valid JSON (truncated or malformed)");
+  if (!j.is_object()) return Error::Invalid(std::string("expectation is a JSON ") + j.type_name() + ", not an object");
+  auto schema = getStr(j, {"schema"});
+  if (!schema.ok() || *schema != "kernodeck.expect/v1")
+    return Error::Invalid("expectation schema is '" + (schema.ok() ? util::printable(*schema, 60) : std::string("(not a string)")) +
+                          "', not kernodeck.expect/v1");
   Expectation e;
-  e.accelerator = getStr(j, {"accelerator"});
-  e.imageDigest = getStr(j, {"image", "digest"});
-  e.torchVersion = getStr(j, {"torch", "version"});
-  e.torchCuda = getStr(j, {"torch", "cuda"});
-  e.torchHip = getStr(j, {"torch", "hip"});
-  e.torchArchList = getList(j, {"torch", "arch_list"});
-  e.cudaRuntime = getStr(j, {"cuda", "runtime"});
-  e.compatDriverBranches = getList(j, {"cuda", "compat_driver_branches"});
-  e.nvidiaRequire = getList(j, {"nvidia", "require"});
+  KDK_TRY_ASSIGN(e.accelerator, getStr(j, {"accelerator"}));
+  if (!e.accelerator.empty() && e.accelerator != "cuda" && e.accelerator != "rocm" && e.accelerator != "cpu")
+    return Error::Invalid("expectation field 'accelerator' is '" + util::printable(e.accelerator, 40) + "', not cuda, rocm or cpu");
+  KDK_TRY_ASSIGN(e.imageDigest, getStr(j, {"image", "digest"}));
+  KDK_TRY_ASSIGN(e.torchVersion, getStr(j, {"torch", "version"}));
+  KDK_TRY_ASSIGN(e.torchCuda, getStr(j, {"torch", "cuda"}));
+  KDK_TRY_ASSIGN(e.torchHip, getStr(j, {"torch", "hip"}));
+  KDK_TRY_ASSIGN(e.torchArchList, getList(j, {"torch", "arch_list"}));
+  KDK_TRY_ASSIGN(e.cudaRuntime, getStr(j, {"cuda", "runtime"}));
+  KDK_TRY_ASSIGN(e.compatDriverBranches, getList(j, {"cuda", "compat_driver_branches"}));
+  KDK_TRY_ASSIGN(e.nvidiaRequire, getList(j, {"nvidia", "require"}));
   return e;
 }
 

@@ -66,10 +66,11 @@ Result<Requirement> parseRequirement(std::string_view text) {
   return r;
 }
 
-Tri evaluate(const Requirement& r, const Properties& p, std::string* why) {
+Tri evaluate(const Requirement& r, const Properties& p, std::string* why, std::vector<Condition>* failedOut) {
   if (r.terms.empty()) return Tri::True;
   bool unknown = false;
   std::string failed;
+  std::vector<Condition> failedConds;
   for (const auto& term : r.terms) {
     Tri t = Tri::True;
     for (const auto& c : term) {
@@ -78,6 +79,7 @@ Tri evaluate(const Requirement& r, const Properties& p, std::string* why) {
         t = Tri::False;
         if (!failed.empty()) failed += ", ";
         failed += c.str();
+        failedConds.push_back(c);
         break;
       }
       if (v == Tri::Unknown) t = Tri::Unknown;
@@ -86,30 +88,61 @@ Tri evaluate(const Requirement& r, const Properties& p, std::string* why) {
     if (t == Tri::Unknown) unknown = true;
   }
   if (why) *why = unknown ? "depends on properties the host does not expose" : "unsatisfied: " + failed;
+  if (failedOut && !unknown) *failedOut = std::move(failedConds);
   return unknown ? Tri::Unknown : Tri::False;
+}
+
+std::optional<bool> parseGoBool(std::string_view s) {
+  for (const char* t : {"1", "t", "T", "TRUE", "true", "True"})
+    if (s == t) return true;
+  for (const char* f : {"0", "f", "F", "FALSE", "false", "False"})
+    if (s == f) return false;
+  return std::nullopt;
+}
+
+bool isLegacyCudaImage(const std::map<std::string, std::string>& env) {
+  auto cv = env.find("CUDA_VERSION");
+  auto rc = env.find("NVIDIA_REQUIRE_CUDA");
+  return cv != env.end() && !cv->second.empty() && (rc == env.end() || rc->second.empty());
 }
 
 ContainerRequirements requirementsFromEnv(const std::map<std::string, std::string>& env) {
   ContainerRequirements out;
   auto dis = env.find("NVIDIA_DISABLE_REQUIRE");
   if (dis != env.end()) {
-    std::string v = util::toLower(dis->second);
-    if (v == "1" || v == "true" || v == "yes" || v == "on") {
+    std::optional<bool> v = parseGoBool(dis->second);
+    if (v && *v) {
       out.disabled = true;
       return out;
     }
+    if (!v)
+      out.ignored.push_back("NVIDIA_DISABLE_REQUIRE=" + util::printable(dis->second, 40) +
+                            " is not a boolean the toolkit reads (1, t, true, TRUE, True, 0, f, false...), so it counts as false: "
+                            "the requirements are checked");
   }
+  if (env.count("NVIDIA_DISABLE_REQUIRES") && dis == env.end())
+    out.ignored.push_back("NVIDIA_DISABLE_REQUIRES is set, but the toolkit reads NVIDIA_DISABLE_REQUIRE (no S): "
+                          "the requirements are checked");
   for (const auto& [k, v] : env) {
-    if (k.rfind("NVIDIA_REQUIRE_", 0) != 0) continue;
+    if (!k.starts_with("NVIDIA_REQUIRE_") || k.starts_with("NVIDIA_REQUIRE_JETPACK")) continue;
     auto r = parseRequirement(v);
-    if (r.ok()) out.requirements.push_back(*r);
-    else out.errors.push_back(k + ": " + r.error().message);
+    if (r.ok()) {
+      r->source = k;
+      out.requirements.push_back(*r);
+    } else {
+      out.errors.push_back(k + ": " + r.error().message);
+    }
   }
-  auto cv = env.find("CUDA_VERSION");
-  if (env.find("NVIDIA_REQUIRE_CUDA") == env.end() && cv != env.end() && !cv->second.empty()) {
-    auto r = parseRequirement("cuda>=" + majorMinor(cv->second));
-    if (r.ok()) out.requirements.push_back(*r);
-    else out.errors.push_back("CUDA_VERSION: " + r.error().message);
+  if (isLegacyCudaImage(env)) {
+    out.legacy = true;
+    const std::string& cv = env.at("CUDA_VERSION");
+    auto r = parseRequirement("cuda>=" + majorMinor(cv));
+    if (r.ok() && util::parseUint(util::split(cv, '.')[0])) {
+      r->source = "CUDA_VERSION";
+      out.requirements.push_back(*r);
+    } else {
+      out.errors.push_back("CUDA_VERSION: '" + util::printable(cv, 40) + "' is not a version (the toolkit refuses such a legacy image)");
+    }
   }
   return out;
 }

@@ -48,6 +48,9 @@ class Checker {
       return it == spec_.env.end() ? std::nullopt : std::optional<std::string>(it->second);
     };
     visible_ = parseVisibleDevices(envOf("NVIDIA_VISIBLE_DEVICES"));
+    // The toolkit gives a legacy CUDA image (CUDA_VERSION, no NVIDIA_REQUIRE_CUDA) every GPU.
+    legacyAll_ = visible_.kind == VisibleDevices::Unset && isLegacyCudaImage(spec_.env);
+    if (legacyAll_) visible_.kind = VisibleDevices::All;
     bool nvDevices = false, amdDevices = false;
     for (const auto& d : spec_.devices) {
       if (d.path.rfind("/dev/nvidia", 0) == 0) {
@@ -90,24 +93,33 @@ class Checker {
     if (visible_.kind == VisibleDevices::All) out_.requestedGpus = -1;
     else if (visible_.kind == VisibleDevices::List) out_.requestedGpus = static_cast<int>(visible_.ids.size());
 
-    // Requirements from the environment, as the NVIDIA toolkit reads them, and from the expectation.
-    // The expectation's requirements join the environment's, unless the same text is already there.
-    std::map<std::string, std::string> env = spec_.env;
+    // Requirements from the environment, as the NVIDIA toolkit reads them, and from the expectation
+    // (named after it in messages), unless the same text is already in the environment.
+    ContainerRequirements reqs = requirementsFromEnv(spec_.env);
     if (expect_)
       for (size_t i = 0; i < expect_->nvidiaRequire.size(); ++i) {
-        const std::string& r = expect_->nvidiaRequire[i];
+        const std::string& text = expect_->nvidiaRequire[i];
         bool dup = std::any_of(spec_.env.begin(), spec_.env.end(), [&](const auto& kv) {
-          return kv.first.rfind("NVIDIA_REQUIRE_", 0) == 0 && kv.second == r;
+          return kv.first.starts_with("NVIDIA_REQUIRE_") && kv.second == text;
         });
-        if (!dup) env["NVIDIA_REQUIRE_KERNODECK_EXPECT_" + std::to_string(i)] = r;
+        if (dup) continue;
+        std::string source = "the expectation's nvidia.require[" + std::to_string(i) + "]";
+        auto r = parseRequirement(text);
+        if (!r.ok()) {
+          reqs.errors.push_back(source + ": " + r.error().message);
+          continue;
+        }
+        r->source = source;
+        reqs.requirements.push_back(*r);
       }
-    ContainerRequirements reqs = requirementsFromEnv(env);
+    for (const auto& i : reqs.ignored) add("hook.require.disable_ignored", Severity::Warning, i);
     if (reqs.disabled) {
       add("hook.require.disabled", Severity::Info,
           "NVIDIA_DISABLE_REQUIRE is set: the NVIDIA toolkit skips its checks; Kernodeck still checks the CUDA build");
     } else {
       for (const auto& e : reqs.errors) add("hook.require.invalid", Severity::Warning, "cannot parse " + e);
-      for (const auto& r : reqs.requirements) checkRequirement(r, driver);
+      std::vector<Properties> props = visibleGpuProperties(driver);
+      for (const auto& r : reqs.requirements) checkRequirement(r, driver, props);
     }
     if (expect_ && !expect_->torchCuda.empty()) {
       CudaVerdict v = checkCuda(driver, expect_->torchCuda, expect_->compatDriverBranches);
@@ -146,25 +158,57 @@ class Checker {
     }
   }
 
-  void checkRequirement(const Requirement& r, const std::string& driver) {
+  // Requirements are checked per visible GPU, as libnvidia-container does (a MIG device by its
+  // parent GPU): the GPUs whose /dev/nvidiaN the spec passes, else those NVIDIA_VISIBLE_DEVICES
+  // names (index, GPU-UUID, GPU:MIG), else every GPU for "all". When no GPU can be told (a
+  // MIG-UUID, an injected device list), cuda and driver are still checked and arch and brand
+  // are undecidable; the toolkit would check nothing then.
+  std::vector<Properties> visibleGpuProperties(const std::string& driver) const {
+    std::vector<const host::NvidiaGpu*> gpus;
+    auto addGpu = [&](const host::NvidiaGpu* g) {
+      if (g && !g->excluded && std::find(gpus.begin(), gpus.end(), g) == gpus.end()) gpus.push_back(g);
+    };
+    for (const auto& d : spec_.devices)
+      if (isGpuNode(d.path))
+        for (const auto& g : host_.gpus)
+          if (d.path == "/dev/nvidia" + std::to_string(g.minor)) addGpu(&g);
+    if (gpus.empty() && visible_.kind == VisibleDevices::All)
+      for (const auto& g : host_.gpus) addGpu(&g);
+    if (gpus.empty() && visible_.kind == VisibleDevices::List)
+      for (const auto& id : visible_.ids) {
+        std::string parent = id.substr(0, id.find(':'));  // "0:1" is MIG instance 1 of GPU 0
+        if (auto idx = util::parseUint(parent); idx && *idx < host_.gpus.size()) addGpu(&host_.gpus[*idx]);
+        for (const auto& g : host_.gpus)
+          if (!g.uuid.empty() && g.uuid == id) addGpu(&g);
+      }
     std::vector<Properties> props;
-    for (const auto& g : host_.gpus)
-      if (!g.excluded) props.push_back(Properties{host_.maxCuda, driver, g.arch, g.brand});
+    for (const auto* g : gpus) props.push_back(Properties{host_.maxCuda, driver, g->arch, g->brand});
     if (props.empty()) props.push_back(Properties{host_.maxCuda, driver, "", ""});
+    return props;
+  }
+
+  void checkRequirement(const Requirement& r, const std::string& driver, const std::vector<Properties>& props) {
     for (const auto& p : props) {
       std::string why;
-      Tri t = evaluate(r, p, &why);
+      std::vector<Condition> failed;
+      Tri t = evaluate(r, p, &why, &failed);
       if (t == Tri::False) {
+        // The fix depends on what failed: a driver too old, or a GPU of another kind.
+        bool driverSide = std::any_of(failed.begin(), failed.end(),
+                                      [](const Condition& c) { return c.property == "cuda" || c.property == "driver"; });
+        std::string gpu = (p.arch.empty() ? "" : "arch " + p.arch) + (p.brand.empty() ? "" : std::string(p.arch.empty() ? "" : ", ") + "brand " + p.brand);
+        std::string fix = driverSide ? "update the driver or use an image built for an older CUDA"
+                                     : "run it on a GPU that meets it (this one is " + (gpu.empty() ? std::string("of unknown kind") : gpu) +
+                                           ") or relax the requirement";
         add("hook.require.unsatisfied", Severity::Error,
-            "requirement '" + r.text + "' is not met by driver " + driver + " (CUDA " + host_.maxCuda + ")" +
-                (p.arch.empty() ? "" : ", arch " + p.arch) + ": " + why +
-                "; update the driver or use an image built for an older CUDA",
-            {{"requirement", r.text}, {"driver", driver}});
+            r.source + " '" + r.text + "' is not met by driver " + driver + " (CUDA " + host_.maxCuda + ")" +
+                (gpu.empty() ? "" : ", " + gpu) + ": " + why + "; " + fix,
+            {{"requirement", r.text}, {"source", r.source}, {"driver", driver}});
         return;
       }
       if (t == Tri::Unknown) {
         add("hook.require.undecidable", Severity::Info,
-            "requirement '" + r.text + "' " + why + " (GPU arch or brand); not enforced", {{"requirement", r.text}});
+            r.source + " '" + r.text + "' " + why + " (GPU arch or brand); not enforced", {{"requirement", r.text}});
         return;
       }
     }
@@ -185,12 +229,16 @@ class Checker {
         return h.find("nvidia-container-runtime-hook") != std::string::npos || h.find("nvidia-container-toolkit") != std::string::npos ||
                h.find("nvidia-ctk") != std::string::npos;
       });
+      // Say why the container counts as a GPU container: the fix differs.
+      std::string asks = legacyAll_ ? "the image is a legacy CUDA image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA), which the NVIDIA toolkit gives every GPU,"
+                         : visible_.requestsGpus() ? "NVIDIA_VISIBLE_DEVICES asks for GPUs"
+                                                   : "the image's expectation says it needs CUDA, NVIDIA_VISIBLE_DEVICES is not set,";
       if (nvidiaHook)
         add("hook.device.injected", Severity::Info, "GPU devices are injected by the NVIDIA runtime hook, not listed in the spec");
       else
         add("hook.device.missing", Severity::Error,
-            "NVIDIA_VISIBLE_DEVICES asks for GPUs but the spec passes no NVIDIA device and no NVIDIA hook will inject one: "
-            "the container would see no GPU; run it with the NVIDIA runtime, CDI devices or the device plugin");
+            asks + " but the spec passes no NVIDIA device and no NVIDIA hook will inject one: "
+            "the container would see no GPU; run it with the NVIDIA runtime, CDI devices (--device nvidia.com/gpu=...) or the device plugin");
       return;
     }
     auto passed = [&](const std::string& p) {
@@ -266,6 +314,7 @@ class Checker {
   const std::optional<Expectation>& expect_;
   const std::map<std::string, uint32_t>& groups_;
   VisibleDevices visible_;
+  bool legacyAll_ = false;  // NVIDIA_VISIBLE_DEVICES unset on a legacy CUDA image: all GPUs
   ContainerCheck out_;
 };
 

@@ -1,22 +1,23 @@
-// kernodeck-hook: the OCI runtime hook binary. Parses its flags, arms a hard
-// time limit and calls hook::run. No LibTorch, no network.
+// kernodeck-hook: the OCI runtime hook binary. Decides the policy first (see
+// command_line.h), arms a hard time limit, reads the state and calls hook::run;
+// `kernodeck-hook cdi ...` writes and installs CDI specs (cdi.h). No LibTorch, no network.
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 #include <string>
+#include <vector>
 
+#include "kernodeck/hook/command_line.h"
 #include "kernodeck/hook/hook.h"
+#include "kernodeck/hook/hook_config.h"
 #include "kernodeck/version.h"
 
-namespace po = boost::program_options;
 using namespace kernodeck;
 
-static volatile sig_atomic_t gEnforce = 0;
+static volatile sig_atomic_t gEnforce = 1;  // until the policy is known, the strict reading
 
 static void onAlarm(int) {
   static const char msg[] = "kernodeck-hook: internal time limit reached\n";
@@ -28,7 +29,7 @@ static void onAlarm(int) {
 // Reads stdin until EOF, at most 1 MiB, giving up at the deadline.
 static std::string readStdin(std::chrono::steady_clock::time_point deadline) {
   std::string s;
-  char buf[65536];
+  char buf[16384];  // a state is a few KiB; a smaller buffer touches fewer pages
   while (s.size() < (1u << 20)) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) break;
@@ -43,51 +44,23 @@ static std::string readStdin(std::chrono::steady_clock::time_point deadline) {
 }
 
 int main(int argc, char** argv) {
-  hook::Options opts;
-  std::string policy = "warn";
-  unsigned timeoutMs = 2000;
-  bool version = false, help = false;
-  po::options_description desc("usage: kernodeck-hook [options] [STAGE]  (OCI state JSON on stdin)\n\noptions");
-  desc.add_options()
-      ("help,h", po::bool_switch(&help), "show this help")
-      ("version", po::bool_switch(&version), "print the version")
-      ("policy", po::value(&policy), "warn (default: log, always exit 0) or enforce (refuse containers that cannot work)")
-      ("host-root", po::value(&opts.hostRoot), "read /proc, /sys, /dev under this root (default /)")
-      ("log", po::value(&opts.logFile), "append one JSON line per container to FILE")
-      ("timeout-ms", po::value(&timeoutMs), "hard internal time limit (default 2000)");
-  po::options_description hidden;
-  hidden.add_options()("stage", po::value(&opts.stage));
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("stage", 1);
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    // A misconfigured hook must not stop healthy containers in warn mode.
-    std::fprintf(stderr, "kernodeck-hook: %s\n", e.what());
-    return policy == "enforce" ? 2 : 0;
-  }
-  if (help) {
-    std::cout << desc;
+  if (argc > 1 && (std::string(argv[1]) == "cdi" || std::string(argv[1]) == "runc-config" || std::string(argv[1]) == "hooks-d"))
+    return hook::configCommand(std::vector<std::string>(argv + 1, argv + argc));
+  hook::CommandLine cl = hook::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  gEnforce = cl.options.policy == hook::Policy::Enforce;
+  if (cl.usageError.empty() && cl.help) {
+    std::fputs(hook::usageText(), stdout);
     return 0;
   }
-  if (version) {
+  if (cl.usageError.empty() && cl.version) {
     std::printf("kernodeck-hook %s\n", kVersion);
     return 0;
   }
-  if (policy != "warn" && policy != "enforce") {
-    std::fprintf(stderr, "kernodeck-hook: --policy takes warn or enforce, not '%s'\n", policy.c_str());
-    return 0;
-  }
-  opts.policy = policy == "enforce" ? hook::Policy::Enforce : hook::Policy::Warn;
-  gEnforce = opts.policy == hook::Policy::Enforce;
   signal(SIGALRM, onAlarm);
-  alarm(std::max(1u, (timeoutMs + 999) / 1000));
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-  hook::Outcome o = hook::run(opts, readStdin(deadline));
+  alarm(std::max(1u, (cl.timeoutMs + 999) / 1000));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cl.timeoutMs);
+  cl.options.usageError = cl.usageError;
+  hook::Outcome o = hook::run(cl.options, readStdin(deadline));
   if (!o.message.empty()) std::fprintf(stderr, "%s\n", o.message.c_str());
   return o.exitCode;
 }

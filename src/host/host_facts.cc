@@ -1,59 +1,36 @@
 // Reads the host's GPU facts from files under a root. See host_facts.h.
 #include "kernodeck/host/host_facts.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <tuple>
 
 #include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/host/host_fs.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::host {
 namespace {
 
-std::optional<std::string> readSmall(const std::string& path, size_t limit = 1 << 20) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string out(limit, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(limit));
-  out.resize(static_cast<size_t>(in.gcount()));
-  return out;
-}
-
-std::vector<std::string> listDir(const std::string& path) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(path.c_str());
-  if (!d) return out;
-  while (struct dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-DeviceNode checkNode(const std::string& root, const std::string& path, int major, int minor) {
+DeviceNode checkNode(const HostFs& fs, const std::string& path, int major, int minor) {
   DeviceNode n{path, major, minor, false, ""};
-  struct stat st {};
-  if (::lstat((root + path).c_str(), &st) != 0) {
+  NodeStat st = fs.lstat(path);
+  if (!st.exists) {
     n.problem = "missing";
     return n;
   }
   n.present = true;
-  if (!S_ISCHR(st.st_mode)) {
+  if (!st.isChar) {
     n.problem = "not a character device";
-  } else if (major >= 0 && (static_cast<int>(::major(st.st_rdev)) != major ||
-                            (minor >= 0 && static_cast<int>(::minor(st.st_rdev)) != minor))) {
-    n.problem = "is " + std::to_string(::major(st.st_rdev)) + ":" + std::to_string(::minor(st.st_rdev)) +
-                ", expected " + std::to_string(major) + ":" + std::to_string(minor);
+  } else if (major >= 0 && (st.major != major || (minor >= 0 && st.minor != minor))) {
+    n.problem = "is " + std::to_string(st.major) + ":" + std::to_string(st.minor) + ", expected " + std::to_string(major) + ":" +
+                std::to_string(minor);
   }
   return n;
 }
@@ -67,20 +44,20 @@ std::optional<int> numberAfter(std::string_view name, std::string_view prefix) {
 }
 
 // (gpu, gi, ci) of the MIG instances that exist; ci is -1 for a GPU instance's own capability.
-std::set<std::tuple<int, int, int>> configuredMig(const std::string& root) {
+std::set<std::tuple<int, int, int>> configuredMig(const HostFs& fs) {
   std::set<std::tuple<int, int, int>> out;
-  std::string caps = root + "/proc/driver/nvidia/capabilities";
-  auto exists = [](const std::string& p) { return ::access(p.c_str(), F_OK) == 0; };
-  for (const auto& gpuName : listDir(caps)) {
+  std::string caps = "/proc/driver/nvidia/capabilities";
+  auto exists = [&](const std::string& p) { return fs.lstat(p).exists; };
+  for (const auto& gpuName : fs.list(caps)) {
     auto gpu = numberAfter(gpuName, "gpu");
     if (!gpu) continue;
     std::string migDir = caps + "/" + gpuName + "/mig";
-    for (const auto& giName : listDir(migDir)) {
+    for (const auto& giName : fs.list(migDir)) {
       auto gi = numberAfter(giName, "gi");
       if (!gi) continue;
       std::string giDir = migDir + "/" + giName;
       if (exists(giDir + "/access")) out.insert({*gpu, *gi, -1});
-      for (const auto& ciName : listDir(giDir)) {
+      for (const auto& ciName : fs.list(giDir)) {
         auto ci = numberAfter(ciName, "ci");
         if (ci && exists(giDir + "/" + ciName + "/access")) out.insert({*gpu, *gi, *ci});
       }
@@ -99,18 +76,35 @@ const DeviceNode* HostFacts::node(std::string_view path) const {
   return nullptr;
 }
 
-HostFacts readHostFacts(const std::string& rootIn) {
-  HostFacts h;
-  std::string root = rootIn == "/" ? "" : rootIn;
-  while (!root.empty() && root.back() == '/') root.pop_back();
-  h.root = rootIn.empty() ? "/" : rootIn;
+Status checkHostRoot(const std::string& root) {
+  auto readableDir = [](const std::string& p) -> std::string {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return std::strerror(errno);
+    if (!S_ISDIR(st.st_mode)) return "not a directory";
+    if (::access(p.c_str(), R_OK | X_OK) != 0) return std::strerror(errno);
+    return {};
+  };
+  std::string shown = util::printable(root, 200);
+  if (std::string why = readableDir(root); !why.empty()) return Error::Io("host root " + shown + " is unreadable: " + why);
+  std::string proc = (root == "/" ? "" : root) + "/proc";
+  if (std::string why = readableDir(proc); !why.empty())
+    return Error::Io("host root " + shown + " has no readable proc/ directory (" + why + ")");
+  return {};
+}
 
-  auto devices = parseProcDevices(readSmall(root + "/proc/devices").value_or(""));
-  if (auto v = readSmall(root + "/proc/driver/nvidia/version")) {
+HostFacts readHostFacts(const std::string& root) { return readHostFacts(*diskHostFs(root)); }
+
+HostFacts readHostFacts(const HostFs& fs) {
+  HostFacts h;
+  h.root = fs.root();
+  auto readSmall = [&](const std::string& path, size_t limit = 1 << 20) { return fs.read(path, limit); };
+
+  auto devices = parseProcDevices(readSmall("/proc/devices").value_or(""));
+  if (auto v = readSmall("/proc/driver/nvidia/version")) {
     h.nvidia = parseNvidiaVersion(*v);
     if (!h.nvidia) h.problems.push_back("/proc/driver/nvidia/version is not in a known format");
   }
-  if (auto v = readSmall(root + "/sys/module/nvidia/version", 256)) h.sysModuleVersion = std::string(util::trim(*v));
+  if (auto v = readSmall("/sys/module/nvidia/version", 256)) h.sysModuleVersion = std::string(util::trim(*v));
   if (!h.nvidia && !h.sysModuleVersion.empty()) h.nvidia = NvidiaDriver{h.sysModuleVersion, false};
   if (h.nvidia && !h.sysModuleVersion.empty() && h.sysModuleVersion != h.nvidia->version)
     h.problems.push_back("driver version differs between /proc (" + h.nvidia->version + ") and /sys (" +
@@ -118,8 +112,8 @@ HostFacts readHostFacts(const std::string& rootIn) {
 
   if (h.nvidia) {
     h.maxCuda = gpu::maxCudaForDriver(h.nvidia->version);
-    for (const auto& bus : listDir(root + "/proc/driver/nvidia/gpus")) {
-      auto info = readSmall(root + "/proc/driver/nvidia/gpus/" + bus + "/information", 65536);
+    for (const auto& bus : fs.list("/proc/driver/nvidia/gpus")) {
+      auto info = readSmall("/proc/driver/nvidia/gpus/" + bus + "/information", 65536);
       if (!info) continue;
       auto g = parseGpuInformation(*info);
       if (!g) {
@@ -130,40 +124,39 @@ HostFacts readHostFacts(const std::string& rootIn) {
       h.gpus.push_back(*g);
     }
     int nvMajor = devices.count("nvidia-frontend") ? devices["nvidia-frontend"] : devices.count("nvidia") ? devices["nvidia"] : 195;
-    h.nodes.push_back(checkNode(root, "/dev/nvidiactl", nvMajor, 255));
+    h.nodes.push_back(checkNode(fs, "/dev/nvidiactl", nvMajor, 255));
     for (const auto& g : h.gpus)
-      if (g.minor >= 0) h.nodes.push_back(checkNode(root, "/dev/nvidia" + std::to_string(g.minor), nvMajor, g.minor));
+      if (g.minor >= 0) h.nodes.push_back(checkNode(fs, "/dev/nvidia" + std::to_string(g.minor), nvMajor, g.minor));
     int uvm = devices.count("nvidia-uvm") ? devices["nvidia-uvm"] : -1;
-    h.nodes.push_back(checkNode(root, "/dev/nvidia-uvm", uvm, 0));
-    h.nodes.push_back(checkNode(root, "/dev/nvidia-uvm-tools", uvm, 1));
+    h.nodes.push_back(checkNode(fs, "/dev/nvidia-uvm", uvm, 0));
+    h.nodes.push_back(checkNode(fs, "/dev/nvidia-uvm-tools", uvm, 1));
     // nvidia-modeset exists only where the nvidia-modeset module is loaded (display, not compute).
-    if (DeviceNode modeset = checkNode(root, "/dev/nvidia-modeset", nvMajor, 254); modeset.present)
+    if (DeviceNode modeset = checkNode(fs, "/dev/nvidia-modeset", nvMajor, 254); modeset.present)
       h.nodes.push_back(modeset);
-    if (auto mm = readSmall(root + "/proc/driver/nvidia-caps/mig-minors")) {
+    if (auto mm = readSmall("/proc/driver/nvidia-caps/mig-minors")) {
       // mig-minors lists every capability the driver could create; the instances that exist
       // have a capability file under /proc/driver/nvidia/capabilities/gpuN/mig/giG[/ciC]/access.
-      std::set<std::tuple<int, int, int>> configured = configuredMig(root);
+      std::set<std::tuple<int, int, int>> configured = configuredMig(fs);
       for (const MigDevice& d : parseMigMinors(*mm))
         if (configured.count({d.gpu, d.gi, d.ci})) h.mig.push_back(d);
       int caps = devices.count("nvidia-caps") ? devices["nvidia-caps"] : -1;
-      for (const auto& name : listDir(root + "/dev/nvidia-caps")) {
-        DeviceNode n = checkNode(root, "/dev/nvidia-caps/" + name, caps, -1);
+      for (const auto& name : fs.list("/dev/nvidia-caps")) {
+        DeviceNode n = checkNode(fs, "/dev/nvidia-caps/" + name, caps, -1);
         h.nodes.push_back(n);
       }
     }
     for (const auto& n : h.nodes) {
       if (!n.present || !n.problem.empty() || n.major < 0) continue;
-      struct stat st {};
-      if (::lstat((root + n.path).c_str(), &st) != 0) continue;
-      std::string link = "/dev/char/" + std::to_string(::major(st.st_rdev)) + ":" + std::to_string(::minor(st.st_rdev));
-      struct stat lst {};
-      if (::lstat((root + link).c_str(), &lst) != 0) h.devCharMissing.push_back(link);
+      NodeStat st = fs.lstat(n.path);
+      if (!st.isChar) continue;
+      std::string link = "/dev/char/" + std::to_string(st.major) + ":" + std::to_string(st.minor);
+      if (!fs.lstat(link).exists) h.devCharMissing.push_back(link);
     }
   }
 
-  if (auto v = readSmall(root + "/sys/module/amdgpu/version", 256)) h.amdgpuVersion = std::string(util::trim(*v));
-  std::string topo = root + "/sys/class/kfd/kfd/topology/nodes";
-  for (const auto& id : listDir(topo)) {
+  if (auto v = readSmall("/sys/module/amdgpu/version", 256)) h.amdgpuVersion = std::string(util::trim(*v));
+  std::string topo = "/sys/class/kfd/kfd/topology/nodes";
+  for (const auto& id : fs.list(topo)) {
     auto props = readSmall(topo + "/" + id + "/properties", 65536);
     if (!props) continue;
     auto kv = parseKfdProperties(*props);
@@ -176,10 +169,10 @@ HostFacts readHostFacts(const std::string& rootIn) {
   }
   h.amdDriver = !h.amdAgents.empty() || !h.amdgpuVersion.empty() || devices.count("kfd");
   if (h.amdDriver) {
-    h.amdNodes.push_back(checkNode(root, "/dev/kfd", devices.count("kfd") ? devices["kfd"] : -1, -1));
+    h.amdNodes.push_back(checkNode(fs, "/dev/kfd", devices.count("kfd") ? devices["kfd"] : -1, -1));
     for (const auto& a : h.amdAgents)
       if (a.renderMinor >= 0)
-        h.amdNodes.push_back(checkNode(root, "/dev/dri/renderD" + std::to_string(a.renderMinor), 226, a.renderMinor));
+        h.amdNodes.push_back(checkNode(fs, "/dev/dri/renderD" + std::to_string(a.renderMinor), 226, a.renderMinor));
   }
   return h;
 }

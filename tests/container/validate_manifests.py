@@ -48,6 +48,17 @@ vols = {v["name"] for v in spec["volumes"]}
 check(all(m["name"] in vols for m in inst["volumeMounts"]), "every installer mount has a volume")
 check(any(m["mountPath"].endswith("hooks.d") for m in inst["volumeMounts"]), "the installer reaches a hooks.d directory")
 
+cdi = load("hook-cdi-daemonset.yaml")
+check(cdi["kind"] == "DaemonSet" and cdi["apiVersion"] == "apps/v1", "hook-cdi-daemonset.yaml is an apps/v1 DaemonSet")
+cspec = cdi["spec"]["template"]["spec"]
+check(cdi["spec"]["selector"]["matchLabels"] == cdi["spec"]["template"]["metadata"]["labels"], "the CDI DaemonSet's selector matches")
+keeper = " ".join(cspec["containers"][0]["args"])
+check("cdi inject /host/etc/cdi/nvidia.json" in keeper and "sleep" in keeper, "the CDI DaemonSet keeps the hook in NVIDIA's spec")
+cvols = {v["name"] for v in cspec["volumes"]}
+check(all(m["name"] in cvols for c in cspec["initContainers"] + cspec["containers"] for m in c.get("volumeMounts", [])),
+      "every CDI DaemonSet mount has a volume")
+check(any(v.get("hostPath", {}).get("path") == "/etc/cdi" for v in cspec["volumes"]), "the CDI DaemonSet reaches /etc/cdi")
+
 with open(os.path.join(root, "container", "Dockerfile")) as f:
     docker = f.read()
 check(docker.count("FROM debian:bookworm") == 2, "the Dockerfile has two Debian bookworm stages")

@@ -6,12 +6,15 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernodeck/os/dpkg.h"
 #include "kernodeck/os/os_release.h"
 #include "kernodeck/hook/container_check.h"
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/gpu/requirement.h"
+#include "kernodeck/hook/command_line.h"
+#include "kernodeck/hook/hook_config.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/image_ref.h"
@@ -107,6 +110,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)oci::parseRuntimeState(in);
   (void)oci::parseContainerConfig(in, "/bundle");
   (void)gpu::parseExpectation(in);
+  {  // the hook's command line (one argument per line) and its CDI / config.json edits
+    std::vector<std::string> args;
+    for (size_t a = 0, b; a <= s.size(); a = b + 1) {
+      b = s.find('\n', a);
+      if (b == std::string::npos) b = s.size();
+      args.push_back(s.substr(a, b - a));
+    }
+    (void)hook::parseCommandLine(args);
+    auto doc = nlohmann::ordered_json::parse(s, nullptr, false);
+    auto entry = hook::makeHookEntry("/usr/local/bin/kernodeck-hook", {"--policy", "enforce"});
+    if (!doc.is_discarded() && entry.ok()) {
+      (void)hook::addHookToCdiSpec(doc, *entry);
+      (void)hook::addHookToRuntimeConfig(doc, *entry);
+    }
+  }
 #elif defined(FUZZ_TENSORS)
   (void)record::parseNpy(in);
   (void)record::parseSafetensors(in);

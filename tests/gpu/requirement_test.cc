@@ -79,3 +79,50 @@ TEST(Requirement, VisibleDevicesAndCapabilities) {
   EXPECT_EQ(parseDriverCapabilities(std::string("all")).size(), 6u);
   EXPECT_EQ(parseDriverCapabilities(std::string("compute,video")), (std::vector<std::string>{"compute", "video"}));
 }
+
+// NVIDIA_DISABLE_REQUIRE is read with Go's strconv.ParseBool, as the toolkit does.
+TEST(Requirement, DisableRequireIsGoParseBool) {
+  struct Case { const char* value; bool disabled; bool ignoredNote; } cases[] = {
+      {"1", true, false}, {"t", true, false}, {"T", true, false}, {"TRUE", true, false}, {"true", true, false}, {"True", true, false},
+      {"0", false, false}, {"f", false, false}, {"false", false, false}, {"FALSE", false, false}, {"False", false, false},
+      {"yes", false, true}, {"on", false, true}, {"tRUE", false, true}, {" true", false, true}, {"", false, true},
+  };
+  for (const auto& c : cases) {
+    auto r = requirementsFromEnv({{"NVIDIA_DISABLE_REQUIRE", c.value}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.0"}});
+    EXPECT_EQ(r.disabled, c.disabled) << "'" << c.value << "'";
+    EXPECT_EQ(r.requirements.size(), c.disabled ? 0u : 1u) << c.value;
+    EXPECT_EQ(r.ignored.size(), c.ignoredNote ? 1u : 0u) << c.value;
+  }
+  auto misspelt = requirementsFromEnv({{"NVIDIA_DISABLE_REQUIRES", "true"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.0"}});
+  EXPECT_FALSE(misspelt.disabled);
+  EXPECT_EQ(misspelt.requirements.size(), 1u);
+  ASSERT_EQ(misspelt.ignored.size(), 1u);
+  EXPECT_NE(misspelt.ignored[0].find("NVIDIA_DISABLE_REQUIRES is set, but the toolkit reads NVIDIA_DISABLE_REQUIRE"), std::string::npos);
+}
+
+TEST(Requirement, LegacyImagesAndJetpackAsTheToolkit) {
+  EXPECT_TRUE(isLegacyCudaImage({{"CUDA_VERSION", "11.8.0"}}));
+  EXPECT_TRUE(isLegacyCudaImage({{"CUDA_VERSION", "11.8.0"}, {"NVIDIA_REQUIRE_CUDA", ""}}));  // empty counts as unset
+  EXPECT_FALSE(isLegacyCudaImage({{"CUDA_VERSION", "11.8.0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=11.8"}}));
+  EXPECT_FALSE(isLegacyCudaImage({{"CUDA_VERSION", ""}}));
+  auto empty = requirementsFromEnv({{"CUDA_VERSION", "12.2.0"}, {"NVIDIA_REQUIRE_CUDA", ""}});
+  EXPECT_TRUE(empty.legacy);
+  ASSERT_EQ(empty.requirements.size(), 2u);  // the empty NVIDIA_REQUIRE_CUDA (always true) and cuda>=12.2
+  auto bad = requirementsFromEnv({{"CUDA_VERSION", "latest"}});
+  EXPECT_EQ(bad.requirements.size(), 0u);
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_NE(bad.errors[0].find("CUDA_VERSION"), std::string::npos);
+  auto jetpack = requirementsFromEnv({{"NVIDIA_REQUIRE_JETPACK", "csv-mounts=all"}, {"NVIDIA_REQUIRE_JETPACK_HOST_MOUNTS", "x"}});
+  EXPECT_TRUE(jetpack.requirements.empty());
+  EXPECT_TRUE(jetpack.errors.empty());
+  EXPECT_EQ(requirementsFromEnv({{"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}}).requirements[0].source, "NVIDIA_REQUIRE_CUDA");
+}
+
+TEST(Requirement, EvaluateNamesTheFailedConditions) {
+  auto r = *parseRequirement("cuda>=12.0,brand=tesla driver>=600");
+  std::vector<Condition> failed;
+  EXPECT_EQ(evaluate(r, {"12.4", "550.54.15", "9.0", "nvidia"}, nullptr, &failed), Tri::False);
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(failed[0].str(), "brand=tesla");
+  EXPECT_EQ(failed[1].str(), "driver>=600");
+}

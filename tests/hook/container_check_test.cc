@@ -53,7 +53,6 @@ struct Case {
 }  // namespace
 
 TEST(ContainerCheck, Table) {
-  if (!kdktest::isRoot()) GTEST_SKIP() << "fake /dev trees need mknod (root)";
   std::vector<Case> cases = {
       {"h100 all gpus passed", "h100-550-open", {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}},
        nvDevs(2), torchFor("12.1"), {}, false},
@@ -106,9 +105,8 @@ TEST(ContainerCheck, Table) {
       {"amd image on nvidia node", "h100-550-open", {}, {dev("/dev/kfd", 236, 0)}, std::nullopt, {"hook.driver.absent"}, true},
   };
   for (const auto& c : cases) {
-    std::string root = kdktest::hostFixture(c.host);
-    ASSERT_FALSE(root.empty()) << c.name;
-    host::HostFacts h = host::readHostFacts(root);
+    host::HostFacts h = kdktest::fixtureFacts(kdktest::fixtureDir(c.host));
+    ASSERT_FALSE(h.root.empty()) << c.name;
     oci::ContainerSpec spec;
     spec.env = c.env;
     spec.devices = c.devices;
@@ -125,12 +123,124 @@ TEST(ContainerCheck, Table) {
 }
 
 TEST(ContainerCheck, AmdGroups) {
-  if (!kdktest::isRoot()) GTEST_SKIP() << "fake /dev trees need mknod (root)";
-  host::HostFacts h = host::readHostFacts(kdktest::hostFixture("mi300"));
+  host::HostFacts h = kdktest::fixtureFacts(kdktest::fixtureDir("mi300"));
   oci::ContainerSpec spec;
   spec.devices = {dev("/dev/kfd", 236, 0), dev("/dev/dri/renderD128", 226, 128)};
   auto r = checkContainer(h, spec, std::nullopt, parseGroupFile("video:x:44:\nrender:x:105:\n"));
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].code, "hook.amd.groups");
   EXPECT_NE(r.findings[0].message.find("render (105)"), std::string::npos);
+}
+
+namespace {
+
+// Two different GPUs on one node, in memory (no device nodes needed): GPU 0 an H100 (9.0),
+// GPU 1 a T4 (7.5, brand tesla).
+host::HostFacts twoGpuHost() {
+  host::HostFacts h;
+  h.root = "/";
+  h.nvidia = host::NvidiaDriver{"550.54.15", true};
+  h.maxCuda = "12.4";
+  h.gpus = {{"NVIDIA H100 80GB HBM3", "GPU-aaaa", "0000:18:00.0", "PCIe", 0, false, "9.0", "nvidia"},
+            {"Tesla T4", "GPU-bbbb", "0000:3b:00.0", "PCIe", 1, false, "7.5", "tesla"}};
+  h.nodes = {{"/dev/nvidiactl", 195, 255, true, ""}, {"/dev/nvidia-uvm", 508, 0, true, ""},
+             {"/dev/nvidia0", 195, 0, true, ""}, {"/dev/nvidia1", 195, 1, true, ""}};
+  return h;
+}
+
+oci::ContainerSpec specOf(std::map<std::string, std::string> env, std::vector<oci::LinuxDevice> devices) {
+  oci::ContainerSpec s;
+  s.env = std::move(env);
+  s.devices = std::move(devices);
+  return s;
+}
+
+const report::Finding* find(const ContainerCheck& c, const std::string& code) {
+  for (const auto& f : c.findings)
+    if (f.code == code) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+// Requirements hold per visible GPU, as libnvidia-container checks them: the GPU passed (or
+// named by NVIDIA_VISIBLE_DEVICES, a MIG device by its parent), not every GPU of the node.
+TEST(ContainerCheck, RequirementsArePerVisibleGpu) {
+  struct Case {
+    const char* name;
+    std::map<std::string, std::string> env;
+    std::vector<oci::LinuxDevice> devices;
+    const char* want;  // the requirement finding, or "" for none
+  };
+  auto only = [](int gpu) {
+    return std::vector<oci::LinuxDevice>{dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia-uvm", 508, 0),
+                                         dev("/dev/nvidia" + std::to_string(gpu), 195, gpu)};
+  };
+  std::vector<Case> cases = {
+      {"arch>=8.0 on the H100", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, only(0), ""},
+      {"arch>=8.0 on the T4", {{"NVIDIA_VISIBLE_DEVICES", "1"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, only(1), "hook.require.unsatisfied"},
+      {"by index, injected", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, ""},
+      {"by uuid, injected", {{"NVIDIA_VISIBLE_DEVICES", "GPU-bbbb"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.unsatisfied"},
+      {"MIG by its parent", {{"NVIDIA_VISIBLE_DEVICES", "1:0"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.unsatisfied"},
+      {"all: the T4 fails", {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.unsatisfied"},
+      {"MIG-UUID: no device info", {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.undecidable"},
+      {"no device info, cuda still checked", {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}}, {},
+       "hook.require.unsatisfied"},
+  };
+  host::HostFacts h = twoGpuHost();
+  for (const auto& c : cases) {
+    oci::ContainerSpec s = specOf(c.env, c.devices);
+    s.hookPaths = {"/usr/bin/nvidia-container-runtime-hook"};  // devices injected when the spec has none
+    ContainerCheck check = checkContainer(h, s, std::nullopt);
+    bool any = find(check, "hook.require.unsatisfied") || find(check, "hook.require.undecidable");
+    if (!*c.want) EXPECT_FALSE(any) << c.name;
+    else EXPECT_NE(find(check, c.want), nullptr) << c.name;
+  }
+}
+
+// What a message says matches what is wrong.
+TEST(ContainerCheck, MessagesNameTheCauseAndTheFix) {
+  host::HostFacts h = twoGpuHost();
+  auto msg = [&](std::map<std::string, std::string> env, std::vector<oci::LinuxDevice> devices, std::optional<Expectation> e,
+                 const std::string& code) {
+    ContainerCheck c = checkContainer(h, specOf(std::move(env), std::move(devices)), e);
+    const report::Finding* f = find(c, code);
+    return f ? f->message : std::string("(no " + code + ")");
+  };
+  // brand= is not fixed by a driver update.
+  std::string brand = msg({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_BRAND", "brand=tesla"}}, nvDevs(1), std::nullopt, "hook.require.unsatisfied");
+  EXPECT_NE(brand.find("NVIDIA_REQUIRE_BRAND 'brand=tesla'"), std::string::npos) << brand;
+  EXPECT_NE(brand.find("run it on a GPU that meets it (this one is arch 9.0, brand nvidia)"), std::string::npos) << brand;
+  EXPECT_EQ(brand.find("update the driver"), std::string::npos) << brand;
+  std::string cuda = msg({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}}, nvDevs(1), std::nullopt, "hook.require.unsatisfied");
+  EXPECT_NE(cuda.find("update the driver"), std::string::npos) << cuda;
+  // The expectation's requirements are named after it.
+  Expectation e = torchFor("12.1");
+  e.nvidiaRequire = {"cuda>=12.1", "cuda>>1"};
+  std::string invalid = msg({{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1), e, "hook.require.invalid");
+  EXPECT_NE(invalid.find("the expectation's nvidia.require[1]"), std::string::npos) << invalid;
+  EXPECT_EQ(invalid.find("KERNODECK_EXPECT"), std::string::npos) << invalid;
+  // A cuda image without NVIDIA_VISIBLE_DEVICES: the expectation is the reason, not the variable.
+  std::string noGpu = msg({}, {}, torchFor("12.1"), "hook.device.missing");
+  EXPECT_NE(noGpu.find("the image's expectation says it needs CUDA, NVIDIA_VISIBLE_DEVICES is not set"), std::string::npos) << noGpu;
+  EXPECT_EQ(noGpu.find("NVIDIA_VISIBLE_DEVICES asks"), std::string::npos) << noGpu;
+}
+
+// A legacy CUDA image (CUDA_VERSION only) gets every GPU from the toolkit and cuda>=its version.
+TEST(ContainerCheck, LegacyCudaImageAsTheToolkit) {
+  host::HostFacts h = twoGpuHost();
+  ContainerCheck c = checkContainer(h, specOf({{"CUDA_VERSION", "12.6.0"}}, nvDevs(2)), std::nullopt);
+  EXPECT_TRUE(c.gpuContainer);
+  EXPECT_EQ(c.requestedGpus, -1);
+  const report::Finding* f = find(c, "hook.require.unsatisfied");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("CUDA_VERSION 'cuda>=12.6'"), std::string::npos) << f->message;
+  ContainerCheck none = checkContainer(h, specOf({{"CUDA_VERSION", "12.6.0"}}, {}), std::nullopt);
+  const report::Finding* missing = find(none, "hook.device.missing");
+  ASSERT_NE(missing, nullptr);
+  EXPECT_NE(missing->message.find("legacy CUDA image"), std::string::npos) << missing->message;
+  ContainerCheck misspelt = checkContainer(h, specOf({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_DISABLE_REQUIRES", "1"},
+                                                      {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}}, nvDevs(1)), std::nullopt);
+  EXPECT_NE(find(misspelt, "hook.require.disable_ignored"), nullptr);
+  EXPECT_NE(find(misspelt, "hook.require.unsatisfied"), nullptr);  // still checked, as the toolkit does
 }

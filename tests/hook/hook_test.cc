@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <sys/types.h>
+
 #include <fstream>
+#include <functional>
 
 #include "../host/fixture.h"
 
@@ -34,7 +37,10 @@ std::string state(const std::string& b) {
   return json({{"ociVersion", "1.0.2"}, {"id", "c1"}, {"status", "creating"}, {"pid", 0}, {"bundle", b}}).dump();
 }
 
-hook::Options opts(hook::Policy p, const std::string& root = "/nonexistent") {
+// The cpu-only fake host needs no device nodes, so these tests run without root.
+const std::string kCpuHost = std::string(SOURCE_DIR) + "/tests/fixtures/hosts/cpu-only";
+
+hook::Options opts(hook::Policy p, const std::string& root = kCpuHost) {
   hook::Options o;
   o.policy = p;
   o.hostRoot = root;
@@ -95,8 +101,15 @@ TEST(Hook, ContainerMayTightenButNotLoosen) {
 }
 
 TEST(Hook, ReadsTheExpectationFromTheRootfs) {
-  if (!kdktest::isRoot()) GTEST_SKIP() << "fake /dev trees need mknod (root)";
-  std::string host = kdktest::hostFixture("driver-470");
+  auto fs = host::fixtureHostFs(kdktest::fixtureDir("driver-470"));
+  ASSERT_TRUE(fs.ok());
+  auto opts = [&](hook::Policy p, const std::string&) {
+    hook::Options o;
+    o.policy = p;
+    o.hostFs = fs->get();
+    return o;
+  };
+  std::string host;
   json devices = {{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
                   {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", 509}, {"minor", 0}},
                   {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}};
@@ -120,4 +133,129 @@ TEST(Hook, NeverWritesThroughAPlantedSymlink) {
   struct stat st {};
   EXPECT_NE(::stat((outside + "/kernodeck/host.json").c_str(), &st), 0);
   EXPECT_NE(::stat((outside + "/kernodeck").c_str(), &st), 0);
+}
+
+namespace {
+
+json readJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, false);
+}
+
+json lastLogLine(const std::string& file) {
+  std::ifstream in(file);
+  std::string line, last;
+  while (std::getline(in, line)) last = line;
+  return json::parse(last, nullptr, false);
+}
+
+}  // namespace
+
+// An expectation that is there but cannot be used is an error finding: enforce refuses, warn
+// starts; both put it in the record (warn only: enforce writes none) and the log.
+TEST(Hook, AnUnusableExpectationIsAnErrorNotIgnored) {
+  struct Case {
+    const char* name;
+    std::function<void(const std::string& etc)> make;
+    const char* says;
+  };
+  std::vector<Case> cases = {
+      {"truncated", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","torch":{)"; }, "not valid JSON"},
+      {"array", [](const std::string& e) { std::ofstream(e + "/expect.json") << "[1,2]"; }, "is a JSON array, not an object"},
+      {"schema", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v9"})"; }, "not kernodeck.expect/v1"},
+      {"field type", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","torch":{"cuda":12.1}})"; },
+       "'torch.cuda' is number, not a string"},
+      {"list entry", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","nvidia":{"require":[null]}})"; },
+       "'nvidia.require[0]' is null"},
+      {"fifo", [](const std::string& e) { ASSERT_EQ(::mkfifo((e + "/expect.json").c_str(), 0644), 0); }, "is a FIFO, not a regular file"},
+      {"directory", [](const std::string& e) { ASSERT_EQ(::mkdir((e + "/expect.json").c_str(), 0755), 0); }, "is a directory"},
+      {"too large", [](const std::string& e) {
+         std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","x":")" << std::string(hook::kMaxExpectationBytes, 'a') << "\"}";
+       }, "over the 1.0 MiB limit"},
+      {"link loop", [](const std::string& e) { ASSERT_EQ(::symlink("expect.json", (e + "/expect.json").c_str()), 0); }, "symbolic links"},
+  };
+  for (const auto& c : cases) {
+    std::string b = bundle({"PATH=/bin"}, json::array());
+    std::string etc = b + "/rootfs/etc/kernodeck";
+    ::mkdir((b + "/rootfs/etc").c_str(), 0755);
+    ::mkdir(etc.c_str(), 0755);
+    c.make(etc);
+    for (hook::Policy p : {hook::Policy::Warn, hook::Policy::Enforce}) {
+      bool enforce = p == hook::Policy::Enforce;
+      std::string where = std::string(c.name) + (enforce ? " [enforce]" : " [warn]");
+      hook::Options o = opts(p);
+      o.logFile = b + "/hook.log";
+      ::unlink((b + "/rootfs/run/kernodeck/host.json").c_str());
+      hook::Outcome out = hook::run(o, state(b));
+      EXPECT_EQ(out.exitCode, enforce ? 1 : 0) << where;
+      EXPECT_NE(out.message.find("hook.expectation.invalid"), std::string::npos) << where << ": " << out.message;
+      EXPECT_NE(out.message.find(c.says), std::string::npos) << where << ": " << out.message;
+      json log = lastLogLine(o.logFile);
+      ASSERT_TRUE(log.is_object()) << where;
+      EXPECT_EQ(log["decision"], enforce ? "block" : "warn") << where;
+      ASSERT_FALSE(log["verdicts"].empty()) << where;
+      EXPECT_EQ(log["verdicts"][0]["code"], "hook.expectation.invalid") << where;
+      json rec = readJsonFile(b + "/rootfs/run/kernodeck/host.json");
+      if (enforce) {
+        EXPECT_TRUE(rec.is_discarded()) << where << ": a refused container gets no record";
+      } else {
+        ASSERT_TRUE(rec.is_object()) << where;
+        EXPECT_EQ(rec["decision"], "warn") << where;
+        EXPECT_TRUE(rec["expectation"].is_null()) << where;
+        EXPECT_EQ(rec["verdicts"][0]["code"], "hook.expectation.invalid") << where;
+      }
+    }
+  }
+}
+
+TEST(Hook, AnAbsentExpectationIsFineUnlessAnAnnotationNamesIt) {
+  std::string b = bundle({"PATH=/bin"}, json::array());
+  EXPECT_EQ(hook::run(opts(hook::Policy::Enforce), state(b)).exitCode, 0);
+  std::string named = bundle({"PATH=/bin"}, json::array(), {{"io.kernodeck.expect", "/opt/expect.json"}});
+  hook::Outcome out = hook::run(opts(hook::Policy::Enforce), state(named));
+  EXPECT_EQ(out.exitCode, 1);
+  EXPECT_NE(out.message.find("/opt/expect.json, named by the annotation io.kernodeck.expect, does not exist"), std::string::npos)
+      << out.message;
+}
+
+TEST(Hook, AnUnreadableHostRootIsItsOwnFindingNotAMissingDriver) {
+  std::string file = tmpdir() + "/file";
+  std::ofstream(file) << "x";
+  struct Case { std::string root, says; } cases[] = {
+      {"/nonexistent/host", "host root /nonexistent/host is unreadable: No such file or directory"},
+      {file, "is unreadable: not a directory"},
+      {tmpdir(), "has no readable proc/ directory"},
+  };
+  for (const auto& c : cases)
+    for (const char* env : {"NVIDIA_VISIBLE_DEVICES=all", "PATH=/bin"}) {
+      std::string b = bundle({env}, json::array());
+      hook::Outcome e = hook::run(opts(hook::Policy::Enforce, c.root), state(b));
+      EXPECT_EQ(e.exitCode, 1) << c.root;
+      EXPECT_NE(e.message.find("hook.hostroot.unreadable"), std::string::npos) << e.message;
+      EXPECT_NE(e.message.find(c.says), std::string::npos) << e.message;
+      EXPECT_EQ(e.message.find("driver"), std::string::npos) << e.message;
+      hook::Outcome w = hook::run(opts(hook::Policy::Warn, c.root), state(b));
+      EXPECT_EQ(w.exitCode, 0);
+      json rec = readJsonFile(b + "/rootfs/run/kernodeck/host.json");
+      ASSERT_TRUE(rec.is_object());
+      ASSERT_EQ(rec["verdicts"].size(), 1u) << rec["verdicts"].dump();
+      EXPECT_EQ(rec["verdicts"][0]["code"], "hook.hostroot.unreadable");
+    }
+}
+
+TEST(Hook, AUsageErrorRefusesUnderEnforceAndStartsUnderWarnLoggedBoth) {
+  std::string b = bundle({"PATH=/bin"}, json::array());
+  for (hook::Policy p : {hook::Policy::Warn, hook::Policy::Enforce}) {
+    hook::Options o = opts(p);
+    o.logFile = b + "/hook.log";
+    o.usageError = "unknown option '--host_root'";
+    hook::Outcome out = hook::run(o, state(b));
+    EXPECT_EQ(out.exitCode, p == hook::Policy::Enforce ? 2 : 0);  // 2: a usage error
+    EXPECT_EQ(out.message, std::string("kernodeck-hook: ") + (p == hook::Policy::Enforce ? "refused" : "warning") +
+                               ": command line: unknown option '--host_root'");
+    json log = lastLogLine(o.logFile);
+    EXPECT_EQ(log["container"], "c1");
+    EXPECT_EQ(log["decision"], p == hook::Policy::Enforce ? "block" : "warn");
+    EXPECT_NE(log["reason"].get<std::string>().find("--host_root"), std::string::npos);
+  }
 }

@@ -1,33 +1,45 @@
-// Test helper: a fake host tree from tests/fixtures/hosts, with its device
-// nodes created (mknod needs root; callers skip when not root).
+// Test helpers: fake host trees from tests/fixtures/hosts, read through a fixture HostFs, so
+// no test needs root to mknod device nodes. (Tests that hand a tree to a real binary or runtime
+// materialise it with tests/fixtures/hosts/materialize.)
 #pragma once
 
-#include <unistd.h>
+#include <stdlib.h>
 
-#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
-#include <vector>
+
+#include "kernodeck/host/host_facts.h"
+#include "kernodeck/host/host_fs.h"
 
 namespace kdktest {
 
-inline bool isRoot() { return ::geteuid() == 0; }
+// The fixture tree tests/fixtures/hosts/NAME read as it is: its device nodes come from its
+// dev.list, so nothing is created and no root is needed.
+inline std::string fixtureDir(const std::string& name) { return std::string(SOURCE_DIR) + "/tests/fixtures/hosts/" + name; }
 
-// Returns the materialised root, or "" on failure. Removed at exit.
-inline std::string hostFixture(const std::string& name) {
-  static std::vector<std::string> made;
-  static bool registered = false;
-  if (!registered) {
-    registered = true;
-    std::atexit([] {
-      for (const auto& d : made) std::system(("rm -rf '" + d + "'").c_str());
-    });
-  }
-  char tmpl[] = "/tmp/kdk-host-XXXXXX";
+inline kernodeck::host::HostFacts fixtureFacts(const std::string& dir) {
+  auto fs = kernodeck::host::fixtureHostFs(dir);
+  if (!fs.ok()) return {};
+  return kernodeck::host::readHostFacts(**fs);
+}
+
+inline std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A private copy of a fixture tree (files and dev.list), for tests that change it.
+inline std::string fixtureCopy(const std::string& name) {
+  char tmpl[] = "/tmp/kdk-hostcopy-XXXXXX";
   if (!mkdtemp(tmpl)) return {};
   std::string dest = std::string(tmpl) + "/" + name;
-  made.push_back(tmpl);
-  std::string cmd = std::string(SOURCE_DIR) + "/tests/fixtures/hosts/materialize " + name + " " + dest;
-  return std::system(cmd.c_str()) == 0 ? dest : std::string();
+  std::error_code ec;
+  std::filesystem::copy(fixtureDir(name), dest, std::filesystem::copy_options::recursive, ec);
+  return ec ? std::string() : dest;
 }
 
 }  // namespace kdktest

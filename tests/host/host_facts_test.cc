@@ -2,19 +2,22 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "fixture.h"
 
 using namespace kernodeck::host;
 
-class HostFactsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!kdktest::isRoot()) GTEST_SKIP() << "fake /dev trees need mknod (root)";
-  }
-};
+// The fixture trees are read through a fixture HostFs: their device nodes are described in
+// dev.list, so these tests need no root.
+class HostFactsTest : public ::testing::Test {};
+
+using kdktest::fixtureDir;
+using kdktest::fixtureFacts;
 
 TEST_F(HostFactsTest, H100OnOpenModule550) {
-  HostFacts h = readHostFacts(kdktest::hostFixture("h100-550-open"));
+  HostFacts h = fixtureFacts(fixtureDir("h100-550-open"));
   ASSERT_TRUE(h.nvidia);
   EXPECT_EQ(h.nvidia->version, "550.54.15");
   EXPECT_TRUE(h.nvidia->openModule);
@@ -28,7 +31,7 @@ TEST_F(HostFactsTest, H100OnOpenModule550) {
 }
 
 TEST_F(HostFactsTest, A100WithMig) {
-  HostFacts h = readHostFacts(kdktest::hostFixture("a100-mig"));
+  HostFacts h = fixtureFacts(fixtureDir("a100-mig"));
   ASSERT_TRUE(h.nvidia);
   EXPECT_EQ(h.maxCuda, "12.2");
   EXPECT_EQ(h.mig.size(), 4u);
@@ -38,7 +41,7 @@ TEST_F(HostFactsTest, A100WithMig) {
 
 // A real host, read by scripts/gpu-check (tests/fixtures/hosts/h200-580-fc/README.md).
 TEST_F(HostFactsTest, RealH200OnFirecracker) {
-  HostFacts h = readHostFacts(kdktest::hostFixture("h200-580-fc"));
+  HostFacts h = fixtureFacts(fixtureDir("h200-580-fc"));
   ASSERT_TRUE(h.nvidia);
   EXPECT_EQ(h.nvidia->version, "580.159.04");
   EXPECT_TRUE(h.nvidia->openModule);
@@ -64,9 +67,9 @@ TEST_F(HostFactsTest, RealH200OnFirecracker) {
 }
 
 TEST_F(HostFactsTest, MigInstancesAreThoseWithCapabilityFiles) {
-  std::string root = kdktest::hostFixture("a100-mig");
-  ASSERT_EQ(std::system(("rm -r " + root + "/proc/driver/nvidia/capabilities/gpu0/mig/gi2").c_str()), 0);
-  HostFacts h = readHostFacts(root);
+  std::string root = kdktest::fixtureCopy("a100-mig");
+  ASSERT_GT(std::filesystem::remove_all(root + "/proc/driver/nvidia/capabilities/gpu0/mig/gi2"), 0u);
+  HostFacts h = fixtureFacts(root);
   ASSERT_EQ(h.mig.size(), 2u);
   EXPECT_EQ(h.mig[0].gi, 1);
   EXPECT_EQ(h.mig[0].ci, -1);
@@ -76,14 +79,14 @@ TEST_F(HostFactsTest, MigInstancesAreThoseWithCapabilityFiles) {
 }
 
 TEST_F(HostFactsTest, Driver470) {
-  HostFacts h = readHostFacts(kdktest::hostFixture("driver-470"));
+  HostFacts h = fixtureFacts(fixtureDir("driver-470"));
   ASSERT_TRUE(h.nvidia);
   EXPECT_EQ(h.maxCuda, "11.4");
   EXPECT_EQ(h.gpus[0].brand, "tesla");
 }
 
 TEST_F(HostFactsTest, MissingUvmIsAProblem) {
-  HostFacts h = readHostFacts(kdktest::hostFixture("no-uvm"));
+  HostFacts h = fixtureFacts(fixtureDir("no-uvm"));
   ASSERT_TRUE(h.node("/dev/nvidia-uvm"));
   EXPECT_EQ(h.node("/dev/nvidia-uvm")->problem, "missing");
   EXPECT_EQ(h.node("/dev/nvidiactl")->problem, "");
@@ -91,7 +94,7 @@ TEST_F(HostFactsTest, MissingUvmIsAProblem) {
 }
 
 TEST_F(HostFactsTest, AmdMi300) {
-  HostFacts h = readHostFacts(kdktest::hostFixture("mi300"));
+  HostFacts h = fixtureFacts(fixtureDir("mi300"));
   EXPECT_FALSE(h.nvidia);
   EXPECT_TRUE(h.amdDriver);
   ASSERT_EQ(h.amdAgents.size(), 1u);  // the CPU agent is not a GPU
@@ -103,7 +106,7 @@ TEST_F(HostFactsTest, AmdMi300) {
 }
 
 TEST_F(HostFactsTest, CpuOnlyAndEmptyRoot) {
-  HostFacts h = readHostFacts(kdktest::hostFixture("cpu-only"));
+  HostFacts h = fixtureFacts(fixtureDir("cpu-only"));
   EXPECT_FALSE(h.nvidia);
   EXPECT_FALSE(h.amdDriver);
   EXPECT_NE(h.toText().find("CPU-only"), std::string::npos);
@@ -112,8 +115,53 @@ TEST_F(HostFactsTest, CpuOnlyAndEmptyRoot) {
 }
 
 TEST_F(HostFactsTest, WrongDeviceNumbersAreReported) {
-  std::string root = kdktest::hostFixture("h100-550-open");
-  ASSERT_EQ(std::system(("rm " + root + "/dev/nvidia1 && mknod " + root + "/dev/nvidia1 c 195 7").c_str()), 0);
-  HostFacts h = readHostFacts(root);
+  std::string root = kdktest::fixtureCopy("h100-550-open");
+  std::string list = kdktest::readText(root + "/dev.list");
+  size_t at = list.find("c 195 1 dev/nvidia1\n");
+  ASSERT_NE(at, std::string::npos);
+  list.replace(at, 19, "c 195 7 dev/nvidia1");
+  std::ofstream(root + "/dev.list") << list;
+  HostFacts h = fixtureFacts(root);
   EXPECT_EQ(h.node("/dev/nvidia1")->problem, "is 195:7, expected 195:1");
+}
+
+TEST(HostFs, FixtureDescribesNodesAndLinksInAFile) {
+  std::string root = kdktest::fixtureCopy("cpu-only");
+  std::ofstream(root + "/dev.list") << "c 195 0 dev/nvidia0\nc 511 1 dev/nvidia-caps/nvidia-cap1\nl ../nvidia0 dev/char/195:0\n\n";
+  auto fs = fixtureHostFs(root);
+  ASSERT_TRUE(fs.ok()) << fs.error().message;
+  NodeStat gpu = (*fs)->lstat("/dev/nvidia0");
+  EXPECT_TRUE(gpu.exists && gpu.isChar);
+  EXPECT_EQ(gpu.major, 195);
+  EXPECT_EQ(gpu.minor, 0);
+  NodeStat link = (*fs)->lstat("/dev/char/195:0");
+  EXPECT_TRUE(link.exists && !link.isChar);
+  EXPECT_FALSE((*fs)->lstat("/dev/nvidia1").exists);
+  EXPECT_EQ((*fs)->list("/dev/nvidia-caps"), std::vector<std::string>{"nvidia-cap1"});
+  EXPECT_FALSE((*fs)->read("/dev/nvidia0", 100));  // a device is never read
+  EXPECT_TRUE((*fs)->read("/proc/devices", 1 << 20));
+  for (const char* bad : {"c 195 dev/x\n", "b 8 0 dev/sda\n", "c x 0 dev/y\n"}) {
+    std::ofstream(root + "/dev.list") << bad;
+    auto b = fixtureHostFs(root);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.error().message.find("dev.list:1"), std::string::npos) << b.error().message;
+  }
+}
+
+// The seam is faithful: a fixture read through its dev.list gives the same facts as the same
+// tree materialised with real device nodes (which needs root, so this one test skips without).
+TEST(HostFs, FixtureAndMaterialisedTreeAgree) {
+  if (::geteuid() != 0) GTEST_SKIP() << "materialising device nodes needs root";
+  for (const char* name : {"h100-550-open", "a100-mig", "h200-580-fc", "driver-470", "no-uvm", "mi300", "cpu-only"}) {
+    char tmpl[] = "/tmp/kdk-host-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    std::string dest = std::string(tmpl) + "/" + name;
+    std::string cmd = std::string(SOURCE_DIR) + "/tests/fixtures/hosts/materialize " + name + " " + dest;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << name;
+    nlohmann::json disk = readHostFacts(dest).toJson(), fixture = fixtureFacts(fixtureDir(name)).toJson();
+    disk.erase("root");
+    fixture.erase("root");
+    EXPECT_EQ(disk, fixture) << name;
+    std::filesystem::remove_all(tmpl);
+  }
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "support.h"
@@ -22,7 +23,8 @@ std::string hostTree(const std::string& name) {
   return r.code == 0 ? d : std::string();
 }
 
-Bundle makeBundle(const std::string& policy, const std::string& hostRoot, const json& env, const json& devices) {
+// A busybox bundle whose createRuntime hook is kernodeck-hook with `hookArgs` (after argv[0]).
+Bundle makeBundleArgs(const std::vector<std::string>& hookArgs, const json& env, const json& devices) {
   Bundle b;
   b.dir = tempDir("bundle");
   b.log = b.dir + "/hook.log";
@@ -31,15 +33,19 @@ Bundle makeBundle(const std::string& policy, const std::string& hostRoot, const 
   run("cd " + b.dir + " && runc spec");
   json cfg = json::parse(readFile(b.dir + "/config.json"));
   cfg["process"]["terminal"] = false;
-  cfg["process"]["args"] = {"/bin/sh", "-c", "cat /run/kernodeck/host.json"};
+  cfg["process"]["args"] = {"/bin/sh", "-c", "cat /run/kernodeck/host.json; exit 0"};
   for (const auto& e : env) cfg["process"]["env"].push_back(e);
   cfg["root"]["readonly"] = false;
   cfg["linux"]["devices"] = devices;
-  cfg["hooks"] = {{"createRuntime", {{{"path", HOOK_BIN},
-                                      {"args", {"kernodeck-hook", "--policy", policy, "--host-root", hostRoot, "--log", b.log, "createRuntime"}},
-                                      {"timeout", 10}}}}};
+  json args = {"kernodeck-hook"};
+  for (const auto& a : hookArgs) args.push_back(a == "LOG" ? b.log : a);
+  cfg["hooks"] = {{"createRuntime", {{{"path", HOOK_BIN}, {"args", args}, {"timeout", 10}}}}};
   writeFile(b.dir + "/config.json", cfg.dump(1));
   return b;
+}
+
+Bundle makeBundle(const std::string& policy, const std::string& hostRoot, const json& env, const json& devices) {
+  return makeBundleArgs({"--policy", policy, "--host-root", hostRoot, "--log", "LOG", "createRuntime"}, env, devices);
 }
 
 json nvDevices(int gpus, int uvmMajor) {
@@ -126,4 +132,177 @@ TEST(HookRunc, GarbageStdinNeverHangs) {
   EXPECT_EQ(s.code, 1) << s.err;  // enforce: no state arrived in time
   EXPECT_LT(secs, 5.0);
   EXPECT_EQ(run("printf '{}' | " + std::string(HOOK_BIN) + " --policy warn --bogus-flag").code, 0);
+}
+
+namespace {
+
+// A bundle on disk with no runtime: config.json and an empty rootfs, and the state a runtime
+// would write on the hook's stdin.
+struct PlainBundle {
+  std::string dir, state;
+};
+
+PlainBundle plainBundle(const json& env) {
+  PlainBundle b;
+  b.dir = tempDir("hookcli");
+  run("mkdir -p " + b.dir + "/rootfs/etc/kernodeck");
+  json cfg = {{"ociVersion", "1.0.2"}, {"root", {{"path", "rootfs"}}}, {"process", {{"env", env}, {"args", {"/bin/sh"}}}}};
+  writeFile(b.dir + "/config.json", cfg.dump());
+  b.state = json({{"ociVersion", "1.0.2"}, {"id", "cli1"}, {"status", "creating"}, {"pid", 0}, {"bundle", b.dir}}).dump();
+  writeFile(b.dir + "/state.json", b.state);
+  return b;
+}
+
+std::string cpuHost() { return std::string(SOURCE_DIR) + "/tests/fixtures/hosts/cpu-only"; }
+
+}  // namespace
+
+// Issue 13: no mistake in the hook's command line switches enforcement off. Each line runs the
+// real binary with the state on stdin; the policy holds even when the rest cannot be parsed.
+TEST(HookCli, ABrokenCommandLineRefusesUnderEnforceAndStartsUnderWarn) {
+  struct Case {
+    std::string args;  // after the binary; LOG is the log file
+    int code;          // expected exit status: 2 is a refusal for a usage error
+    const char* says;  // in the one stderr line
+  };
+  std::string host = cpuHost();
+  std::vector<Case> cases = {
+      {"--policy enforce --host-root " + host + " --log LOG createRuntime", 0, ""},
+      {"--policy enforce --host_root " + host + " --log LOG", 2, "refused: command line: unknown option '--host_root', did you mean --host-root?"},
+      {"--policy enforce --timeout-ms abc --log LOG", 2, "refused: command line: --timeout-ms takes a number of milliseconds, not 'abc'"},
+      {"--policy enforce --timeout-ms 0 --log LOG", 2, "refused: command line: --timeout-ms 0 is out of range"},
+      {"--policy enforce --policy enforce --log LOG", 2, "refused: command line: --policy is given 2 times"},
+      {"--policy warn --policy warn --log LOG", 2, "refused: command line: --policy is given 2 times (a broken policy is read as enforce)"},
+      {"--policy Enforce --log LOG", 2, "refused: command line: --policy takes warn or enforce, not 'Enforce'"},
+      {"--policy enforce --bogus-flag --log LOG", 2, "refused: command line: unknown option '--bogus-flag'"},
+      {"--policy warn --host_root " + host + " --log LOG", 0, "warning: command line: unknown option '--host_root'"},
+      {"--timeout-ms abc --log LOG", 0, "warning: command line: --timeout-ms takes a number"},
+  };
+  for (const auto& c : cases) {
+    PlainBundle b = plainBundle({"PATH=/bin"});
+    std::string log = b.dir + "/hook.log", args = c.args;
+    args.replace(args.find("LOG"), 3, log);
+    RunResult r = run("timeout 10 " + std::string(HOOK_BIN) + " " + args + " < " + b.dir + "/state.json");
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.err;
+    if (*c.says) {
+      EXPECT_NE(r.err.find(std::string("kernodeck-hook: ") + c.says), std::string::npos) << c.args << "\n" << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    }
+    json line = json::parse(readFile(log), nullptr, false);
+    ASSERT_TRUE(line.is_object()) << c.args << ": no log line: " << readFile(log);
+    EXPECT_EQ(line["container"], "cli1") << c.args;
+    EXPECT_EQ(line["decision"], c.code ? "block" : *c.says ? "warn" : "allow") << c.args;
+  }
+}
+
+// Issue 13: an expectation that is there but unusable, and a host root that is not one, are
+// findings of their own; through the real binary, state on stdin.
+TEST(HookCli, AnUnusableExpectationOrHostRootIsAnErrorFinding) {
+  struct Case {
+    const char* name;
+    std::string expect;  // written to /etc/kernodeck/expect.json; "FIFO" makes a FIFO
+    std::string hostRoot;
+    const char* code;
+  };
+  std::vector<Case> cases = {
+      {"truncated expectation", R"({"schema":"kernodeck.expect/v1",)", cpuHost(), "hook.expectation.invalid"},
+      {"array expectation", "[]", cpuHost(), "hook.expectation.invalid"},
+      {"FIFO expectation", "FIFO", cpuHost(), "hook.expectation.invalid"},
+      {"missing host root", "", "/nonexistent/kdk-host", "hook.hostroot.unreadable"},
+  };
+  for (const auto& c : cases)
+    for (const char* policy : {"warn", "enforce"}) {
+      std::string where = std::string(c.name) + " [" + policy + "]";
+      PlainBundle b = plainBundle({"NVIDIA_VISIBLE_DEVICES=all"});
+      std::string file = b.dir + "/rootfs/etc/kernodeck/expect.json";
+      if (c.expect == "FIFO") run("mkfifo " + file);
+      else if (!c.expect.empty()) writeFile(file, c.expect);
+      RunResult r = run("timeout 10 " + std::string(HOOK_BIN) + " --policy " + policy + " --host-root " + c.hostRoot + " --log " +
+                        b.dir + "/hook.log < " + b.dir + "/state.json");
+      bool enforce = std::string(policy) == "enforce";
+      EXPECT_EQ(r.code, enforce ? 1 : 0) << where << "\n" << r.err;
+      EXPECT_NE(r.err.find(c.code), std::string::npos) << where << "\n" << r.err;
+      EXPECT_EQ(r.err.find("no NVIDIA driver"), std::string::npos) << where << "\n" << r.err;
+      json line = json::parse(readFile(b.dir + "/hook.log"), nullptr, false);
+      ASSERT_TRUE(line.is_object()) << where;
+      EXPECT_EQ(line["verdicts"][0]["code"], c.code) << where;
+      json rec = json::parse(readFile(b.dir + "/rootfs/run/kernodeck/host.json"), nullptr, false);
+      if (enforce) EXPECT_TRUE(rec.is_discarded()) << where;
+      else EXPECT_EQ(rec["verdicts"][0]["code"], c.code) << where;
+    }
+}
+
+// The same mistakes under real runc: the runtime shows the refusal; warn starts the container,
+// which reads its host record.
+TEST(HookRunc, MistakesRefuseUnderEnforceAndStartUnderWarn) {
+  if (::geteuid() != 0 || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, runc and busybox";
+  std::string host = hostTree("cpu-only");
+  ASSERT_FALSE(host.empty());
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;  // after --policy P
+    std::string expect;             // expect.json content, "" for none
+    const char* says;
+  };
+  std::vector<Case> cases = {
+      {"misspelt flag", {"--host_root", host, "--log", "LOG"}, "", "command line: unknown option '--host_root'"},
+      {"bad timeout", {"--host-root", host, "--timeout-ms", "abc", "--log", "LOG"}, "", "command line: --timeout-ms takes a number"},
+      {"truncated expectation", {"--host-root", host, "--log", "LOG"}, R"({"schema":)", "hook.expectation.invalid"},
+      {"missing host root", {"--host-root", "/nonexistent/kdk", "--log", "LOG"}, "", "hook.hostroot.unreadable"},
+  };
+  int n = 0;
+  for (const auto& c : cases)
+    for (const char* policy : {"warn", "enforce"}) {
+      std::string where = std::string(c.name) + " [" + policy + "]";
+      std::vector<std::string> args = {"--policy", policy};
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      args.push_back("createRuntime");
+      Bundle b = makeBundleArgs(args, json::array({"PATH=/bin"}), json::array());
+      if (!c.expect.empty()) {
+        run("mkdir -p " + b.dir + "/rootfs/etc/kernodeck");
+        writeFile(b.dir + "/rootfs/etc/kernodeck/expect.json", c.expect);
+      }
+      std::string id = "kdk-mistake-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+      RunResult r = run("timeout 60 runc run --bundle " + b.dir + " " + id);
+      run("runc delete -f " + id + " >/dev/null 2>&1");
+      json logLine = json::parse(readFile(b.log), nullptr, false);
+      ASSERT_TRUE(logLine.is_object()) << where << ": " << readFile(b.log);
+      if (std::string(policy) == "enforce") {
+        EXPECT_NE(r.code, 0) << where;
+        EXPECT_NE(r.err.find(std::string("refused: ") + c.says), std::string::npos) << where << "\n" << r.err;
+        EXPECT_EQ(logLine["decision"], "block") << where;
+      } else {
+        ASSERT_EQ(r.code, 0) << where << "\n" << r.err;
+        EXPECT_EQ(logLine["decision"], "warn") << where;
+        EXPECT_NE(logLine["reason"].get<std::string>().find(c.says), std::string::npos) << where;
+        if (std::string(c.says).starts_with("hook.")) {  // checked, so the container has its record
+          json rec = json::parse(r.out, nullptr, false);
+          ASSERT_TRUE(rec.is_object()) << where << "\n" << r.out;
+          EXPECT_EQ(rec["verdicts"][0]["code"], c.says) << where;
+        }
+      }
+    }
+}
+
+// hooks/install takes every hook flag, checks them with the hook itself, and installs nothing
+// when they would not parse.
+TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
+  std::string dest = tempDir("install");
+  std::string install = std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + dest;
+  RunResult ok = run(install + " --policy enforce --host-root /host --timeout-ms 1500 --log /var/log/k.log --cdi-dir /etc/cdi");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  json d = json::parse(readFile(dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json"), nullptr, false);
+  ASSERT_TRUE(d.is_object());
+  EXPECT_EQ(d["hook"]["args"], json({"kernodeck-hook", "--policy", "enforce", "--host-root", "/host", "--timeout-ms", "1500", "--log",
+                                     "/var/log/k.log", "createRuntime"}));
+  EXPECT_EQ(readFile(dest + "/usr/share/containers/oci/hooks.d/kernodeck-hook.json"), readFile(dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json"));
+  json cdi = json::parse(readFile(dest + "/etc/cdi/kernodeck.json"), nullptr, false);
+  EXPECT_EQ(cdi["devices"][0]["containerEdits"]["hooks"][0]["args"], d["hook"]["args"]);
+  std::string fresh = tempDir("install");
+  for (const char* bad : {"--policy Enforce", "--timeout-ms abc", "--host_root /"}) {
+    RunResult r = run(std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + fresh + " " + bad);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_FALSE(r.err.empty()) << bad;
+    EXPECT_EQ(run("test -e " + fresh + "/usr/local/bin/kernodeck-hook").code, 1) << bad << ": installed anyway";
+  }
 }

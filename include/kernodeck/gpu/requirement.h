@@ -33,6 +33,7 @@ struct Condition {
 struct Requirement {
   std::vector<std::vector<Condition>> terms;
   std::string text;
+  std::string source;  // where it came from, for messages: "NVIDIA_REQUIRE_CUDA", "CUDA_VERSION", ...
 };
 
 Result<Requirement> parseRequirement(std::string_view text);
@@ -45,15 +46,28 @@ struct Properties {
   std::string cuda, driver, arch, brand;
 };
 
-Tri evaluate(const Requirement& r, const Properties& p, std::string* why = nullptr);
+// `failed`, when given, receives the conditions that were false (one per term that failed).
+Tri evaluate(const Requirement& r, const Properties& p, std::string* why = nullptr,
+             std::vector<Condition>* failed = nullptr);
 
-// The container's requirements from its environment: every NVIDIA_REQUIRE_*
-// plus the legacy CUDA_VERSION (cuda>=MAJOR.MINOR) when NVIDIA_REQUIRE_CUDA is
-// absent; none when NVIDIA_DISABLE_REQUIRE is set true.
+// Go's strconv.ParseBool, which the toolkit uses for NVIDIA_DISABLE_REQUIRE: 1 t T TRUE true
+// True, 0 f F FALSE false False; anything else (yes, on, " true") is nullopt, which the
+// toolkit reads as false.
+std::optional<bool> parseGoBool(std::string_view s);
+
+// A legacy CUDA image, as the toolkit defines it: CUDA_VERSION set and NVIDIA_REQUIRE_CUDA
+// unset or empty. The toolkit gives such an image every GPU when NVIDIA_VISIBLE_DEVICES is unset.
+bool isLegacyCudaImage(const std::map<std::string, std::string>& env);
+
+// The container's requirements from its environment, as the toolkit reads them: every
+// NVIDIA_REQUIRE_* but NVIDIA_REQUIRE_JETPACK, plus cuda>=MAJOR.MINOR of CUDA_VERSION for a
+// legacy image; none when NVIDIA_DISABLE_REQUIRE is true by parseGoBool.
 struct ContainerRequirements {
   bool disabled = false;
+  bool legacy = false;               // the cuda>= requirement comes from CUDA_VERSION
   std::vector<Requirement> requirements;
-  std::vector<std::string> errors;  // unparsable requirements, as messages
+  std::vector<std::string> errors;   // unparsable requirements, as messages
+  std::vector<std::string> ignored;  // settings the toolkit ignores though they look meaningful
 };
 ContainerRequirements requirementsFromEnv(const std::map<std::string, std::string>& env);
 

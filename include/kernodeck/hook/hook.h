@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "kernodeck/host/host_fs.h"
+
 namespace kernodeck::hook {
 
 enum class Policy { Warn, Enforce };
@@ -20,6 +22,8 @@ struct Options {
   std::string hostRoot = "/";
   std::string logFile;           // JSON lines; empty: no log
   std::string stage;             // the hook stage, for the log
+  std::string usageError;        // the command line could not be parsed: refuse under enforce, start under warn
+  const host::HostFs* hostFs = nullptr;  // when set, the host is read through it instead of hostRoot (tests)
 };
 
 struct Outcome {
@@ -27,6 +31,9 @@ struct Outcome {
   std::string message;  // one line for stderr, empty when there is nothing to say
   nlohmann::json record;  // kernodeck.host/v1
 };
+
+// The largest /etc/kernodeck/expect.json the hook reads; a bigger one is hook.expectation.invalid.
+constexpr uint64_t kMaxExpectationBytes = 1u << 20;
 
 // Does everything but arming the time limit; never throws.
 Outcome run(const Options& opts, std::string_view stateJson);

@@ -1,6 +1,6 @@
 // What a GPU node really has: NVIDIA driver and GPUs, device nodes, MIG, AMD
-// ROCm agents. Everything is read from files under a host root (default "/"),
-// so tests hand in fake /proc, /sys and /dev trees. Device files are only
+// ROCm agents. Everything is read through a HostFs (host_fs.h): files under a host root
+// (default "/"), or in tests a fake /proc and /sys tree whose /dev is described in a file. Device files are only
 // stat()ed, never opened: opening /dev/nvidia0 without persistence mode can
 // block for seconds.
 #pragma once
@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kernodeck/util/result.h"
 
 namespace kernodeck::host {
 
@@ -76,6 +78,14 @@ std::string gfxName(uint64_t gfxTargetVersion);  // 90402 -> "gfx942"
 // Compute capability and brand of a GPU model name, from a small table.
 std::pair<std::string, std::string> inferArchAndBrand(std::string_view model);
 
+// Whether `root` can serve as a host root: an existing, readable directory with a readable
+// proc/ directory. A wrong --host-root must not read as "no NVIDIA driver".
+Status checkHostRoot(const std::string& root);
+
+// The facts of the host under `root` on disk ("/": this machine).
 HostFacts readHostFacts(const std::string& root);
+class HostFs;
+// The same, through any HostFs (tests: a fixture tree whose device nodes are described in a file).
+HostFacts readHostFacts(const HostFs& fs);
 
 }  // namespace kernodeck::host

@@ -1,0 +1,126 @@
+// See command_line.h. Hand-written rather than Boost.Program_options: the hook
+// has five flags, must agree exactly with the policy scan (Boost accepts
+// abbreviations such as --pol=enforce, which a scan would have to imitate), and
+// starts at every container start, where every millisecond counts.
+#include "kernodeck/hook/command_line.h"
+
+#include <optional>
+#include <string_view>
+
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::hook {
+namespace {
+
+constexpr unsigned kMaxTimeoutMs = 600000;
+
+// Every value of flag `name` on the line, as `--name VALUE` or `--name=VALUE`; a
+// `--name` with nothing after it counts as a missing value (nullopt).
+std::vector<std::optional<std::string>> valuesOf(const std::vector<std::string>& args, std::string_view name) {
+  std::vector<std::optional<std::string>> out;
+  std::string eq = std::string(name) + "=";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == name) out.push_back(i + 1 < args.size() ? std::optional<std::string>(args[++i]) : std::nullopt);
+    else if (args[i].starts_with(eq)) out.push_back(args[i].substr(eq.size()));
+  }
+  return out;
+}
+
+}  // namespace
+
+FlagParts splitFlag(const std::string& arg) {
+  if (size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) return {arg.substr(0, eq), arg.substr(eq + 1), true};
+  return {arg, "", false};
+}
+
+CommandLine parseCommandLine(const std::vector<std::string>& args) {
+  CommandLine cl;
+  // 1. The policy, before anything can fail.
+  auto policies = valuesOf(args, "--policy");
+  std::string policyError;
+  if (policies.size() > 1) policyError = "--policy is given " + std::to_string(policies.size()) + " times";
+  else if (policies.size() == 1 && !policies[0]) policyError = "--policy has no value";
+  else if (policies.size() == 1 && *policies[0] != "warn" && *policies[0] != "enforce")
+    policyError = "--policy takes warn or enforce, not '" + util::printable(*policies[0], 40) + "'";
+  cl.options.policy = !policyError.empty() || (policies.size() == 1 && *policies[0] == "enforce") ? Policy::Enforce : Policy::Warn;
+  if (!policyError.empty()) cl.usageError = policyError + " (a broken policy is read as enforce)";
+  // 2. Where to log, so that a usage error is logged too.
+  if (auto logs = valuesOf(args, "--log"); logs.size() == 1 && logs[0] && !logs[0]->empty()) cl.options.logFile = *logs[0];
+
+  // 3. The whole line, strictly.
+  auto fail = [&](std::string why) {
+    if (cl.usageError.empty()) cl.usageError = std::move(why);
+    return cl;
+  };
+  bool seenPolicy = false, seenRoot = false, seenLog = false, seenTimeout = false, flagsDone = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (flagsDone || a.empty() || a[0] != '-' || a == "-") {
+      cl.positional.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      flagsDone = true;
+      continue;
+    }
+    if (a == "--help" || a == "-h") {
+      cl.help = true;
+      continue;
+    }
+    if (a == "--version") {
+      cl.version = true;
+      continue;
+    }
+    auto [name, value, inlineValue] = splitFlag(a);
+    bool* seen = name == "--policy" ? &seenPolicy : name == "--host-root" ? &seenRoot : name == "--log" ? &seenLog
+               : name == "--timeout-ms" ? &seenTimeout : nullptr;
+    if (!seen) {
+      std::string suggestion;
+      for (const char* known : {"--policy", "--host-root", "--log", "--timeout-ms", "--help", "--version"})
+        if (util::editDistance(name, known) <= 2) suggestion = std::string(", did you mean ") + known + "?";
+      return fail("unknown option '" + util::printable(name, 60) + "'" + suggestion);
+    }
+    if (*seen) return fail(name + " is given more than once");
+    *seen = true;
+    if (!inlineValue) {
+      if (i + 1 >= args.size()) return fail(name + " needs a value");
+      value = args[++i];
+    }
+    if (name == "--policy") continue;  // decided above
+    if (value.empty()) return fail(name + " needs a non-empty value");
+    if (name == "--host-root") cl.options.hostRoot = value;
+    else if (name == "--log") continue;  // taken by the scan, which also knows whether it is given once
+    else {
+      auto ms = util::parseUint(value);
+      if (!ms) return fail("--timeout-ms takes a number of milliseconds, not '" + util::printable(value, 40) + "'");
+      if (*ms == 0 || *ms > kMaxTimeoutMs)
+        return fail("--timeout-ms " + util::printable(value, 40) + " is out of range: give 1.." + std::to_string(kMaxTimeoutMs) +
+                    " (0 would leave no time to read the container state)");
+      cl.timeoutMs = static_cast<unsigned>(*ms);
+    }
+  }
+  if (cl.positional.size() == 1) cl.options.stage = cl.positional[0];
+  else if (cl.positional.size() > 1)
+    return fail("one stage argument expected, got " + std::to_string(cl.positional.size()));
+  return cl;
+}
+
+const char* usageText() {
+  return "usage: kernodeck-hook [options] [STAGE]   (OCI container state JSON on stdin)\n"
+         "\n"
+         "options\n"
+         "  --policy warn|enforce  warn (default): log, always let the container start;\n"
+         "                         enforce: refuse a container that cannot work. A repeated,\n"
+         "                         empty or unknown policy is read as enforce.\n"
+         "  --host-root DIR        read /proc, /sys, /dev, /etc/group under DIR (default /)\n"
+         "  --log FILE             append one JSON line per container to FILE\n"
+         "  --timeout-ms N         hard internal time limit, 1..600000 (default 2000)\n"
+         "  --version              print the version\n"
+         "  -h, --help             show this help\n"
+         "\n"
+         "A command line that cannot be parsed refuses every container under enforce and lets\n"
+         "it start, logged, under warn.\n";
+}
+
+}  // namespace kernodeck::hook

@@ -1,0 +1,233 @@
+// kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
+// driver 550, CUDA 12.4 at most): podman through CDI with crun and with runc, crun and runc
+// directly. Each starts a real busybox container: allowed, refused under enforce (with the
+// reason where the engine shows it) and started under warn with its host record.
+//
+// Set-up the tests make for themselves: podman reads a temporary containers.conf
+// (CONTAINERS_CONF) with ulimits these VMs allow; the CDI specs go to /var/run/cdi (podman 4.3
+// has no setting for the spec directories) under a kind unique to the test run and are removed
+// after; crun needs the hugetlb controller out of the cgroup v2 hierarchy (a hybrid layout it
+// refuses), so it is mounted as v1 when it is not already.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "support.h"
+
+using nlohmann::json;
+using namespace kdktest;
+
+namespace {
+
+const std::string kHook = HOOK_BIN;
+
+std::string hostTree(const std::string& name) {
+  static std::map<std::string, std::string> made;
+  if (made.count(name)) return made[name];
+  std::string d = tempDir("enginehost") + "/" + name;
+  RunResult r = run(std::string(SOURCE_DIR) + "/tests/fixtures/hosts/materialize " + name + " " + d);
+  return made[name] = r.code == 0 ? d : std::string();
+}
+
+std::string busyboxRootfs() {
+  static std::string dir;
+  if (!dir.empty()) return dir;
+  dir = tempDir("rootfs");
+  run("mkdir -p " + dir + "/bin && cp \"$(command -v busybox)\" " + dir + "/bin/busybox && for a in sh cat; do ln -s busybox " + dir +
+      "/bin/$a; done");
+  return dir;
+}
+
+bool crunReady() {
+  std::string controllers = readFile("/sys/fs/cgroup/unified/cgroup.controllers");
+  if (controllers.find("hugetlb") != std::string::npos)
+    run("mkdir -p /sys/fs/cgroup/hugetlb && mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb");
+  return readFile("/sys/fs/cgroup/unified/cgroup.controllers").find("hugetlb") == std::string::npos;
+}
+
+std::string containersConf() {
+  static std::string conf;
+  if (!conf.empty()) return conf;
+  conf = tempDir("podmanconf") + "/containers.conf";
+  writeFile(conf, "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n");
+  return conf;
+}
+
+// A CDI spec for the fake host's GPU 0, as nvidia-ctk would write it, under a kind unique to
+// this run; removed at exit.
+struct CdiSpec {
+  std::string file, kind;
+};
+
+CdiSpec fakeNvidiaSpec(const std::string& host) {
+  static int n = 0;
+  CdiSpec s;
+  s.kind = "kdk" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".test/gpu";
+  s.file = "/var/run/cdi/kdk-test-" + std::to_string(::getpid()) + "-" + std::to_string(n) + ".json";
+  json spec = {{"cdiVersion", "0.5.0"},
+               {"kind", s.kind},
+               {"devices", {{{"name", "0"},
+                             {"containerEdits", {{"deviceNodes", {{{"path", "/dev/nvidia0"}, {"hostPath", host + "/dev/nvidia0"}}}}}}}}},
+               {"containerEdits",
+                {{"env", {"NVIDIA_VISIBLE_DEVICES=void"}},
+                 {"deviceNodes", {{{"path", "/dev/nvidiactl"}, {"hostPath", host + "/dev/nvidiactl"}},
+                                  {{"path", "/dev/nvidia-uvm"}, {"hostPath", host + "/dev/nvidia-uvm"}}}}}}};
+  run("mkdir -p /var/run/cdi");
+  writeFile(s.file, spec.dump(2));
+  static std::vector<std::string> files;
+  if (files.empty()) std::atexit([] { for (const auto& f : files) { ::unlink(f.c_str()); ::unlink((f + ".kernodeck-backup").c_str()); } });
+  files.push_back(s.file);
+  return s;
+}
+
+struct Outcome {
+  std::string name, env;  // the case, and the NVIDIA_REQUIRE_CUDA it sets
+  bool enforceStarts;
+};
+
+// Cuda 12.1 runs on driver 550 (CUDA 12.4); 12.9 does not.
+const std::vector<Outcome> kCases = {{"allowed", "cuda>=12.1", true}, {"cannot run", "cuda>=12.9", false}};
+
+std::string lastLine(const std::string& file) {
+  std::string text = readFile(file), last;
+  size_t end = text.find_last_not_of('\n');
+  if (end == std::string::npos) return "";
+  size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+// Checks one run: started (the container printed its host record) or refused.
+void expectOutcome(const RunResult& r, const std::string& log, bool starts, bool allowed, const std::string& where,
+                   const std::string& reasonVisible) {
+  json line = json::parse(lastLine(log), nullptr, false);
+  ASSERT_TRUE(line.is_object()) << where << ": no log line in " << log;
+  if (starts) {
+    ASSERT_EQ(r.code, 0) << where << "\n" << r.err;
+    size_t brace = r.out.find('{');
+    json rec = json::parse(brace == std::string::npos ? std::string() : r.out.substr(brace), nullptr, false);
+    ASSERT_TRUE(rec.is_object()) << where << "\n" << r.out;
+    EXPECT_EQ(rec["decision"], allowed ? "allow" : "warn") << where;
+    EXPECT_EQ(rec["gpu_container"], true) << where;
+    EXPECT_EQ(line["decision"], allowed ? "allow" : "warn") << where;
+  } else {
+    EXPECT_NE(r.code, 0) << where;
+    EXPECT_EQ(line["decision"], "block") << where;
+    EXPECT_NE(line["reason"].get<std::string>().find("hook.require.unsatisfied"), std::string::npos) << where;
+    if (!reasonVisible.empty()) EXPECT_NE((r.err + r.out).find(reasonVisible), std::string::npos) << where << "\n" << r.err << r.out;
+  }
+}
+
+void podmanCdi(const std::string& runtime, const std::string& reasonVisible) {
+  if (::geteuid() != 0 || !haveTool("podman") || !haveTool(runtime) || !haveTool("busybox")) GTEST_SKIP() << "needs root, podman, " << runtime;
+  if (runtime == "crun" && !crunReady()) GTEST_SKIP() << "crun needs the hugetlb cgroup as v1";
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  CdiSpec spec = fakeNvidiaSpec(host);
+  std::string log = tempDir("enginelog") + "/hook.log";
+  for (const char* policy : {"warn", "enforce"}) {
+    // The administrator's step: the hook into the NVIDIA spec's top-level edits (again with the
+    // other policy: the entry is replaced, not added).
+    RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy " + policy + " --host-root " + host +
+                        " --log " + log);
+    ASSERT_EQ(inj.code, 0) << inj.err;
+    json edited = json::parse(readFile(spec.file));
+    ASSERT_EQ(edited["containerEdits"]["hooks"].size(), 1u);
+    for (const auto& c : kCases) {
+      std::string where = runtime + " " + c.name + " [" + policy + "]";
+      RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime " + runtime +
+                        " run --rm --network none --device " + spec.kind + "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=" + c.env +
+                        "' --rootfs " + busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
+      bool starts = std::string(policy) == "warn" || c.enforceStarts;
+      expectOutcome(r, log, starts, c.enforceStarts, where, reasonVisible);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+// A busybox bundle with the hook added by `kernodeck-hook runc-config`, beside an existing hook.
+std::string bundleWithHook(const std::string& runtime, const std::string& policy, const std::string& host, const std::string& log,
+                           const std::string& require, const json& extra) {
+  std::string b = tempDir("enginebundle");
+  run("mkdir -p " + b + " && cp -a " + busyboxRootfs() + " " + b + "/rootfs && cd " + b + " && " + runtime + " spec");
+  json cfg = json::parse(readFile(b + "/config.json"));
+  cfg["process"]["terminal"] = false;
+  cfg["process"]["args"] = {"/bin/sh", "-c", "cat /run/kernodeck/host.json"};
+  cfg["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
+  cfg["process"]["env"].push_back("NVIDIA_REQUIRE_CUDA=" + require);
+  cfg["root"]["readonly"] = false;
+  cfg["linux"]["devices"] = {{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
+                             {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", 508}, {"minor", 0}},
+                             {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}};
+  // Someone else's hook that must survive the merge.
+  cfg["hooks"] = {{"createRuntime", {{{"path", "/bin/true"}, {"args", {"true"}}}}}};
+  cfg.update(extra, true);
+  writeFile(b + "/config.json", cfg.dump(1));
+  RunResult add = run(kHook + " runc-config " + b + "/config.json --binary " + kHook + " --policy " + policy + " --host-root " + host +
+                      " --log " + log);
+  EXPECT_EQ(add.code, 0) << add.err;
+  return b;
+}
+
+void direct(const std::string& runtime, const json& extra, const std::string& reasonVisible) {
+  if (::geteuid() != 0 || !haveTool(runtime) || !haveTool("busybox")) GTEST_SKIP() << "needs root and " << runtime;
+  if (runtime == "crun" && !crunReady()) GTEST_SKIP() << "crun needs the hugetlb cgroup as v1";
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  int n = 0;
+  for (const char* policy : {"warn", "enforce"})
+    for (const auto& c : kCases) {
+      std::string where = runtime + " " + c.name + " [" + policy + "]";
+      std::string log = tempDir("enginelog") + "/hook.log";
+      std::string b = bundleWithHook(runtime, policy, host, log, c.env, extra);
+      json hooks = json::parse(readFile(b + "/config.json"))["hooks"]["createRuntime"];
+      ASSERT_EQ(hooks.size(), 2u) << where;  // the other hook kept
+      EXPECT_EQ(hooks[0]["path"], "/bin/true");
+      std::string id = "kdk-engine-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+      // stderr through a pipe, as on a terminal: crun's hooks.stderr then reaches it.
+      RunResult r = run("cd / && (timeout 60 " + runtime + " run --bundle " + b + " " + id + " < /dev/null; echo $? > " + b +
+                        "/rc) 2>&1 | cat; exit $(cat " + b + "/rc)");
+      run(runtime + " delete -f " + id + " >/dev/null 2>&1");
+      bool starts = std::string(policy) == "warn" || c.enforceStarts;
+      expectOutcome(r, log, starts, c.enforceStarts, where, reasonVisible);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+}  // namespace
+
+TEST(HookEngines, PodmanCrunThroughCdi) {
+  // crun under podman shows only "error executing hook"; the reason is in the node's log.
+  podmanCdi("crun", "error executing hook");
+}
+
+TEST(HookEngines, PodmanRuncThroughCdi) { podmanCdi("runc", "kernodeck-hook: refused: hook.require.unsatisfied"); }
+
+TEST(HookEngines, Runc) { direct("runc", json::object(), "kernodeck-hook: refused: hook.require.unsatisfied"); }
+
+TEST(HookEngines, CrunShowsTheReasonThroughHooksStderr) {
+  direct("crun", {{"annotations", {{"run.oci.hooks.stderr", "/dev/stderr"}}}}, "kernodeck-hook: refused: hook.require.unsatisfied");
+}
+
+// crun passes "bundle": "/" for a container with a user namespace and devices
+// (containers/crun#2261); the hook still finds the config through the container process.
+TEST(HookEngines, CrunUserNamespaceBundleSlash) {
+  json userns = {{"linux", {{"uidMappings", {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}}},
+                            {"gidMappings", {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}}}}}};
+  if (::geteuid() != 0 || !haveTool("crun") || !haveTool("busybox") || !crunReady()) GTEST_SKIP() << "needs root and crun";
+  std::string host = hostTree("h100-550-open");
+  for (const auto& c : kCases) {
+    std::string log = tempDir("enginelog") + "/hook.log";
+    std::string b = bundleWithHook("crun", "enforce", host, log, c.env, json::object());
+    json cfg = json::parse(readFile(b + "/config.json"));
+    cfg["linux"]["namespaces"].push_back({{"type", "user"}});
+    cfg["linux"].update(userns["linux"], true);
+    writeFile(b + "/config.json", cfg.dump(1));
+    std::string id = "kdk-userns-" + std::to_string(::getpid()) + "-" + c.name.substr(0, 3);
+    RunResult r = run("cd / && timeout 60 crun run --bundle " + b + " " + id + " < /dev/null");
+    run("crun delete -f " + id + " >/dev/null 2>&1");
+    json line = json::parse(lastLine(log), nullptr, false);
+    ASSERT_TRUE(line.is_object()) << c.name;
+    EXPECT_EQ(line["bundle"], "/") << c.name << ": not the crun#2261 case any more?";
+    EXPECT_EQ(line["decision"], c.enforceStarts ? "allow" : "block") << c.name << " " << line.dump();
+    EXPECT_EQ(r.code == 0, c.enforceStarts) << c.name << "\n" << r.err;
+  }
+}
