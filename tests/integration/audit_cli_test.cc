@@ -268,11 +268,7 @@ TEST(AuditCli, UmociImageThroughEveryTransport) {
     if (!haveTool(tool)) GTEST_SKIP() << tool << " is not installed (scripts/test installs it)";
   std::string base = tempDir("umoci");
   std::string L = base + "/L", B = base + "/B";
-  RunResult b = run("set -e; umoci init --layout " + L + "; umoci new --image " + L + ":base; umoci unpack --image " + L +
-                    ":base " + B + " >/dev/null; mkdir -p " + B + "/rootfs/bin " + B + "/rootfs/etc; cp \"$(command -v busybox)\" " +
-                    B + "/rootfs/bin/busybox; ln -s busybox " + B + "/rootfs/bin/sh; printf 'ID=umocitest\\n' > " + B +
-                    "/rootfs/etc/os-release; umoci repack --image " + L + ":base " + B +
-                    "; umoci config --image " + L + ":base --config.env HELLO=world; rm -rf " + B +
+  RunResult b = run("set -e; " + umociBusyboxCommands(L, B) + "; umoci config --image " + L + ":base --config.env HELLO=world; rm -rf " + B +
                     "; umoci unpack --image " + L + ":base " + B + " >/dev/null" +
                     "; skopeo copy -q oci:" + L + ":base oci-archive:" + base + "/a.tar:base" +
                     "; skopeo copy -q oci:" + L + ":base docker-archive:" + base + "/d.tar:team/app:1.0");

@@ -106,10 +106,7 @@ TEST(ImageFormats, UmociAndSkopeoCopiesAuditClean) {
     if (!haveTool(tool)) GTEST_SKIP() << tool << " is not installed (scripts/deps --test installs it)";
   std::string base = tempDir("tools");
   std::string L = base + "/L", B = base + "/B";
-  RunResult b = run("set -e; umoci init --layout " + L + "; umoci new --image " + L + ":base; umoci unpack --image " + L +
-                    ":base " + B + " >/dev/null; mkdir -p " + B + "/rootfs/bin " + B + "/rootfs/etc; cp \"$(command -v busybox)\" " +
-                    B + "/rootfs/bin/busybox; ln -s busybox " + B + "/rootfs/bin/sh; printf 'ID=umocitest\\n' > " + B +
-                    "/rootfs/etc/os-release; umoci repack --image " + L + ":base " + B + "; printf 'extra\\n' > " + base +
+  RunResult b = run("set -e; " + umociBusyboxCommands(L, B) + "; printf 'extra\\n' > " + base +
                     "/extra; umoci insert --image " + L + ":base " + base + "/extra /etc/extra" +
                     "; skopeo copy -q oci:" + L + ":base dir:" + base + "/D" +
                     "; skopeo copy -q oci:" + L + ":base oci:" + base + "/O:base" +
@@ -269,42 +266,24 @@ TEST(ImageFormats, LayoutIndexEntries) {
 
 // blob.digest.unverifiable for an algorithm other than sha256/sha512, at every level.
 TEST(ImageFormats, UnverifiableDigestsAtEveryLevel) {
+  // The blob a descriptor names, copied under another algorithm's directory and renamed.
+  auto rename = [](const Layout& l, json& desc, const std::string& alg) {
+    std::string enc = desc["digest"].get<std::string>().substr(7);
+    ::mkdir((l.dir + "/blobs/" + alg).c_str(), 0755);
+    writeFile(l.dir + "/blobs/" + alg + "/" + enc, readFile(l.blob(desc["digest"])));
+    desc["digest"] = alg + ":" + enc;
+  };
   struct Case {
     const char* name;
-    std::function<std::string(const Layout&)> mutate;  // returns the reference's digest, or ""
+    std::function<void(const Layout&)> mutate;
   } cases[] = {
-      {"layer", [](const Layout& l) {
-         json m = l.manifest();
-         std::string enc = m["layers"][0]["digest"].get<std::string>().substr(7);
-         ::mkdir((l.dir + "/blobs/sha384").c_str(), 0755);
-         writeFile(l.dir + "/blobs/sha384/" + enc, readFile(l.blob(m["layers"][0]["digest"])));
-         m["layers"][0]["digest"] = "sha384:" + enc;
-         l.setManifest(m);
-         return std::string();
-       }},
-      {"config", [](const Layout& l) {
-         json m = l.manifest();
-         std::string enc = m["config"]["digest"].get<std::string>().substr(7);
-         ::mkdir((l.dir + "/blobs/multihash+base58").c_str(), 0755);
-         writeFile(l.dir + "/blobs/multihash+base58/" + enc, readFile(l.blob(m["config"]["digest"])));
-         m["config"]["digest"] = "multihash+base58:" + enc;
-         l.setManifest(m);
-         return std::string();
-       }},
-      {"manifest", [](const Layout& l) {
-         json ix = l.index();
-         std::string enc = ix["manifests"][0]["digest"].get<std::string>().substr(7);
-         ::mkdir((l.dir + "/blobs/sha384").c_str(), 0755);
-         writeFile(l.dir + "/blobs/sha384/" + enc, readFile(l.blob(ix["manifests"][0]["digest"])));
-         ix["manifests"][0]["digest"] = "sha384:" + enc;
-         l.setIndex(ix);
-         return std::string();
-       }},
+      {"layer", [&](const Layout& l) { json m = l.manifest(); rename(l, m["layers"][0], "sha384"); l.setManifest(m); }},
+      {"config", [&](const Layout& l) { json m = l.manifest(); rename(l, m["config"], "multihash+base58"); l.setManifest(m); }},
+      {"manifest", [&](const Layout& l) { json ix = l.index(); rename(l, ix["manifests"][0], "sha384"); l.setIndex(ix); }},
       {"diff_id", [](const Layout& l) {
          json c = l.config();
          c["rootfs"]["diff_ids"][0] = "sha384:" + c["rootfs"]["diff_ids"][0].get<std::string>().substr(7);
          l.setConfig(c);
-         return std::string();
        }},
   };
   for (const auto& c : cases) {
