@@ -15,6 +15,7 @@
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/oci/scan_cache.h"
+#include "kernodeck/oci/schema_check.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/version.h"
@@ -70,7 +71,24 @@ class Pipeline {
   void run() {
     r_.subject()["reference"] = reference_;
     auto ref = oci::parseImageRef(reference_);
-    if (ref.ok() && ref->transport == oci::Transport::Dir) {
+    std::string transportNote;
+    if (ref.ok() && ref->transport == oci::Transport::Registry && !reference_.starts_with("docker://") &&
+        oci::looksLikeLocalPath(reference_)) {
+      ref = oci::detectLocalRef(reference_);
+      if (ref.ok())
+        transportNote = std::string("no transport was given; '") + reference_ + "' holds what " + oci::toString(ref->transport) +
+                        ": reads, so it was read as " + oci::toString(ref->transport) + ":" + reference_;
+    }
+    struct stat st {};
+    if (ref.ok() && ref->transport == oci::Transport::Dir && ::stat(ref->path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+        ::stat((ref->path + "/manifest.json").c_str(), &st) != 0) {
+      ref->transport = oci::Transport::RootFs;
+      transportNote = "dir:" + ref->path + " has no manifest.json, so it was read as a root filesystem; in skopeo's terms "
+                      "dir: is a directory of blobs and a manifest: name a root filesystem rootfs:" + ref->path;
+    }
+    if (!transportNote.empty())
+      r_.add("reference.transport", Severity::Info, transportNote, {{"transport", oci::toString(ref->transport)}});
+    if (ref.ok() && ref->transport == oci::Transport::RootFs) {
       runDir(*ref);
       return;
     }
@@ -89,10 +107,18 @@ class Pipeline {
       } else {
         KDK_TRY_ASSIGN(source_, oci::openImageSource(ref_));
       }
-      KDK_TRY_ASSIGN(top_, source_->resolve());
+      auto top = source_->resolve();
+      for (const auto& f : source_->findings())
+        r_.add(f.code, report::parseSeverity(f.severity).value_or(Severity::Error), f.message, f.evidence);
+      if (!top.ok()) return top.error();
+      top_ = *top;
       return {};
     });
     r_.runStep("manifest", [&] { return readManifest(); });
+    if (!r_.failed() && !oci::imageConfigType(manifest_.config.mediaType)) {
+      runArtifact();
+      return;
+    }
     r_.runStep("config", [&] { return readConfig(); });
     std::string key = r_.failed() ? std::string() : resultKey();
     if (!key.empty() && replayResult(key)) return;
@@ -203,9 +229,80 @@ class Pipeline {
     return true;
   }
 
+  // An OCI artifact (a manifest whose config is not an image config: the empty descriptor or
+  // the artifact's own type): its blobs are verified, nothing is unpacked or run.
+  void runArtifact() {
+    std::string type = !manifest_.artifactType.empty() ? manifest_.artifactType : manifest_.config.mediaType;
+    r_.subject()["artifact_type"] = type;
+    std::string why = "an OCI artifact (" + type + "), not a container image";
+    r_.skipStep("config", why);
+    r_.runStep("layers", [&]() -> Status {
+      json blobs = json::array();
+      std::vector<std::pair<const oci::Descriptor*, std::string>> all = {{&manifest_.config, "config"}};
+      for (size_t i = 0; i < manifest_.layers.size(); ++i) all.push_back({&manifest_.layers[i], "layer " + std::to_string(i)});
+      for (const auto& [d, what] : all) {
+        json bj = {{"digest", d->digest.str()}, {"media_type", d->mediaType}, {"size", d->size}};
+        auto title = d->annotations.find("org.opencontainers.image.title");
+        if (title != d->annotations.end()) bj["title"] = title->second;
+        bj["verified"] = verifyBlob(*d, what);
+        blobs.push_back(bj);
+      }
+      r_.section("artifact") = {{"artifact_type", type}, {"blobs", blobs}};
+      return {};
+    });
+    for (const char* step : {"os", "os-packages", "python"}) r_.skipStep(step, why);
+  }
+
+  // Streams a blob and checks its size and digest; false (with a finding) when it is missing,
+  // unverifiable or does not match.
+  bool verifyBlob(const oci::Descriptor& d, const std::string& what) {
+    std::map<std::string, std::string> ev = {{"digest", d.digest.str()}, {"blob", what}};
+    if (!d.digest.verifiable()) {
+      unverifiable(d, what);
+      return false;
+    }
+    auto stream = source_->openBlob(d);
+    if (!stream.ok()) {
+      r_.add("blob.missing", Severity::Error, stream.error().message, ev);
+      return false;
+    }
+    oci::ScanOptions so;
+    so.hashOnly = true;
+    so.digestAlgorithm = d.digest.algorithm;
+    oci::LayerScan scan = oci::scanLayer(**stream, so);
+    ev["path"] = source_->where(d);
+    if (scan.error) {
+      r_.add("blob.missing", Severity::Error, what + " " + d.digest.str() + " could not be read: " + scan.error->message, ev);
+      return false;
+    }
+    if (static_cast<int64_t>(scan.compressedSize) != d.size) {
+      r_.add("blob.digest.mismatch", Severity::Error,
+             what + " " + d.digest.str() + " has " + std::to_string(scan.compressedSize) + " bytes, its descriptor says " +
+                 std::to_string(d.size),
+             ev);
+      return false;
+    }
+    if (scan.digestHex != d.digest.encoded) {
+      r_.add("blob.digest.mismatch", Severity::Error,
+             what + " bytes hash to " + d.digest.algorithm + ":" + scan.digestHex + ", not " + d.digest.str(), ev);
+      return false;
+    }
+    return true;
+  }
+
+  // The image-spec schema of a document, as findings naming the field.
+  void checkSchema(const std::string& bytes, const char* code, const oci::Descriptor& d,
+                   std::vector<oci::SchemaIssue> (*check)(const json&, std::string_view)) {
+    json j = json::parse(bytes, nullptr, false);
+    if (j.is_discarded()) return;  // the parser reports it
+    for (const auto& issue : check(j, d.mediaType))
+      r_.add(code, Severity::Error, (issue.field.empty() ? std::string("document") : issue.field) + ": " + issue.message,
+             {{"field", issue.field}, {"digest", d.digest.str()}});
+  }
+
   void runDir(const oci::ImageRef& ref) {
     r_.declareSteps({"resolve", "os", "os-packages", "python"});
-    r_.subject()["transport"] = "dir";
+    r_.subject()["transport"] = oci::toString(ref.transport);
     r_.subject()["path"] = ref.path;
     r_.runStep("resolve", [&]() -> Status {
       KDK_TRY_ASSIGN(out_.view, oci::openDirView(ref.path));
@@ -217,6 +314,7 @@ class Pipeline {
 
   // Reads a small blob and checks its size and digest; mismatches are findings.
   Result<std::string> readVerified(const oci::Descriptor& d, const char* what) {
+    if (!d.digest.verifiable()) unverifiable(d, what);
     KDK_TRY_ASSIGN(auto stream, source_->openBlob(d));
     KDK_TRY_ASSIGN(std::string bytes, oci::readAll(*stream, oci::kMaxManifestBytes, std::string(what) + " " + d.digest.str()));
     if (static_cast<int64_t>(bytes.size()) != d.size) {
@@ -225,9 +323,7 @@ class Pipeline {
                  " bytes, its descriptor says " + std::to_string(d.size),
              {{"digest", d.digest.str()}, {"blob", what}, {"path", source_->where(d)}});
     } else if (!d.digest.verifiable()) {
-      r_.add("blob.digest.unverifiable", Severity::Error,
-             std::string(what) + " uses digest algorithm '" + d.digest.algorithm + "', which Kernodeck cannot verify",
-             {{"digest", d.digest.str()}, {"blob", what}});
+      // reported above
     } else if (hashHex(d.digest.algorithm, bytes) != d.digest.encoded) {
       r_.add("blob.digest.mismatch", Severity::Error,
              std::string(what) + " bytes hash to " + d.digest.algorithm + ":" + hashHex(d.digest.algorithm, bytes) +
@@ -237,10 +333,20 @@ class Pipeline {
     return bytes;
   }
 
+  // blob.digest.unverifiable, once per digest: an algorithm other than sha256 and sha512.
+  void unverifiable(const oci::Descriptor& d, const std::string& what) {
+    if (!unverifiable_.insert(d.digest.str()).second) return;
+    r_.add("blob.digest.unverifiable", Severity::Error,
+           what + " uses digest algorithm '" + d.digest.algorithm + "', which Kernodeck cannot verify",
+           {{"digest", d.digest.str()}, {"blob", what}});
+  }
+
   Status readManifest() {
     KDK_TRY_ASSIGN(std::string bytes, readVerified(top_, "manifest"));
     KDK_TRY_ASSIGN(oci::DocKind kind, oci::detectKind(bytes, top_.mediaType));
     manifestDesc_ = top_;
+    if (kind == oci::DocKind::Index) checkSchema(bytes, "index.schema.invalid", top_, oci::checkIndexSchema);
+    else if (!source_->synthetic()) checkSchema(bytes, "manifest.schema.invalid", top_, oci::checkManifestSchema);
     oci::Platform want = opts_.platform ? *opts_.platform : oci::hostPlatform();
     if (kind == oci::DocKind::Index) {
       auto index = oci::parseIndex(bytes);
@@ -251,7 +357,15 @@ class Pipeline {
       KDK_TRY_ASSIGN(bytes, readVerified(manifestDesc_, "manifest"));
       KDK_TRY_ASSIGN(kind, oci::detectKind(bytes, manifestDesc_.mediaType));
       if (kind != oci::DocKind::Manifest) return Error::Unsupported("nested image indexes are not supported");
-      r_.subject()["platform"] = oci::normalize(*manifestDesc_.platform).str();
+      checkSchema(bytes, "manifest.schema.invalid", manifestDesc_, oci::checkManifestSchema);
+      if (manifestDesc_.platform) {
+        r_.subject()["platform"] = oci::normalize(*manifestDesc_.platform).str();
+      } else {
+        r_.add("index.platform.missing", Severity::Info,
+               "index entry " + manifestDesc_.digest.str() + " names no platform; it is the only such entry, so it was "
+               "chosen, and its platform is the one its config declares",
+               {{"digest", manifestDesc_.digest.str()}});
+      }
     }
     auto m = oci::parseManifest(bytes);
     if (!m.ok()) return Error::Invalid("manifest " + manifestDesc_.digest.str() + ": " + m.error().message);
@@ -265,6 +379,8 @@ class Pipeline {
 
   Status readConfig() {
     KDK_TRY_ASSIGN(std::string bytes, readVerified(manifest_.config, "config"));
+    checkSchema(bytes, "config.schema.invalid", manifest_.config,
+                [](const json& j, std::string_view) { return oci::checkConfigSchema(j); });
     auto c = oci::parseConfig(bytes);
     if (!c.ok()) return Error::Invalid("config " + manifest_.config.digest.str() + ": " + c.error().message);
     config_ = *c;
@@ -323,8 +439,12 @@ class Pipeline {
     r_.section("image") = img;
   }
 
+  // Only a registry tag or a layout's index.json name can be moved to other content under the
+  // same reference; an archive or skopeo dir: holds the bytes it holds (and its transport has
+  // no @digest form to pin with).
   void checkTag() {
     if (!ref_.mutableTag()) return;
+    if (ref_.transport != oci::Transport::Registry && ref_.transport != oci::Transport::OciLayout) return;
     std::string pin;
     if (source_->synthetic()) {
       pin = "the legacy archive has no manifest digest; its image ID is " + manifest_.config.digest.str();
@@ -369,6 +489,7 @@ class Pipeline {
         }
         oci::ScanOptions mine = so;
         mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+        mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
         scans[i] = oci::scanLayer(**stream, mine);
         // Only a complete scan of bytes that matched their digest is worth keeping.
         if (!scans[i]->error && scans[i]->digestHex == d.digest.encoded && static_cast<int64_t>(scans[i]->compressedSize) == d.size)
@@ -387,9 +508,16 @@ class Pipeline {
       std::string layerName = std::to_string(i) + ":" + d.digest.str();
       json lj = {{"index", i}, {"digest", d.digest.str()}, {"media_type", d.mediaType}, {"size", d.size}};
       oci::Compression declared = oci::layerCompression(d.mediaType);
-      if (declared == oci::Compression::Unknown)
+      bool encrypted = oci::encryptedLayer(d.mediaType);
+      if (encrypted)
+        r_.add("layer.encrypted", Severity::Warning,
+               "layer is encrypted (" + d.mediaType + "): its blob is verified, but its files cannot be inspected, so "
+               "the filesystem view lacks them",
+               {{"layer", layerName}, {"digest", d.digest.str()}});
+      else if (declared == oci::Compression::Unknown)
         r_.add("layer.mediatype.unknown", Severity::Warning, "layer media type '" + d.mediaType + "' is not a known layer type",
                {{"layer", layerName}});
+      if (!d.digest.verifiable()) unverifiable(d, "layer " + layerName);
       if (openErrors[i]) {
         r_.add("blob.missing", Severity::Error, openErrors[i]->message, {{"layer", layerName}, {"digest", d.digest.str()}});
         if (!firstError) firstError = openErrors[i];
@@ -398,6 +526,13 @@ class Pipeline {
       }
       oci::LayerScan& scan = *scans[i];
       verifyLayer(d, i, layerName, scan);
+      if (encrypted) {
+        lj["encrypted"] = true;
+        if (scan.error && !firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
+        layers.push_back(lj);
+        scans[i].reset();
+        continue;
+      }
       if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown && declared != scan.detected &&
           !scan.error)
         r_.add("layer.mediatype.mismatch", Severity::Warning,
@@ -406,10 +541,13 @@ class Pipeline {
       for (const auto& u : scan.unsafe)
         r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
                {{"layer", layerName}, {"path", u.name}});
-      std::vector<oci::UnsafeEntry> merged;
-      view->apply(scan, static_cast<int>(i), merged);
-      for (const auto& u : merged)
+      std::vector<oci::UnsafeEntry> refused, suspicious = scan.suspicious;
+      view->apply(scan, static_cast<int>(i), refused, suspicious);
+      for (const auto& u : refused)
         r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
+               {{"layer", layerName}, {"path", u.name}});
+      for (const auto& u : suspicious)
+        r_.add("layer.path.suspicious", Severity::Warning, "tar entry '" + u.name + "': " + u.reason,
                {{"layer", layerName}, {"path", u.name}});
       lj["uncompressed_size"] = scan.uncompressedSize;
       lj["diff_id"] = "sha256:" + scan.diffIdHex;
@@ -439,14 +577,22 @@ class Pipeline {
       r_.add("blob.digest.mismatch", Severity::Error,
              "layer blob has " + std::to_string(scan.compressedSize) + " bytes, its descriptor says " + std::to_string(d.size), ev);
     } else if (!d.digest.verifiable()) {
-      r_.add("blob.digest.unverifiable", Severity::Error, "layer digest algorithm '" + d.digest.algorithm + "' cannot be verified", ev);
+      // reported by walkLayers()
+    } else if (source_->synthetic()) {
+      // A legacy docker-archive names each layer by its DiffID: checked below, after inflating.
     } else if (scan.digestHex != d.digest.encoded && !scan.digestHex.empty()) {  // empty: the stream failed first
       r_.add("blob.digest.mismatch", Severity::Error,
              "layer bytes hash to " + d.digest.algorithm + ":" + scan.digestHex + ", not " + d.digest.str(), ev);
     }
-    if (scan.error) return;  // an unread stream has no meaningful DiffID
+    if (scan.error || oci::encryptedLayer(d.mediaType)) return;  // no DiffID: unread, or still encrypted
     const oci::Digest& want = config_.diffIds[i];
-    if (want.algorithm != "sha256" || want.encoded != scan.diffIdHex) {
+    if (want.algorithm != "sha256") {
+      if (unverifiable_.insert(want.str()).second)
+        r_.add("blob.digest.unverifiable", Severity::Error,
+               "the config's diff_id " + want.str() + " for layer " + layerName + " uses an algorithm other than sha256, "
+               "which DiffIDs must use",
+               {{"digest", want.str()}, {"blob", "diff_id"}, {"layer", layerName}});
+    } else if (want.encoded != scan.diffIdHex) {
       ev["kind"] = "diff_id";
       r_.add("blob.digest.mismatch", Severity::Error,
              "uncompressed layer hashes to sha256:" + scan.diffIdHex + ", but the config's diff_id is " + want.str(), ev);
@@ -485,6 +631,7 @@ class Pipeline {
   oci::Descriptor top_, manifestDesc_;
   oci::Manifest manifest_;
   oci::ImageConfig config_;
+  std::set<std::string> unverifiable_;  // digests already reported as unverifiable
 };
 
 }  // namespace

@@ -15,8 +15,9 @@ namespace kernodeck::cli {
 
 int runAudit(const std::vector<std::string>& args) {
   po::options_description opts("usage: kernodeck audit IMAGE [options]\n\n"
-                               "IMAGE: oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG],\n"
-                               "       dir:PATH (an unpacked root filesystem), or a registry reference\n\noptions");
+                               "IMAGE: oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG|:@N],\n"
+                               "       dir:DIR (skopeo's directory), rootfs:DIR (an unpacked root filesystem),\n"
+                               "       a registry reference, or a local path (read by what it holds)\n\noptions");
   std::string image, platform, output, expectOut, failOn = "error";
   std::vector<std::string> requirements;
   bool json = false, help = false, insecure = false, noCache = false, reanalyze = false;

@@ -39,12 +39,17 @@ bool isNormalized(const std::string& p) {
 }  // namespace
 
 Result<std::string> FsView::resolve(const std::string& path, bool followLast) const {
-  // Both views only hold a node whose parents are real directories (a layer cannot write
-  // through a link, and replacing a directory drops what was below it; the directory view
+  // Both views only hold a node whose parents are real directories (a layer's entry is placed
+  // where its parents resolve to, and replacing a directory drops what was below it; the directory view
   // opens each parent with O_NOFOLLOW), so a normalised path that exists and is not a link
   // to follow resolves to itself: one lookup instead of one per component.
   if (isNormalized(path))
     if (auto n = info(path); n && (n->kind != EntryKind::Symlink || !followLast)) return path;
+  return walk(path, followLast, false, 40, nullptr);
+}
+
+Result<std::string> FsView::walk(std::string_view path, bool followLast, bool allowMissing, int maxLinks,
+                                 std::string* viaLink) const {
   std::deque<std::string> todo;
   for (auto& c : util::split(path, '/'))
     if (!c.empty() && c != ".") todo.push_back(c);
@@ -66,12 +71,14 @@ Result<std::string> FsView::resolve(const std::string& path, bool followLast) co
     p += c;
     auto n = info(p);
     if (!n) {
-      if (todo.empty()) return p;  // a missing final component resolves to itself
+      if (todo.empty() || allowMissing) continue;  // a missing final component resolves to itself
       return Error::NotFound("'" + util::printable(path) + "' does not exist in the image ('" +
                              util::printable(p) + "' is missing)");
     }
     if (n->kind == EntryKind::Symlink && (followLast || !todo.empty())) {
-      if (++links > 40) return Error::Invalid("too many levels of symbolic links resolving '" + util::printable(path) + "'");
+      if (++links > maxLinks)
+        return Error::Invalid("too many levels of symbolic links resolving '" + util::printable(path) + "'");
+      if (viaLink && viaLink->empty()) *viaLink = p;
       p.resize(lengths.back());
       lengths.pop_back();
       const std::string& t = n->linkTarget;
@@ -106,93 +113,148 @@ void LayeredView::removeTree(const std::string& path, bool keepSelf) {
   while (it != nodes_.end() && it->first.compare(0, prefix.size(), prefix) == 0) it = nodes_.erase(it);
 }
 
-bool LayeredView::prepareParents(const std::string& path, int layer, std::string& reason) {
-  // The common case, an existing parent directory: its own parents are directories too.
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return true;
-  if (auto it = nodes_.find(path.substr(0, slash)); it != nodes_.end() && it->second.kind == EntryKind::Dir) return true;
+Status LayeredView::makeParents(const std::string& dir, int layer, std::set<std::string>* upper) {
+  if (dir.empty()) return {};
+  if (auto it = nodes_.find(dir); it != nodes_.end() && it->second.kind == EntryKind::Dir && !upper) return {};
   std::string p;
-  auto parts = util::split(path, '/');
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    p = joinPath(p, parts[i]);
+  for (const auto& part : util::split(dir, '/')) {
+    p = joinPath(p, part);
     auto it = nodes_.find(p);
-    if (it == nodes_.end()) {
-      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr, -1, ""};
-    } else if (it->second.kind == EntryKind::Symlink) {
-      reason = "written through symlink '" + util::printable(p) + "'";
-      return false;
-    } else if (it->second.kind != EntryKind::Dir) {
-      removeTree(p, false);
-      nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr, -1, ""};
-    }
+    if (it == nodes_.end()) nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr, -1, ""};
+    else if (it->second.kind != EntryKind::Dir) return Error::Invalid("'" + util::printable(p) + "' is not a directory");
+    if (upper) upper->insert(p);
   }
-  return true;
+  return {};
 }
 
-void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntry>& unsafe) {
-  // Whiteouts hide content of lower layers only, whatever their position in the tar.
-  for (const auto& e : scan.entries) {
-    if (e.kind != EntryKind::Whiteout && e.kind != EntryKind::Opaque) continue;
-    bool throughLink = false;
-    std::string p;
-    auto parts = util::split(e.path, '/');
-    size_t parents = e.kind == EntryKind::Whiteout ? parts.size() - 1 : parts.size();
-    for (size_t i = 0; i < parents && !e.path.empty(); ++i) {
-      p = joinPath(p, parts[i]);
-      auto it = nodes_.find(p);
-      if (it != nodes_.end() && it->second.kind == EntryKind::Symlink) throughLink = true;
-    }
-    if (throughLink) {
-      unsafe.push_back({e.path, "whiteout reaches through symlink '" + util::printable(p) + "'"});
-      continue;
-    }
-    removeTree(e.path, e.kind == EntryKind::Opaque);
+void LayeredView::hideLower(const std::string& path, const std::set<std::string>& upper) {
+  auto out = [&](const std::string& p) { return !upper.count(p); };
+  if (!path.empty() && out(path)) {
+    removeTree(path, false);
+    return;
   }
+  std::string prefix = path.empty() ? "" : path + "/";
+  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+    it = out(it->first) ? nodes_.erase(it) : std::next(it);
+}
+
+namespace {
+
+// The entry's name as the tar spells it, for notes (whiteouts are stored by what they hide).
+std::string entryName(const LayerEntry& e) {
+  if (e.kind == EntryKind::Opaque) return joinPath(e.path, ".wh..wh..opq");
+  if (e.kind != EntryKind::Whiteout) return e.path;
+  size_t slash = e.path.rfind('/');
+  return slash == std::string::npos ? ".wh." + e.path : e.path.substr(0, slash + 1) + ".wh." + e.path.substr(slash + 1);
+}
+
+}  // namespace
+
+// containerd's fs.RootPath gives up after 255 links.
+constexpr int kMaxLinks = 255;
+
+void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntry>& unsafe,
+                        std::vector<UnsafeEntry>& suspicious) {
+  // What this layer wrote, parents included: overlayfs's upper directory. A whiteout or an
+  // opaque directory hides only what is not in it (the OCI spec; containerd's overlay applier),
+  // wherever the marker sits in the tar. Kept only when the layer has such markers.
+  bool markers = false;
+  for (const auto& e : scan.entries) markers = markers || e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque;
+  std::set<std::string> upperSet;
+  std::set<std::string>* upper = markers ? &upperSet : nullptr;
+
   for (const auto& e : scan.entries) {
-    if (e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque) continue;
-    std::string reason;
-    if (!prepareParents(e.path, layer, reason)) {
-      unsafe.push_back({e.path, reason});
+    auto refuse = [&](const std::string& why) { unsafe.push_back({util::printable(entryName(e)), why}); };
+    // containerd: the parent is resolved inside the root (fs.RootPath), the base name is not.
+    size_t slash = e.path.rfind('/');
+    std::string parent = e.kind == EntryKind::Opaque ? e.path : slash == std::string::npos ? "" : e.path.substr(0, slash);
+    std::string base = e.kind == EntryKind::Opaque ? "" : slash == std::string::npos ? e.path : e.path.substr(slash + 1);
+    std::string resolved = parent, via;
+    if (!parent.empty()) {
+      auto it = nodes_.find(parent);
+      if (it == nodes_.end() || it->second.kind != EntryKind::Dir) {
+        auto r = walk(parent, true, true, kMaxLinks, &via);
+        if (!r.ok()) {
+          refuse(r.error().message + " (a runtime fails to unpack the layer)");
+          continue;
+        }
+        resolved = *r;
+      }
+    }
+    std::string path = base.empty() ? resolved : joinPath(resolved, base);
+    if (!via.empty())
+      suspicious.push_back({util::printable(entryName(e)), "written through symlink '" + util::printable(via) +
+                                                               "': a runtime applies it at '/" + util::printable(path) + "'"});
+    if (auto st = makeParents(resolved, layer, upper); !st.ok()) {
+      refuse(st.error().message + " (a runtime fails to unpack the layer)");
       continue;
+    }
+    if (e.kind == EntryKind::Opaque) {
+      hideLower(resolved, upperSet);
+      continue;
+    }
+    if (e.kind == EntryKind::Whiteout) {
+      if (upperSet.count(path)) {
+        refuse("whiteout of '" + util::printable(path) + "', which this same layer wrote (containerd's overlay applier "
+               "fails on it; the OCI spec keeps what the layer wrote)");
+        hideLower(path, upperSet);
+      } else {
+        removeTree(path, false);
+      }
+      continue;
+    }
+    auto old = nodes_.find(path);
+    if (old != nodes_.end()) {
+      if (old->second.kind == EntryKind::Dir && e.kind == EntryKind::Dir) {  // merged: only the metadata changes
+        old->second.mode = e.mode;
+        old->second.layer = layer;
+        if (upper) upper->insert(path);
+        continue;
+      }
+      removeTree(path, false);  // containerd removes what is there before it writes
     }
     Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.content, -1, ""};
     if (e.kind == EntryKind::Hardlink) {
-      auto t = nodes_.find(e.linkTarget);
-      std::string why;
-      if (t == nodes_.end()) why = "hardlink to '" + util::printable(e.linkTarget) + "', which is not in the image";
-      else if (t->second.kind == EntryKind::Dir) why = "hardlink to a directory";
-      else {
-        std::string parentReason;
-        std::string tp;
-        auto parts = util::split(e.linkTarget, '/');
-        for (size_t i = 0; i + 1 < parts.size(); ++i) {
-          tp = joinPath(tp, parts[i]);
-          auto pt = nodes_.find(tp);
-          if (pt != nodes_.end() && pt->second.kind == EntryKind::Symlink)
-            why = "hardlink target reached through symlink '" + util::printable(tp) + "'";
-        }
-      }
-      if (!why.empty()) {
-        unsafe.push_back({e.path, why});
+      // containerd's hardlinkRootPath: the target's parent resolved inside the root, its base
+      // name not (a hardlink to a symlink links the symlink).
+      std::string_view raw = e.linkTarget;
+      size_t ls = raw.rfind('/');
+      std::string linkVia;
+      auto dir = walk(ls == std::string_view::npos ? std::string_view() : raw.substr(0, ls + 1), true, true, kMaxLinks, &linkVia);
+      if (!dir.ok()) {
+        refuse("hardlink target " + util::printable(e.linkTarget) + ": " + dir.error().message);
         continue;
       }
+      std::string target = *dir;
+      std::string_view file = ls == std::string_view::npos ? raw : raw.substr(ls + 1);
+      if (file == "..") {
+        size_t k = target.rfind('/');
+        target = k == std::string::npos ? "" : target.substr(0, k);
+      } else if (!file.empty() && file != ".") target = joinPath(target, std::string(file));
+      auto t = nodes_.find(target);
+      if (target.empty() || (t != nodes_.end() && t->second.kind == EntryKind::Dir)) {
+        refuse("hardlink to a directory ('/" + util::printable(target) + "')");
+        continue;
+      }
+      if (t == nodes_.end()) {
+        refuse("hardlink to '" + util::printable(e.linkTarget) + "', which is not in the image");
+        continue;
+      }
+      if (!linkVia.empty())
+        suspicious.push_back({util::printable(e.path), "hardlink target " + util::printable(e.linkTarget) +
+                                                           " reached through symlink '" + util::printable(linkVia) + "'"});
       n = t->second;
       if (n.dataPath.empty()) {
         n.dataLayer = t->second.layer;
-        n.dataPath = e.linkTarget;
+        n.dataPath = target;
       }
       n.layer = layer;
+    } else if (path != e.path && e.kind == EntryKind::File) {
+      n.dataLayer = layer;  // the bytes are under the tar's name, not where a link led them
+      n.dataPath = e.path;
     }
-    auto old = nodes_.find(e.path);
-    if (old != nodes_.end()) {
-      if (old->second.kind == EntryKind::Dir && e.kind == EntryKind::Dir) {
-        old->second.mode = e.mode;
-        old->second.layer = layer;
-        continue;
-      }
-      if (old->second.kind == EntryKind::Dir) removeTree(e.path, false);
-    }
-    nodes_[e.path] = std::move(n);
+    nodes_[path] = std::move(n);
+    if (upper) upper->insert(path);
   }
 }
 

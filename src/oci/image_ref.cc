@@ -8,6 +8,7 @@ const char* toString(Transport t) {
     case Transport::OciArchive: return "oci-archive";
     case Transport::DockerArchive: return "docker-archive";
     case Transport::Dir: return "dir";
+    case Transport::RootFs: return "rootfs";
     case Transport::Registry: return "docker";
   }
   return "?";
@@ -50,8 +51,18 @@ Result<ImageRef> parseImageRef(std::string_view s) {
     size_t colon = rest.find(':');
     r.path = std::string(rest.substr(0, colon));
     if (colon != std::string_view::npos) r.tag = std::string(rest.substr(colon + 1));
+    if (!r.tag.empty() && r.tag.front() == '@') {  // skopeo's source index
+      std::string n = r.tag.substr(1);
+      if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos)
+        return Error::Invalid("'" + r.raw + "': the source index after ':@' must be a number");
+      r.sourceIndex = std::stoul(n);
+      r.tag.clear();
+    }
   } else if (consumePrefix(rest, "dir:")) {
     r.transport = Transport::Dir;
+    r.path = std::string(rest);
+  } else if (consumePrefix(rest, "rootfs:")) {
+    r.transport = Transport::RootFs;
     r.path = std::string(rest);
   } else {
     consumePrefix(rest, "docker://");

@@ -41,23 +41,33 @@ const char* toString(EntryKind k) {
   return "?";
 }
 
-bool normalizeEntryPath(std::string_view name, std::string& out, std::string& reason) {
-  out.clear();
-  if (!name.empty() && name.front() == '/') {
-    reason = "absolute path";
-    return false;
-  }
-  std::vector<std::string> parts;
-  for (const auto& p : util::split(name, '/')) {
+std::string cleanEntryPath(std::string_view name, std::string& note) {
+  note.clear();
+  bool absolute = !name.empty() && name.front() == '/';
+  std::vector<std::string_view> parts;
+  bool climbs = false;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('/', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view p = name.substr(start, end - start);
+    start = end + 1;
     if (p.empty() || p == ".") continue;
     if (p == "..") {
-      reason = "path climbs with '..'";
-      return false;
+      climbs = true;
+      if (!parts.empty()) parts.pop_back();  // at the root, '..' stays at the root
+      continue;
     }
     parts.push_back(p);
   }
-  out = util::join(parts, "/");
-  return true;
+  std::string out;
+  for (auto p : parts) {
+    if (!out.empty()) out += '/';
+    out += p;
+  }
+  if (climbs) note = "'..' in the path";
+  else if (absolute && !out.empty()) note = "absolute path";  // "/" alone is the root entry umoci writes
+  return out;
 }
 
 namespace {
@@ -392,35 +402,40 @@ template <typename Fail>
 void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, Fail& fail) {
   std::set<std::string> seen;
   struct archive_entry* e = nullptr;
+  // Go's archive/tar (and so containerd) takes the end of the input right after an entry's
+  // data, before its padding, as the end of the archive; umoci insert writes such layers.
+  bool dataComplete = false;
+  auto endsAfterData = [&] {
+    const char* msg = archive_error_string(tar);
+    return dataComplete && msg && std::string_view(msg).find("Truncated") != std::string_view::npos;
+  };
   while (true) {
     int rc = archive_read_next_header(tar, &e);
     if (rc == ARCHIVE_EOF) break;
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-      fail("layer tar is damaged: " + archiveError(tar, "bad header"));
+      if (!endsAfterData()) fail("layer tar is damaged: " + archiveError(tar, "bad header"));
       break;
     }
+    dataComplete = false;
     const char* rawName = archive_entry_pathname(e);
     if (!rawName) rawName = archive_entry_pathname_utf8(e);
     std::string name = rawName ? rawName : "";
     LayerEntry le;
-    std::string reason;
-    bool ok = normalizeEntryPath(name, le.path, reason);
-    bool ignore = false;
-    if (ok && le.path.empty()) ignore = true;  // the root itself
-    if (ok && !ignore) ok = applyWhiteoutName(le, reason, ignore);
+    std::string reason, note;
+    bool ok = true;
+    le.path = cleanEntryPath(name, note);
+    bool ignore = le.path.empty();  // the root itself: containerd skips it
+    if (!ignore) ok = applyWhiteoutName(le, reason, ignore);
     le.kind = (le.kind == EntryKind::Whiteout || le.kind == EntryKind::Opaque) ? le.kind : kindOf(e);
     le.mode = archive_entry_perm(e);
     le.uid = archive_entry_uid(e);
     le.gid = archive_entry_gid(e);
     le.size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
     if (ok && !ignore && le.kind == EntryKind::Hardlink) {
-      std::string target;
-      if (!normalizeEntryPath(archive_entry_hardlink(e), target, reason) || target.empty()) {
-        ok = false;
-        reason = "hardlink target " + util::printable(archive_entry_hardlink(e)) + ": " +
-                 (reason.empty() ? "empty" : reason);
-      }
-      le.linkTarget = target;
+      le.linkTarget = archive_entry_hardlink(e);
+      std::string targetNote;
+      (void)cleanEntryPath(le.linkTarget, targetNote);
+      if (!targetNote.empty() && note.empty()) note = "hardlink target " + util::printable(le.linkTarget) + ": " + targetNote;
     }
     if (le.kind == EntryKind::Symlink) {
       const char* t = archive_entry_symlink(e);
@@ -436,47 +451,57 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
     }
     if (ok && !ignore && le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque &&
         !seen.insert(le.path).second)
-      out.unsafe.push_back({util::printable(name), "duplicate entry (the later one wins)"});
+      out.suspicious.push_back({util::printable(name), "duplicate entry (the later one wins)"});
     if (!ok) out.unsafe.push_back({util::printable(name), reason});
+    else if (!note.empty())
+      out.suspicious.push_back({util::printable(name), note + " (a runtime applies it inside the root)"});
 
     bool regular = ok && !ignore && le.kind == EntryKind::File && archive_entry_sparse_count(e) == 0;
     unsigned want = regular ? (opts.hashes ? opts.hashes(le.path) : kHashSha256 | kHashMd5) : 0;
     uint64_t captureLimit = regular && opts.capture ? opts.capture(le.path) : 0;
     bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
-    if (want != 0 || captureIt) {
-      std::optional<util::Hasher> h, m5;
-      if (want & kHashSha256) h.emplace("sha256");
-      if (want & kHashMd5) m5.emplace("md5");
-      std::string captured;
-      bool readOk = true;
-      // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
-      // which are not hashed.
-      const void* block = nullptr;
-      size_t n = 0;
-      la_int64_t offset = 0;
-      while (true) {
-        int rc = archive_read_data_block(tar, &block, &n, &offset);
-        if (rc == ARCHIVE_EOF) break;
-        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-          fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
-          readOk = false;
+    std::optional<util::Hasher> h, m5;
+    if (want & kHashSha256) h.emplace("sha256");
+    if (want & kHashMd5) m5.emplace("md5");
+    std::string captured;
+    bool readOk = true, atEnd = false;
+    // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
+    // which are not hashed. Read even when not hashed: the input is a stream, skipping costs
+    // the same, and the bytes tell a complete entry from a truncated one.
+    const void* block = nullptr;
+    size_t n = 0;
+    la_int64_t offset = 0;
+    uint64_t got = 0;
+    while (true) {
+      int rc = archive_read_data_block(tar, &block, &n, &offset);
+      if (rc == ARCHIVE_EOF) break;
+      if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+        dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
+        if (endsAfterData()) {
+          atEnd = true;
           break;
         }
-        if (h) h->update(block, n);
-        if (m5) m5->update(block, n);
-        if (captureIt) captured.append(static_cast<const char*>(block), n);
+        fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
+        readOk = false;
+        break;
       }
-      if (!readOk) break;
-      if (h) le.sha256 = h->hex();
-      if (m5) le.md5 = m5->hex();
-      if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
-    } else if (archive_read_data_skip(tar) != ARCHIVE_OK) {
-      fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
-      break;
+      got += n;
+      if (h) h->update(block, n);
+      if (m5) m5->update(block, n);
+      if (captureIt) captured.append(static_cast<const char*>(block), n);
     }
-    if (!ok || ignore) continue;
+    if (!readOk) break;
+    dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
+    if (h) le.sha256 = h->hex();
+    if (m5) le.md5 = m5->hex();
+    if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
+    if (!ok || ignore) {
+      if (atEnd) break;
+      continue;
+    }
     if (le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque) ++out.fileCount;
     out.entries.push_back(std::move(le));
+    if (atEnd) break;
   }
 }
 
@@ -488,6 +513,13 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
   pipe.in = &in;
   pipe.streamHashes = in.computesDigest(opts.digestAlgorithm);
 
+  if (opts.hashOnly) {
+    pipe.drain();
+    if (pipe.inError) out.error = *pipe.inError;
+    out.compressedSize = pipe.compressedBytes;
+    out.digestHex = pipe.streamHashes ? in.digestHex().value_or("") : pipe.compressed.hex();
+    return out;
+  }
   struct archive* inflater = archive_read_new();
   archive_read_support_filter_gzip(inflater);
   archive_read_support_filter_zstd(inflater);

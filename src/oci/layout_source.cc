@@ -50,12 +50,40 @@ class LayoutSource : public ImageSource {
     KDK_TRY_ASSIGN(json layout, readJson(*fa_, "oci-layout"));
     if (!layout.is_object() || !layout.contains("imageLayoutVersion") || !layout["imageLayoutVersion"].is_string())
       return Error::Invalid(fa_->where("oci-layout") + " has no imageLayoutVersion");
-    KDK_TRY_ASSIGN(std::string bytes, fa_->read("index.json", kMaxManifestBytes));
-    auto index = parseIndex(bytes);
-    if (!index.ok()) return Error::Invalid(fa_->where("index.json") + ": " + index.error().message);
+    if (std::string v = layout["imageLayoutVersion"].get<std::string>(); v != "1.0.0")
+      findings_.push_back({"layout.schema.invalid", "error",
+                           fa_->where("oci-layout") + ": imageLayoutVersion is '" + util::printable(v.substr(0, 40)) +
+                               "', the image spec defines only 1.0.0",
+                           {{"field", "imageLayoutVersion"}}});
+    KDK_TRY_ASSIGN(json index, readJson(*fa_, "index.json"));
+    if (!index.is_object() || !index.contains("manifests") || !index["manifests"].is_array())
+      return Error::Invalid(fa_->where("index.json") + ": index has no manifests array");
+    // Entry by entry: a malformed one concerns only the image it names.
+    struct Entry {
+      size_t n;
+      std::string name;
+      std::string rawDigest;
+      Result<Descriptor> desc;
+    };
+    std::vector<Entry> entries;
+    for (size_t i = 0; i < index["manifests"].size(); ++i) {
+      const json& j = index["manifests"][i];
+      std::string name, rawDigest;
+      if (j.is_object() && j.contains("annotations") && j["annotations"].is_object() && j["annotations"].contains(kRefName) &&
+          j["annotations"][kRefName].is_string())
+        name = j["annotations"][kRefName].get<std::string>();
+      if (j.is_object() && j.contains("digest") && j["digest"].is_string()) rawDigest = j["digest"].get<std::string>();
+      entries.push_back({i, name, rawDigest, parseDescriptor(j)});
+    }
+    auto bad = [&](const Entry& e) {
+      return Error::Invalid(fa_->where("index.json") + " manifests[" + std::to_string(e.n) + "]" +
+                            (e.name.empty() ? "" : " ('" + util::printable(e.name) + "')") + ": " + e.desc.error().message);
+    };
     if (digest_) {
-      for (const auto& d : index->manifests)
-        if (d.digest == *digest_) return d;
+      for (const auto& e : entries) {
+        if (e.desc.ok() && e.desc->digest == *digest_) return *e.desc;
+        if (!e.desc.ok() && e.rawDigest == digest_->str()) return bad(e);
+      }
       // Not listed in index.json: accept a blob of that digest if the layout has one.
       int64_t sz = fa_->size(blobPath(*digest_));
       if (sz < 0) return Error::NotFound("no manifest " + digest_->str() + " in " + fa_->where("index.json"));
@@ -63,18 +91,20 @@ class LayoutSource : public ImageSource {
       KDK_TRY_ASSIGN(DocKind kind, detectKind(mbytes));
       return Descriptor{kind == DocKind::Index ? media::kOciIndex : media::kOciManifest, *digest_, sz, {}, {}, {}};
     }
-    std::vector<const Descriptor*> matches;
+    std::vector<const Entry*> matches;
     std::string tags;
-    for (const auto& d : index->manifests) {
-      auto it = d.annotations.find(kRefName);
-      std::string name = it == d.annotations.end() ? "" : it->second;
-      if (!name.empty()) tags += (tags.empty() ? "" : ", ") + name;
-      if (tag_.empty() || name == tag_) matches.push_back(&d);
+    for (const auto& e : entries) {
+      if (!e.name.empty()) tags += (tags.empty() ? "" : ", ") + e.name;
+      if (!tag_.empty() && e.name != tag_) continue;
+      // The same image listed twice under one name is one image.
+      bool same = false;
+      for (const Entry* m : matches) same = same || (m->desc.ok() && e.desc.ok() && m->desc->digest == e.desc->digest);
+      if (!same) matches.push_back(&e);
     }
     if (matches.size() == 1) {
-      auto it = matches[0]->annotations.find(kRefName);
-      if (it != matches[0]->annotations.end()) resolvedTag_ = it->second;
-      return *matches[0];
+      if (!matches[0]->desc.ok()) return bad(*matches[0]);
+      if (!matches[0]->name.empty()) resolvedTag_ = matches[0]->name;
+      return *matches[0]->desc;
     }
     if (matches.empty() && !tag_.empty())
       return Error::NotFound("no image tagged '" + tag_ + "' in " + fa_->where("index.json") +
@@ -84,9 +114,11 @@ class LayoutSource : public ImageSource {
                           " images; name one with :TAG or @DIGEST" + (tags.empty() ? "" : " (tags: " + tags + ")"));
   }
 
+  std::vector<SourceFinding> findings() const override { return findings_; }
+
+  // A blob of an algorithm Kernodeck cannot verify is still read (blobs/ALG/ENCODED: the
+  // digest grammar allows no '/'): the audit reports it as unverifiable.
   Result<std::unique_ptr<ByteStream>> openBlob(const Descriptor& d) override {
-    if (!d.digest.verifiable())
-      return Error::Unsupported("blob " + d.digest.str() + " uses an algorithm Kernodeck cannot verify");
     auto s = fa_->open(blobPath(d.digest));
     if (!s.ok() && s.error().code == "not_found")
       return Error::NotFound("blob " + d.digest.str() + " is missing from " + fa_->where("blobs"));
@@ -101,14 +133,37 @@ class LayoutSource : public ImageSource {
   std::string tag_;
   std::optional<Digest> digest_;
   std::string resolvedTag_;
+  std::vector<SourceFinding> findings_;
 };
 
-// Legacy docker-archive: manifest.json names the config and layer tars; the
-// manifest is synthesised (Docker v2 schema 2) with each layer's digest equal to
-// its DiffID, since legacy layers are uncompressed tars.
+// Compression of a stream by its first bytes (gzip, zstd magic numbers), as docker load
+// and containers/image recognise a layer whatever its file is called.
+Compression sniffCompression(FileAccess& fa, const std::string& name) {
+  auto s = fa.open(name);
+  if (!s.ok()) return Compression::Unknown;
+  unsigned char head[4] = {0, 0, 0, 0};
+  size_t got = 0;
+  while (got < sizeof head) {
+    auto r = (*s)->read(head + got, sizeof head - got);
+    if (!r.ok() || *r == 0) break;
+    got += *r;
+  }
+  if (got >= 2 && head[0] == 0x1f && head[1] == 0x8b) return Compression::Gzip;
+  if (got == 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd) return Compression::Zstd;
+  return Compression::None;
+}
+
+// docker-archive (docker save, podman save, skopeo, go-containerregistry's tarball):
+// manifest.json names the config and the layer files of each image. When the archive also
+// holds an OCI layout (docker 25+ writes one) and it has the chosen image's manifest, that
+// manifest is read as it is, with its digest. Otherwise a manifest is synthesised (Docker v2
+// schema 2): the config's digest is that of its bytes, and each layer's digest is its DiffID,
+// whatever the file's compression (gzip and zstd are recognised by their bytes), so a layer
+// is verified by its DiffID after inflating (synthetic()).
 class DockerArchiveSource : public ImageSource {
  public:
-  DockerArchiveSource(std::unique_ptr<FileAccess> fa, std::string tag) : fa_(std::move(fa)), tag_(std::move(tag)) {}
+  DockerArchiveSource(std::unique_ptr<FileAccess> fa, std::string tag, std::optional<size_t> index)
+      : fa_(std::move(fa)), tag_(std::move(tag)), index_(index) {}
 
   Result<Descriptor> resolve() override {
     KDK_TRY_ASSIGN(json mj, readJson(*fa_, "manifest.json"));
@@ -124,10 +179,15 @@ class DockerArchiveSource : public ImageSource {
           if (!tag_.empty() && normalTag(t.get<std::string>()) == normalTag(tag_)) chosen = &e;
         }
     }
-    if (tag_.empty()) {
+    if (index_) {
+      if (*index_ >= mj.size())
+        return Error::NotFound("no image @" + std::to_string(*index_) + " in " + fa_->where("manifest.json") + ", which holds " +
+                               std::to_string(mj.size()) + " (counted from @0)");
+      chosen = &mj[*index_];
+    } else if (tag_.empty()) {
       if (mj.size() != 1)
         return Error::Invalid(fa_->where("manifest.json") + " holds " + std::to_string(mj.size()) +
-                              " images; name one as docker-archive:FILE:REPO:TAG (tags: " + tags + ")");
+                              " images; name one as docker-archive:FILE:REPO:TAG or docker-archive:FILE:@N (tags: " + tags + ")");
       chosen = &mj[0];
     }
     if (!chosen) return Error::NotFound("no image tagged '" + tag_ + "' in " + fa_->where("manifest.json") + " (has: " + tags + ")");
@@ -140,10 +200,10 @@ class DockerArchiveSource : public ImageSource {
 
     std::string configName = e["Config"].get<std::string>();
     KDK_TRY_ASSIGN(std::string configBytes, fa_->read(configName, kMaxManifestBytes));
-    // The digest is in the name (legacy "<hex>.json" or "blobs/sha256/<hex>"); the check
-    // against the bytes happens where every config is verified.
+    // The config is known by its bytes, whatever its file is called.
     Digest configDigest{"sha256", util::sha256Hex(configBytes)};
-    if (auto d = digestFromName(configName)) configDigest = *d;
+    if (auto d = fromLayout(configDigest)) return *d;
+
     paths_[configDigest.str()] = configName;
     KDK_TRY_ASSIGN(ImageConfig cfg, parseConfig(configBytes));
     const json& layers = e["Layers"];
@@ -160,9 +220,15 @@ class DockerArchiveSource : public ImageSource {
       std::string name = layers[i].get<std::string>();
       int64_t sz = fa_->size(name);
       if (sz < 0) return Error::NotFound("layer " + fa_->where(name) + " named by manifest.json is missing");
-      Digest d = digestFromName(name).value_or(cfg.diffIds[i]);
+      const Digest& d = cfg.diffIds[i];
       paths_[d.str()] = name;
-      m["layers"].push_back({{"mediaType", media::kDockerLayerTar}, {"digest", d.str()}, {"size", sz}});
+      std::string mt = media::kDockerLayerTar;
+      switch (sniffCompression(*fa_, name)) {
+        case Compression::Gzip: mt = media::kDockerLayerGzip; break;
+        case Compression::Zstd: mt = "application/vnd.oci.image.layer.v1.tar+zstd"; break;
+        default: break;
+      }
+      m["layers"].push_back({{"mediaType", mt}, {"digest", d.str()}, {"size", sz}});
     }
     manifestBytes_ = m.dump();
     Digest md{"sha256", util::sha256Hex(manifestBytes_)};
@@ -170,6 +236,7 @@ class DockerArchiveSource : public ImageSource {
   }
 
   Result<std::unique_ptr<ByteStream>> openBlob(const Descriptor& d) override {
+    if (layout_) return fa_->open(blobPath(d.digest));
     if (d.mediaType == media::kDockerManifest && !manifestBytes_.empty() &&
         d.digest.encoded == util::sha256Hex(manifestBytes_))
       return std::unique_ptr<ByteStream>(new MemoryStream(manifestBytes_));
@@ -179,28 +246,41 @@ class DockerArchiveSource : public ImageSource {
   }
 
   std::string where(const Descriptor& d) const override {
+    if (layout_) return fa_->where(blobPath(d.digest));
     auto it = paths_.find(d.digest.str());
     return fa_->where(it == paths_.end() ? "manifest.json" : it->second);
   }
-  bool synthetic() const override { return true; }
+  bool synthetic() const override { return !layout_; }
   std::string tag() const override { return resolvedTag_; }
 
  private:
-  static std::optional<Digest> digestFromName(const std::string& name) {
-    std::string base = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
-    if (base.size() > 5 && base.substr(base.size() - 5) == ".json") base = base.substr(0, base.size() - 5);
-    if (name.rfind("blobs/sha256/", 0) == 0 || name.size() == 69) {
-      auto d = parseDigest("sha256:" + base);
-      if (d.ok()) return *d;
+  // The manifest in the archive's OCI layout (docker 25+) whose config has this digest.
+  std::optional<Descriptor> fromLayout(const Digest& config) {
+    if (!fa_->exists("index.json") || !fa_->exists("oci-layout")) return std::nullopt;
+    auto bytes = fa_->read("index.json", kMaxManifestBytes);
+    if (!bytes.ok()) return std::nullopt;
+    auto index = parseIndex(*bytes);
+    if (!index.ok()) return std::nullopt;
+    for (const auto& d : index->manifests) {
+      if (!d.digest.verifiable()) continue;
+      auto mb = fa_->read(blobPath(d.digest), kMaxManifestBytes);
+      if (!mb.ok()) continue;
+      auto m = parseManifest(*mb);
+      if (m.ok() && m->config.digest == config) {
+        layout_ = true;
+        return d;
+      }
     }
     return std::nullopt;
   }
 
   std::unique_ptr<FileAccess> fa_;
   std::string tag_;
+  std::optional<size_t> index_;
   std::string resolvedTag_;
   std::string manifestBytes_;
   std::map<std::string, std::string> paths_;
+  bool layout_ = false;
 };
 
 }  // namespace
@@ -215,13 +295,15 @@ Result<std::unique_ptr<ImageSource>> openImageSource(const ImageRef& ref) {
     }
     case Transport::DockerArchive: {
       KDK_TRY_ASSIGN(auto fa, openTarAccess(ref.path));
-      return std::unique_ptr<ImageSource>(new DockerArchiveSource(std::move(fa), ref.tag));
+      return std::unique_ptr<ImageSource>(new DockerArchiveSource(std::move(fa), ref.tag, ref.sourceIndex));
     }
     case Transport::Dir:
-      return Error::Invalid("dir: references are root filesystems, not image sources");
+      return openSkopeoDir(ref.path);
+    case Transport::RootFs:
+      return Error::Invalid("rootfs: references are root filesystems, not image sources");
     case Transport::Registry:
       return Error::Unsupported("registry references are not supported yet: '" + ref.raw +
-                                "' (use oci:, oci-archive:, docker-archive: or dir:)");
+                                "' (use oci:, oci-archive:, docker-archive:, dir: or rootfs:)");
   }
   return Error::Invalid("unknown transport");
 }

@@ -20,6 +20,10 @@ Compression layerCompression(std::string_view mt) {
   return Compression::Unknown;
 }
 
+bool encryptedLayer(std::string_view mt) { return mt.ends_with("+encrypted"); }
+
+bool imageConfigType(std::string_view mt) { return mt == media::kOciConfig || mt == media::kDockerConfig; }
+
 const char* toString(Compression c) {
   switch (c) {
     case Compression::None: return "none";
@@ -143,6 +147,7 @@ Result<Manifest> parseManifest(std::string_view bytes) {
   if (!m.mediaType.empty() && m.mediaType != media::kOciManifest && m.mediaType != media::kDockerManifest)
     return Error::Invalid("manifest mediaType '" + m.mediaType.substr(0, 100) + "' is not an image manifest");
   if (m.mediaType.empty()) m.mediaType = media::kOciManifest;
+  m.artifactType = optString(j, "artifactType");
   if (!j.contains("config")) return Error::Invalid("manifest has no config descriptor");
   KDK_TRY_ASSIGN(m.config, parseDescriptor(j["config"]));
   if (!j.contains("layers") || !j["layers"].is_array()) return Error::Invalid("manifest has no layers array");

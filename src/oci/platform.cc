@@ -66,6 +66,15 @@ Result<size_t> selectPlatform(const Index& index, const Platform& wantRaw) {
     }
   }
   if (best >= 0) return static_cast<size_t>(best);
+  // An entry that names no platform (an index written by hand or by a tool that leaves it
+  // out) is chosen when it is the only one: the image config then says what it runs on.
+  int unlisted = -1, count = 0;
+  for (size_t i = 0; i < index.manifests.size(); ++i)
+    if (!index.manifests[i].platform) {
+      unlisted = static_cast<int>(i);
+      ++count;
+    }
+  if (count == 1) return static_cast<size_t>(unlisted);
   std::string avail;
   for (const auto& d : index.manifests)
     if (d.platform) avail += (avail.empty() ? "" : ", ") + normalize(*d.platform).str();

@@ -18,8 +18,12 @@ namespace {
 // path, kind, mode, size, link target, sha256, md5, captured content (base64 or "-"),
 // tab-separated, with backslash, tab and newline escaped in the text fields. Parsing
 // this is several times faster than JSON for the tens of thousands of entries of a layer.
+// Format 2: hardlink targets as written, names cleaned as containerd cleans them, suspicious entries.
+constexpr int kScanFormat = 2;
+
 std::string pathFor(const std::string& dir, const Digest& d) {
-  return dir + "/layers/" + d.algorithm + "/" + d.encoded + ".v" + std::to_string(kAnalysisVersion) + ".tsv";
+  return dir + "/layers/" + d.algorithm + "/" + d.encoded + ".v" + std::to_string(kAnalysisVersion) + "." +
+         std::to_string(kScanFormat) + ".tsv";
 }
 
 void escapeInto(std::string& out, std::string_view s) {
@@ -65,6 +69,7 @@ std::optional<LayerScan> loadScan(const std::string& dir, const Digest& d) {
     s.detected = static_cast<Compression>(j["compression"].get<int>());
     s.fileCount = j["files"].get<uint64_t>();
     for (const auto& u : j["unsafe"]) s.unsafe.push_back({u[0].get<std::string>(), u[1].get<std::string>()});
+    for (const auto& u : j["suspicious"]) s.suspicious.push_back({u[0].get<std::string>(), u[1].get<std::string>()});
     size_t expected = j["entries"].get<size_t>();
     s.entries.reserve(expected);
     size_t pos = nl + 1;
@@ -108,6 +113,8 @@ void storeScan(const std::string& dir, const Digest& d, const LayerScan& s) {
   if (dir.empty() || !d.verifiable() || s.error) return;
   json unsafe = json::array();
   for (const auto& u : s.unsafe) unsafe.push_back({u.name, u.reason});
+  json suspicious = json::array();
+  for (const auto& u : s.suspicious) suspicious.push_back({u.name, u.reason});
   json header = {{"digest", d.str()},
                  {"compressed_size", s.compressedSize},
                  {"uncompressed_size", s.uncompressedSize},
@@ -115,6 +122,7 @@ void storeScan(const std::string& dir, const Digest& d, const LayerScan& s) {
                  {"compression", static_cast<int>(s.detected)},
                  {"files", s.fileCount},
                  {"unsafe", unsafe},
+                 {"suspicious", suspicious},
                  {"entries", s.entries.size()}};
   std::string out = header.dump() + "\n";
   for (const auto& e : s.entries) {

@@ -23,6 +23,9 @@ std::string readFile(const std::string& path);
 nlohmann::json auditJson(const std::string& args, int* code = nullptr, std::string* err = nullptr);
 // Builds an OCI layout at DIR from a kdk-mkimage spec; returns the top digest.
 std::string mkimage(const nlohmann::json& spec, const std::string& dir);
+// The shell commands that build, with umoci, an image of busybox-static and an os-release
+// saying ID=umocitest at LAYOUT:base, unpacking and repacking through BUNDLE.
+std::string umociBusyboxCommands(const std::string& layout, const std::string& bundle);
 // Count of findings with `code` in a report.
 int countFindings(const nlohmann::json& report, const std::string& code);
 std::string stepStatus(const nlohmann::json& report, const std::string& step);

@@ -14,6 +14,8 @@ TEST(ImageRef, Transports) {
       {"docker-archive:/a.tar", Transport::DockerArchive, "/a.tar", "", false},
       {"docker-archive:/a.tar:team/app:1.0", Transport::DockerArchive, "/a.tar", "team/app:1.0", false},
       {"dir:/", Transport::Dir, "/", "", false},
+      {"rootfs:/srv/root", Transport::RootFs, "/srv/root", "", false},
+      {"docker-archive:/a.tar:@1", Transport::DockerArchive, "/a.tar", "", false},
       {"ubuntu:22.04", Transport::Registry, "ubuntu", "22.04", false},
       {"localhost:5000/team/app@" + d, Transport::Registry, "localhost:5000/team/app", "", true},
       {"docker://localhost:5000/app:1", Transport::Registry, "localhost:5000/app", "1", false},
@@ -30,4 +32,7 @@ TEST(ImageRef, Transports) {
   EXPECT_FALSE(parseImageRef("").ok());
   EXPECT_FALSE(parseImageRef("oci:").ok());
   EXPECT_FALSE(parseImageRef("oci:/x@sha256:123").ok());
+  EXPECT_EQ(parseImageRef("docker-archive:/a.tar:@12")->sourceIndex, 12u);
+  EXPECT_FALSE(parseImageRef("docker-archive:/a.tar:@x").ok());
+  EXPECT_FALSE(parseImageRef("docker-archive:/a.tar:@").ok());
 }

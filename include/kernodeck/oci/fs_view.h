@@ -1,8 +1,10 @@
 // A read-only view of an image's final filesystem.
 //
-// LayeredView is built by applying layer scans in order (whiteouts, opaque
-// directories, hardlinks, later layers overriding earlier ones) and remembers
-// which layer each path came from. DirView reads an unpacked root filesystem
+// LayeredView is built by applying layer scans in order, entry by entry as containerd's
+// applier (archive/tar.go) unpacks a layer: names rooted and cleaned, symlinks among an
+// entry's parents followed inside the root, hardlink targets resolved the same way, whiteouts
+// and opaque directories hiding what the lower layers hold. It remembers which layer each
+// path came from. DirView reads an unpacked root filesystem
 // (dir:PATH) directly. Both resolve symlinks inside their root only, as a
 // chroot would: nothing outside the image is ever reached through a link.
 #pragma once
@@ -14,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernodeck/oci/layer_scan.h"
@@ -67,13 +70,31 @@ class FsView {
   Result<std::string> resolve(const std::string& path, bool followLast = true) const;
   // Resolves then reads.
   Result<std::string> readFile(const std::string& path, uint64_t limit = 1u << 20) const;
+
+ protected:
+  // The walk behind resolve(), and containerd's fs.RootPath when `allowMissing`: `path` (maybe
+  // with '..' or a leading '/') with its symlinks followed inside the root; a missing component
+  // and what follows it are then kept as written. `viaLink`, when given, gets the first link
+  // followed. Fails on a component below a non-directory, or after `maxLinks` links.
+  Result<std::string> walk(std::string_view path, bool followLast, bool allowMissing, int maxLinks,
+                           std::string* viaLink) const;
 };
 
 class LayeredView : public FsView {
  public:
-  // Applies one layer on top of the view. Entries that would reach through a
-  // symlink or name a missing hardlink target are refused and reported in `unsafe`.
-  void apply(const LayerScan& scan, int layerIndex, std::vector<UnsafeEntry>& unsafe);
+  // Applies one layer on top of the view as containerd does. Entries a runtime would reject
+  // (a parent that is not a directory, a hardlink to nothing or to a directory, a whiteout of
+  // what the same layer wrote, a symlink loop) are not applied and go to `unsafe`; entries
+  // applied that no build tool writes (through a symlink, a hardlink reached through one) go
+  // to `suspicious`. Nothing is ever placed outside the root: a link is resolved as a chroot
+  // would resolve it.
+  void apply(const LayerScan& scan, int layerIndex, std::vector<UnsafeEntry>& unsafe,
+             std::vector<UnsafeEntry>& suspicious);
+  // The same, for callers that only want what was refused.
+  void apply(const LayerScan& scan, int layerIndex, std::vector<UnsafeEntry>& unsafe) {
+    std::vector<UnsafeEntry> suspicious;
+    apply(scan, layerIndex, unsafe, suspicious);
+  }
 
   std::optional<Node> stat(const std::string& path) const override;
   std::optional<NodeInfo> info(const std::string& path) const override;
@@ -92,8 +113,13 @@ class LayeredView : public FsView {
 
  private:
   void removeTree(const std::string& path, bool keepSelf);
-  // False (with reason) when a parent of `path` is a symlink; creates missing parents.
-  bool prepareParents(const std::string& path, int layer, std::string& reason);
+  // containerd's mkparent: creates the missing directories of a resolved path (mode 0755);
+  // fails when one of them exists and is not a directory.
+  // Every directory of `dir` goes into `upper` when given.
+  Status makeParents(const std::string& dir, int layer, std::set<std::string>* upper);
+  // Removes what is at `path` and below it, except the paths in `upper` (what the layer being
+  // applied wrote): a whiteout or an opaque directory hides lower layers only.
+  void hideLower(const std::string& path, const std::set<std::string>& upper);
 
   std::map<std::string, Node> nodes_;
   HashFiller filler_;

@@ -20,18 +20,22 @@ enum class EntryKind { File, Dir, Symlink, Hardlink, Char, Block, Fifo, Whiteout
 const char* toString(EntryKind k);
 
 struct LayerEntry {
-  std::string path;        // normalised: relative to the image root, no "./", no trailing '/'
+  // Cleaned as containerd's applier cleans it (cleanEntryPath): relative to the image root, no
+  // "./", no trailing '/', no '..'. Symlinks among its parents are resolved when the entry is
+  // applied to a view (LayeredView::apply), so this is where it lands only when there are none.
+  std::string path;
   EntryKind kind = EntryKind::File;
   uint32_t mode = 0;
   int64_t uid = 0, gid = 0;
   int64_t size = 0;
-  std::string linkTarget;  // symlink: as written; hardlink: normalised target path
+  std::string linkTarget;  // symlink and hardlink: as written (a hardlink's is resolved when applied)
   std::string sha256;      // regular files; empty when not hashed (sparse, oversized)
   std::string md5;         // likewise, for dpkg's md5sums
   std::shared_ptr<const std::string> content;  // captured files only
 };
 
-// An entry the walk refused (it would reach outside the image root, or is malformed).
+// An entry the walk refused (a runtime would reject it: the layer would not unpack), or one it
+// applied but that no build tool writes (an absolute or '..' name, a write through a symlink).
 struct UnsafeEntry {
   std::string name;    // as written in the tar, made printable
   std::string reason;
@@ -44,7 +48,8 @@ struct LayerScan {
   std::string diffIdHex;         // sha256 of the uncompressed tar stream
   Compression detected = Compression::Unknown;
   std::vector<LayerEntry> entries;  // in tar order
-  std::vector<UnsafeEntry> unsafe;
+  std::vector<UnsafeEntry> unsafe;      // refused: not in `entries`
+  std::vector<UnsafeEntry> suspicious;  // in `entries`, but no build tool writes them
   uint64_t fileCount = 0;           // entries other than whiteouts
   std::optional<Error> error;       // set when the stream could not be read to the end
 };
@@ -60,6 +65,8 @@ struct ScanOptions {
   // md5sums) bits; unset: both. A file a guess left unhashed can be hashed later, when a
   // package database asks for it (LayeredView::prepareHashes).
   std::function<unsigned(const std::string& path)> hashes;
+  // Only count and hash the blob (an encrypted layer, an artifact's blob): no tar is read.
+  bool hashOnly = false;
   // Entries claiming more than this are not hashed and are reported unsafe.
   uint64_t maxEntryBytes = uint64_t(64) << 30;
 };
@@ -68,8 +75,10 @@ struct ScanOptions {
 // the remaining input is still drained into the digest.
 LayerScan scanLayer(ByteStream& in, const ScanOptions& opts);
 
-// Normalises a tar entry name. Returns false with a reason for names that are
-// absolute or climb with "..".
-bool normalizeEntryPath(std::string_view name, std::string& out, std::string& reason);
+// Cleans a tar entry name as containerd's applier does (Go's filepath.Clean, then the name is
+// joined to the root, so a leading '/' and any '..' that would climb above it stop at the root):
+// "/../etc/passwd" is "etc/passwd", "a/../b" is "b", "/" and "./" are "" (the root). `note` says
+// why the name is not one a build tool writes ("absolute path", "'..' in the path"), else empty.
+std::string cleanEntryPath(std::string_view name, std::string& note);
 
 }  // namespace kernodeck::oci

@@ -24,6 +24,7 @@ inline constexpr const char* kDockerList = "application/vnd.docker.distribution.
 inline constexpr const char* kDockerConfig = "application/vnd.docker.container.image.v1+json";
 inline constexpr const char* kDockerLayerGzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
 inline constexpr const char* kDockerLayerTar = "application/vnd.docker.image.rootfs.diff.tar";
+inline constexpr const char* kOciEmpty = "application/vnd.oci.empty.v1+json";
 }  // namespace media
 
 // Largest manifest, index or config accepted (the distribution spec's 4 MiB).
@@ -33,6 +34,11 @@ enum class Compression { None, Gzip, Zstd, Unknown };
 
 // Compression of a layer media type; Unknown for types that are not layers.
 Compression layerCompression(std::string_view mediaType);
+// An ocicrypt layer ("...+encrypted"): its bytes are not a tar until decrypted.
+bool encryptedLayer(std::string_view mediaType);
+// A config media type that makes a manifest an image (OCI or Docker image config); any other
+// (the empty descriptor, an artifact's own type) makes it an artifact.
+bool imageConfigType(std::string_view mediaType);
 const char* toString(Compression c);
 // RFC 6838 shape required of every descriptor mediaType.
 bool validMediaType(std::string_view mt);
@@ -56,6 +62,7 @@ struct Descriptor {
 
 struct Manifest {
   std::string mediaType;  // as declared, or inferred
+  std::string artifactType;  // as declared; empty for images
   Descriptor config;
   std::vector<Descriptor> layers;
   std::map<std::string, std::string> annotations;

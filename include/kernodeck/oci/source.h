@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <vector>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +60,14 @@ std::unique_ptr<FileAccess> openDirAccess(const std::string& dir);
 // Indexes the archive's members once (headers only); each open() streams one member.
 Result<std::unique_ptr<FileAccess>> openTarAccess(const std::string& file);
 
+// A problem a source found while resolving (a layout's own files), for the report.
+struct SourceFinding {
+  std::string code;
+  std::string severity;  // "error", "warning", "info"
+  std::string message;
+  std::map<std::string, std::string> evidence;
+};
+
 class ImageSource {
  public:
   virtual ~ImageSource() = default;
@@ -74,10 +84,15 @@ class ImageSource {
   // Where per-layer results may be cached: only for sources that fetch blobs by digest
   // and verify them (registries); empty for local layouts and archives.
   virtual std::string scanCacheDir() const { return {}; }
+  // Findings about the source's own files, known once resolve() has run.
+  virtual std::vector<SourceFinding> findings() const { return {}; }
 };
 
-// Opens a local image (oci, oci-archive, docker-archive). Dir and registry
-// references are not image sources here.
+// Opens a local image (oci, oci-archive, docker-archive, skopeo's dir). Root filesystems
+// (rootfs:) and registry references are not image sources here.
 Result<std::unique_ptr<ImageSource>> openImageSource(const ImageRef& ref);
+
+// skopeo's directory format (dir:PATH): manifest.json and blobs named by their digest.
+std::unique_ptr<ImageSource> openSkopeoDir(const std::string& dir);
 
 }  // namespace kernodeck::oci
