@@ -151,6 +151,7 @@ std::string Report::toText(int failOn) const {
     if (!s.error.empty()) o << "  " << s.error;
     o << "\n";
   }
+  bool cut = false;  // a group was shortened
   for (Severity sev : {Severity::Error, Severity::Warning, Severity::Info}) {
     size_t n = 0, g = 0;
     for (const auto& gr : groups)
@@ -175,17 +176,14 @@ std::string Report::toText(int failOn) const {
         o << "\n";
         continue;
       }
-      o << "  " << gr.code << ": " << gr.headline();
-      if (sev == Severity::Info) {  // what to act on comes first: info groups stay one line
-        o << " (every one in --format json)\n";
-        continue;
-      }
-      o << "\n";
+      o << "  " << gr.code << ": " << gr.headline() << "\n";
+      cut = true;
+      if (sev == Severity::Info) continue;  // what to act on comes first: info groups stay one line
       for (size_t i = 0; i < gr.members.size() && i < kShownPerGroup; ++i) o << "    " << gr.members[i]->message << "\n";
-      if (gr.count() > kShownPerGroup)
-        o << "    and " << gr.count() - kShownPerGroup << " more (every one in --format json)\n";
+      if (gr.count() > kShownPerGroup) o << "    and " << gr.count() - kShownPerGroup << " more\n";
     }
   }
+  if (cut) o << "\nEvery finding, with every path: --format json (or html).\n";
   if (failed()) o << "\nIncomplete: " << first_error_ << "\n";
   return o.str();
 }

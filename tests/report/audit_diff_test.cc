@@ -45,7 +45,7 @@ TEST(AuditDiff, SummaryFirstThenGroupedDetails) {
   ASSERT_NE(changed, std::string::npos) << t;
   EXPECT_LT(summary, changed);
   EXPECT_NE(t.find("diff.finding.gone: 700 findings for package nodejs"), std::string::npos) << t;
-  EXPECT_NE(t.find("700 findings for package nodejs (every one in --format json)"), std::string::npos);  // info: one line
+  EXPECT_NE(t.find("700 findings for package nodejs\n\nEvery finding, with every path: --format json"), std::string::npos);  // info: one line
   EXPECT_LT(std::count(t.begin(), t.end(), '\n'), 30) << t;
   EXPECT_EQ(d.exitCode(1), kExitFindings);
   // Reversed, the findings are new, with their own severity.
