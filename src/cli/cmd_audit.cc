@@ -72,11 +72,7 @@ int runAudit(const std::vector<std::string>& args) {
     std::fprintf(stderr, "kernodeck audit: %s\n", threshold.error().message.c_str());
     return report::kExitUsage;
   }
-  if (json && !format.empty() && format != "json") {
-    std::fprintf(stderr, "kernodeck audit: --json and --format %s contradict each other\n", format.c_str());
-    return report::kExitUsage;
-  }
-  auto fmt = report::parseFormat(format.empty() ? (json ? "json" : "text") : format);
+  auto fmt = report::parseFormatOptions(format, json);
   if (!fmt.ok()) {
     std::fprintf(stderr, "kernodeck audit: %s\n", fmt.error().message.c_str());
     return report::kExitUsage;

@@ -46,7 +46,7 @@ int runDiffReports(const std::vector<std::string>& args) {
     return report::kExitUsage;
   }
   auto threshold = report::parseFailOn(failOn);
-  auto fmt = report::parseFormat(format.empty() ? (json ? "json" : "text") : format);
+  auto fmt = report::parseFormatOptions(format, json);
   if (fmt.ok() && *fmt != report::Format::Text && *fmt != report::Format::Json && *fmt != report::Format::Html)
     fmt = Error::Invalid("--format takes text, json or html for a diff");
   if (!threshold.ok() || !fmt.ok()) {

@@ -23,6 +23,12 @@ Result<Format> parseFormat(std::string_view name) {
   return Error::Invalid("--format takes " + std::string(formatNames()) + ", not '" + std::string(name) + "'");
 }
 
+Result<Format> parseFormatOptions(std::string_view format, bool jsonAlias) {
+  if (jsonAlias && !format.empty() && format != "json")
+    return Error::Invalid("--json and --format " + std::string(format) + " contradict each other");
+  return parseFormat(format.empty() ? (jsonAlias ? "json" : "text") : format);
+}
+
 const char* formatNames() { return "text, json, sarif, cyclonedx, spdx or html"; }
 
 std::string render(const Report& r, Format format, int failOn) {

@@ -245,3 +245,30 @@ TEST(OutputFormats, ReadmeCommandsExistInTheDefaultBuild) {
   }
   EXPECT_GT(checked, 15);
 }
+
+// diff of two audits of the same machine, before and after a python3.11 upgrade and a repair
+// of nodejs: the drift comes first, the 300 gone findings are one line.
+TEST(OutputFormats, DiffOfTwoAuditsSummaryFirst) {
+  std::string root = developerMachine();
+  std::string base = tempDir("diff");
+  std::string status = readFile(root + "/var/lib/dpkg/status");
+  writeFile(root + "/var/lib/dpkg/status", status + "Package: python3.11\nStatus: install ok installed\nArchitecture: amd64\n"
+                                                    "Version: 3.11.2-6\n\n");
+  ASSERT_EQ(run(K + " audit --json -o " + base + "/a.json dir:" + root).code, 1);
+  writeFile(root + "/var/lib/dpkg/status", status + "Package: python3.11\nStatus: install ok installed\nArchitecture: amd64\n"
+                                                    "Version: 3.11.2-6+deb12u1\n\n");
+  writeFile(root + "/var/lib/dpkg/info/nodejs.md5sums", "");
+  ASSERT_EQ(run(K + " audit --json -o " + base + "/b.json dir:" + root).code, 0);
+  RunResult d = run(K + " diff " + base + "/a.json " + base + "/b.json");
+  EXPECT_EQ(d.code, 1) << d.err;
+  size_t summary = d.out.find("packages  0 added, 0 removed, 1 changed");
+  ASSERT_NE(summary, std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("drift     0 findings new in B, 300 gone from A"), std::string::npos) << d.out;
+  EXPECT_GT(d.out.find("python3.11:amd64 (dpkg) is 3.11.2-6 in A and 3.11.2-6+deb12u1 in B"), summary) << d.out;
+  EXPECT_LE(lines(d.out), 25u) << d.out;
+  json j = json::parse(run(K + " diff --json " + base + "/a.json " + base + "/b.json").out);
+  EXPECT_EQ(j["diff"]["findings_gone"], 300);
+  EXPECT_EQ(run(K + " diff " + base + "/a.json " + base + "/a.json").code, 0);
+  writeFile(base + "/junk.json", "not json");
+  EXPECT_EQ(run(K + " diff " + base + "/a.json " + base + "/junk.json").code, 2);
+}

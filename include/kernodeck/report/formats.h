@@ -20,6 +20,9 @@ enum class Format { Text, Json, Sarif, CycloneDx, Spdx, Html };
 
 // "text", "json", "sarif", "cyclonedx", "spdx", "html"; anything else is a usage error.
 Result<Format> parseFormat(std::string_view name);
+// --format and its --json alias together: json when only --json is given, text when neither,
+// a usage error when they disagree.
+Result<Format> parseFormatOptions(std::string_view format, bool jsonAlias);
 // The names parseFormat takes, for help texts: "text|json|sarif|cyclonedx|spdx|html".
 const char* formatNames();
 
