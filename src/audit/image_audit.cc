@@ -144,6 +144,7 @@ class Pipeline {
     if (r_.subject().contains("manifest_digest") && r_.subject()["manifest_digest"].is_string())
       ctx.imageDigest = r_.subject()["manifest_digest"].get<std::string>();
     ctx.requirementsFiles = opts_.requirementsFiles;
+    ctx.pythonTargets = opts_.pythonTargets;
     out_.expectation = auditPackages(*out_.view, ctx, r_);
   }
 
@@ -165,6 +166,7 @@ class Pipeline {
     h.update(std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n");
     h.update(manifestDesc_.digest.str() + "\n" + manifest_.config.digest.str() + "\n");
     h.update((opts_.platform ? oci::normalize(*opts_.platform).str() : oci::hostPlatform().str()) + "\n");
+    for (const auto& t : opts_.pythonTargets) h.update("python " + t + "\n");
     for (const auto& f : opts_.requirementsFiles) {
       auto content = util::readFileLimited(f, 16u << 20);
       if (!content.ok()) return {};

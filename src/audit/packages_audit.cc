@@ -73,10 +73,16 @@ class PackagesAudit {
 
   Status python() {
     auto hint = ctx_.env.count("PYTHON_VERSION") ? ctx_.env.at("PYTHON_VERSION") : "";
-    envs_ = python::discoverEnvironments(v_, hint);
+    python::DiscoveryOptions dopt;
+    dopt.pythonVersionHint = hint;
+    dopt.targets = ctx_.pythonTargets;
+    python::Discovery found = python::findEnvironments(v_, dopt);
+    if (!found.errors.empty()) return Error::Invalid(util::join(found.errors, "; "));
+    envs_ = std::move(found.envs);
     json envsJson = json::array();
     for (const auto& e : envs_) envsJson.push_back(checkEnv(e));
-    json section = {{"environments", envsJson}};
+    json section = {{"environments", envsJson}, {"not_searched", found.notSearched}};
+    if (!ctx_.pythonTargets.empty()) section["targets"] = ctx_.pythonTargets;
     python::CudaBuild build = python::readCudaBuild(v_, envs_, ctx_.env);
     for (const auto& s : build.inconsistencies)
       r_.add("python.torch.inconsistent", Severity::Error, s, {{"package", "torch"}});
@@ -105,6 +111,9 @@ class PackagesAudit {
                  {"metadata", "/" + d.metadataDir}, {"installer", d.installer}, {"requested", d.requested},
                  {"requires_dist", d.requiresDist}, {"layer", d.layer}, {"egg_info", d.eggInfo}};
       if (d.directUrl) jd["direct_url"] = {{"url", report::redactText(d.directUrl->url)}, {"editable", d.directUrl->editable}};
+      // The archive it was installed from, as direct_url.json records its hash (SBOM hashes).
+      if (d.directUrl && !d.directUrl->hashes.empty()) jd["archive_hashes"] = d.directUrl->hashes;
+      jd["record"] = d.hasRecord;
       pkgs.push_back(jd);
       if (shown.insert(d.key).second)
         freeze.push_back(d.directUrl && !d.directUrl->editable ? d.name + " @ " + report::redactText(d.directUrl->url)

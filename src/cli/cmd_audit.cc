@@ -1,4 +1,4 @@
-// kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--json] [-o FILE] [--fail-on LEVEL]
+// kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--format FORMAT] [-o FILE] [--fail-on LEVEL] [--python PATH]...
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "kernodeck/audit/image_audit.h"
 #include "kernodeck/oci/platform.h"
+#include "kernodeck/report/formats.h"
 
 namespace po = boost::program_options;
 
@@ -18,8 +19,8 @@ int runAudit(const std::vector<std::string>& args) {
                                "IMAGE: oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG|:@N],\n"
                                "       dir:DIR (skopeo's directory), rootfs:DIR (an unpacked root filesystem),\n"
                                "       a registry reference, or a local path (read by what it holds)\n\noptions");
-  std::string image, platform, output, expectOut, failOn = "error";
-  std::vector<std::string> requirements;
+  std::string image, platform, output, expectOut, failOn = "error", format;
+  std::vector<std::string> requirements, pythonTargets;
   bool json = false, help = false, insecure = false, noCache = false, reanalyze = false;
   std::string tlsVerify = "true";
   registry::ClientOptions ro;
@@ -27,10 +28,12 @@ int runAudit(const std::vector<std::string>& args) {
   opts.add_options()
       ("help,h", po::bool_switch(&help), "show this help")
       ("platform", po::value(&platform), "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")
-      ("json", po::bool_switch(&json), "print the kernodeck.report/v1 JSON report instead of text")
+      ("format", po::value(&format), "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON) or html")
+      ("json", po::bool_switch(&json), "the same as --format json")
       ("output,o", po::value(&output), "write the report to FILE instead of stdout")
       ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none")
       ("requirements,r", po::value(&requirements)->composing(), "check installed packages against this requirements file (repeatable)")
+      ("python", po::value(&pythonTargets)->composing(), "audit exactly this Python environment (an interpreter or an environment root in the image or tree; repeatable) instead of searching")
       ("expect-out", po::value(&expectOut), "write the image's kernodeck.expect/v1 expectation to FILE")
       ("insecure", po::bool_switch(&insecure), "registry: allow plain HTTP and unverified TLS (always allowed for loopback)")
       ("tls-verify", po::value(&tlsVerify), "registry: false is the same as --insecure")
@@ -58,7 +61,7 @@ int runAudit(const std::vector<std::string>& args) {
     return report::kExitUsage;
   }
   if (help) {
-    std::cout << opts << "\nexit codes: 0 ok, 1 findings at or above --fail-on, 2 usage, 3 audit incomplete\n";
+    std::cout << opts << "\n" << kExitCodesHelp;
     return 0;
   }
   if (image.empty()) {
@@ -70,7 +73,13 @@ int runAudit(const std::vector<std::string>& args) {
     std::fprintf(stderr, "kernodeck audit: %s\n", threshold.error().message.c_str());
     return report::kExitUsage;
   }
+  auto fmt = report::parseFormatOptions(format, json);
+  if (!fmt.ok()) {
+    std::fprintf(stderr, "kernodeck audit: %s\n", fmt.error().message.c_str());
+    return report::kExitUsage;
+  }
   audit::AuditOptions ao;
+  ao.pythonTargets = pythonTargets;
   if (!platform.empty()) {
     auto p = oci::parsePlatform(platform);
     if (!p.ok()) {
@@ -97,7 +106,7 @@ int runAudit(const std::vector<std::string>& args) {
   audit::AuditResult res = audit::auditImage(image, ao);
   if (!expectOut.empty() && !res.report.failed())
     if (int rc = emit(res.expectation.toJson().dump(2) + "\n", expectOut)) return rc;
-  std::string text = json ? res.report.toJson().dump(2) + "\n" : res.report.toText();
+  std::string text = report::render(res.report, *fmt, *threshold);
   if (int rc = emit(text, output)) return rc;
   if (res.report.failed()) std::fprintf(stderr, "kernodeck audit: %s\n", res.report.firstError().c_str());
   return res.report.exitCode(*threshold);

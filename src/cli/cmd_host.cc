@@ -29,7 +29,7 @@ int runHost(const std::vector<std::string>& args) {
     return report::kExitUsage;
   }
   if (help) {
-    std::cout << opts;
+    std::cout << opts << "\n" << kExitCodesHelp;
     return 0;
   }
   host::HostFacts facts = host::readHostFacts(root);

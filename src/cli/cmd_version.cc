@@ -4,13 +4,23 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "kernodeck/report/report.h"
+#include "kernodeck/util/strings.h"
 #include "kernodeck/version.h"
 
 #include "kernodeck/probe/compute.h"
 
 namespace kernodeck::cli {
 
-int runVersion(const std::vector<std::string>&) {
+int runVersion(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "-h" || a == "--help") {
+      std::printf("usage: kernodeck version\n\nprints the version of kernodeck and its components\n\n%s", kExitCodesHelp);
+      return 0;
+    }
+    std::fprintf(stderr, "kernodeck version: unexpected argument '%s' (try --help)\n", util::printable(a, 60).c_str());
+    return report::kExitUsage;
+  }
   std::printf("kernodeck %s (analysis %d)\n", kVersion, kAnalysisVersion);
   std::printf("libarchive %s\n", archive_version_details());
   std::printf("openssl %s\n", OPENSSL_VERSION_TEXT);

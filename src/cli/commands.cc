@@ -16,12 +16,17 @@ const std::vector<Command>& commands() {
       {"sample", "check sample outputs against the reference under its declared criterion", runSample},
       {"resume", "check that training resumes from a checkpoint on the same trajectory; inspect checkpoints", runResume},
       {"dossier", "build, verify and replay the final folder of a reproduction", runDossier},
-      {"diff", "compare two references, audit reports or inventories", runDiff},
+      {"diff", "compare two audit reports (packages and findings), references or inventories", runDiffReports},
       {"host", "print this node's GPU facts (driver, GPUs, device nodes, MIG, ROCm)", runHost},
       {"version", "print the version of kernodeck and its components", runVersion},
   };
   return table;
 }
+
+const char* const kExitCodesHelp =
+    "exit codes: 0 ok; 1 findings at or above --fail-on; 2 usage error, or a document\n"
+    "that is not what the command takes; 3 could not complete (a step failed: the\n"
+    "report still says what was done and the first error)\n";
 
 int emit(const std::string& text, const std::string& outFile) {
   if (outFile.empty() || outFile == "-") {

@@ -14,6 +14,9 @@ struct Command {
 
 const std::vector<Command>& commands();
 
+// The exit codes, the same for every subcommand, as every --help states them.
+extern const char* const kExitCodesHelp;
+
 // Shared output handling: writes `text` to FILE (atomically) or stdout.
 int emit(const std::string& text, const std::string& outFile);
 
@@ -23,6 +26,8 @@ int runReference(const std::vector<std::string>& args);
 int runSample(const std::vector<std::string>& args);
 int runDossier(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
+// `diff`: audit reports compared by the report module, anything else handed to record::diffRecords.
+int runDiffReports(const std::vector<std::string>& args);
 int runResume(const std::vector<std::string>& args);
 int runHost(const std::vector<std::string>& args);
 int runVersion(const std::vector<std::string>& args);

@@ -14,7 +14,8 @@ using namespace kernodeck;
 static void usage(FILE* f) {
   std::fprintf(f, "usage: kernodeck COMMAND [ARGS...]\n\ncommands:\n");
   for (const auto& c : cli::commands()) std::fprintf(f, "  %-10s %s\n", c.name, c.summary);
-  std::fprintf(f, "\nRun 'kernodeck COMMAND --help' for a command's options.\n");
+  std::fprintf(f, "\nRun 'kernodeck COMMAND --help' (or 'kernodeck help COMMAND') for a command's options.\n\n%s",
+               cli::kExitCodesHelp);
 }
 
 int main(int argc, char** argv) {
@@ -23,7 +24,10 @@ int main(int argc, char** argv) {
     return report::kExitUsage;
   }
   std::string name = argv[1];
-  if (name == "-h" || name == "--help" || name == "help") {
+  if (name == "help" && argc > 2) {  // "kernodeck help audit" is "kernodeck audit --help"
+    name = argv[2];
+    argv[2] = const_cast<char*>("--help");
+  } else if (name == "-h" || name == "--help" || name == "help") {
     usage(stdout);
     return 0;
   }

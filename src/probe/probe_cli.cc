@@ -97,7 +97,7 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog) 
 
   report::Report r = runProbe(o);
   int rc = r.exitCode(*threshold);
-  std::string text = json ? r.toJson().dump(2) + "\n" : r.toText();
+  std::string text = json ? r.toJson(*threshold).dump(2) + "\n" : r.toText(*threshold);
   if (output.empty() || output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);

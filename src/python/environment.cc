@@ -121,15 +121,62 @@ void inventory(const oci::FsView& v, PythonEnv& env) {
   }
 }
 
-// Directories that hold a virtual environment (a pyvenv.cfg), away from system trees.
-std::vector<std::string> findVenvs(const oci::FsView& v) {
-  std::vector<std::string> out;
-  for (const auto& cfg : oci::findFiles(v, [](const std::string& n) { return n == "pyvenv.cfg"; }, 4,
-                                        {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib/x86_64-linux-gnu",
-                                         "usr/lib/aarch64-linux-gnu", "var/lib/dpkg", "var/cache", "boot", "run", "tmp"},
-                                        {"site-packages", "dist-packages", "node_modules", "__pycache__"}))
-    out.push_back(dirName(cfg));
-  return out;
+// Directories the search for environments does not enter: virtual file systems, and trees
+// that hold no environment but many directories. Reported as not searched when present.
+const std::vector<std::string> kUnsearched = {"proc", "sys", "dev", "run", "boot", "tmp", "usr/share", "usr/include",
+                                              "usr/src", "usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu",
+                                              "usr/lib/modules", "lib/modules", "usr/lib/firmware", "lib/firmware",
+                                              "var/lib/dpkg", "var/cache", "var/lib/containers", "var/lib/docker",
+                                              "snap"};
+// Directory names never entered: package trees and caches, where an environment is not.
+const std::vector<std::string> kUnsearchedNames = {"site-packages", "dist-packages", "node_modules", "__pycache__", ".git"};
+constexpr int kSearchDepth = 6;            // directories below the root
+constexpr size_t kSearchBudget = 50000;    // directories listed in all
+
+// Breadth-first from the root: directories holding a pyvenv.cfg (venvs), a conda-meta directory
+// (conda prefixes and their envs/*), or both bin/ and lib/ (other prefixes: pyenv's versions,
+// a Python built with --prefix), with what was left out in `notSearched`.
+void searchPrefixes(const oci::FsView& v, std::vector<std::string>& venvs, std::vector<std::string>& condas,
+                    std::vector<std::string>& prefixes, std::vector<std::string>& notSearched) {
+  auto in = [](const std::vector<std::string>& list, const std::string& s) { return std::find(list.begin(), list.end(), s) != list.end(); };
+  std::deque<std::pair<std::string, int>> q = {{"", 0}};
+  size_t visited = 0, tooDeep = 0;
+  std::string firstTooDeep;
+  while (!q.empty()) {
+    if (visited == kSearchBudget) {
+      notSearched.push_back(std::to_string(q.size()) + " directories after the first " + std::to_string(kSearchBudget) +
+                            " (e.g. /" + q.front().first + ")");
+      break;
+    }
+    auto [dir, depth] = q.front();
+    q.pop_front();
+    ++visited;
+    bool bin = false, lib = false;
+    for (const auto& name : v.list(dir)) {
+      std::string p = join(dir, name);
+      auto n = v.info(p);
+      if (!n) continue;
+      if (n->kind != oci::EntryKind::Dir) {
+        if (name == "pyvenv.cfg") venvs.push_back(dir);
+        continue;
+      }
+      if (name == "conda-meta") condas.push_back(dir);
+      bin |= name == "bin";
+      lib |= name == "lib";
+      if (in(kUnsearched, p) || in(kUnsearchedNames, name)) {
+        if (in(kUnsearched, p)) notSearched.push_back("/" + p);
+        continue;
+      }
+      if (depth < kSearchDepth) q.emplace_back(p, depth + 1);
+      else if (!tooDeep++) firstTooDeep = p;
+    }
+    if (bin && lib && !dir.empty() && dir != "usr" && dir != "usr/local") prefixes.push_back(dir);
+  }
+  if (tooDeep)
+    notSearched.push_back(std::to_string(tooDeep) + " directories deeper than " + std::to_string(kSearchDepth) +
+                          " levels (e.g. /" + util::printable(firstTooDeep, 60) + ")");
+  std::sort(venvs.begin(), venvs.end());
+  std::sort(condas.begin(), condas.end());
 }
 
 std::map<std::string, std::string> parseCfg(const std::string& text) {
@@ -167,63 +214,48 @@ uint64_t captureLimit(const std::string& p) {
   return 0;
 }
 
-std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::string& hint) {
-  std::vector<PythonEnv> envs;
-  auto withVersion = [&](PythonEnv& e, const std::string& majorMinor) {
-    e.version = majorMinor;
-    if (!hint.empty() && (hint == majorMinor || hint.rfind(majorMinor + ".", 0) == 0)) {
-      e.version = hint;
-      e.fullVersionKnown = hint.find('.') != hint.rfind('.');
-    }
-  };
-  auto addIfAny = [&](PythonEnv e) {
-    std::vector<std::string> existing;
-    for (const auto& p : e.paths)
-      if (isDir(v, p)) existing.push_back(p);
-    e.paths = existing;
-    if (e.paths.empty() && e.interpreter.empty()) return;
-    inventory(v, e);
-    envs.push_back(std::move(e));
-  };
-  // Debian/Ubuntu system Python.
-  for (const auto& ver : pythonLibVersions(v, "usr/lib")) {
+namespace {
+
+// The environment builders, one per layout, shared by discovery and by --python targets.
+class Builder {
+ public:
+  Builder(const oci::FsView& v, const std::string& hint, std::vector<PythonEnv>& envs) : v_(v), hint_(hint), envs_(envs) {}
+
+  bool has(const std::string& prefix) const {
+    return std::any_of(envs_.begin(), envs_.end(), [&](const PythonEnv& e) { return e.prefix == prefix; });
+  }
+
+  // Debian/Ubuntu system Python: /usr/bin/pythonX.Y with Debian's dist-packages.
+  bool system(const std::string& ver) {
     PythonEnv e;
     e.kind = "system";
     e.prefix = "usr";
-    if (exists(v, "usr/bin/python" + ver)) e.interpreter = "usr/bin/python" + ver;
+    if (exists(v_, "usr/bin/python" + ver)) e.interpreter = "usr/bin/python" + ver;
     withVersion(e, ver);
     e.paths = {"usr/local/lib/python" + ver + "/dist-packages", "usr/lib/python3/dist-packages",
                "usr/lib/python" + ver + "/dist-packages", "usr/lib/python" + ver + "/site-packages"};
     if (ver.rfind("2.", 0) == 0) e.paths[1] = "usr/lib/python2.7/dist-packages";
-    if (!e.interpreter.empty() || isDir(v, "usr/lib/python" + ver + "/dist-packages")) addIfAny(std::move(e));
+    if (e.interpreter.empty() && !isDir(v_, "usr/lib/python" + ver + "/dist-packages")) return false;
+    return add(std::move(e));
   }
-  // A Python built into /usr/local (the python:3.x images).
-  for (const auto& ver : pythonLibVersions(v, "usr/local/lib")) {
-    if (!exists(v, "usr/local/bin/python" + ver) && !isDir(v, "usr/local/lib/python" + ver + "/site-packages")) continue;
+
+  // A Python built into a prefix of its own: /usr/local (the python:3.x images), conda, any other.
+  bool prefixed(const std::string& kind, const std::string& prefix, const std::string& ver) {
+    std::string bin = join(prefix, "bin/python" + ver), site = join(prefix, "lib/python" + ver + "/site-packages");
+    if (!exists(v_, bin) && !isDir(v_, site)) return false;
     PythonEnv e;
-    e.kind = "local";
-    e.prefix = "usr/local";
-    if (exists(v, "usr/local/bin/python" + ver)) e.interpreter = "usr/local/bin/python" + ver;
+    e.kind = kind;
+    e.prefix = prefix;
+    if (exists(v_, bin)) e.interpreter = bin;
     withVersion(e, ver);
-    e.paths = {"usr/local/lib/python" + ver + "/site-packages"};
-    addIfAny(std::move(e));
+    e.paths = {site};
+    return add(std::move(e));
   }
-  // Conda.
-  for (const char* prefix : {"opt/conda", "opt/miniconda3", "opt/miniforge3", "root/miniconda3"}) {
-    for (const auto& ver : pythonLibVersions(v, std::string(prefix) + "/lib")) {
-      PythonEnv e;
-      e.kind = "conda";
-      e.prefix = prefix;
-      if (exists(v, std::string(prefix) + "/bin/python" + ver)) e.interpreter = std::string(prefix) + "/bin/python" + ver;
-      withVersion(e, ver);
-      e.paths = {std::string(prefix) + "/lib/python" + ver + "/site-packages"};
-      addIfAny(std::move(e));
-    }
-  }
-  // Virtual environments.
-  for (const auto& dir : findVenvs(v)) {
-    auto cfgText = readText(v, join(dir, "pyvenv.cfg"), 65536);
-    if (!cfgText) continue;
+
+  // A virtual environment: pyvenv.cfg gives the version and whether the base's packages count.
+  bool venv(const std::string& dir) {
+    auto cfgText = readText(v_, join(dir, "pyvenv.cfg"), 65536);
+    if (!cfgText) return false;
     auto cfg = parseCfg(*cfgText);
     PythonEnv e;
     e.kind = "venv";
@@ -231,13 +263,13 @@ std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::str
     e.includeSystemSitePackages = util::toLower(cfg["include-system-site-packages"]) == "true";
     std::string full = !cfg["version"].empty() ? cfg["version"] : cfg["version_info"];
     auto parts = util::split(full, '.');
-    std::vector<std::string> libs = pythonLibVersions(v, join(dir, "lib"));
+    std::vector<std::string> libs = pythonLibVersions(v_, join(dir, "lib"));
     std::string mm = parts.size() >= 2 ? parts[0] + "." + parts[1] : (libs.empty() ? "" : libs.back());
-    if (mm.empty()) continue;
+    if (mm.empty()) return false;
     e.version = parts.size() >= 3 ? parts[0] + "." + parts[1] + "." + parts[2] : mm;
     e.fullVersionKnown = parts.size() >= 3;
     for (const char* b : {"/bin/python", "/bin/python3"})
-      if (exists(v, dir + b)) {
+      if (exists(v_, dir + b)) {
         e.interpreter = dir + b;
         break;
       }
@@ -245,14 +277,116 @@ std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::str
     if (e.includeSystemSitePackages) {
       std::string home = cfg["home"];
       if (!home.empty() && home.front() == '/') home = home.substr(1);
-      for (const auto& base : envs)
+      for (const auto& base : envs_)
         if (base.kind != "venv" && !base.interpreter.empty() && dirName(base.interpreter) == home &&
             (base.version == mm || base.version.rfind(mm + ".", 0) == 0))
           e.paths.insert(e.paths.end(), base.paths.begin(), base.paths.end());
     }
-    addIfAny(std::move(e));
+    return add(std::move(e));
   }
-  return envs;
+
+  // Whatever layout `prefix` has; `ver` ("3.11") narrows it, empty takes every version there.
+  bool any(const std::string& prefix, const std::string& ver) {
+    if (exists(v_, join(prefix, "pyvenv.cfg"))) return venv(prefix);
+    bool found = false;
+    std::vector<std::string> vers = ver.empty() ? pythonLibVersions(v_, prefix == "usr" ? "usr/lib" : join(prefix, "lib"))
+                                                : std::vector<std::string>{ver};
+    for (const auto& x : vers) {
+      if (prefix == "usr") found |= system(x);
+      else found |= prefixed(prefix == "usr/local" ? "local" : isDir(v_, join(prefix, "conda-meta")) ? "conda" : "prefix", prefix, x);
+    }
+    return found;
+  }
+
+ private:
+  void withVersion(PythonEnv& e, const std::string& majorMinor) const {
+    e.version = majorMinor;
+    if (!hint_.empty() && (hint_ == majorMinor || hint_.rfind(majorMinor + ".", 0) == 0)) {
+      e.version = hint_;
+      e.fullVersionKnown = hint_.find('.') != hint_.rfind('.');
+    }
+  }
+
+  bool add(PythonEnv e) {
+    std::vector<std::string> existing;
+    for (const auto& p : e.paths)
+      if (isDir(v_, p)) existing.push_back(p);
+    e.paths = existing;
+    if (e.paths.empty() && e.interpreter.empty()) return false;
+    for (const auto& have : envs_)
+      if (have.prefix == e.prefix && have.version == e.version) return true;
+    inventory(v_, e);
+    envs_.push_back(std::move(e));
+    return true;
+  }
+
+  const oci::FsView& v_;
+  const std::string& hint_;
+  std::vector<PythonEnv>& envs_;
+};
+
+// "opt/venv/bin/python3.11" -> "3.11"; the name of what a "python3" link points to, else "".
+std::string interpreterVersion(const oci::FsView& v, const std::string& path) {
+  static const std::regex re(R"(^python([23]\.[0-9]+)$)");
+  std::smatch m;
+  std::string base = baseName(path);
+  if (std::regex_match(base, m, re)) return m[1].str();
+  if (auto r = v.resolve(path, true); r.ok()) {
+    std::string target = baseName(*r);
+    if (std::regex_match(target, m, re)) return m[1].str();
+  }
+  return "";
+}
+
+}  // namespace
+
+Discovery findEnvironments(const oci::FsView& v, const DiscoveryOptions& o) {
+  Discovery out;
+  Builder b(v, o.pythonVersionHint, out.envs);
+  if (!o.targets.empty()) {
+    for (const auto& target : o.targets) {
+      std::string t = target;
+      while (!t.empty() && t.front() == '/') t.erase(0, 1);
+      while (t.size() > 1 && t.back() == '/') t.pop_back();
+      auto resolved = v.resolve(t, true);
+      auto node = resolved.ok() ? v.info(*resolved) : std::nullopt;
+      if (!node) {
+        out.errors.push_back("--python " + target + ": no such file or directory in the audited tree");
+        continue;
+      }
+      std::string prefix = t, ver;
+      if (node->kind != oci::EntryKind::Dir) {  // an interpreter: PREFIX/bin/pythonX.Y
+        if (baseName(dirName(t)) != "bin") {
+          out.errors.push_back("--python " + target + ": an interpreter is expected in a bin/ directory");
+          continue;
+        }
+        prefix = dirName(dirName(t));
+        ver = interpreterVersion(v, t);
+      }
+      if (!b.any(prefix, ver))
+        out.errors.push_back("--python " + target + ": no Python environment there (no pyvenv.cfg, no lib/pythonX.Y)");
+    }
+    return out;
+  }
+  for (const auto& ver : pythonLibVersions(v, "usr/lib")) b.system(ver);
+  for (const auto& ver : pythonLibVersions(v, "usr/local/lib")) b.prefixed("local", "usr/local", ver);
+  std::vector<std::string> venvs, condas, prefixes;
+  searchPrefixes(v, venvs, condas, prefixes, out.notSearched);
+  for (const char* prefix : {"opt/conda", "opt/miniconda3", "opt/miniforge3", "root/miniconda3"})
+    if (std::find(condas.begin(), condas.end(), prefix) == condas.end()) condas.push_back(prefix);
+  for (const auto& prefix : condas)
+    for (const auto& ver : pythonLibVersions(v, join(prefix, "lib"))) b.prefixed("conda", prefix, ver);
+  for (const auto& dir : venvs) b.venv(dir);
+  for (const auto& prefix : prefixes)
+    if (!b.has(prefix) && std::find(venvs.begin(), venvs.end(), prefix) == venvs.end())
+      for (const auto& ver : pythonLibVersions(v, join(prefix, "lib"))) b.prefixed("prefix", prefix, ver);
+  return out;
+}
+
+std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::string& hint) {
+  DiscoveryOptions o;
+  o.pythonVersionHint = hint;
+  return findEnvironments(v, o).envs;
 }
 
 }  // namespace kernodeck::python

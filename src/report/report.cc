@@ -1,8 +1,8 @@
 #include "kernodeck/report/report.h"
 
 #include <algorithm>
-#include <sstream>
 
+#include "kernodeck/report/group.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/version.h"
 
@@ -39,6 +39,11 @@ Result<int> parseFailOn(std::string_view s) {
   if (s == "error") return 2;
   if (s == "none") return -1;
   return Error::Invalid("--fail-on takes info, warning, error or none, not '" + std::string(s) + "'");
+}
+
+std::string stringAt(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
+  return j[key].get<std::string>();
 }
 
 void Report::declareSteps(const std::vector<std::string>& names) {
@@ -103,6 +108,14 @@ bool Report::hasFinding(std::string_view code) const {
                      [&](const Finding& f) { return f.code == code; });
 }
 
+const char* Report::verdict(int failOn) const {
+  switch (exitCode(failOn)) {
+    case kExitOk: return "pass";
+    case kExitFindings: return "fail";
+    default: return "incomplete";
+  }
+}
+
 int Report::exitCode(int failOn) const {
   if (failed()) return kExitIncomplete;
   if (failOn >= 0)
@@ -124,7 +137,7 @@ nlohmann::json redacted(const nlohmann::json& in) {
 
 }  // namespace
 
-nlohmann::json Report::toJson() const {
+nlohmann::json Report::toJson(int failOn) const {
   nlohmann::json j;
   j["schema"] = kSchema;
   j["tool"] = {{"name", "kernodeck"}, {"command", tool_}, {"version", kVersion}};
@@ -144,55 +157,24 @@ nlohmann::json Report::toJson() const {
     j["findings"].push_back(jf);
   }
   std::map<std::string, int> counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
-  for (const auto& f : findings_) counts[toString(f.severity)]++;
-  j["summary"] = {{"findings", counts}, {"complete", !failed()}};
+  std::map<std::string, int> byCode;
+  for (const auto& f : findings_) {
+    counts[toString(f.severity)]++;
+    byCode[f.code]++;
+  }
+  j["groups"] = nlohmann::json::array();
+  for (const auto& g : groupFindings(findings_)) {
+    nlohmann::json jg = {{"code", g.code}, {"severity", toString(g.severity)}, {"count", g.count()},
+                         {"message", g.headline()}, {"paths", g.paths()}};
+    if (!g.package.empty()) jg["package"] = g.package;
+    if (!g.layer.empty()) jg["layer"] = g.layer;
+    j["groups"].push_back(jg);
+  }
+  j["summary"] = {{"findings", counts}, {"by_code", byCode}, {"groups", j["groups"].size()},
+                  {"complete", !failed()}, {"verdict", verdict(failOn)},
+                  {"fail_on", failOn < 0 ? "none" : toString(static_cast<Severity>(failOn))}};
   for (auto it = sections_.begin(); it != sections_.end(); ++it) j[it.key()] = it.value();
   return j;
-}
-
-std::string Report::toText() const {
-  std::ostringstream o;
-  o << "kernodeck " << tool_;
-  if (subject_.contains("reference") && subject_["reference"].is_string())
-    o << ": " << redactText(subject_["reference"].get<std::string>());
-  o << "\n";
-  if (subject_.contains("manifest_digest") && subject_["manifest_digest"].is_string())
-    o << "  digest   " << subject_["manifest_digest"].get<std::string>() << "\n";
-  if (subject_.contains("platform") && subject_["platform"].is_string())
-    o << "  platform " << subject_["platform"].get<std::string>() << "\n";
-  o << "\nSteps\n";
-  for (const auto& s : steps_) {
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-12s %-22s %6lld ms", toString(s.status), s.name.c_str(),
-                  static_cast<long long>(s.duration_ms));
-    o << line;
-    if (s.cached) o << "  (cached)";
-    if (!s.error.empty()) o << "  " << s.error;
-    o << "\n";
-  }
-  for (Severity sev : {Severity::Error, Severity::Warning, Severity::Info}) {
-    std::vector<const Finding*> group;
-    for (const auto& f : findings_)
-      if (f.severity == sev) group.push_back(&f);
-    if (group.empty()) continue;
-    o << "\n" << (sev == Severity::Error ? "Errors" : sev == Severity::Warning ? "Warnings" : "Info")
-      << " (" << group.size() << ")\n";
-    for (const Finding* f : group) {
-      o << "  " << f->code << ": " << f->message;
-      std::string ev;
-      for (const auto& [k, v] : f->evidence) {
-        if (k == "layer" || k == "path" || k == "digest" || k == "package") {
-          if (!ev.empty()) ev += ", ";
-          ev += k + "=" + v;
-        }
-      }
-      if (!ev.empty()) o << " [" << ev << "]";
-      o << "\n";
-    }
-  }
-  if (findings_.empty()) o << "\nNo findings.\n";
-  if (failed()) o << "\nIncomplete: " << first_error_ << "\n";
-  return o.str();
 }
 
 }  // namespace kernodeck::report

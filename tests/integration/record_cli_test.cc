@@ -103,16 +103,11 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   EXPECT_EQ(run(K + " dossier verify " + base + "/dossier").code, 0);
   // The summary renders offline in headless Chromium: a screenshot is taken and the page is not empty.
   if (haveTool("chromium")) {
-    std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
-                        " --disable-component-update --disable-sync --user-data-dir=" + base + "/chrome";
-    RunResult shot = run("timeout 120 chromium" + flags + " --window-size=1024,768 --screenshot=" + base + "/index.png file://" +
-                         base + "/dossier/index.html");
-    std::string png = readFile(base + "/index.png");
-    ASSERT_GT(png.size(), 2000u) << shot.err;
-    EXPECT_EQ(png.substr(1, 3), "PNG");
-    RunResult dom = run("timeout 120 chromium" + flags + " --dump-dom file://" + base + "/dossier/index.html");
-    EXPECT_NE(dom.out.find("Kernodeck dossier"), std::string::npos);
-    EXPECT_NE(dom.out.find("class=\"passed\""), std::string::npos);
+    Rendered page = renderInChromium(base + "/dossier/index.html", base);
+    ASSERT_GT(page.png.size(), 2000u) << page.err;
+    EXPECT_EQ(page.png.substr(1, 3), "PNG");
+    EXPECT_NE(page.dom.find("Kernodeck dossier"), std::string::npos);
+    EXPECT_NE(page.dom.find("class=\"passed\""), std::string::npos);
   }
   RunResult replay = run(K + " dossier replay --json " + base + "/dossier");
   EXPECT_EQ(replay.code, 0) << replay.out;

@@ -103,4 +103,17 @@ std::string stepStatus(const nlohmann::json& report, const std::string& step) {
   return "<no step>";
 }
 
+Rendered renderInChromium(const std::string& htmlFile, const std::string& workDir) {
+  std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+                      " --disable-component-update --disable-sync --user-data-dir=" + workDir + "/chrome";
+  Rendered r;
+  RunResult shot = run("timeout 120 chromium" + flags + " --window-size=1024,768 --screenshot=" + workDir + "/screenshot.png file://" +
+                       htmlFile);
+  r.png = readFile(workDir + "/screenshot.png");
+  RunResult dom = run("timeout 120 chromium" + flags + " --dump-dom file://" + htmlFile);
+  r.dom = dom.out;
+  r.err = shot.err + dom.err;
+  return r;
+}
+
 }  // namespace kdktest

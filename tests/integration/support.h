@@ -30,4 +30,13 @@ std::string umociBusyboxCommands(const std::string& layout, const std::string& b
 int countFindings(const nlohmann::json& report, const std::string& code);
 std::string stepStatus(const nlohmann::json& report, const std::string& step);
 
+// A local HTML file rendered offline by headless Chromium (needs the chromium package): a
+// 1024x768 screenshot's PNG bytes and the DOM after load. workDir holds the browser profile.
+struct Rendered {
+  std::string png;
+  std::string dom;
+  std::string err;
+};
+Rendered renderInChromium(const std::string& htmlFile, const std::string& workDir);
+
 }  // namespace kdktest

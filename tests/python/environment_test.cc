@@ -136,3 +136,58 @@ TEST(Dpkg, VerifiesLikeDebsums) {
   EXPECT_EQ(db.modified[1].path, "usr/bin/tool");
   EXPECT_TRUE(db.missing.empty());  // the README is excluded by path-exclude
 }
+
+TEST(PythonEnvironment, SearchReachesUnusualPrefixesAndSaysWhereItDidNotLook) {
+  const std::string venv = "home/dev/src/app/.venv/";
+  auto v = viewOf({
+      {"usr/bin/python3.11", 'f', "ELF"},
+      {"usr/lib/python3.11/os.py", 'f', "#"},
+      {venv + "pyvenv.cfg", 'f', "home = /usr/bin\nversion = 3.11.2\n"},
+      {venv + "bin/python", 'l', "", "/usr/bin/python3.11"},
+      {venv + "lib/python3.11/site-packages/attrs-23.1.0.dist-info/METADATA", 'f', "Name: attrs\nVersion: 23.1.0\n"},
+      {"srv/mamba/envs/train/conda-meta/history", 'f', ""},
+      {"srv/mamba/envs/train/bin/python3.10", 'f', "ELF"},
+      {"srv/mamba/envs/train/lib/python3.10/site-packages/numpy-1.26.0.dist-info/METADATA", 'f', "Name: numpy\nVersion: 1.26.0\n"},
+      {"root/.pyenv/versions/3.12.1/bin/python3.12", 'f', "ELF"},  // a prefix of its own: bin/ and lib/
+      {"root/.pyenv/versions/3.12.1/lib/python3.12/site-packages/rich-13.0.0.dist-info/METADATA", 'f', "Name: rich\nVersion: 13.0.0\n"},
+      {"a/b/c/d/e/f/g/h/pyvenv.cfg", 'f', "version = 3.11.2\n"},  // too deep: reported, not found
+      {"proc/1/status", 'f', "x"},
+  });
+  python::Discovery d = findEnvironments(v, {});
+  std::vector<std::string> prefixes;
+  for (const auto& e : d.envs) prefixes.push_back(e.kind + " " + e.prefix);
+  EXPECT_EQ(prefixes, (std::vector<std::string>{"system usr", "conda srv/mamba/envs/train", "venv home/dev/src/app/.venv",
+                                                "prefix root/.pyenv/versions/3.12.1"}));
+  EXPECT_TRUE(d.envs[3].find("rich"));
+  EXPECT_TRUE(d.envs[2].find("attrs"));
+  EXPECT_TRUE(d.envs[1].find("numpy"));
+  ASSERT_EQ(d.notSearched.size(), 2u);
+  EXPECT_EQ(d.notSearched[0], "/proc");
+  EXPECT_NE(d.notSearched[1].find("deeper than 6 levels (e.g. /a/b/c/d/e/f/g"), std::string::npos) << d.notSearched[1];
+  EXPECT_TRUE(d.errors.empty());
+
+  // --python: exactly the targets, by interpreter or by root; what is not an environment is named.
+  struct Case {
+    std::vector<std::string> targets;
+    std::vector<std::string> want;  // "kind prefix version"
+    size_t errors;
+  } cases[] = {
+      {{"/home/dev/src/app/.venv/bin/python"}, {"venv home/dev/src/app/.venv 3.11.2"}, 0},
+      {{"/a/b/c/d/e/f/g/h/"}, {}, 1},  // a pyvenv.cfg without a lib/pythonX.Y and no version pair: not usable
+      {{"/usr/bin/python3.11", "/srv/mamba/envs/train"}, {"system usr 3.11", "conda srv/mamba/envs/train 3.10"}, 0},
+      {{"/usr/bin/python3.11", "/usr"}, {"system usr 3.11"}, 0},  // named twice, audited once
+      {{"/etc"}, {}, 1},
+      {{"/nowhere/bin/python"}, {}, 1},
+      {{"/home/dev/src/app/.venv/lib/python3.11/site-packages/attrs-23.1.0.dist-info/METADATA"}, {}, 1},
+  };
+  for (const auto& c : cases) {
+    python::DiscoveryOptions o;
+    o.targets = c.targets;
+    python::Discovery t = findEnvironments(v, o);
+    std::vector<std::string> got;
+    for (const auto& e : t.envs) got.push_back(e.kind + " " + e.prefix + " " + e.version);
+    EXPECT_EQ(got, c.want) << c.targets[0];
+    EXPECT_EQ(t.errors.size(), c.errors) << c.targets[0];
+    EXPECT_TRUE(t.notSearched.empty());
+  }
+}

@@ -25,6 +25,8 @@ struct AuditOptions {
   std::function<uint64_t(const std::string&)> capture;
   // Requirement files on this machine to check the image's packages against.
   std::vector<std::string> requirementsFiles;
+  // Python environments to audit instead of searching (--python; see PackagesContext).
+  std::vector<std::string> pythonTargets;
   // How to reach registries (auth, TLS, retries, cache).
   registry::ClientOptions registry;
   // Layers read at once (0: one per core, at most 4).

@@ -22,6 +22,9 @@ struct PackagesContext {
   std::map<std::string, std::string> labels;
   std::string imageDigest;
   std::vector<std::string> requirementsFiles;   // host paths given with --requirements
+  // --python: interpreters or environment roots in the audited tree; when given, exactly these
+  // environments are audited (no search).
+  std::vector<std::string> pythonTargets;
 };
 
 // Paths the layer walk must keep for this analysis (size limit, 0: none).

@@ -57,7 +57,29 @@ struct PythonEnv {
 // Metadata files the layer walk should keep for this module; returns a size limit (0: none).
 uint64_t captureLimit(const std::string& path);
 
-// `pythonVersionHint`: e.g. the image's PYTHON_VERSION env ("3.11.7"), used when it matches.
+struct DiscoveryOptions {
+  // e.g. the image's PYTHON_VERSION env ("3.11.7"), used when it matches.
+  std::string pythonVersionHint;
+  // Interpreters (PREFIX/bin/pythonX.Y) or environment roots in the view (`--python`): when
+  // given, exactly these are audited and nothing is searched.
+  std::vector<std::string> targets;
+};
+
+struct Discovery {
+  std::vector<PythonEnv> envs;
+  // Places the bounded search did not enter ("/proc", "N directories deeper than 6 levels"),
+  // for the report: an environment there is found only when named with --python.
+  std::vector<std::string> notSearched;
+  // One sentence per target that is not a Python environment.
+  std::vector<std::string> errors;
+};
+
+// The system, /usr/local and conda Pythons, then every virtual environment (pyvenv.cfg) and
+// conda prefix (conda-meta) found by a bounded breadth-first search of the whole tree (depth
+// and directory budget fixed, virtual and package trees skipped); or exactly the targets.
+Discovery findEnvironments(const oci::FsView& view, const DiscoveryOptions& options);
+
+// findEnvironments without targets, environments only.
 std::vector<PythonEnv> discoverEnvironments(const oci::FsView& view, const std::string& pythonVersionHint = "");
 
 }  // namespace kernodeck::python

@@ -28,6 +28,8 @@ const char* toString(StepStatus s);
 std::optional<Severity> parseSeverity(std::string_view s);
 // Parses "info", "warning", "error" (also "none", meaning never fail on findings).
 Result<int> parseFailOn(std::string_view s);
+// j[key] when j is an object holding a string there, else "": reading reports back (renderers, diff).
+std::string stringAt(const nlohmann::json& j, const char* key);
 
 struct Finding {
   std::string code;  // stable dotted id, e.g. "blob.digest.mismatch"
@@ -73,7 +75,9 @@ class Report {
   const std::vector<Finding>& findings() const { return findings_; }
   bool hasFinding(std::string_view code) const;
 
+  const std::string& tool() const { return tool_; }
   nlohmann::json& subject() { return subject_; }
+  const nlohmann::json& subject() const { return subject_; }
   // A section per inspected area: "image", "layers", "os", "python", "host"...
   nlohmann::json& section(const std::string& name) { return sections_[name]; }
   const nlohmann::json& sections() const { return sections_; }
@@ -81,9 +85,16 @@ class Report {
   // 0 when every step passed and no finding is at or above failOn (-1: never),
   // 1 on findings at or above it, 3 when a step failed.
   int exitCode(int failOn) const;
+  // The one-word outcome for people and dashboards: "pass", "fail" (findings at or above
+  // failOn) or "incomplete" (a step failed), matching exitCode.
+  const char* verdict(int failOn) const;
 
-  nlohmann::json toJson() const;
-  std::string toText() const;
+  // Every finding, each with its own evidence, plus `groups` (see group.h) and a summary
+  // (verdict under failOn, counts by severity and by code).
+  nlohmann::json toJson(int failOn = 2) const;
+  // For people (src/report/text.cc): a summary block (verdict, counts, what was found), the
+  // steps, then the findings grouped, each large group cut to its first few members.
+  std::string toText(int failOn = 2) const;
 
  private:
   Step* find(const std::string& name);

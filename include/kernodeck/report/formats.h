@@ -1,0 +1,58 @@
+// The formats a report is written in (`--format`): text and kernodeck.report/v1 JSON for people
+// and Kernodeck itself, and the formats other tools read: SARIF 2.1.0 (code scanning; rules from
+// the finding codes, locations as paths), CycloneDX 1.5 and SPDX 2.3 JSON (SBOM platforms: the
+// OS, its packages, the Python environments and their packages, with hashes where the image
+// holds them and the verification result as properties), and a standalone HTML page.
+// Each renderer is a pure function of the report.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernodeck/report/report.h"
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::report {
+
+enum class Format { Text, Json, Sarif, CycloneDx, Spdx, Html };
+
+// "text", "json", "sarif", "cyclonedx", "spdx", "html"; anything else is a usage error.
+Result<Format> parseFormat(std::string_view name);
+// --format and its --json alias together: json when only --json is given, text when neither,
+// a usage error when they disagree.
+Result<Format> parseFormatOptions(std::string_view format, bool jsonAlias);
+// The names parseFormat takes, for help texts: "text|json|sarif|cyclonedx|spdx|html".
+const char* formatNames();
+
+// The report in `format`, ending with a newline; `failOn` decides the verdict it states.
+std::string render(const Report& r, Format format, int failOn);
+
+// One thing an SBOM lists: the audited image or tree, its OS, a package, a Python interpreter.
+struct Component {
+  std::string ref;      // unique in the inventory
+  std::string type;     // "container", "operating-system", "os-package", "python", "python-package"
+  std::string name, version, purl, description;
+  std::map<std::string, std::string> hashes;  // "SHA-256" -> lower-case hex
+  // The audit's verdict on this component: "verified", "findings: CODE=N, ..." (worst first),
+  // or empty when nothing was checked.
+  std::string verification;
+  std::string worstSeverity;  // of its findings ("error", "warning", "info"), empty when none
+  std::vector<std::pair<std::string, std::string>> properties;  // "kernodeck:..." -> value
+};
+
+// The components of an audit report (its subject first), read from its sections and findings.
+std::vector<Component> inventoryOf(const Report& r, int failOn);
+
+nlohmann::json toSarif(const Report& r);
+nlohmann::json toCycloneDx(const Report& r, int failOn);
+nlohmann::json toSpdx(const Report& r, int failOn);
+std::string toHtml(const Report& r, int failOn);
+
+// A stable RFC 4122-shaped UUID derived from `seed` (SBOM serial numbers and namespaces).
+std::string uuidFrom(const std::string& seed);
+// The current time, "2026-01-31T12:00:00Z".
+std::string utcNow();
+
+}  // namespace kernodeck::report

@@ -1,0 +1,78 @@
+// kernodeck diff A.json B.json: two audit reports are compared here (report/audit_diff.h);
+// references, inventories and mixed pairs by the record module (record::diffRecords).
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "kernodeck/record/record.h"
+#include "kernodeck/report/audit_diff.h"
+#include "kernodeck/report/formats.h"
+#include "kernodeck/util/safe_file.h"
+
+namespace po = boost::program_options;
+
+namespace kernodeck::cli {
+
+int runDiffReports(const std::vector<std::string>& args) {
+  bool help = false, json = false;
+  std::string output, a, b, format, failOn = "warning";
+  po::options_description opts("usage: kernodeck diff A.json B.json\n\n"
+                               "A and B: two audit reports (kernodeck audit --json), two references or inventories\n\noptions");
+  opts.add_options()("help,h", po::bool_switch(&help), "show this help")(
+      "format", po::value(&format), "text (default), json or html")("json", po::bool_switch(&json), "the same as --format json")(
+      "output,o", po::value(&output), "write the report to FILE")(
+      "fail-on", po::value(&failOn), "exit 1 on differences at or above: info, warning (default), error, none");
+  po::options_description hidden;
+  hidden.add_options()("a", po::value(&a))("b", po::value(&b));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("a", 1).add("b", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "kernodeck diff: %s\n", e.what());
+    return report::kExitUsage;
+  }
+  if (help) {
+    std::cout << opts << "\n" << kExitCodesHelp;
+    return 0;
+  }
+  if (b.empty()) {
+    std::fprintf(stderr, "kernodeck diff: two files are required (try --help)\n");
+    return report::kExitUsage;
+  }
+  auto threshold = report::parseFailOn(failOn);
+  auto fmt = report::parseFormatOptions(format, json);
+  if (fmt.ok() && *fmt != report::Format::Text && *fmt != report::Format::Json && *fmt != report::Format::Html)
+    fmt = Error::Invalid("--format takes text, json or html for a diff");
+  if (!threshold.ok() || !fmt.ok()) {
+    std::fprintf(stderr, "kernodeck diff: %s\n", (!threshold.ok() ? threshold.error() : fmt.error()).message.c_str());
+    return report::kExitUsage;
+  }
+  nlohmann::json docs[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string& path = i ? b : a;
+    auto text = util::readFileLimited(path, 256u << 20);
+    if (!text.ok()) {
+      std::fprintf(stderr, "kernodeck diff: %s\n", text.error().message.c_str());
+      return report::kExitIncomplete;
+    }
+    docs[i] = nlohmann::json::parse(*text, nullptr, false);
+    if (!docs[i].is_object()) {
+      std::fprintf(stderr, "kernodeck diff: %s is not a JSON object (an audit report, reference or inventory)\n", path.c_str());
+      return report::kExitUsage;
+    }
+  }
+  report::Report r = report::isAuditReport(docs[0]) && report::isAuditReport(docs[1])
+                         ? report::diffAuditReports(docs[0], docs[1], a, b)
+                         : record::diffRecords(docs[0], docs[1]);
+  if (int rc = emit(report::render(r, *fmt, *threshold), output)) return rc;
+  if (r.failed()) std::fprintf(stderr, "kernodeck diff: %s\n", r.firstError().c_str());
+  return r.exitCode(*threshold);
+}
+
+}  // namespace kernodeck::cli

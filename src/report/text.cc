@@ -1,0 +1,191 @@
+// The text rendering of a report: what people read on a terminal. A summary block first (the
+// verdict, counts by severity and code, what the audit found: OS, Python environments, torch and
+// CUDA), then the steps, then the findings grouped (group.h) with large groups cut to their
+// first few members: a machine with one heavily modified package still fits a screen.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "kernodeck/report/group.h"
+#include "kernodeck/report/redact.h"
+#include "kernodeck/report/report.h"
+
+namespace kernodeck::report {
+
+namespace {
+
+// Members of a group printed before "and N more".
+constexpr size_t kShownPerGroup = 3;
+
+// "  label     value" with the label column fixed.
+void field(std::ostringstream& o, const char* label, const std::string& value) {
+  char head[32];
+  std::snprintf(head, sizeof head, "  %-10s", label);
+  o << head << value << "\n";
+}
+
+// Words joined with ", " and wrapped under a 12-column indent.
+void wrapped(std::ostringstream& o, const char* label, const std::vector<std::string>& items) {
+  std::string line;
+  bool first = true;
+  for (const auto& it : items) {
+    if (!line.empty() && line.size() + it.size() > 84) {
+      field(o, first ? label : "", line + ",");
+      first = false;
+      line.clear();
+    }
+    line += (line.empty() ? "" : ", ") + it;
+  }
+  if (!line.empty()) field(o, first ? label : "", line);
+}
+
+// What an audit found, from its sections: OS, Python environments, torch, CUDA; for a diff of
+// two audits, the drift counted.
+void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
+  if (sections.contains("diff") && sections["diff"].is_object() && sections["diff"].contains("findings_new")) {
+    const auto& d = sections["diff"];
+    auto n = [&](const char* k) { return std::to_string(d.value(k, 0LL)); };
+    field(o, "packages", n("packages_added") + " added, " + n("packages_removed") + " removed, " + n("packages_changed") +
+                             " changed (" + n("packages_a") + " in A, " + n("packages_b") + " in B)");
+    field(o, "drift", n("findings_new") + " findings new in B, " + n("findings_gone") + " gone from A");
+  }
+  if (sections.contains("os") && sections["os"].is_object()) {
+    const auto& os = sections["os"];
+    std::string name = stringAt(os, "pretty_name");
+    if (name.empty()) name = (stringAt(os, "id") + " " + stringAt(os, "version_id"));
+    if (name == " ") name = "unknown (no os-release)";
+    std::string arch = stringAt(os, "architecture");
+    field(o, "os", name + (arch.empty() ? "" : ", " + arch));
+  }
+  if (sections.contains("os_packages") && sections["os_packages"].is_object()) {
+    const auto& p = sections["os_packages"];
+    if (p.contains("count") && p["count"].is_number())
+      field(o, "dpkg", std::to_string(p["count"].get<long long>()) + " packages, " +
+                           std::to_string(p.value("files_verified", 0LL)) + " files verified, " +
+                           std::to_string(p.value("modified", 0LL)) + " modified, " + std::to_string(p.value("missing", 0LL)) +
+                           " missing");
+  }
+  if (!sections.contains("python") || !sections["python"].is_object()) return;
+  const auto& py = sections["python"];
+  bool first = true;
+  if (py.contains("environments") && py["environments"].is_array()) {
+    for (const auto& e : py["environments"]) {
+      std::string interp = stringAt(e, "interpreter");
+      size_t n = e.contains("packages") && e["packages"].is_array() ? e["packages"].size() : 0;
+      field(o, first ? "python" : "", stringAt(e, "kind") + " " + stringAt(e, "prefix") + "  Python " + stringAt(e, "python_version") +
+                                          "  " + (interp.empty() ? "no interpreter" : interp) + "  " + std::to_string(n) +
+                                          " packages");
+      first = false;
+    }
+  }
+  if (first) field(o, "python", "no Python environment found");
+  if (py.contains("not_searched") && py["not_searched"].is_array() && !py["not_searched"].empty()) {
+    std::vector<std::string> places;
+    for (const auto& p : py["not_searched"])
+      if (p.is_string()) places.push_back(p.get<std::string>());
+    wrapped(o, "skipped", places);
+  }
+  if (py.contains("torch") && py["torch"].is_object()) {
+    const auto& t = py["torch"];
+    auto orNone = [&](const char* k) { return stringAt(t, k).empty() ? std::string("None") : stringAt(t, k); };
+    field(o, "torch", stringAt(t, "version") + "  torch.version.cuda " + orNone("cuda") + ", torch.version.hip " + orNone("hip") +
+                          "  (" + stringAt(t, "location") + ")");
+  }
+  std::string toolkit = stringAt(py, "cuda_toolkit");
+  size_t wheels = py.contains("nvidia_wheels") && py["nvidia_wheels"].is_object() ? py["nvidia_wheels"].size() : 0;
+  if (!toolkit.empty() || wheels)
+    field(o, "cuda", (toolkit.empty() ? "no toolkit in /usr/local/cuda*" : "toolkit " + toolkit) +
+                         (wheels ? ", " + std::to_string(wheels) + " nvidia-* wheels" : ""));
+  else if (py.contains("torch") && py["torch"].is_object())
+    field(o, "cuda", "none in the image");
+}
+
+}  // namespace
+
+std::string Report::toText(int failOn) const {
+  std::ostringstream o;
+  o << "kernodeck " << tool_;
+  if (subject_.contains("reference") && subject_["reference"].is_string())
+    o << ": " << redactText(subject_["reference"].get<std::string>());
+  o << "\n";
+  if (subject_.contains("manifest_digest") && subject_["manifest_digest"].is_string())
+    field(o, "digest", subject_["manifest_digest"].get<std::string>());
+  if (subject_.contains("platform") && subject_["platform"].is_string())
+    field(o, "platform", subject_["platform"].get<std::string>());
+
+  // Summary.
+  std::string v = verdict(failOn);
+  std::string threshold = failOn < 0 ? "none" : toString(static_cast<Severity>(failOn));
+  field(o, "verdict", v == "pass" ? "PASS (no finding at or above --fail-on " + threshold + ")"
+                      : v == "fail" ? "FAIL (findings at or above --fail-on " + threshold + ")"
+                                    : "INCOMPLETE: " + first_error_);
+  std::vector<FindingGroup> groups = groupFindings(findings_);
+  std::map<std::string, int> bySeverity, byCode;
+  for (const auto& f : findings_) {
+    bySeverity[toString(f.severity)]++;
+    byCode[f.code]++;
+  }
+  if (findings_.empty()) {
+    field(o, "findings", "none");
+  } else {
+    std::string counts;
+    for (const char* s : {"error", "warning", "info"})
+      if (bySeverity[s]) counts += (counts.empty() ? "" : ", ") + std::to_string(bySeverity[s]) + " " + s;
+    field(o, "findings", counts + " in " + std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s"));
+    std::vector<std::pair<std::string, int>> codes(byCode.begin(), byCode.end());
+    std::stable_sort(codes.begin(), codes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::string> items;
+    for (const auto& [c, n] : codes) items.push_back(std::to_string(n) + " " + c);
+    wrapped(o, "by code", items);
+  }
+  describeFound(o, sections_);
+
+  o << "\nSteps\n";
+  for (const auto& s : steps_) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-12s %-22s %6lld ms", toString(s.status), s.name.c_str(),
+                  static_cast<long long>(s.duration_ms));
+    o << line;
+    if (s.cached) o << "  (cached)";
+    if (!s.error.empty()) o << "  " << s.error;
+    o << "\n";
+  }
+  bool cut = false;  // a group was shortened
+  for (Severity sev : {Severity::Error, Severity::Warning, Severity::Info}) {
+    size_t n = 0, g = 0;
+    for (const auto& gr : groups)
+      if (gr.severity == sev) n += gr.count(), ++g;
+    if (!n) continue;
+    o << "\n" << (sev == Severity::Error ? "Errors" : sev == Severity::Warning ? "Warnings" : "Info") << " (" << n;
+    if (g != n) o << " in " << g << " groups";
+    o << ")\n";
+    for (const auto& gr : groups) {
+      if (gr.severity != sev) continue;
+      if (gr.count() == 1) {
+        const Finding* f = gr.members.front();
+        o << "  " << f->code << ": " << f->message;
+        std::string ev;
+        for (const auto& [k, val] : f->evidence) {
+          if (k == "layer" || k == "path" || k == "digest" || k == "package") {
+            if (!ev.empty()) ev += ", ";
+            ev += k + "=" + val;
+          }
+        }
+        if (!ev.empty()) o << " [" << ev << "]";
+        o << "\n";
+        continue;
+      }
+      o << "  " << gr.code << ": " << gr.headline() << "\n";
+      cut = true;
+      if (sev == Severity::Info) continue;  // what to act on comes first: info groups stay one line
+      for (size_t i = 0; i < gr.members.size() && i < kShownPerGroup; ++i) o << "    " << gr.members[i]->message << "\n";
+      if (gr.count() > kShownPerGroup) o << "    and " << gr.count() - kShownPerGroup << " more\n";
+    }
+  }
+  if (cut) o << "\nEvery finding, with every path: --format json (or html).\n";
+  if (failed()) o << "\nIncomplete: " << first_error_ << "\n";
+  return o.str();
+}
+
+}  // namespace kernodeck::report
