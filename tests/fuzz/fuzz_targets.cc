@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "kernodeck/audit/apk.h"
+#include "kernodeck/audit/conda.h"
 #include "kernodeck/audit/dpkg.h"
 #include "kernodeck/audit/os_release.h"
 #include "kernodeck/gpu/container_check.h"
@@ -21,6 +23,7 @@
 #include "kernodeck/python/marker.h"
 #include "kernodeck/python/metadata.h"
 #include "kernodeck/python/pins.h"
+#include "kernodeck/python/record_check.h"
 #include "kernodeck/python/requirement.h"
 #include "kernodeck/python/specifier.h"
 #include "kernodeck/python/torch_build.h"
@@ -66,6 +69,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)python::parseWheel(in);
   (void)python::parseDirectUrl(in);
   (void)python::parseTorchVersionPy(in);
+  bool hex = false;
+  (void)python::decodeRecordDigest("sha256", s, &hex);
+  (void)python::classifyRecordQuirk("../../../bin/x", false, &s, "sha256", std::string(64, '0'));
 #elif defined(FUZZ_REQUIREMENTS)
   (void)python::Requirement::parse(in);
   auto rf = python::loadRequirements("r.txt", [&](const std::string& p) -> std::optional<std::string> {
@@ -98,6 +104,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)audit::parseOsRelease(in);
   (void)audit::parseDpkgStatus(in, true);
   (void)audit::parseMd5sums(in);
+  (void)audit::parseApkInstalled(in);
+  (void)audit::decodeApkChecksum(in);
+  audit::PackageDatabase conda;
+  (void)audit::parseCondaMeta(in, "opt/conda", conda);
   (void)gpu::parseGroupFile(in);
 #elif defined(FUZZ_OCI_STATE)
   (void)oci::parseRuntimeState(in);

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "kernodeck/util/hash.h"
+#include "kernodeck/version.h"
 #include "tar_builder.h"
 
 using namespace kernodeck;
@@ -184,7 +185,7 @@ TEST(ScanCache, RoundTripAndDamage) {
   ASSERT_EQ(back->unsafe.size(), 1u);
   // Another digest misses; a torn file misses instead of failing.
   EXPECT_FALSE(loadScan(dir, Digest{"sha256", std::string(64, '0')}));
-  std::string file = dir + "/layers/sha256/" + s.digestHex + ".v1.tsv";
+  std::string file = dir + "/layers/sha256/" + s.digestHex + ".v" + std::to_string(kernodeck::kAnalysisVersion) + ".tsv";
   std::ifstream f(file, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::ofstream(file, std::ios::binary) << text.substr(0, text.size() - 5);
