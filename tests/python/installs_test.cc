@@ -12,15 +12,7 @@ using namespace kernodeck::python;
 
 namespace {
 
-oci::LayeredView viewOf(const std::vector<kdktest::TarEntry>& entries) {
-  oci::LayeredView v;
-  oci::ScanOptions o;
-  o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
-  kdktest::StringStream in(kdktest::makeTar(entries));
-  std::vector<oci::UnsafeEntry> unsafe;
-  v.apply(oci::scanLayer(in, o), 0, unsafe);
-  return v;
-}
+using kdktest::viewOf;
 
 const PythonEnv* envAt(const std::vector<PythonEnv>& envs, const std::string& prefix) {
   for (const auto& e : envs)

@@ -21,11 +21,7 @@ std::string b64(const std::string& content) {
   return util::base64UrlNoPad(h.raw());
 }
 
-std::string hexOf(const std::string& content) {
-  util::Hasher h("sha256");
-  h.update(content);
-  return h.hex();
-}
+std::string hexOf(const std::string& content) { return util::sha256Hex(content); }
 
 }  // namespace
 
