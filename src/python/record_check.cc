@@ -77,9 +77,8 @@ std::string classifyRecordQuirk(const std::string& recordPath, bool metadataFile
            "(a known build quirk, pytorch/pytorch#97153)";
   bool script = recordPath.rfind("../", 0) == 0 && recordPath.find("/bin/") != std::string::npos;
   if (!script) return "";
-  if (!content) return "a script outside the package whose shebang installers rewrite (pypa/pip#10744); its content was not "
-                       "kept, so the rest of it is not verified";
-  if (content->rfind("#!", 0) != 0) return "";
+  // Without the content nothing is confirmed: the change stays a change.
+  if (!content || content->rfind("#!", 0) != 0) return "";
   size_t eol = content->find('\n');
   std::string first = content->substr(0, eol);
   if (first.find("python") == std::string::npos && first.find("/bin/sh") == std::string::npos) return "";

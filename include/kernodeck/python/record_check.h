@@ -31,10 +31,9 @@ struct RecordCheck {
 // or "" when it is not one:
 //  - pip rewrites the shebang of the scripts it installs (and tools that relocate environments
 //    rewrite it again) while RECORD keeps another line's hash (pypa/pip#10744): a script
-//    outside the package directory whose first line is a python shebang. With its content, the
-//    quirk is confirmed when the body hashes to the RECORD digest under a wheel's own "#!python"
-//    shebang; without it (an image's layer walk keeps no content), the body is not verified and
-//    the reason says so.
+//    outside the package directory whose first line is a python shebang, when its body hashes to
+//    the RECORD digest under a wheel's own "#!python" (or a usual interpreter) line. Without the
+//    content (recordCaptureLimit keeps environments' bin directories) nothing is confirmed.
 //  - wheels whose RECORD lists a wrong hash for their own METADATA, rewritten after RECORD was
 //    written (pytorch/pytorch#97153).
 // `recordPath` is the row's path as written, `metadataFile` says whether it is the
