@@ -340,7 +340,7 @@ std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::str
     inventory(v, e);
     envs.push_back(std::move(e));
   };
-  // Debian/Ubuntu system Python.
+  // Debian/Ubuntu (and RHEL/Fedora) system Python.
   for (const auto& ver : pythonLibVersions(v, "usr/lib")) {
     PythonEnv e;
     e.kind = "system";
@@ -348,7 +348,8 @@ std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::str
     if (exists(v, "usr/bin/python" + ver)) e.interpreter = "usr/bin/python" + ver;
     withVersion(e, ver);
     e.paths = {"usr/local/lib/python" + ver + "/dist-packages", "usr/lib/python3/dist-packages",
-               "usr/lib/python" + ver + "/dist-packages", "usr/lib/python" + ver + "/site-packages"};
+               "usr/lib/python" + ver + "/dist-packages", "usr/lib64/python" + ver + "/site-packages",  // RHEL: lib64 first
+               "usr/lib/python" + ver + "/site-packages"};
     if (ver.rfind("2.", 0) == 0) e.paths[1] = "usr/lib/python2.7/dist-packages";
     if (!e.interpreter.empty() || isDir(v, "usr/lib/python" + ver + "/dist-packages")) addIfAny(std::move(e));
   }

@@ -89,3 +89,19 @@ TEST(PythonInstalls, EachShowsWhereItsCodeLives) {
   for (const auto& x : envs) targets += x.kind == "target";
   EXPECT_EQ(targets, 1u);
 }
+
+// RHEL and Fedora keep compiled distributions in /usr/lib64/pythonX.Y/site-packages, ahead of
+// the pure ones in /usr/lib: both belong to the system environment.
+TEST(PythonInstalls, RhelSystemPythonHasLib64) {
+  auto v = viewOf({
+      {"usr/bin/python3.9", 'f', "ELF"},
+      {"usr/lib/python3.9/site-packages/six-1.15.0.dist-info/METADATA", 'f', "Name: six\nVersion: 1.15.0\n"},
+      {"usr/lib64/python3.9/site-packages/PyYAML-5.4.1.dist-info/METADATA", 'f', "Name: PyYAML\nVersion: 5.4.1\n"},
+  });
+  auto envs = discoverEnvironments(v);
+  const PythonEnv* sys = envAt(envs, "usr");
+  ASSERT_TRUE(sys);
+  ASSERT_TRUE(sys->find("pyyaml"));
+  ASSERT_TRUE(sys->find("six"));
+  EXPECT_EQ(sys->find("pyyaml")->location, "usr/lib64/python3.9/site-packages");
+}
