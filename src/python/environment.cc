@@ -234,6 +234,16 @@ void inventoryLinkedCode(const oci::FsView& v, PythonEnv& env, const std::string
   }
 }
 
+// conda's usual install roots and the named environments under each (`conda create -n NAME`).
+std::vector<std::string> condaPrefixes(const oci::FsView& v) {
+  std::vector<std::string> out;
+  for (const char* root : {"opt/conda", "opt/miniconda3", "opt/miniforge3", "root/miniconda3"}) {
+    out.push_back(root);
+    for (const auto& env : v.list(std::string(root) + "/envs")) out.push_back(std::string(root) + "/envs/" + env);
+  }
+  return out;
+}
+
 // `pip install --target DIR` directories: distributions (*.dist-info) in a directory that is no
 // environment's package directory, away from system trees. Their Python is the image's first.
 void addTargetDirs(const oci::FsView& v, std::vector<PythonEnv>& envs) {
@@ -365,7 +375,7 @@ std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::str
     addIfAny(std::move(e));
   }
   // Conda.
-  for (const char* prefix : {"opt/conda", "opt/miniconda3", "opt/miniforge3", "root/miniconda3"}) {
+  for (const std::string& prefix : condaPrefixes(v)) {
     for (const auto& ver : pythonLibVersions(v, std::string(prefix) + "/lib")) {
       PythonEnv e;
       e.kind = "conda";

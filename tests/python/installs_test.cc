@@ -105,3 +105,22 @@ TEST(PythonInstalls, RhelSystemPythonHasLib64) {
   ASSERT_TRUE(sys->find("six"));
   EXPECT_EQ(sys->find("pyyaml")->location, "usr/lib64/python3.9/site-packages");
 }
+
+// `conda create -n NAME` environments live under the install root's envs/.
+TEST(PythonInstalls, CondaNamedEnvironments) {
+  auto v = viewOf({
+      {"opt/conda/bin/python3.12", 'f', "ELF"},
+      {"opt/conda/lib/python3.12/site-packages/conda-24.1.0.dist-info/METADATA", 'f', "Name: conda\nVersion: 24.1.0\n"},
+      {"opt/conda/envs/train/bin/python3.10", 'f', "ELF"},
+      {"opt/conda/envs/train/lib/python3.10/site-packages/numpy-1.26.0.dist-info/METADATA", 'f', "Name: numpy\nVersion: 1.26.0\n"},
+  });
+  auto envs = discoverEnvironments(v);
+  const PythonEnv* base = envAt(envs, "opt/conda");
+  const PythonEnv* train = envAt(envs, "opt/conda/envs/train");
+  ASSERT_TRUE(base && train);
+  EXPECT_EQ(train->kind, "conda");
+  EXPECT_EQ(train->version, "3.10");
+  EXPECT_EQ(train->interpreter, "opt/conda/envs/train/bin/python3.10");
+  EXPECT_TRUE(train->find("numpy"));
+  EXPECT_FALSE(base->find("numpy"));
+}
