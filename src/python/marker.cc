@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernodeck/python/specifier.h"
+#include "kernodeck/python/version.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::python {
@@ -312,6 +313,26 @@ Result<Marker> Marker::parse(std::string_view s) {
   m.text_ = std::string(util::trim(s));
   return m;
 }
+
+namespace {
+
+std::string canonicalOf(const Marker::Node& n, Marker::Node::Kind parent) {
+  if (n.kind != Marker::Node::Compare) {
+    std::string s = canonicalOf(*n.left, n.kind) + (n.kind == Marker::Node::And ? " and " : " or ") + canonicalOf(*n.right, n.kind);
+    return n.kind == Marker::Node::Or && parent == Marker::Node::And ? "(" + s + ")" : s;
+  }
+  bool extra = (n.lhsVar && n.lhs == "extra") || (n.rhsVar && n.rhs == "extra");
+  auto side = [&](const std::string& v, bool isVar) {
+    if (isVar) return v;
+    std::string value = extra ? canonicalizeName(v) : v;
+    return value.find('"') == std::string::npos ? "\"" + value + "\"" : "'" + value + "'";
+  };
+  return side(n.lhs, n.lhsVar) + " " + n.op + " " + side(n.rhs, n.rhsVar);
+}
+
+}  // namespace
+
+std::string Marker::canonical() const { return root_ ? canonicalOf(*root_, Marker::Node::Or) : ""; }
 
 Tri Marker::evaluate(const MarkerEnv& env, std::string_view extra) const {
   if (!root_) return Tri::True;

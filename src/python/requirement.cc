@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "kernodeck/util/strings.h"
 
@@ -89,6 +90,47 @@ Result<Requirement> Requirement::parse(std::string_view raw) {
     r.marker = *m;
   }
   return r;
+}
+
+namespace {
+
+// packaging's Specifier._canonical_spec: the operator and the version without trailing zeros
+// (kept for ~=, whose meaning depends on them); wildcards and === as written.
+std::set<std::string> canonicalSpecs(const SpecifierSet& set) {
+  std::set<std::string> out;
+  for (const auto& sp : set.specs()) {
+    auto v = Version::parse(sp.version());
+    if (sp.op() == "===" || sp.version().ends_with(".*") || !v.ok()) {
+      out.insert(sp.str());
+      continue;
+    }
+    std::string text = v->str();
+    if (sp.op() != "~=") {
+      std::vector<uint64_t> rel = v->release();
+      while (rel.size() > 1 && rel.back() == 0) rel.pop_back();
+      std::string release;
+      for (size_t i = 0; i < rel.size(); ++i) release += (i ? "." : "") + std::to_string(rel[i]);
+      std::string base = v->baseStr();
+      size_t bang = base.find('!');
+      text = (bang == std::string::npos ? "" : base.substr(0, bang + 1)) + release + text.substr(base.size());
+    }
+    out.insert(sp.op() + text);
+  }
+  return out;
+}
+
+std::set<std::string> canonicalExtras(const std::vector<std::string>& extras) {
+  std::set<std::string> out;
+  for (const auto& e : extras) out.insert(canonicalizeName(e));
+  return out;
+}
+
+}  // namespace
+
+bool Requirement::equivalent(const Requirement& o) const {
+  return key == o.key && canonicalExtras(extras) == canonicalExtras(o.extras) && url == o.url &&
+         canonicalSpecs(specifier) == canonicalSpecs(o.specifier) && marker.has_value() == o.marker.has_value() &&
+         (!marker || marker->canonical() == o.marker->canonical());
 }
 
 }  // namespace kernodeck::python

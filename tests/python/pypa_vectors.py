@@ -127,6 +127,9 @@ emit("kReqFileUrls", r["test_file_url"][0], "const char*")
 emit("kReqNormalized", r["test_normalized_requirements"][0], "std::pair<const char*, const char*>")
 emit("kReqTrailingWhitespace", r["test_trailing_horizontal_whitespace"][0], "const char*")
 strrepr = r["test_str_and_repr"]
+emit("kReqEqual", renv["EQUAL_DEPENDENCIES"], "std::pair<const char*, const char*>")
+emit("kReqEquivalent", renv["EQUIVALENT_DEPENDENCIES"], "std::pair<const char*, const char*>")
+emit("kReqDifferent", renv["DIFFERENT_DEPENDENCIES"], "std::pair<const char*, const char*>")
 emit("kReqStrForms", ["name" + e + u + m_ for m_ in strrepr[2] for e in strrepr[1] for u in strrepr[0]], "const char*")
 invalid = []
 for name, fn in rfuncs.items():

@@ -156,6 +156,9 @@ TEST(PypaVectors, RequirementsOtherValidForms) {
     MarkerEnv env = {{"python_version", "3.12"}};
     EXPECT_EQ(a->marker->evaluate(env, "mariadb-connector"), Tri::True) << in;
     EXPECT_EQ(b->marker->evaluate(env, "mariadb_connector"), Tri::True) << norm;
+    // And print as packaging prints them.
+    std::string normMarker = std::string(norm).substr(std::string(norm).find("; ") + 2);
+    EXPECT_EQ(a->marker->canonical(), normMarker) << in;
   }
   for (const char* ws : pypa::kReqTrailingWhitespace) {
     auto r = Requirement::parse(std::string("name>=1") + ws);
@@ -173,4 +176,16 @@ TEST(PypaVectors, RequirementsOtherValidForms) {
 
 TEST(PypaVectors, InvalidRequirements) {
   for (const char* s : pypa::kReqInvalid) EXPECT_FALSE(Requirement::parse(s).ok()) << "[" << s << "]";
+}
+
+// EQUAL_DEPENDENCIES and EQUIVALENT_DEPENDENCIES compare equal, DIFFERENT_DEPENDENCIES do not.
+TEST(PypaVectors, RequirementEquality) {
+  auto same = [](const char* a, const char* b) {
+    auto x = Requirement::parse(a), y = Requirement::parse(b);
+    EXPECT_TRUE(x.ok() && y.ok()) << a << " / " << b;
+    return x.ok() && y.ok() && x->equivalent(*y) && y->equivalent(*x);
+  };
+  for (const auto& [a, b] : pypa::kReqEqual) EXPECT_TRUE(same(a, b)) << a << " == " << b;
+  for (const auto& [a, b] : pypa::kReqEquivalent) EXPECT_TRUE(same(a, b)) << a << " == " << b;
+  for (const auto& [a, b] : pypa::kReqDifferent) EXPECT_FALSE(same(a, b)) << a << " != " << b;
 }
