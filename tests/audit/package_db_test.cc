@@ -9,6 +9,7 @@
 
 #include "kernodeck/audit/apk.h"
 #include "kernodeck/audit/package_db.h"
+#include "kernodeck/audit/rpm.h"
 #include "kernodeck/util/hash.h"
 
 using namespace kernodeck;
@@ -144,4 +145,31 @@ TEST(PackageDb, VerifiesLikeRpmV) {
   EXPECT_EQ(db.missing[0].path, "usr/bin/gone");
   EXPECT_EQ(db.verified, 3u);  // ok, libx.so, apklink
   EXPECT_EQ(db.unverifiable, 0u);
+}
+
+// Databases librpm cannot read are reported, never fatal: SUSE's ndb, and garbage where the
+// sqlite or Berkeley DB file should be.
+TEST(Rpm, UnreadableDatabasesAreReportedNotFatal) {
+  struct Case {
+    std::string file, content, errorHas;
+  };
+  const Case cases[] = {
+      {"usr/lib/sysimage/rpm/Packages.db", "ndb", "ndb"},
+      {"var/lib/rpm/rpmdb.sqlite", std::string(4096, 'x'), "rpm database"},
+      {"var/lib/rpm/Packages", std::string(8192, '\0'), "rpm database"},
+  };
+  for (const auto& c : cases) {
+    Tree t;
+    t.write(c.file, c.content);
+    auto view = oci::openDirView(t.root);
+    ASSERT_TRUE(view.ok());
+    PackageDatabase db = readRpm(**view);
+    EXPECT_TRUE(db.present) << c.file;
+    EXPECT_NE(db.error.find(c.errorHas), std::string::npos) << c.file << ": " << db.error;
+    EXPECT_TRUE(db.packages.empty()) << c.file;
+  }
+  Tree none;
+  none.write("etc/os-release", "ID=x\n");
+  auto view = oci::openDirView(none.root);
+  EXPECT_FALSE(readRpm(**view).present);
 }
