@@ -4,6 +4,9 @@
 #include <deque>
 #include <set>
 
+#include "kernodeck/audit/apk.h"
+#include "kernodeck/audit/conda.h"
+#include "kernodeck/audit/rpm.h"
 #include "kernodeck/os/dpkg.h"
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/environment.h"
@@ -44,7 +47,15 @@ class PackagesAudit {
  private:
   Status osPackages() {
     db_ = os::readDpkg(v_, true);
+    json others = otherOsDatabases();
     json section = {{"manager", db_.present ? json("dpkg") : json(nullptr)}};
+    if (!db_.present && !others.empty()) {
+      section = others[0];  // an rpm or apk system: its database is the OS package section
+      if (others.size() > 1) section["other"] = json(others.begin() + 1, others.end());
+      r_.section("os_packages") = section;
+      return {};
+    }
+    if (!others.empty()) section["other"] = others;
     if (!db_.present) {
       r_.section("os_packages") = section;
       r_.skipStep("os-packages", "no dpkg database in the image");
@@ -71,6 +82,101 @@ class PackagesAudit {
     return {};
   }
 
+  // rpm and apk databases (package_db.h): inventory and rpm -V-like findings. Returns one
+  // section per database present.
+  json otherOsDatabases() {
+    json out = json::array();
+    for (auto* read : {&readRpm, &readApk}) {
+      PackageDatabase db = read(v_, true);
+      if (!db.present) continue;
+      if (!db.error.empty()) {
+        r_.add("os.package.unreadable", Severity::Warning, "the " + db.manager + " database cannot be read: " + db.error,
+               {{"path", "/" + db.location}});
+        out.push_back({{"manager", db.manager}, {"location", "/" + db.location}, {"format", db.format}, {"error", db.error}});
+        continue;
+      }
+      json pkgs = json::array();
+      for (const auto& p : db.packages) {
+        json jp = {{"name", p.name}, {"version", p.version}, {"architecture", p.architecture}, {"source", p.origin}};
+        for (const auto& [k, val] : p.extra) jp[k] = val;
+        pkgs.push_back(jp);
+      }
+      std::string what = db.manager == "rpm" ? "the rpm database" : "apk's checksum";
+      for (const auto& m : db.modified)
+        r_.add(m.config ? "os.package.conffile.modified" : "os.package.modified", m.config ? Severity::Info : Severity::Error,
+               "/" + m.path + " of package " + m.package + " differs from " + what + " (" + m.detail + ")" +
+                   (m.config ? " (a configuration file)" : ""),
+               {{"package", m.package}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}, {"manager", db.manager}, {"verify", m.detail}});
+      for (const auto& m : db.missing)
+        r_.add(m.config ? "os.package.conffile.missing" : "os.package.missing_file", m.config ? Severity::Info : Severity::Warning,
+               "/" + m.path + " of package " + m.package + " is missing", {{"package", m.package}, {"path", "/" + m.path}, {"manager", db.manager}});
+      if (db.unverifiable)
+        r_.add("os.package.unverifiable", Severity::Info,
+               std::to_string(db.unverifiable) + " file(s) of the " + db.manager + " database have a digest this view cannot compute",
+               {{"path", "/" + db.location}});
+      out.push_back({{"manager", db.manager}, {"location", "/" + db.location}, {"format", db.format}, {"packages", pkgs},
+                     {"count", db.packages.size()}, {"files_verified", db.verified}, {"modified", db.modified.size()},
+                     {"missing", db.missing.size()}, {"unverifiable", db.unverifiable}});
+      osDbs_.push_back(std::move(db));
+    }
+    return out;
+  }
+
+  // The OS package manager that owns `path`, or "" (dpkg, rpm or apk divide authority with RECORD).
+  std::string osOwner(const std::string& path) const {
+    if (db_.owns(path)) return "dpkg";
+    for (const auto& db : osDbs_)
+      if (db.owns(path)) return db.manager;
+    for (const auto& db : condaDbs_)
+      if (db.owns(path)) return db.manager;
+    return "";
+  }
+
+  // conda environments: conda-meta inventory, files verified against conda's sha256, and the
+  // pip-installed distributions of each kept apart (with those that shadow a conda package).
+  json condaEnvironments() {
+    json out = json::array();
+    for (const auto& prefix : findCondaPrefixes(v_)) {
+      std::vector<std::string> errors;
+      PackageDatabase db = readConda(v_, prefix, errors, true);
+      for (const auto& e : errors)
+        r_.add("conda.metadata.invalid", Severity::Warning, "unreadable conda package record " + e, {{"path", "/" + prefix + "/conda-meta"}});
+      json pkgs = json::array();
+      std::map<std::string, std::string> condaVersions;  // canonical name -> version
+      for (const auto& p : db.packages) {
+        pkgs.push_back({{"name", p.name}, {"version", p.version}, {"build", p.extra.count("build") ? p.extra.at("build") : ""},
+                        {"channel", p.origin}, {"subdir", p.architecture}});
+        condaVersions[python::canonicalizeName(p.name)] = p.version;
+      }
+      for (const auto& m : db.modified)
+        r_.add("conda.package.modified", Severity::Error,
+               "/" + m.path + " of conda package " + m.package + " differs from conda's record (" + m.detail + ")",
+               {{"package", m.package}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}, {"environment", "/" + prefix}, {"verify", m.detail}});
+      for (const auto& m : db.missing)
+        r_.add("conda.package.missing_file", Severity::Warning, "/" + m.path + " of conda package " + m.package + " is missing",
+               {{"package", m.package}, {"path", "/" + m.path}, {"environment", "/" + prefix}});
+      json pip = json::array();
+      for (const auto& e : envs_) {
+        if (e.prefix != prefix) continue;
+        for (const auto& d : e.distributions) {
+          if (db.owns(d.metadataDir + "/METADATA") || db.owns(d.metadataDir + "/PKG-INFO") || db.owns(d.metadataDir)) continue;
+          pip.push_back({{"name", d.name}, {"version", d.version}, {"installer", d.installer}, {"metadata", "/" + d.metadataDir}});
+          auto it = condaVersions.find(d.key);
+          if (it != condaVersions.end() && d.parsed && python::Version::parse(it->second).ok() &&
+              *python::Version::parse(it->second) != *d.parsed)
+            r_.add("conda.package.shadowed", Severity::Warning,
+                   d.name + " " + d.version + " installed by " + (d.installer.empty() ? "pip" : d.installer) + " in /" + prefix +
+                       " shadows conda's " + it->second + ": conda's record of the environment is stale",
+                   {{"package", d.name}, {"environment", "/" + prefix}, {"installed", d.version}});
+        }
+      }
+      out.push_back({{"prefix", "/" + prefix}, {"packages", pkgs}, {"count", db.packages.size()}, {"pip_installed", pip},
+                     {"files_verified", db.verified}, {"modified", db.modified.size()}, {"missing", db.missing.size()}});
+      condaDbs_.push_back(std::move(db));
+    }
+    return out;
+  }
+
   Status python() {
     auto hint = ctx_.env.count("PYTHON_VERSION") ? ctx_.env.at("PYTHON_VERSION") : "";
     python::DiscoveryOptions dopt;
@@ -79,10 +185,12 @@ class PackagesAudit {
     python::Discovery found = python::findEnvironments(v_, dopt);
     if (!found.errors.empty()) return Error::Invalid(util::join(found.errors, "; "));
     envs_ = std::move(found.envs);
+    json conda = condaEnvironments();
     json envsJson = json::array();
     for (const auto& e : envs_) envsJson.push_back(checkEnv(e));
     json section = {{"environments", envsJson}, {"not_searched", found.notSearched}};
     if (!ctx_.pythonTargets.empty()) section["targets"] = ctx_.pythonTargets;
+    if (!conda.empty()) section["conda"] = conda;
     python::CudaBuild build = python::readCudaBuild(v_, envs_, ctx_.env);
     for (const auto& s : build.inconsistencies)
       r_.add("python.torch.inconsistent", Severity::Error, s, {{"package", "torch"}});
@@ -114,6 +222,8 @@ class PackagesAudit {
       // The archive it was installed from, as direct_url.json records its hash (SBOM hashes).
       if (d.directUrl && !d.directUrl->hashes.empty()) jd["archive_hashes"] = d.directUrl->hashes;
       jd["record"] = d.hasRecord;
+      if (!d.form.empty()) jd["form"] = d.form;
+      if (!d.codeLocation.empty()) jd["code_location"] = "/" + d.codeLocation;
       pkgs.push_back(jd);
       if (shown.insert(d.key).second)
         freeze.push_back(d.directUrl && !d.directUrl->editable ? d.name + " @ " + report::redactText(d.directUrl->url)
@@ -173,17 +283,23 @@ class PackagesAudit {
       if (!d.hasRecord) continue;
       python::RecordCheck rc = python::checkRecord(v_, d);
       checkedFiles += rc.checked;
-      // A distribution dpkg installed (it owns the metadata) answers to dpkg's md5sums.
-      bool dpkgDist = db_.owns(d.metadataDir) || db_.owns(d.metadataDir + "/METADATA");
+      // A distribution an OS package manager installed (it owns the metadata) answers to that
+      // manager's database (dpkg's md5sums, rpm's digests).
+      std::string distOwner = osOwner(d.metadataDir);
+      if (distOwner.empty()) distOwner = osOwner(d.metadataDir + "/METADATA");
       for (const auto& m : rc.modified) {
-        bool dpkg = dpkgDist || db_.owns(m.path);
+        std::string owner = distOwner.empty() ? osOwner(m.path) : distOwner;
+        bool dpkg = !owner.empty();
         r_.add("python.record.modified", dpkg ? Severity::Info : Severity::Error,
                "/" + m.path + " of " + d.name + " " + d.version + " does not match its RECORD hash" +
-                   (dpkg ? " (owned by dpkg, whose md5sums are the authority)" : ""),
+                   (dpkg ? " (owned by " + owner + ", whose database is the authority)" : ""),
                {{"package", d.name}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}});
       }
+      for (const auto& q : rc.quirks)
+        r_.add("python.record.quirk", Severity::Info, "/" + q.path + " of " + d.name + " " + d.version + ": " + q.quirk,
+               {{"package", d.name}, {"path", "/" + q.path}, {"layer", layerOf(q.layer)}});
       for (const auto& m : rc.missing) {
-        bool dpkg = dpkgDist || db_.owns(m.path);
+        bool dpkg = !distOwner.empty() || !osOwner(m.path).empty();
         r_.add("python.record.missing", dpkg ? Severity::Info : Severity::Warning,
                "/" + m.path + " listed in the RECORD of " + d.name + " " + d.version + " is missing",
                {{"package", d.name}, {"path", "/" + m.path}});
@@ -199,7 +315,7 @@ class PackagesAudit {
                {{"package", d.name}});
       }
     }
-    return {{"kind", e.kind}, {"prefix", "/" + e.prefix}, {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
+    return {{"kind", e.kind}, {"creator", e.creator}, {"prefix", "/" + e.prefix}, {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
             {"python_version", e.version}, {"include_system_site_packages", e.includeSystemSitePackages},
             {"paths", [&] { json p = json::array(); for (const auto& x : e.paths) p.push_back("/" + x); return p; }()},
             {"packages", pkgs}, {"freeze", freeze}, {"contract", {{"missing", missing}, {"conflicts", conflicts}}},
@@ -304,7 +420,10 @@ class PackagesAudit {
         if (hasUserinfoSecret(url))
           r_.add("secret.leak", Severity::Error, d.name + " was installed from a URL carrying a credential: " + report::redactText(url),
                  {{"path", where}, {"package", d.name}});
-        if (url.rfind("file://", 0) == 0 || (!url.empty() && url.front() == '/'))
+        // An editable install whose source directory is in the image carries its code with it.
+        auto code = d.codeLocation.empty() ? Result<std::string>(Error::NotFound("")) : v_.resolve(d.codeLocation);
+        bool codeInImage = d.directUrl->editable && code.ok() && v_.info(*code).has_value();
+        if (!codeInImage && (url.rfind("file://", 0) == 0 || (!url.empty() && url.front() == '/')))
           r_.add("python.path.leak", Severity::Warning,
                  d.name + " was installed from a build-machine path (" + report::redactText(url) + "): the image cannot be rebuilt from it",
                  {{"path", where}, {"package", d.name}});
@@ -339,6 +458,8 @@ class PackagesAudit {
   const PackagesContext& ctx_;
   report::Report& r_;
   os::DpkgDatabase db_;
+  std::vector<PackageDatabase> osDbs_;  // rpm, apk
+  std::vector<PackageDatabase> condaDbs_;
   std::vector<python::PythonEnv> envs_;
   gpu::Expectation expectation_;
 };
@@ -346,7 +467,8 @@ class PackagesAudit {
 }  // namespace
 
 uint64_t packagesCaptureLimit(const std::string& path) {
-  return std::max(python::captureLimit(path), os::dpkgCaptureLimit(path));
+  return std::max({python::captureLimit(path), os::dpkgCaptureLimit(path), rpmCaptureLimit(path), apkCaptureLimit(path), condaCaptureLimit(path),
+                   python::recordCaptureLimit(path)});
 }
 
 unsigned packagesHashPolicy(const std::string& p) {

@@ -103,6 +103,10 @@ Distribution readDistribution(const oci::FsView& v, const std::string& location,
   return d;
 }
 
+// Where the code of editable installs, egg links and eggs lives (environment.h's `form` and
+// `codeLocation`), and the distributions only an .egg-link or an .egg names.
+void inventoryLinkedCode(const oci::FsView& v, PythonEnv& env, const std::string& loc);
+
 void inventory(const oci::FsView& v, PythonEnv& env) {
   for (const auto& loc : env.paths) {
     auto resolved = v.resolve(loc, true);
@@ -118,6 +122,156 @@ void inventory(const oci::FsView& v, PythonEnv& env) {
       seen[d.key] = e;
       env.distributions.push_back(std::move(d));
     }
+    inventoryLinkedCode(v, env, *resolved);
+  }
+}
+
+// A path written in the image's terms ("/src/app", "file:///src/app") as a view path.
+std::string imagePath(std::string p) {
+  if (p.rfind("file://", 0) == 0) p = p.substr(7);
+  if (p.rfind("localhost/", 0) == 0) p = p.substr(9);
+  while (!p.empty() && p.front() == '/') p.erase(0, 1);
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  return p;
+}
+
+// Paths a .pth file adds to sys.path (lines that are not imports or comments).
+std::vector<std::string> pthPaths(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& raw : util::split(text, '\n')) {
+    std::string line(util::trim(raw));
+    if (line.empty() || line[0] == '#' || line.rfind("import ", 0) == 0 || line.rfind("import\t", 0) == 0) continue;
+    out.push_back(line);
+  }
+  return out;
+}
+
+void inventoryLinkedCode(const oci::FsView& v, PythonEnv& env, const std::string& loc) {
+  std::set<std::string> keys;
+  for (const auto& d : env.distributions) keys.insert(d.key);
+  std::vector<std::string> entries = v.list(loc);
+  std::sort(entries.begin(), entries.end());
+  // PEP 660 editables: direct_url.json says editable; a .pth file of the package (setuptools'
+  // __editable__.NAME-VER.pth, hatchling's _NAME.pth) names the source directory when it is a path.
+  for (auto& d : env.distributions) {
+    if (d.location != loc || !d.directUrl || !d.directUrl->editable) continue;
+    d.form = "editable";
+    d.codeLocation = imagePath(d.directUrl->url);
+    std::string under = util::toLower(d.name);
+    for (char& c : under)
+      if (c == '-' || c == '.') c = '_';
+    for (const auto& e : entries) {
+      if (!e.ends_with(".pth")) continue;
+      std::string lower = util::toLower(e);
+      for (char& c : lower)
+        if (c == '-' || c == '.') c = '_';
+      if (lower.find(under) == std::string::npos) continue;
+      auto t = readText(v, join(loc, e), 65536);
+      if (!t) continue;
+      auto paths = pthPaths(*t);
+      if (!paths.empty()) d.codeLocation = paths.front()[0] == '/' ? imagePath(paths.front()) : join(loc, paths.front());
+      // setuptools' finder mode: "import __editable___NAME_finder; ...", whose MAPPING names the
+      // directory of each top-level package.
+      static const std::regex finderImport(R"(^import (__editable___[A-Za-z0-9_]+_finder);)");
+      static const std::regex mapping(R"(MAPPING\s*(?::[^=]*)?=\s*\{\s*'[^']*'\s*:\s*'([^']+)')");
+      std::smatch fm, mm;
+      std::string first(util::trim(*t));
+      if (std::regex_search(first, fm, finderImport))
+        if (auto finder = readText(v, join(loc, fm[1].str() + ".py"), 1 << 20); finder && std::regex_search(*finder, mm, mapping))
+          d.codeLocation = imagePath(mm[1].str());
+    }
+  }
+  for (const auto& e : entries) {
+    // setup.py develop: NAME.egg-link holds the project directory, whose NAME.egg-info is the metadata.
+    if (e.ends_with(".egg-link")) {
+      auto t = readText(v, join(loc, e), 65536);
+      if (!t) continue;
+      auto lines = util::split(*t, '\n');
+      std::string project = lines.empty() ? "" : imagePath(std::string(util::trim(lines[0])));
+      std::string stem = e.substr(0, e.size() - 9);
+      std::string infoEntry;
+      for (const auto& n : v.list(project))
+        if (n.ends_with(".egg-info") && canonicalizeName(n.substr(0, n.size() - 9)) == canonicalizeName(stem)) infoEntry = n;
+      Distribution d;
+      if (!infoEntry.empty()) d = readDistribution(v, project, infoEntry);
+      if (d.key.empty()) {
+        d.name = stem;
+        d.key = canonicalizeName(stem);
+      }
+      d.location = loc;
+      d.form = "egg-link";
+      d.codeLocation = project;
+      if (!keys.insert(d.key).second) continue;
+      env.distributions.push_back(std::move(d));
+      continue;
+    }
+    // Eggs: NAME-VERSION(-pyX.Y)(-PLATFORM).egg, a zip file or a directory with EGG-INFO.
+    if (e.ends_with(".egg")) {
+      std::string stem = e.substr(0, e.size() - 4);
+      auto parts = util::split(stem, '-');
+      if (parts.size() < 2) continue;
+      Distribution d;
+      d.location = loc;
+      d.metadataDir = join(loc, e);
+      d.form = "egg";
+      d.codeLocation = join(loc, e);
+      d.eggInfo = true;
+      if (auto t = readText(v, join(d.metadataDir, "EGG-INFO/PKG-INFO"))) {
+        CoreMetadata md = parseCoreMetadata(*t);
+        d.name = md.name;
+        d.version = md.version;
+        d.requiresDist = md.requiresDist;
+        if (auto r = readText(v, join(d.metadataDir, "EGG-INFO/requires.txt"))) d.requiresDist = parseRequiresTxt(*r);
+      }
+      if (d.name.empty()) d.name = parts[0];
+      if (d.version.empty()) d.version = parts[1];
+      d.key = canonicalizeName(d.name);
+      if (auto pv = Version::parse(d.version); pv.ok()) d.parsed = *pv;
+      if (auto n = v.info(d.metadataDir)) d.layer = n->layer;
+      if (!keys.insert(d.key).second) continue;
+      env.distributions.push_back(std::move(d));
+    }
+  }
+}
+
+// conda's usual install roots and the named environments under each (`conda create -n NAME`).
+std::vector<std::string> condaPrefixes(const oci::FsView& v) {
+  std::vector<std::string> out;
+  for (const char* root : {"opt/conda", "opt/miniconda3", "opt/miniforge3", "root/miniconda3"}) {
+    out.push_back(root);
+    for (const auto& env : v.list(std::string(root) + "/envs")) out.push_back(std::string(root) + "/envs/" + env);
+  }
+  return out;
+}
+
+// `pip install --target DIR` directories: distributions (*.dist-info) in a directory that is no
+// environment's package directory, away from system trees. Their Python is the image's first.
+void addTargetDirs(const oci::FsView& v, std::vector<PythonEnv>& envs) {
+  std::set<std::string> known;
+  for (const auto& e : envs) known.insert(e.paths.begin(), e.paths.end());
+  std::set<std::string> dirs;
+  for (const auto& meta : oci::findFiles(v, [](const std::string& n) { return n == "METADATA"; }, 5,
+                                         {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "usr/lib64", "var/lib", "var/cache",
+                                          "boot", "run", "tmp", "usr/local/lib", "opt/conda"},
+                                         {"site-packages", "dist-packages", "node_modules", "__pycache__", ".git", "envs"})) {
+    std::string distInfo = dirName(meta);
+    if (!distInfo.ends_with(".dist-info")) continue;
+    std::string dir = dirName(distInfo);
+    if (!dir.empty() && !known.count(dir)) dirs.insert(dir);
+  }
+  for (const auto& dir : dirs) {
+    PythonEnv e;
+    e.kind = "target";
+    e.prefix = dir;
+    e.paths = {dir};
+    for (const auto& base : envs)
+      if (base.kind != "target" && !base.version.empty()) {
+        e.version = base.version;
+        e.fullVersionKnown = base.fullVersionKnown;
+        break;
+      }
+    inventory(v, e);
+    if (!e.distributions.empty()) envs.push_back(std::move(e));
   }
 }
 
@@ -197,9 +351,20 @@ const Distribution* PythonEnv::find(const std::string& key) const {
   return nullptr;
 }
 
+// What inventoryLinkedCode reads: .pth files, setuptools' editable finders, .egg-link files
+// and the metadata of directory eggs.
+static uint64_t linkedCodeCaptureLimit(const std::string& base, const std::string& parent) {
+  if (parent.ends_with("-packages") && (base.ends_with(".pth") || base.ends_with(".egg-link") ||
+                                        (base.rfind("__editable___", 0) == 0 && base.ends_with("_finder.py"))))
+    return 1 << 20;
+  if (parent == "EGG-INFO" && (base == "PKG-INFO" || base == "requires.txt")) return 1 << 20;
+  return 0;
+}
+
 uint64_t captureLimit(const std::string& p) {
   std::string base = baseName(p);
   std::string parent = baseName(dirName(p));
+  if (uint64_t l = linkedCodeCaptureLimit(base, parent)) return l;
   if (parent.ends_with(".dist-info") || parent.ends_with(".egg-info")) {
     static const std::set<std::string> files = {"METADATA", "RECORD", "WHEEL", "INSTALLER", "REQUESTED",
                                                 "direct_url.json", "PKG-INFO", "requires.txt", "installed-files.txt"};
@@ -233,7 +398,8 @@ class Builder {
     if (exists(v_, "usr/bin/python" + ver)) e.interpreter = "usr/bin/python" + ver;
     withVersion(e, ver);
     e.paths = {"usr/local/lib/python" + ver + "/dist-packages", "usr/lib/python3/dist-packages",
-               "usr/lib/python" + ver + "/dist-packages", "usr/lib/python" + ver + "/site-packages"};
+               "usr/lib/python" + ver + "/dist-packages", "usr/lib64/python" + ver + "/site-packages",  // RHEL: lib64 first
+               "usr/lib/python" + ver + "/site-packages"};
     if (ver.rfind("2.", 0) == 0) e.paths[1] = "usr/lib/python2.7/dist-packages";
     if (e.interpreter.empty() && !isDir(v_, "usr/lib/python" + ver + "/dist-packages")) return false;
     return add(std::move(e));
@@ -261,6 +427,7 @@ class Builder {
     e.kind = "venv";
     e.prefix = dir;
     e.includeSystemSitePackages = util::toLower(cfg["include-system-site-packages"]) == "true";
+    if (cfg.count("uv")) e.creator = "uv";
     std::string full = !cfg["version"].empty() ? cfg["version"] : cfg["version_info"];
     auto parts = util::split(full, '.');
     std::vector<std::string> libs = pythonLibVersions(v_, join(dir, "lib"));
@@ -372,7 +539,7 @@ Discovery findEnvironments(const oci::FsView& v, const DiscoveryOptions& o) {
   for (const auto& ver : pythonLibVersions(v, "usr/local/lib")) b.prefixed("local", "usr/local", ver);
   std::vector<std::string> venvs, condas, prefixes;
   searchPrefixes(v, venvs, condas, prefixes, out.notSearched);
-  for (const char* prefix : {"opt/conda", "opt/miniconda3", "opt/miniforge3", "root/miniconda3"})
+  for (const std::string& prefix : condaPrefixes(v))  // the usual places and their named environments
     if (std::find(condas.begin(), condas.end(), prefix) == condas.end()) condas.push_back(prefix);
   for (const auto& prefix : condas)
     for (const auto& ver : pythonLibVersions(v, join(prefix, "lib"))) b.prefixed("conda", prefix, ver);
@@ -380,6 +547,7 @@ Discovery findEnvironments(const oci::FsView& v, const DiscoveryOptions& o) {
   for (const auto& prefix : prefixes)
     if (!b.has(prefix) && std::find(venvs.begin(), venvs.end(), prefix) == venvs.end())
       for (const auto& ver : pythonLibVersions(v, join(prefix, "lib"))) b.prefixed("prefix", prefix, ver);
+  addTargetDirs(v, out.envs);
   return out;
 }
 

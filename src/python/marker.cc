@@ -4,9 +4,11 @@
 #include "kernodeck/python/marker.h"
 
 #include <cctype>
+#include <optional>
 #include <vector>
 
 #include "kernodeck/python/specifier.h"
+#include "kernodeck/python/version.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::python {
@@ -20,6 +22,74 @@ struct Marker::Node {
 };
 
 namespace {
+
+// A quoted string's content as Python's ast.literal_eval reads it (packaging evaluates marker
+// strings so): backslash escapes decoded; a backslash before the closing quote, an unknown
+// \x/\u/\U/\N form or a code point out of range is invalid. Unknown escapes (\d) stay as written.
+std::optional<std::string> unescapePython(std::string_view in) {
+  std::string out;
+  auto utf8 = [&](uint32_t cp) {
+    if (cp < 0x80) out.push_back(static_cast<char>(cp));
+    else if (cp < 0x800) out += {static_cast<char>(0xc0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3f))};
+    else if (cp < 0x10000)
+      out += {static_cast<char>(0xe0 | (cp >> 12)), static_cast<char>(0x80 | ((cp >> 6) & 0x3f)), static_cast<char>(0x80 | (cp & 0x3f))};
+    else
+      out += {static_cast<char>(0xf0 | (cp >> 18)), static_cast<char>(0x80 | ((cp >> 12) & 0x3f)),
+              static_cast<char>(0x80 | ((cp >> 6) & 0x3f)), static_cast<char>(0x80 | (cp & 0x3f))};
+  };
+  auto hex = [&](size_t at, size_t n) -> std::optional<uint32_t> {
+    if (at + n > in.size()) return std::nullopt;
+    uint32_t v = 0;
+    for (size_t k = at; k < at + n; ++k) {
+      char c = in[k];
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    return v;
+  };
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '\\') {
+      out.push_back(in[i]);
+      continue;
+    }
+    if (++i >= in.size()) return std::nullopt;  // it escaped the closing quote
+    char c = in[i];
+    switch (c) {
+      case '\n': break;
+      case '\\': case '\'': case '"': out.push_back(c); break;
+      case 'a': out.push_back('\a'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'v': out.push_back('\v'); break;
+      case 'x': case 'u': case 'U': {
+        size_t n = c == 'x' ? 2 : c == 'u' ? 4 : 8;
+        auto v = hex(i + 1, n);
+        if (!v || *v > 0x10ffff) return std::nullopt;
+        utf8(*v);
+        i += n;
+        break;
+      }
+      case 'N': return std::nullopt;  // named characters: not needed by any marker value
+      default:
+        if (c >= '0' && c <= '7') {
+          uint32_t v = 0;
+          size_t k = 0;
+          for (; k < 3 && i + k < in.size() && in[i + k] >= '0' && in[i + k] <= '7'; ++k) v = v * 8 + static_cast<uint32_t>(in[i + k] - '0');
+          utf8(v);
+          i += k - 1;
+        } else {
+          out.push_back('\\');
+          out.push_back(c);
+        }
+    }
+  }
+  return out;
+}
+
 
 const char* kVariables[] = {"python_version", "python_full_version", "os_name", "sys_platform", "platform_release",
                             "platform_system", "platform_version", "platform_machine", "platform_python_implementation",
@@ -116,7 +186,9 @@ class Parser {
     if (q == '\'' || q == '"') {
       size_t end = s_.find(q, pos_ + 1);
       if (end == std::string_view::npos) return err("unterminated string");
-      out = std::string(s_.substr(pos_ + 1, end - pos_ - 1));
+      auto value = unescapePython(s_.substr(pos_ + 1, end - pos_ - 1));
+      if (!value) return err("invalid quoted string");
+      out = std::move(*value);
       pos_ = end + 1;
       isVar = false;
       return {};
@@ -241,6 +313,26 @@ Result<Marker> Marker::parse(std::string_view s) {
   m.text_ = std::string(util::trim(s));
   return m;
 }
+
+namespace {
+
+std::string canonicalOf(const Marker::Node& n, Marker::Node::Kind parent) {
+  if (n.kind != Marker::Node::Compare) {
+    std::string s = canonicalOf(*n.left, n.kind) + (n.kind == Marker::Node::And ? " and " : " or ") + canonicalOf(*n.right, n.kind);
+    return n.kind == Marker::Node::Or && parent == Marker::Node::And ? "(" + s + ")" : s;
+  }
+  bool extra = (n.lhsVar && n.lhs == "extra") || (n.rhsVar && n.rhs == "extra");
+  auto side = [&](const std::string& v, bool isVar) {
+    if (isVar) return v;
+    std::string value = extra ? canonicalizeName(v) : v;
+    return value.find('"') == std::string::npos ? "\"" + value + "\"" : "'" + value + "'";
+  };
+  return side(n.lhs, n.lhsVar) + " " + n.op + " " + side(n.rhs, n.rhsVar);
+}
+
+}  // namespace
+
+std::string Marker::canonical() const { return root_ ? canonicalOf(*root_, Marker::Node::Or) : ""; }
 
 Tri Marker::evaluate(const MarkerEnv& env, std::string_view extra) const {
   if (!root_) return Tri::True;

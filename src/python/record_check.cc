@@ -43,7 +43,65 @@ void walkFiles(const oci::FsView& v, const std::string& dir, std::vector<std::st
   }
 }
 
+size_t digestSize(const std::string& algorithm) {
+  if (algorithm == "sha256") return 32;
+  if (algorithm == "sha384") return 48;
+  if (algorithm == "sha512") return 64;
+  if (algorithm == "sha1") return 20;
+  if (algorithm == "md5") return 16;
+  if (algorithm == "sha224") return 28;
+  return 0;
+}
+
 }  // namespace
+
+std::string decodeRecordDigest(const std::string& algorithm, const std::string& digest, bool* hex) {
+  *hex = false;
+  size_t n = digestSize(algorithm);
+  if (n && digest.size() == 2 * n && digest.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos) {
+    // 2n hex characters are also valid base64 for 1.5n bytes, never n: no ambiguity.
+    *hex = true;
+    return util::toLower(digest);
+  }
+  std::string d = digest;
+  while (!d.empty() && d.back() == '=') d.pop_back();
+  std::string raw;
+  if (!util::base64Decode(d, raw)) return {};
+  return util::toHex(raw);
+}
+
+std::string classifyRecordQuirk(const std::string& recordPath, bool metadataFile, const std::string* content,
+                                const std::string& algorithm, const std::string& expectedHex) {
+  if (metadataFile)
+    return "this wheel's RECORD lists a wrong hash for its own METADATA, rewritten after RECORD was written "
+           "(a known build quirk, pytorch/pytorch#97153)";
+  bool script = recordPath.rfind("../", 0) == 0 && recordPath.find("/bin/") != std::string::npos;
+  if (!script) return "";
+  // Without the content nothing is confirmed: the change stays a change.
+  if (!content || content->rfind("#!", 0) != 0) return "";
+  size_t eol = content->find('\n');
+  std::string first = content->substr(0, eol);
+  if (first.find("python") == std::string::npos && first.find("/bin/sh") == std::string::npos) return "";
+  std::string body = eol == std::string::npos ? "" : content->substr(eol);
+  for (const char* shebang : {"#!python", "#!/usr/bin/python", "#!/usr/bin/python3", "#!/usr/bin/env python", "#!/usr/bin/env python3"}) {
+    util::Hasher h(algorithm);
+    if (!h.valid()) break;
+    h.update(shebang);
+    h.update(body);
+    if (h.hex() == expectedHex)
+      return std::string("the shebang was rewritten after install; with the wheel's own '") + shebang +
+             "' line the script matches RECORD (pypa/pip#10744)";
+  }
+  return "";
+}
+
+uint64_t recordCaptureLimit(const std::string& p) {
+  size_t bin = p.find("/bin/");
+  if (bin == std::string::npos || p.find('/', bin + 5) != std::string::npos) return 0;
+  for (const char* system : {"usr/bin/", "usr/sbin/", "bin/", "sbin/", "usr/lib/", "usr/libexec/"})
+    if (p.rfind(system, 0) == 0) return 0;
+  return 64u << 10;
+}
 
 void recordHashedPaths(const oci::FsView& v, const Distribution& dist, std::vector<std::string>& out) {
   for (const auto& row : dist.record) {
@@ -77,7 +135,7 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
     auto resolved = v.resolve(path, false);
     auto node = resolved.ok() ? v.info(*resolved) : std::nullopt;
     if (!node || node->kind == oci::EntryKind::Dir) {
-      rc.missing.push_back({path, -1, row.digest, ""});
+      rc.missing.push_back({path, -1, row.digest, "", ""});
       continue;
     }
     std::string hex;
@@ -93,16 +151,24 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
       hasher.update(*content);
       hex = hasher.hex();
     }
-    std::string want;
-    std::string digest = row.digest;
-    while (!digest.empty() && digest.back() == '=') digest.pop_back();
-    std::string raw;
-    if (!util::base64Decode(digest, raw)) {
+    bool hexDigest = false;
+    std::string want = decodeRecordDigest(row.algorithm, row.digest, &hexDigest);
+    if (want.empty()) {
       rc.malformedRows.push_back(row.path);
       continue;
     }
-    want = util::toHex(raw);
-    if (want != hex) rc.modified.push_back({path, node->layer, want, hex});
+    if (want == hex) {
+      if (hexDigest)
+        rc.quirks.push_back({path, node->layer, want, hex,
+                             "the RECORD digest is hex rather than urlsafe base64, as some build backends write it "
+                             "(astral-sh/uv#15398); the file matches it"});
+      continue;
+    }
+    auto content = v.readResolved(*resolved, 64u << 10);
+    std::string quirk = classifyRecordQuirk(row.path, path == dist.metadataDir + "/METADATA", content.ok() ? &*content : nullptr,
+                                            row.algorithm, want);
+    if (!quirk.empty()) rc.quirks.push_back({path, node->layer, want, hex, quirk});
+    else rc.modified.push_back({path, node->layer, want, hex, ""});
   }
   for (const auto& dir : topDirs) {
     std::vector<std::string> files;

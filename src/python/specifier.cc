@@ -126,17 +126,24 @@ bool Specifier::contains(const Version& item, std::optional<bool> pre) const {
   if (!spec.ok()) return false;
   if (op_ == "<=") return item.publicVersion() <= *spec;
   if (op_ == ">=") return item.publicVersion() >= *spec;
+  // packaging 26's ranges (src/packaging/_ranges.py, standard_ranges), which follow PEP 440's text.
   if (op_ == "<") {
-    if (!(item < *spec)) return false;
-    if (!spec->isPrerelease() && item.isPrerelease() && item.baseVersion() == spec->baseVersion()) return false;
-    return true;
+    // <V excludes the pre-releases of V when V is not one itself: V.dev0 is the earliest of them.
+    if (spec->isPrerelease()) return item < *spec;
+    auto bound = Version::parse(spec->publicStr() + ".dev0");
+    return bound.ok() && item < *bound;
   }
   if (op_ == ">") {
     if (!(item > *spec)) return false;
-    if (!spec->isPostrelease() && item.isPostrelease() && item.baseVersion() == spec->baseVersion()) return false;
     // PEP 440: ">V MUST NOT match a local version of the specified version", one whose public
     // part is V (packaging 26.1 fixed this; it had compared base versions).
-    if (item.hasLocal() && item.publicVersion() == *spec) return false;
+    if (item.publicVersion() == *spec) return false;
+    // Nor a post-release of V itself, when V is a final or pre-release: >1.0b1 excludes
+    // 1.0b1.post1 but not 1.0b2.post345, and >1.0b1.dev456 excludes no post-release at all
+    // (older packaging compared base versions and excluded every 1.0*.postN).
+    if (!spec->dev() && !spec->post() && item.post() && item.epoch() == spec->epoch() && item.pre() == spec->pre() &&
+        item.baseVersion() == spec->baseVersion())
+      return false;
     return true;
   }
   if (op_ == "~=") {

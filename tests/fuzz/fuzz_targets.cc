@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernodeck/audit/apk.h"
+#include "kernodeck/audit/conda.h"
 #include "kernodeck/os/dpkg.h"
 #include "kernodeck/os/os_release.h"
 #include "kernodeck/hook/container_check.h"
@@ -24,6 +26,7 @@
 #include "kernodeck/python/marker.h"
 #include "kernodeck/python/metadata.h"
 #include "kernodeck/python/pins.h"
+#include "kernodeck/python/record_check.h"
 #include "kernodeck/python/requirement.h"
 #include "kernodeck/python/specifier.h"
 #include "kernodeck/python/torch_build.h"
@@ -73,6 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)python::parseWheel(in);
   (void)python::parseDirectUrl(in);
   (void)python::parseTorchVersionPy(in);
+  bool hex = false;
+  (void)python::decodeRecordDigest("sha256", s, &hex);
+  (void)python::classifyRecordQuirk("../../../bin/x", false, &s, "sha256", std::string(64, '0'));
 #elif defined(FUZZ_REQUIREMENTS)
   (void)python::Requirement::parse(in);
   auto rf = python::loadRequirements("r.txt", [&](const std::string& p) -> std::optional<std::string> {
@@ -105,6 +111,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)os::parseOsRelease(in);
   (void)os::parseDpkgStatus(in, true);
   (void)os::parseMd5sums(in);
+  (void)audit::parseApkInstalled(in);
+  (void)audit::decodeApkChecksum(in);
+  audit::PackageDatabase conda;
+  (void)audit::parseCondaMeta(in, "opt/conda", conda);
   (void)hook::parseGroupFile(in);
 #elif defined(FUZZ_OCI_STATE)
   (void)oci::parseRuntimeState(in);

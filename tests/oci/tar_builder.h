@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/oci/layer_scan.h"
 #include "kernodeck/oci/source.h"
 
 namespace kdktest {
@@ -79,5 +81,16 @@ inline std::string makeTar(const std::vector<TarEntry>& entries, bool gzip = fal
 }
 
 using StringStream = kernodeck::oci::MemoryStream;
+
+// A one-layer view of `entries`, every file's content captured (up to 1 MiB).
+inline kernodeck::oci::LayeredView viewOf(const std::vector<TarEntry>& entries) {
+  kernodeck::oci::LayeredView v;
+  kernodeck::oci::ScanOptions o;
+  o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
+  StringStream in(makeTar(entries));
+  std::vector<kernodeck::oci::UnsafeEntry> unsafe;
+  v.apply(kernodeck::oci::scanLayer(in, o), 0, unsafe);
+  return v;
+}
 
 }  // namespace kdktest

@@ -13,15 +13,7 @@ using namespace kernodeck::python;
 
 namespace {
 
-oci::LayeredView viewOf(const std::vector<kdktest::TarEntry>& entries) {
-  oci::LayeredView v;
-  oci::ScanOptions o;
-  o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
-  kdktest::StringStream in(kdktest::makeTar(entries));
-  std::vector<oci::UnsafeEntry> unsafe;
-  v.apply(oci::scanLayer(in, o), 0, unsafe);
-  return v;
-}
+using kdktest::viewOf;
 
 std::string recordHash(const std::string& content) {
   util::Hasher h("sha256");

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Regenerates pypa_vectors.inc from pypa/packaging's tests (Apache-2.0 or BSD-2-Clause):
 #   git clone https://github.com/pypa/packaging && cd packaging
-#   python3 PATH/pypa_vectors.py tests/test_version.py tests/test_specifiers.py $(git rev-parse --short HEAD) PATH/pypa_vectors.inc tests/test_markers.py
-import ast, json, sys
+#   python3 PATH/pypa_vectors.py tests/test_version.py tests/test_specifiers.py $(git rev-parse --short HEAD) PATH/pypa_vectors.inc \
+#       tests/test_markers.py tests/test_requirements.py
+import ast, itertools, json, sys
 
 def params(path):
     """test name -> list of parametrize argument values (evaluated where literal)."""
@@ -22,7 +23,7 @@ def params(path):
             if isinstance(dec, ast.Call) and getattr(dec.func, "attr", "") == "parametrize" and len(dec.args) >= 2:
                 src = ast.unparse(dec.args[1])
                 try:
-                    val = eval(src, {"__builtins__": {"range": range, "zip": zip, "list": list, "tuple": tuple, "enumerate": enumerate, "len": len}, "os": __import__("os"), "itertools": __import__("itertools"), **env})
+                    val = eval(src, {"__builtins__": {"range": range, "zip": zip, "list": list, "tuple": tuple, "enumerate": enumerate, "len": len, "set": set}, "os": __import__("os"), "itertools": __import__("itertools"), **env})
                 except Exception as e:
                     continue
                 out.setdefault(node.name, []).append(val)
@@ -33,8 +34,8 @@ def cstr(s):
 
 v, venv = params(sys.argv[1])
 s, senv = params(sys.argv[2])
-lines = ["// Generated from pypa/packaging " + sys.argv[3] + " tests/test_version.py and tests/test_specifiers.py",
-         "// and tests/test_markers.py by tests/python/pypa_vectors.py; packaging is Apache-2.0 or BSD-2-Clause. Do not edit by hand.",
+lines = ["// Generated from pypa/packaging " + sys.argv[3] + " tests/test_version.py, tests/test_specifiers.py,",
+         "// tests/test_markers.py and tests/test_requirements.py by tests/python/pypa_vectors.py; packaging is Apache-2.0 or BSD-2-Clause. Do not edit by hand.",
          "#pragma once", "#include <tuple>", "#include <vector>", "", "namespace pypa {", ""]
 def emit(name, items, fmt):
     lines.append(f"inline const std::vector<{fmt}> {name} = {{")
@@ -85,6 +86,70 @@ for marker, env, expected in m["test_evaluates"][0]:
     lines.append("    {" + cstr(marker) + ", {" + pairs + "}, " + ("true" if expected else "false") + "},")
 lines.append("};")
 lines.append("")
+# Requirements: the axes of test_basic_valid_requirement_parsing (the C++ test builds their
+# product as the Python test does), the other valid forms, and every string a test_error_* case
+# expects InvalidRequirement for.
+r, renv = params(sys.argv[6])
+rfuncs = {n.name: n for n in ast.walk(ast.parse(open(sys.argv[6]).read())) if isinstance(n, ast.FunctionDef)}
+basic = r["test_basic_valid_requirement_parsing"]  # decorators bottom-up in source order: name, extras, (url, spec), marker, ws
+axes = {}
+for val in basic:
+    if val and isinstance(val[0], set) or val == [set(), {"a"}, {"a", "b"}, {"a", "B", "CDEF123"}]:
+        axes["extras"] = val
+    elif val and isinstance(val[0], tuple):
+        axes["urlspec"] = val
+    elif val and val[0] is None:
+        axes["marker"] = val
+    elif val == ["", " ", "\t"]:
+        axes["ws"] = val
+    else:
+        axes["name"] = val
+emit("kReqNames", axes["name"], "const char*")
+lines.append("inline const std::vector<std::vector<const char*>> kReqExtras = {")
+for e in axes["extras"]:
+    lines.append("    {" + ", ".join(cstr(x) for x in sorted(e)) + "},")
+lines.append("};")
+lines.append("")
+lines.append("// (url or nullptr, specifier with {ws} where whitespace goes)")
+lines.append("inline const std::vector<std::pair<const char*, const char*>> kReqUrlSpecs = {")
+for url, spec in axes["urlspec"]:
+    lines.append("    {" + ("nullptr" if url is None else cstr(url)) + ", " + cstr(spec) + "},")
+lines.append("};")
+lines.append("")
+lines.append("inline const std::vector<const char*> kReqMarkers = {")
+for m_ in axes["marker"]:
+    lines.append("    " + ("nullptr" if m_ is None else cstr(m_)) + ",")
+lines.append("};")
+lines.append("")
+emit("kReqWhitespace", axes["ws"], "const char*")
+emit("kReqValidMarkers", r["test_valid_marker"][0], "const char*")
+emit("kReqFileUrls", r["test_file_url"][0], "const char*")
+emit("kReqNormalized", r["test_normalized_requirements"][0], "std::pair<const char*, const char*>")
+emit("kReqTrailingWhitespace", r["test_trailing_horizontal_whitespace"][0], "const char*")
+strrepr = r["test_str_and_repr"]
+emit("kReqEqual", renv["EQUAL_DEPENDENCIES"], "std::pair<const char*, const char*>")
+emit("kReqEquivalent", renv["EQUIVALENT_DEPENDENCIES"], "std::pair<const char*, const char*>")
+emit("kReqDifferent", renv["DIFFERENT_DEPENDENCIES"], "std::pair<const char*, const char*>")
+emit("kReqStrForms", ["name" + e + u + m_ for m_ in strrepr[2] for e in strrepr[1] for u in strrepr[0]], "const char*")
+invalid = []
+for name, fn in rfuncs.items():
+    if not name.startswith("test_error_"):
+        continue
+    fparams = r.get(name, [])
+    if name == "test_error_when_suffixed_with_line_break":
+        invalid += [req + lb for lb in fparams[0] for req in fparams[1]]
+        continue
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "to_parse":
+            if isinstance(node.value, ast.Constant):
+                invalid.append(node.value.value)
+            else:  # an f-string over the function's one parametrized name
+                argname = [a.arg for a in fn.args.args if a.arg != "self"][0]
+                for val in fparams[0]:
+                    invalid.append(eval(compile(ast.Expression(node.value), "f", "eval"), {argname: val}))
+    if not any(isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "to_parse" for n in ast.walk(fn)):
+        invalid += [t for t, _ in fparams[0]]
+emit("kReqInvalid", invalid, "const char*")
 lines.append("}  // namespace pypa")
 open(sys.argv[4], "w").write("\n".join(lines) + "\n")
 print(len(venv["VERSIONS"]), len(contains), len(invalid_specs), file=sys.stderr)

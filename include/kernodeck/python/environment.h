@@ -36,10 +36,16 @@ struct Distribution {
   bool hasWheel = false;
   WheelInfo wheel;
   int layer = -1;           // layer that wrote the metadata
+  // How it was installed when that decides where its code is: "editable" (PEP 660
+  // direct_url.json with dir_info.editable), "egg-link" (setup.py develop), "egg" (a zipped or
+  // directory egg), or "" for an ordinary install into `location`.
+  std::string form;
+  std::string codeLocation;  // where the importable code really lives (no leading '/' when in the image)
 };
 
 struct PythonEnv {
-  std::string kind;          // "system", "local", "conda", "venv"
+  std::string kind;          // "system", "local", "conda", "venv", "target" (pip install --target)
+  std::string creator;       // venvs: "uv" when uv made it (pyvenv.cfg has a uv key), else ""
   std::string prefix;        // "usr", "opt/venv"
   std::string interpreter;   // "usr/bin/python3.11", empty when none found
   std::string version;       // "3.11" or a full "3.11.2" when known

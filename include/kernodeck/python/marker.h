@@ -27,6 +27,10 @@ class Marker {
   // `extra` is compared after PEP 685 normalisation; empty means no extra.
   Tri evaluate(const MarkerEnv& env, std::string_view extra = "") const;
   const std::string& str() const { return text_; }
+  // The marker as packaging prints it (`python_version < "2.7" and extra == "x"`): whitespace
+  // and quotes normalised, extra names normalised (PEP 685), parentheses only where an `or`
+  // sits inside an `and`. Equal for equivalent spellings of one marker.
+  std::string canonical() const;
 
   struct Node;
 

@@ -22,6 +22,9 @@ struct Requirement {
   std::string text;   // as written
 
   static Result<Requirement> parse(std::string_view s);
+  // packaging's Requirement equality: the same canonical name, extras (normalised), URL,
+  // specifiers (versions compared without trailing zeros, except for ~=) and marker.
+  bool equivalent(const Requirement& other) const;
 };
 
 }  // namespace kernodeck::python

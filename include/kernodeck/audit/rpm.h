@@ -1,0 +1,33 @@
+// OS packages from an rpm database (RHEL, UBI, Rocky, Fedora, SUSE), read with Debian's librpm
+// rather than a hand-written header parser: rpmdb.sqlite (RHEL 9, Fedora) and the Berkeley DB
+// `Packages` of RHEL 8 through librpm's read-only bdb_ro backend. The image is never run: the
+// database files alone are copied from the view into a private temporary directory, which
+// librpm opens read-only and which is removed afterwards.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kernodeck/audit/package_db.h"
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::audit {
+
+// False when this build has no librpm (the database is then reported as unreadable).
+bool rpmSupported();
+
+// Size limits for the rpm database files the layer walk should keep (0: none).
+uint64_t rpmCaptureLimit(const std::string& path);
+
+// Reads the rpm database in a host directory (the files rpmdb.sqlite or Packages): packages and
+// the files each owns, with rpm's verify flags applied (files not installed, e.g. documentation
+// under tsflags=nodocs, and %ghost files are left out; %config files are marked).
+Result<PackageDatabase> readRpmDatabaseDir(const std::string& dir);
+
+// Finds the database in the image (var/lib/rpm, usr/lib/sysimage/rpm), reads it and, with
+// `verify`, checks every owned file like `rpm -V`. `present` is false when there is none;
+// `error` says why one that is there could not be read.
+PackageDatabase readRpm(const oci::FsView& view, bool verify = true);
+
+}  // namespace kernodeck::audit

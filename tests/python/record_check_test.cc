@@ -1,0 +1,98 @@
+// RECORD writer quirks (record_check.h) as a table: rows written the way real installers and
+// build backends write them, against files on a real directory tree. Each is either a change
+// (modified), a known quirk (info, with its reason) or a match.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kernodeck/python/record_check.h"
+#include "kernodeck/util/hash.h"
+
+using namespace kernodeck;
+using namespace kernodeck::python;
+
+namespace {
+
+std::string b64(const std::string& content) {
+  util::Hasher h("sha256");
+  h.update(content);
+  return util::base64UrlNoPad(h.raw());
+}
+
+std::string hexOf(const std::string& content) { return util::sha256Hex(content); }
+
+}  // namespace
+
+TEST(RecordQuirks, TableOfWriters) {
+  char tmpl[] = "/tmp/kdk-record-XXXXXX";
+  std::string root = ::mkdtemp(tmpl);
+  std::string site = "opt/venv/lib/python3.11/site-packages";
+  auto write = [&](const std::string& rel, const std::string& content) {
+    std::filesystem::create_directories(std::filesystem::path(root + "/" + rel).parent_path());
+    std::ofstream(root + "/" + rel) << content;
+  };
+  const std::string body = "# -*- coding: utf-8 -*-\nimport sys\nfrom tool import main\nsys.exit(main())\n";
+  struct Case {
+    std::string name;           // what the row is
+    std::string recordPath;     // as written in RECORD, relative to site-packages
+    std::string recorded;       // the content RECORD's hash was computed over
+    std::string onDisk;         // the file as installed
+    bool hexDigest;             // RECORD written in hex (astral-sh/uv#15398)
+    std::string want;           // "match", "modified" or "quirk"
+    std::string reasonHas;      // for quirks: a word of the reason
+  };
+  const Case cases[] = {
+      {"pip script, shebang rewritten", "../../../bin/tool", "#!python\n" + body, "#!/opt/venv/bin/python3.11\n" + body, false, "quirk", "pip#10744"},
+      {"env-style shebang", "../../../bin/tool2", "#!/usr/bin/env python3\n" + body, "#!/opt/other/bin/python\n" + body, false, "quirk", "pip#10744"},
+      {"script with a changed body", "../../../bin/tool3", "#!python\n" + body, "#!/opt/venv/bin/python\n" + body + "evil()\n", false, "modified", ""},
+      {"binary in bin", "../../../bin/native", "\x7f" "ELF1", "\x7f" "ELF2", false, "modified", ""},
+      {"torch-like METADATA", "demo-1.0.dist-info/METADATA", "Name: demo\nVersion: 1.0\n", "Name: demo\nVersion: 1.0\nRequires-Dist: x\n", false, "quirk", "pytorch/pytorch#97153"},
+      {"hex digest, file intact", "demo/hexed.py", "x = 1\n", "x = 1\n", true, "quirk", "astral-sh/uv#15398"},
+      {"hex digest, file changed", "demo/hexed2.py", "x = 1\n", "x = 2\n", true, "modified", ""},
+      {"module changed", "demo/__init__.py", "a = 1\n", "a = 2\n", false, "modified", ""},
+      {"module intact", "demo/core.py", "b = 1\n", "b = 1\n", false, "match", ""},
+  };
+  Distribution d;
+  d.name = "demo";
+  d.version = "1.0";
+  d.location = site;
+  d.metadataDir = site + "/demo-1.0.dist-info";
+  d.hasRecord = true;
+  for (const auto& c : cases) {
+    std::string inImage = c.recordPath.rfind("../", 0) == 0 ? "opt/venv/bin/" + c.recordPath.substr(c.recordPath.rfind('/') + 1)
+                                                             : site + "/" + c.recordPath;
+    write(inImage, c.onDisk);
+    d.record.push_back({c.recordPath, "sha256", c.hexDigest ? hexOf(c.recorded) : b64(c.recorded), std::to_string(c.recorded.size()), false});
+  }
+  auto view = oci::openDirView(root);
+  ASSERT_TRUE(view.ok());
+  RecordCheck rc = checkRecord(**view, d);
+  EXPECT_EQ(rc.checked, std::size(cases));
+  EXPECT_TRUE(rc.missing.empty());
+  EXPECT_TRUE(rc.malformedRows.empty());
+  for (const auto& c : cases) {
+    std::string suffix = c.recordPath.substr(c.recordPath.rfind('/') + 1);
+    auto in = [&](const std::vector<RecordIssue>& v) -> const RecordIssue* {
+      for (const auto& i : v)
+        if (i.path.ends_with("/" + suffix)) return &i;
+      return nullptr;
+    };
+    const RecordIssue* modified = in(rc.modified);
+    const RecordIssue* quirk = in(rc.quirks);
+    EXPECT_EQ(modified != nullptr, c.want == "modified") << c.name;
+    EXPECT_EQ(quirk != nullptr, c.want == "quirk") << c.name;
+    if (quirk) EXPECT_NE(quirk->quirk.find(c.reasonHas), std::string::npos) << c.name << ": " << quirk->quirk;
+  }
+  // Without the content (an image's walk kept none) nothing is confirmed: the change stays one.
+  EXPECT_EQ(classifyRecordQuirk("../../../bin/tool", false, nullptr, "sha256", "00"), "");
+  EXPECT_EQ(classifyRecordQuirk("demo/__init__.py", false, nullptr, "sha256", "00"), "");
+  bool hex = false;
+  EXPECT_EQ(decodeRecordDigest("sha256", hexOf("x"), &hex), hexOf("x"));
+  EXPECT_TRUE(hex);
+  EXPECT_EQ(decodeRecordDigest("sha256", b64("x"), &hex), hexOf("x"));
+  EXPECT_FALSE(hex);
+  EXPECT_EQ(decodeRecordDigest("sha256", "!!", &hex), "");
+  std::filesystem::remove_all(root);
+}
