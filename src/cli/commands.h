@@ -24,6 +24,8 @@ int runSample(const std::vector<std::string>& args);
 int runDossier(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
 int runResume(const std::vector<std::string>& args);
+int runFleet(const std::vector<std::string>& args);
+int runReports(const std::vector<std::string>& args);
 int runHost(const std::vector<std::string>& args);
 int runVersion(const std::vector<std::string>& args);
 
