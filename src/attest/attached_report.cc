@@ -1,10 +1,9 @@
 // See attached_report.h.
 #include "kernodeck/attest/attached_report.h"
 
-#include <ctime>
-
 #include "kernodeck/attest/statement.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/util/strings.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::attest {
@@ -13,15 +12,6 @@ using nlohmann::json;
 using report::Severity;
 
 namespace {
-
-std::string nowUtc() {
-  char buf[32];
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string str(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
@@ -67,7 +57,7 @@ Result<oci::Descriptor> attachReport(const json& rep, const registry::ClientOpti
   a.artifactType = kReportArtifactType;
   a.blobs.push_back({kDsseMediaType, serializeEnvelope(env)});
   a.subject = sd;
-  a.annotations = {{"org.opencontainers.image.created", nowUtc()},
+  a.annotations = {{"org.opencontainers.image.created", util::utcTimestamp()},
                    {"dev.kernodeck.verdict", verdictOf(rep)},
                    {"dev.kernodeck.version", kVersion},
                    {"dev.kernodeck.analysis-version", std::to_string(kAnalysisVersion)}};
