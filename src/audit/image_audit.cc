@@ -509,7 +509,10 @@ oci::ScanOptions layerScanOptions(const AuditOptions& opts) {
 Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor& layer, const AuditOptions& opts) {
   std::string dir = opts.registry.noCache ? "" : (opts.registry.cacheDir.empty() ? registry::defaultCacheDir() : opts.registry.cacheDir);
   if (auto cached = oci::loadScan(dir, layer.digest); cached && static_cast<int64_t>(cached->compressedSize) == layer.size) {
-    if (opts.sharedScans && !opts.sharedScans->load(layer)) opts.sharedScans->store(layer, *cached);
+    if (opts.sharedScans && !opts.sharedScans->load(layer)) {
+      opts.sharedScans->store(layer, *cached);
+      if (!opts.sharedScans->has(layer)) return Error::Io("layer " + layer.digest.str() + ": its result could not be shared");
+    }
     return true;
   }
   if (opts.sharedScans && opts.sharedScans->load(layer)) return true;
@@ -523,7 +526,11 @@ Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor
   if (scan.digestHex != layer.digest.encoded || static_cast<int64_t>(scan.compressedSize) != layer.size)
     return Error::Corrupt("layer " + what + ": the bytes do not match the descriptor");
   oci::storeScan(dir, layer.digest, scan);
-  if (opts.sharedScans) opts.sharedScans->store(layer, scan);
+  if (opts.sharedScans) {
+    opts.sharedScans->store(layer, scan);
+    // Others wait for this result: not being able to share it is a failure here, to be retried.
+    if (!opts.sharedScans->has(layer)) return Error::Io("layer " + what + ": its result could not be shared");
+  }
   return false;
 }
 

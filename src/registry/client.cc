@@ -437,6 +437,16 @@ Result<PushedManifest> Client::putManifest(const std::string& tagOrDigest, const
   std::string body, err;
   Response r = exchange(*impl_, "/v2/" + ref_.repository + "/manifests/" + tagOrDigest,
                         {"Content-Type: " + mediaType, "Expect:"}, 65536, body, err, {"PUT", bytes, ""});
+  if (r.status == 400) {
+    // The registry refused the document (a referenced blob it does not know, a bad digest):
+    // its error code says which.
+    auto j = json::parse(r.body, nullptr, false);
+    std::string code = j.is_object() && j.contains("errors") && j["errors"].is_array() && !j["errors"].empty() &&
+                               j["errors"][0].is_object()
+                           ? j["errors"][0].value("code", "")
+                           : "";
+    return Error::Invalid(impl_->where(what) + ": HTTP 400" + (code.empty() ? "" : " " + util::printable(code, 60)));
+  }
   if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
   if (r.status != 201) return Error::Io(impl_->where(what) + ": HTTP " + std::to_string(r.status));
   if (auto it = r.headers.find("docker-content-digest"); it != r.headers.end() && it->second != out.digest.str())

@@ -72,13 +72,22 @@ std::string artifactManifest(const Artifact& a) {
 }
 
 Result<oci::Descriptor> pushArtifact(Client& c, const Artifact& a, const std::string& tag) {
-  KDK_TRY_STATUS(c.pushBlob(kEmptyConfig));
-  for (const auto& b : a.blobs) KDK_TRY_STATUS(c.pushBlob(b.bytes));
   std::string bytes = artifactManifest(a);
   oci::Descriptor desc = blobDescriptor(oci::media::kOciManifest, bytes);
   desc.annotations = a.annotations;
-  KDK_TRY_ASSIGN(PushedManifest pushed, c.putManifest(tag.empty() ? desc.digest.str() : tag, bytes, oci::media::kOciManifest));
-  if (!a.subject || !pushed.subjectHeader.empty()) return desc;
+  // docker-registry 2.8 can refuse a manifest as "blob unknown" while another client's upload
+  // of the same blob into the repository is being linked (the empty config is in every
+  // artifact): a refused push is retried, blobs first.
+  std::optional<PushedManifest> pushed;
+  for (int attempt = 0; !pushed; ++attempt) {
+    KDK_TRY_STATUS(c.pushBlob(kEmptyConfig));
+    for (const auto& b : a.blobs) KDK_TRY_STATUS(c.pushBlob(b.bytes));
+    auto put = c.putManifest(tag.empty() ? desc.digest.str() : tag, bytes, oci::media::kOciManifest);
+    if (put.ok()) pushed = *put;
+    else if (put.error().code != "invalid" || attempt >= 4) return put.error();
+    else std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
+  }
+  if (!a.subject || !pushed->subjectHeader.empty()) return desc;
   // No referrers API: keep the fallback index. Concurrent writers of the same index can drop
   // each other's entry; reading it back after the write catches that, and the write is retried.
   for (int attempt = 0; attempt < 8; ++attempt) {
