@@ -68,22 +68,29 @@ class Fleet : public ::testing::Test {
     reg_ = new LocalRegistry;
     if (!reg_->start() || !haveTool("openssl")) return;
     dir_ = new std::string(tempDir("fleet"));
-    std::string refs;
-    for (int k = 0; k < kImages; ++k) {
+    std::string k = *dir_ + "/";
+    writeFile(k + "refs.txt", "");
+    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "sign.pem && openssl pkey -in " + k + "sign.pem -pubout -out " + k +
+                 "sign.pub").code == 0;
+  }
+  // Builds and pushes images [built, n) (each test process builds only what it uses); with all
+  // of them, a second tag of the first image: one manifest, planned once.
+  static void ensureImages(int n) {
+    std::string refs = readFile(*dir_ + "/refs.txt");
+    for (; built_ < n; ++built_) {
+      int k = built_;
       std::string layout = *dir_ + "/img" + std::to_string(k);
       mkimage(imageSpec(k), layout);
       std::string repo = kRepos[k % 3];
       std::string d = pushLayout(layout, reg_->host(), repo, "v" + std::to_string(k));
       (*digests_)[reg_->host() + "/" + repo + "@" + d] = (k / 3) % 3 == 2 ? "fail" : "pass";
       refs += reg_->host() + "/" + repo + ":v" + std::to_string(k) + "\n";
+      if (built_ + 1 == kImages) {
+        pushLayout(*dir_ + "/img0", reg_->host(), kRepos[0], "latest");
+        refs += "# the same manifest under another tag\n" + reg_->host() + "/" + kRepos[0] + ":latest\n";
+      }
     }
-    // A second tag of the first image: one manifest, planned once.
-    pushLayout(*dir_ + "/img0", reg_->host(), kRepos[0], "latest");
-    refs += "# the same manifest under another tag\n" + reg_->host() + "/" + kRepos[0] + ":latest\n";
     writeFile(*dir_ + "/refs.txt", refs);
-    std::string k = *dir_ + "/";
-    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "sign.pem && openssl pkey -in " + k + "sign.pem -pubout -out " + k +
-                 "sign.pub").code == 0;
   }
   static void TearDownTestSuite() { delete reg_; }
   void SetUp() override {
@@ -113,14 +120,17 @@ class Fleet : public ::testing::Test {
   static std::string* dir_;
   static std::map<std::string, std::string>* digests_;  // image ref -> expected verdict
   static bool ready_;
+  static int built_;
 };
 
 LocalRegistry* Fleet::reg_ = nullptr;
 std::string* Fleet::dir_ = nullptr;
 std::map<std::string, std::string>* Fleet::digests_ = new std::map<std::string, std::string>;
 bool Fleet::ready_ = false;
+int Fleet::built_ = 0;
 
 TEST_F(Fleet, FourWorkersShareTheLayersAndAttachVerifiableReports) {
+  ensureImages(kImages);
   std::string planFile = plan("kernodeck/cache", *dir_ + "/plan.json");
   json p = json::parse(readFile(planFile));
   ASSERT_EQ(p["images"].size(), size_t(kImages));  // the second tag of the first image is no extra image
@@ -183,6 +193,7 @@ TEST_F(Fleet, FourWorkersShareTheLayersAndAttachVerifiableReports) {
 }
 
 TEST_F(Fleet, AWorkerKilledMidShardConvergesAndARerunRedoesNothing) {
+  ensureImages(kImages);
   // A fresh cache repository; one worker does every layer (--wait 0: none waited for).
   std::string planFile = plan("kernodeck/cache-kill", *dir_ + "/plan-kill.json");
   std::string logs = tempDir("killlogs");
@@ -219,6 +230,7 @@ TEST_F(Fleet, AWorkerKilledMidShardConvergesAndARerunRedoesNothing) {
 }
 
 TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
+  ensureImages(2);
   std::string image = reg_->host() + "/" + kRepos[1] + ":v1";  // debian base, cuda, its own app layer
   json m = json::parse(readFile(*dir_ + "/img1/blobs/sha256/" +
                                 json::parse(readFile(*dir_ + "/img1/index.json"))["manifests"][0]["digest"].get<std::string>().substr(7)));
