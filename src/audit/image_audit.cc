@@ -466,22 +466,25 @@ class Pipeline {
 
   Status walkLayers() {
     auto view = std::make_unique<oci::LayeredView>();
-    oci::ScanOptions so;
-    so.capture = [this](const std::string& p) {
-      return std::max({defaultCapture(p), packagesCaptureLimit(p), opts_.capture ? opts_.capture(p) : uint64_t(0)});
-    };
-    so.hashes = packagesHashPolicy;
+    oci::ScanOptions so = layerScanOptions(opts_);
     // Read the layers in parallel (bounded), then apply them in order.
     size_t n = manifest_.layers.size();
     std::vector<std::optional<oci::LayerScan>> scans(n);
     std::vector<std::optional<Error>> openErrors(n);
     unsigned workers = opts_.parallelLayers ? opts_.parallelLayers : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
     std::atomic<size_t> next{0};
+    // Shared results, like the local ones, only for content-addressed sources.
+    bool shareable = opts_.sharedScans && ref_.transport == oci::Transport::Registry;
     auto work = [&] {
       for (size_t i; (i = next++) < n;) {
         const oci::Descriptor& d = manifest_.layers[i];
         if (auto cached = oci::loadScan(source_->scanCacheDir(), d.digest); cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
           scans[i] = std::move(*cached);
+          continue;
+        }
+        if (auto shared = shareable ? opts_.sharedScans->load(d) : std::nullopt) {
+          oci::storeScan(source_->scanCacheDir(), d.digest, *shared);
+          scans[i] = std::move(*shared);
           continue;
         }
         auto stream = source_->openBlob(d);
@@ -494,8 +497,10 @@ class Pipeline {
         mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
         scans[i] = oci::scanLayer(**stream, mine);
         // Only a complete scan of bytes that matched their digest is worth keeping.
-        if (!scans[i]->error && scans[i]->digestHex == d.digest.encoded && static_cast<int64_t>(scans[i]->compressedSize) == d.size)
+        if (!scans[i]->error && scans[i]->digestHex == d.digest.encoded && static_cast<int64_t>(scans[i]->compressedSize) == d.size) {
           oci::storeScan(source_->scanCacheDir(), d.digest, *scans[i]);
+          if (shareable) opts_.sharedScans->store(d, *scans[i]);
+        }
       }
     };
     std::vector<std::thread> pool;
@@ -637,6 +642,46 @@ class Pipeline {
 };
 
 }  // namespace
+
+oci::ScanOptions layerScanOptions(const AuditOptions& opts) {
+  oci::ScanOptions so;
+  so.capture = [capture = opts.capture](const std::string& p) {
+    return std::max({defaultCapture(p), packagesCaptureLimit(p), capture ? capture(p) : uint64_t(0)});
+  };
+  // A shared result serves every image with the layer: every file is hashed once, so no audit
+  // reading it has to fetch the layer again for a hash the guess left out.
+  if (opts.sharedScans) so.hashes = [](const std::string&) { return unsigned(oci::kHashSha256 | oci::kHashMd5); };
+  else so.hashes = packagesHashPolicy;
+  return so;
+}
+
+Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor& layer, const AuditOptions& opts) {
+  std::string dir = opts.registry.noCache ? "" : (opts.registry.cacheDir.empty() ? registry::defaultCacheDir() : opts.registry.cacheDir);
+  if (auto cached = oci::loadScan(dir, layer.digest); cached && static_cast<int64_t>(cached->compressedSize) == layer.size) {
+    if (opts.sharedScans && !opts.sharedScans->load(layer)) {
+      opts.sharedScans->store(layer, *cached);
+      if (!opts.sharedScans->has(layer)) return Error::Io("layer " + layer.digest.str() + ": its result could not be shared");
+    }
+    return true;
+  }
+  if (opts.sharedScans && opts.sharedScans->load(layer)) return true;
+  registry::Client client(repo, opts.registry);
+  KDK_TRY_ASSIGN(auto stream, client.blob(layer));
+  oci::ScanOptions so = layerScanOptions(opts);
+  so.digestAlgorithm = layer.digest.algorithm;
+  oci::LayerScan scan = oci::scanLayer(*stream, so);
+  std::string what = repo.registry + "/" + repo.repository + "@" + layer.digest.str();
+  if (scan.error) return Error{scan.error->code, "layer " + what + ": " + scan.error->message};
+  if (scan.digestHex != layer.digest.encoded || static_cast<int64_t>(scan.compressedSize) != layer.size)
+    return Error::Corrupt("layer " + what + ": the bytes do not match the descriptor");
+  oci::storeScan(dir, layer.digest, scan);
+  if (opts.sharedScans) {
+    opts.sharedScans->store(layer, scan);
+    // Others wait for this result: not being able to share it is a failure here, to be retried.
+    if (!opts.sharedScans->has(layer)) return Error::Io("layer " + what + ": its result could not be shared");
+  }
+  return false;
+}
 
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts) {
   AuditResult out;

@@ -6,8 +6,10 @@
 #include <iostream>
 
 #include "commands.h"
+#include "kernodeck/attest/attached_report.h"
 #include "kernodeck/audit/image_audit.h"
 #include "kernodeck/oci/platform.h"
+#include "kernodeck/registry/scan_store.h"
 #include "kernodeck/report/formats.h"
 
 namespace po = boost::program_options;
@@ -46,6 +48,13 @@ int runAudit(const std::vector<std::string>& args) {
       ("retry-max-time", po::value(&ro.retryMaxSeconds), "registry: seconds spent waiting to retry one request (default 60)")
       ("timeout", po::value(&ro.connectTimeoutS), "registry: connect timeout in seconds (default 10)")
       ("stall-timeout", po::value(&ro.stallTimeoutS), "registry: abort a transfer idle for this many seconds (default 30)");
+  // Fleet and attestation options (reports attached to the image, shared layer results).
+  bool attach = false;
+  std::string signKey, cacheRepo;
+  opts.add_options()
+      ("cache-repo", po::value(&cacheRepo), "registry: share layer walk results through this REGISTRY/REPOSITORY (read before walking, pushed after)")
+      ("attach", po::bool_switch(&attach), "push the report to the image's repository as an OCI artifact whose subject is the audited manifest")
+      ("sign-key", po::value(&signKey), "with --attach: sign the report (DSSE, in-toto Statement) with this PEM key (ECDSA P-256 or Ed25519)");
   po::options_description hidden;
   hidden.add_options()("image", po::value(&image));
   po::options_description all;
@@ -103,7 +112,37 @@ int runAudit(const std::vector<std::string>& args) {
   ro.progress = ::isatty(2) != 0;
   ao.registry = ro;
   ao.reuseResults = !reanalyze;
+  std::optional<attest::Key> key;
+  if (!signKey.empty() && !attach) {
+    std::fprintf(stderr, "kernodeck audit: --sign-key signs the report --attach pushes; give --attach too\n");
+    return report::kExitUsage;
+  }
+  if (!signKey.empty()) {
+    auto k = attest::Key::fromFile(signKey);
+    if (!k.ok() || !k->isPrivate()) {
+      std::fprintf(stderr, "kernodeck audit: --sign-key: %s\n", k.ok() ? "a private key is needed to sign" : k.error().message.c_str());
+      return report::kExitUsage;
+    }
+    key = std::move(*k);
+  }
+  if (!cacheRepo.empty()) {
+    auto store = registry::openRegistryScanStore(cacheRepo, ro);
+    if (!store.ok()) {
+      std::fprintf(stderr, "kernodeck audit: %s\n", store.error().message.c_str());
+      return report::kExitUsage;
+    }
+    ao.sharedScans = *store;
+  }
   audit::AuditResult res = audit::auditImage(image, ao);
+  if (attach && res.report.failed()) std::fprintf(stderr, "kernodeck audit: --attach: the audit did not complete; nothing attached\n");
+  if (attach && !res.report.failed()) {
+    auto pushed = attest::attachReport(res.report.toJson(), ro, key ? &*key : nullptr);
+    if (!pushed.ok()) {
+      std::fprintf(stderr, "kernodeck audit: --attach: %s\n", pushed.error().message.c_str());
+      return report::kExitIncomplete;
+    }
+    std::fprintf(stderr, "kernodeck audit: attached report %s\n", pushed->digest.str().c_str());
+  }
   if (!expectOut.empty() && !res.report.failed())
     if (int rc = emit(res.expectation.toJson().dump(2) + "\n", expectOut)) return rc;
   std::string text = report::render(res.report, *fmt, *threshold);

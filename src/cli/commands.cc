@@ -17,6 +17,8 @@ const std::vector<Command>& commands() {
       {"resume", "check that training resumes from a checkpoint on the same trajectory; inspect checkpoints", runResume},
       {"dossier", "build, verify and replay the final folder of a reproduction", runDossier},
       {"diff", "compare two audit reports (packages and findings), references or inventories", runDiffReports},
+      {"fleet", "audit every image of a registry in shards (plan, run, summary), sharing layer results", runFleet},
+      {"reports", "list, fetch and verify the audit reports attached to a registry image", runReports},
       {"host", "print this node's GPU facts (driver, GPUs, device nodes, MIG, ROCm)", runHost},
       {"version", "print the version of kernodeck and its components", runVersion},
   };

@@ -29,6 +29,8 @@ int runDiff(const std::vector<std::string>& args);
 // `diff`: audit reports compared by the report module, anything else handed to record::diffRecords.
 int runDiffReports(const std::vector<std::string>& args);
 int runResume(const std::vector<std::string>& args);
+int runFleet(const std::vector<std::string>& args);
+int runReports(const std::vector<std::string>& args);
 int runHost(const std::vector<std::string>& args);
 int runVersion(const std::vector<std::string>& args);
 

@@ -55,7 +55,10 @@ std::optional<LayerScan> loadScan(const std::string& dir, const Digest& d) {
   if (dir.empty() || !d.verifiable()) return std::nullopt;
   auto text = util::readFileLimited(pathFor(dir, d), 1ull << 30);
   if (!text.ok()) return std::nullopt;
-  std::string_view all(*text);
+  return decodeScan(*text, d);
+}
+
+std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
   size_t nl = all.find('\n');
   if (nl == std::string_view::npos) return std::nullopt;
   json j = json::parse(all.substr(0, nl), nullptr, false);
@@ -111,6 +114,13 @@ std::optional<LayerScan> loadScan(const std::string& dir, const Digest& d) {
 
 void storeScan(const std::string& dir, const Digest& d, const LayerScan& s) {
   if (dir.empty() || !d.verifiable() || s.error) return;
+  std::string out = encodeScan(d, s);
+  util::makeDirs(dir + "/layers/" + d.algorithm);
+  // Not synced: loadScan() refuses a torn entry (the header counts the lines, each ends in '\n').
+  (void)util::writeFileAtomic(pathFor(dir, d), out, false);
+}
+
+std::string encodeScan(const Digest& d, const LayerScan& s) {
   json unsafe = json::array();
   for (const auto& u : s.unsafe) unsafe.push_back({u.name, u.reason});
   json suspicious = json::array();
@@ -131,9 +141,7 @@ void storeScan(const std::string& dir, const Digest& d, const LayerScan& s) {
     escapeInto(out, e.linkTarget);
     out += "\t" + e.sha256 + "\t" + e.md5 + "\t" + (e.content ? util::base64Encode(*e.content) : std::string("-")) + "\n";
   }
-  util::makeDirs(dir + "/layers/" + d.algorithm);
-  // Not synced: loadScan() refuses a torn entry (the header counts the lines, each ends in '\n').
-  (void)util::writeFileAtomic(pathFor(dir, d), out, false);
+  return out;
 }
 
 }  // namespace kernodeck::oci

@@ -113,7 +113,8 @@ struct Client::Impl {
 
   // One exchange, no retry. `sink` receives the body of a 2xx response; other bodies are kept (capped).
   Response perform(const std::string& url, std::vector<std::string> headers, uint64_t rangeFrom,
-                   const std::function<bool(const char*, size_t)>& sink, size_t cap, const std::string& postBody = "") {
+                   const std::function<bool(const char*, size_t)>& sink, size_t cap, const std::string& postBody = "",
+                   const std::string& method = "") {
     Response r;
     CURL* c = curl_easy_init();
     if (!c) {
@@ -175,7 +176,12 @@ struct Client::Impl {
     curl_easy_setopt(c, CURLOPT_USERAGENT, "kernodeck/0.1");
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "identity");
     if (!range.empty()) curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
-    if (!postBody.empty()) curl_easy_setopt(c, CURLOPT_POSTFIELDS, postBody.c_str());
+    if (!postBody.empty() || method == "POST" || method == "PUT") {
+      curl_easy_setopt(c, CURLOPT_POSTFIELDS, postBody.data());
+      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(postBody.size()));
+    }
+    if (method == "PUT") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     if (!caBlob.empty()) {
       struct curl_blob blob {};
       blob.data = caBlob.data();
@@ -265,26 +271,38 @@ struct Client::Impl {
     return Error{"auth", where("") + ": unsupported authentication challenge"};
   }
 
-  // A request with auth and bounded retries. `beforeRetry` may adjust the range.
+  // What a request other than a GET sends: its method, body and the scope it needs.
+  struct Send {
+    std::string method;  // "HEAD", "POST", "PUT"
+    std::string body;
+    std::string scope;   // empty: pull (push for POST and PUT)
+  };
+
+  // A request with auth and bounded retries. `beforeRetry` may adjust the range. `path` may be
+  // an absolute URL (an upload's Location); credentials go only to the registry's own origin.
   Response request(const std::string& path, std::vector<std::string> headers, uint64_t& rangeFrom,
                    const std::function<bool(const char*, size_t)>& sink, size_t cap, std::string& error,
-                   const std::function<void()>& beforeRetry = {}) {
-    std::string scope = "repository:" + ref.repository + ":pull";
+                   const std::function<void()>& beforeRetry = {}, const Send& send = {}) {
+    std::string scope = !send.scope.empty() ? send.scope
+                        : "repository:" + ref.repository + (send.method == "POST" || send.method == "PUT" ? ":pull,push" : ":pull");
     double waited = 0;
     bool reauthed = false;
     Response r;
     for (int attempt = 0;; ++attempt) {
       std::vector<std::string> hs = headers;
-      {
+      bool absolute = path.rfind("http://", 0) == 0 || path.rfind("https://", 0) == 0;
+      std::string url = absolute ? path : baseUrl() + path;
+      bool ownOrigin = url.rfind(baseUrl() + "/", 0) == 0;
+      if (ownOrigin) {
         std::lock_guard<std::mutex> l(m);
         if (auto it = authHeaders.find(scope); it != authHeaders.end()) hs.push_back(it->second);
       }
-      r = perform(baseUrl() + path, hs, rangeFrom, sink, cap);
+      r = perform(url, hs, rangeFrom, sink, cap, send.body, send.method);
       if (speaksOnlyTls(r) && switchToHttps()) {
         --attempt;
         continue;
       }
-      if (r.status == 401 && !reauthed) {
+      if (r.status == 401 && !reauthed && ownOrigin) {
         reauthed = true;
         std::lock_guard<std::mutex> l(m);
         auto h = authorize(r, scope);
@@ -340,6 +358,7 @@ Result<Manifest> Client::manifest(const std::string& tagOrDigest) {
                               [&] { body.clear(); });
   std::string what = "manifest " + tagOrDigest;
   if (tooLarge) return Error::Invalid(impl_->where(what) + ": larger than 4 MiB");
+  if (r.status == 404) return Error::NotFound(impl_->where(what) + ": " + err);
   if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
   Manifest m;
   m.bytes = body;
@@ -361,6 +380,139 @@ Result<Manifest> Client::manifest(const std::string& tagOrDigest) {
     return Error::Corrupt(impl_->where(what) + ": Content-Type " + ct + " disagrees with the manifest's mediaType " + declared);
   m.mediaType = !declared.empty() ? declared : ct;
   return m;
+}
+
+// One exchange with the body of a 2xx answer kept whole (at most `cap` bytes).
+static Response exchange(Client::Impl& impl, const std::string& path, std::vector<std::string> headers, size_t cap,
+                         std::string& body, std::string& err, const Client::Impl::Send& send = {}) {
+  bool tooLarge = false;
+  std::function<bool(const char*, size_t)> sink = [&](const char* p, size_t n) {
+    if (body.size() + n > cap) {
+      tooLarge = true;
+      return false;
+    }
+    body.append(p, n);
+    return true;
+  };
+  uint64_t from = 0;
+  Response r = impl.request(path, std::move(headers), from, sink, 65536, err, [&] { body.clear(); }, send);
+  if (tooLarge && err.empty()) err = "the answer is larger than " + util::humanBytes(cap);
+  return r;
+}
+
+Result<bool> Client::hasBlob(const oci::Digest& d) {
+  std::string body, err;
+  Response r = exchange(*impl_, "/v2/" + ref_.repository + "/blobs/" + d.str(), {}, 0, body, err, {"HEAD", "", ""});
+  if (r.status == 404) return false;
+  if (!err.empty()) return Error::Io(impl_->where("blob " + d.str()) + ": " + err);
+  return true;
+}
+
+Result<oci::Digest> Client::pushBlob(std::string_view bytes) {
+  oci::Digest d{"sha256", util::sha256Hex(bytes)};
+  KDK_TRY_ASSIGN(bool present, hasBlob(d));
+  if (present) return d;
+  std::string what = "upload of blob " + d.str();
+  std::string body, err;
+  Response r = exchange(*impl_, "/v2/" + ref_.repository + "/blobs/uploads/", {"Content-Length: 0"}, 65536, body, err,
+                        {"POST", "", ""});
+  if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
+  auto loc = r.headers.find("location");
+  if (r.status != 202 || loc == r.headers.end() || loc->second.empty())
+    return Error::Io(impl_->where(what) + ": the registry answered HTTP " + std::to_string(r.status) + " without an upload location");
+  std::string url = loc->second;
+  url += (url.find('?') == std::string::npos ? "?" : "&") + std::string("digest=") + d.str();
+  body.clear();
+  r = exchange(*impl_, url, {"Content-Type: application/octet-stream", "Expect:"}, 65536, body, err,
+               {"PUT", std::string(bytes), ""});
+  if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
+  if (r.status != 201) return Error::Io(impl_->where(what) + ": HTTP " + std::to_string(r.status));
+  return d;
+}
+
+Result<PushedManifest> Client::putManifest(const std::string& tagOrDigest, const std::string& bytes, const std::string& mediaType) {
+  PushedManifest out;
+  out.digest = oci::Digest{"sha256", util::sha256Hex(bytes)};
+  std::string what = "push of manifest " + tagOrDigest;
+  std::string body, err;
+  Response r = exchange(*impl_, "/v2/" + ref_.repository + "/manifests/" + tagOrDigest,
+                        {"Content-Type: " + mediaType, "Expect:"}, 65536, body, err, {"PUT", bytes, ""});
+  if (r.status == 400) {
+    // The registry refused the document (a referenced blob it does not know, a bad digest):
+    // its error code says which.
+    auto j = json::parse(r.body, nullptr, false);
+    std::string code = j.is_object() && j.contains("errors") && j["errors"].is_array() && !j["errors"].empty() &&
+                               j["errors"][0].is_object()
+                           ? j["errors"][0].value("code", "")
+                           : "";
+    return Error::Invalid(impl_->where(what) + ": HTTP 400" + (code.empty() ? "" : " " + util::printable(code, 60)));
+  }
+  if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
+  if (r.status != 201) return Error::Io(impl_->where(what) + ": HTTP " + std::to_string(r.status));
+  if (auto it = r.headers.find("docker-content-digest"); it != r.headers.end() && it->second != out.digest.str())
+    return Error::Corrupt(impl_->where(what) + ": the registry stored it as " + it->second + ", not " + out.digest.str());
+  if (auto it = r.headers.find("oci-subject"); it != r.headers.end()) out.subjectHeader = it->second;
+  return out;
+}
+
+Result<std::optional<std::string>> Client::referrers(const oci::Digest& subject, const std::string& artifactType) {
+  std::string path = "/v2/" + ref_.repository + "/referrers/" + subject.str();
+  if (!artifactType.empty()) path += "?artifactType=" + artifactType;
+  std::string body, err;
+  Response r = exchange(*impl_, path, {"Accept: application/vnd.oci.image.index.v1+json"}, oci::kMaxManifestBytes, body, err);
+  // The distribution spec: a 404 means the registry has no referrers API; use the fallback tag.
+  if (r.status == 404) return std::optional<std::string>();
+  if (!err.empty()) return Error::Io(impl_->where("referrers of " + subject.str()) + ": " + err);
+  auto j = json::parse(body, nullptr, false);
+  if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciIndex)
+    return std::optional<std::string>();  // not an image index: a registry that does not implement the API
+  return std::optional<std::string>(body);
+}
+
+namespace {
+
+// Follows a `Link: </v2/...?last=x&n=y>; rel="next"` header to the next page.
+std::string nextPage(const std::map<std::string, std::string>& headers) {
+  auto it = headers.find("link");
+  if (it == headers.end()) return {};
+  size_t a = it->second.find('<'), b = it->second.find('>');
+  if (a == std::string::npos || b == std::string::npos || b < a) return {};
+  return it->second.substr(a + 1, b - a - 1);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> Client::listPaged(const std::string& first, const std::string& key, const std::string& scope) {
+  std::vector<std::string> out;
+  std::string path = first;
+  for (int page = 0; !path.empty(); ++page) {
+    if (page > 10000) return Error::Invalid(impl_->where(first) + ": more than 10000 pages");
+    std::string body, err;
+    Response r = exchange(*impl_, path, {"Accept: application/json"}, 16u << 20, body, err, {"", "", scope});
+    if (!err.empty()) return Error::Io(impl_->where(first) + ": " + err);
+    auto j = json::parse(body, nullptr, false);
+    if (!j.is_object() || !(j.contains(key) && (j[key].is_array() || j[key].is_null())))
+      return Error::Invalid(impl_->where(first) + ": the answer is not a JSON object with \"" + key + "\"");
+    if (j[key].is_array())
+      for (const auto& v : j[key])
+        if (v.is_string()) out.push_back(v.get<std::string>());
+    path = nextPage(r.headers);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> Client::tags() {
+  return listPaged("/v2/" + ref_.repository + "/tags/list?n=1000", "tags", "");
+}
+
+Result<std::vector<std::string>> Client::catalog() { return listPaged("/v2/_catalog?n=1000", "repositories", "registry:catalog:*"); }
+
+Result<std::string> Client::smallBlob(const oci::Descriptor& d, uint64_t limit) {
+  if (d.size < 0 || static_cast<uint64_t>(d.size) > limit)
+    return Error::Invalid(impl_->where("blob " + d.digest.str()) + ": " + std::to_string(d.size) + " bytes, more than " +
+                          util::humanBytes(limit));
+  KDK_TRY_ASSIGN(auto stream, blob(d));
+  return oci::readAll(*stream, limit, impl_->where("blob " + d.digest.str()));
 }
 
 namespace {

@@ -59,6 +59,53 @@ check(all(m["name"] in cvols for c in cspec["initContainers"] + cspec["container
       "every CDI DaemonSet mount has a volume")
 check(any(v.get("hostPath", {}).get("path") == "/etc/cdi" for v in cspec["volumes"]), "the CDI DaemonSet reaches /etc/cdi")
 
+def fleet_pod_checks(name, job_spec):
+    check(job_spec["completionMode"] == "Indexed", name + ": an Indexed Job")
+    check(job_spec["completions"] == job_spec["parallelism"], name + ": as many workers at once as shards")
+    check(job_spec["backoffLimitPerIndex"] >= 1, name + ": each index is retried on its own")
+    pod = job_spec["template"]["spec"]
+    check(pod["restartPolicy"] == "Never", name + ": backoffLimitPerIndex needs restartPolicy Never")
+    c = pod["containers"][0]
+    check(c["args"][:2] == ["fleet", "run"] and "--plan" in c["args"] and "--shard" not in c["args"],
+          name + ": runs fleet run --plan, the shard from JOB_COMPLETION_INDEX")
+    vols = {v["name"]: v for v in pod["volumes"]}
+    check(all(m["name"] in vols for m in c["volumeMounts"]), name + ": every mount has a volume")
+    mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+    plan_arg = c["args"][c["args"].index("--plan") + 1]
+    plan_dir = os.path.dirname(plan_arg)
+    check(vols[mounts[plan_dir]]["configMap"]["name"] == "kernodeck-fleet-plan", name + ": the plan comes from the ConfigMap")
+    env = {e["name"]: e["value"] for e in c.get("env", [])}
+    auth = vols[mounts[env["DOCKER_CONFIG"]]]["secret"]
+    check(auth["secretName"] == "kernodeck-registry" and auth["items"][0] == {"key": ".dockerconfigjson", "path": "config.json"},
+          name + ": registry credentials from the docker config Secret at $DOCKER_CONFIG/config.json")
+    key_dir = os.path.dirname(c["args"][c["args"].index("--sign-key") + 1])
+    check(vols[mounts[key_dir]]["secret"]["secretName"] == "kernodeck-signing-key", name + ": the signing key from its Secret")
+    return os.path.basename(plan_arg)
+
+
+fleet_job = load("fleet/job.yaml")
+check(fleet_job["kind"] == "Job" and fleet_job["apiVersion"] == "batch/v1", "fleet/job.yaml is a batch/v1 Job")
+plan_key = fleet_pod_checks("fleet/job.yaml", fleet_job["spec"])
+cron = load("fleet/cronjob.yaml")
+check(cron["kind"] == "CronJob" and cron["apiVersion"] == "batch/v1", "fleet/cronjob.yaml is a batch/v1 CronJob")
+check(cron["spec"]["concurrencyPolicy"] == "Forbid", "fleet/cronjob.yaml: one fleet run at a time")
+fleet_pod_checks("fleet/cronjob.yaml", cron["spec"]["jobTemplate"]["spec"])
+cm = load("fleet/plan-configmap.yaml")
+check(cm["kind"] == "ConfigMap" and cm["metadata"]["name"] == "kernodeck-fleet-plan", "fleet/plan-configmap.yaml is the plan ConfigMap")
+plan = json.loads(cm["data"][plan_key])
+check(plan["schema"] == "kernodeck.fleet-plan/v1" and plan["shards"] == fleet_job["spec"]["completions"],
+      "the ConfigMap's plan has as many shards as the Job has completions")
+with open(os.path.join(root, "container", "k8s", "fleet", "registry-secret.yaml")) as f:
+    secrets = {d["metadata"]["name"]: d for d in yaml.safe_load_all(f)}
+reg = secrets["kernodeck-registry"]
+check(reg["type"] == "kubernetes.io/dockerconfigjson", "the registry Secret is in docker config format")
+check("auths" in json.loads(__import__("base64").b64decode(reg["data"][".dockerconfigjson"])), "its .dockerconfigjson has auths")
+check("key.pem" in secrets["kernodeck-signing-key"]["stringData"], "the signing key Secret holds key.pem")
+with open(os.path.join(root, "container", "k8s", "fleet", "README.md")) as f:
+    readme = f.read()
+check(all(x in readme for x in ("fleet plan", "job.yaml", "fleet summary", "create secret docker-registry")),
+      "fleet/README.md runs plan, Job and summary")
+
 with open(os.path.join(root, "container", "Dockerfile")) as f:
     docker = f.read()
 check(docker.count("FROM debian:bookworm") == 2, "the Dockerfile has two Debian bookworm stages")

@@ -13,6 +13,7 @@
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/manifest.h"
+#include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/registry/client.h"
 #include "kernodeck/report/report.h"
 
@@ -33,6 +34,9 @@ struct AuditOptions {
   unsigned parallelLayers = 0;
   // Replay the stored outcome of the same analysis of the same image (registry cache only).
   bool reuseResults = true;
+  // Layer walk results shared with other machines (--cache-repo): read before a layer is
+  // walked, given what was walked. Registry images only, like the local layer cache.
+  std::shared_ptr<oci::SharedScanStore> sharedScans;
 };
 
 struct AuditResult {
@@ -44,5 +48,13 @@ struct AuditResult {
 };
 
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts);
+
+// What the layer walk of an audit keeps of each layer (captured files, hashes) under `opts`.
+oci::ScanOptions layerScanOptions(const AuditOptions& opts);
+
+// Walks one layer blob of a registry repository as an audit would and keeps the result in the
+// local and shared caches (`fleet run`, for the layers a worker owns). True when a result was
+// already there (nothing fetched); an error when the blob cannot be read or does not match.
+Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor& layer, const AuditOptions& opts);
 
 }  // namespace kernodeck::audit

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kernodeck/oci/digest.h"
 #include "kernodeck/oci/layer_scan.h"
@@ -17,5 +18,22 @@ namespace kernodeck::oci {
 std::optional<LayerScan> loadScan(const std::string& cacheDir, const Digest& layer);
 // Stores a scan (written atomically); only complete, verified scans should be stored.
 void storeScan(const std::string& cacheDir, const Digest& layer, const LayerScan& scan);
+
+// The entry's bytes for a scan, and back: what the local cache stores and what a shared store
+// (a registry repository, --cache-repo) holds. decodeScan() refuses a torn entry or one of another layer.
+std::string encodeScan(const Digest& layer, const LayerScan& scan);
+std::optional<LayerScan> decodeScan(std::string_view text, const Digest& layer);
+
+// Layer results kept beyond this machine, so that workers share the walk of a layer: looked
+// up before a layer is walked, given every complete walk. Implementations never fail loudly:
+// a damaged or foreign entry is a miss (the walk's result then replaces it). Thread-safe.
+class SharedScanStore {
+ public:
+  virtual ~SharedScanStore() = default;
+  virtual std::optional<LayerScan> load(const Descriptor& layer) = 0;
+  virtual void store(const Descriptor& layer, const LayerScan& scan) = 0;
+  // Whether a result is there, without reading it all (it may still turn out damaged).
+  virtual bool has(const Descriptor& layer) { return load(layer).has_value(); }
+};
 
 }  // namespace kernodeck::oci

@@ -8,7 +8,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/source.h"
@@ -37,6 +40,13 @@ struct Manifest {
   oci::Digest digest;
 };
 
+// What a manifest push left: the digest of the bytes sent, and the OCI-Subject header a
+// registry with the referrers API answers when it indexed the manifest's subject itself.
+struct PushedManifest {
+  oci::Digest digest;
+  std::string subjectHeader;
+};
+
 class Client {
  public:
   Client(Reference ref, ClientOptions opts);
@@ -50,12 +60,30 @@ class Client {
   // end when the bytes do not hash to the digest, and only then is nothing cached.
   Result<std::unique_ptr<oci::ByteStream>> blob(const oci::Descriptor& d);
 
+  // Reads a small blob whole (verified like blob()), refusing one larger than `limit`.
+  Result<std::string> smallBlob(const oci::Descriptor& d, uint64_t limit);
+
+  // Pushing (distribution spec "push"): HEAD a blob; upload a small blob monolithically (POST,
+  // then PUT ?digest=) unless the registry has it already; PUT a manifest by tag or digest.
+  Result<bool> hasBlob(const oci::Digest& d);
+  Result<oci::Digest> pushBlob(std::string_view bytes);
+  Result<PushedManifest> putManifest(const std::string& tagOrDigest, const std::string& bytes, const std::string& mediaType);
+
+  // GET /v2/<repo>/referrers/<digest>: the image index of referrers, or nullopt when the registry
+  // has no referrers API (404), in which case the spec's fallback tag `sha256-<hex>` holds it.
+  Result<std::optional<std::string>> referrers(const oci::Digest& subject, const std::string& artifactType = "");
+  // The repository's tags and the registry's repositories (`_catalog`), all pages.
+  Result<std::vector<std::string>> tags();
+  Result<std::vector<std::string>> catalog();
+
   const Reference& reference() const { return ref_; }
   std::string scheme() const;
 
   struct Impl;
 
  private:
+  Result<std::vector<std::string>> listPaged(const std::string& first, const std::string& key, const std::string& scope);
+
   Reference ref_;
   std::unique_ptr<Impl> impl_;
 };

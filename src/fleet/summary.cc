@@ -1,0 +1,154 @@
+// See summary.h.
+#include "kernodeck/fleet/summary.h"
+
+#include <algorithm>
+#include <map>
+
+#include "kernodeck/attest/attached_report.h"
+#include "kernodeck/registry/reference.h"
+#include "kernodeck/report/report.h"
+
+namespace kernodeck::fleet {
+
+using nlohmann::json;
+
+json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const attest::Key* key, int failOn) {
+  json images = json::array();
+  std::map<std::string, int> verdicts = {{"pass", 0}, {"fail", 0}, {"incomplete", 0}, {"missing", 0}};
+  std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity)
+  std::map<std::string, int> failingLayers;                  // layer -> failing images that have it
+  for (const auto& img : plan.images) {
+    json row = {{"image", img.ref()}, {"repository", img.repository}, {"tags", img.tags}, {"manifest_digest", img.manifest.digest.str()}};
+    std::string verdict = "missing";
+    auto ref = registry::parseReference(img.ref());
+    if (!ref.ok()) {
+      row["problem"] = ref.error().message;
+    } else {
+      registry::Client c(*ref, opts);
+      auto reports = attest::readReports(c, img.manifest.digest, key);
+      if (!reports.ok()) {
+        row["problem"] = reports.error().message;
+      } else if (const attest::AttachedReport* best = attest::newestGood(*reports)) {
+        verdict = attest::verdictOf(*best->report, failOn);
+        row["report"] = best->artifact.digest.str();
+        row["signature"] = best->signature;
+        json counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
+        std::map<std::string, bool> seen;
+        if (best->report->contains("findings") && (*best->report)["findings"].is_array())
+          for (const auto& f : (*best->report)["findings"]) {
+            std::string sev = f.value("severity", "");
+            if (counts.contains(sev)) counts[sev] = counts[sev].get<int>() + 1;
+            std::string code = f.value("code", "");
+            if (!seen[code]) {
+              codes[code].first++;
+              codes[code].second = sev;
+              seen[code] = true;
+            }
+          }
+        row["findings"] = counts;
+      } else {
+        row["problem"] = reports->empty() ? "no report attached" : reports->front().problems.empty()
+                                                                       ? "no attached report passes its checks"
+                                                                       : reports->front().problems.front().message;
+      }
+    }
+    row["verdict"] = verdict;
+    verdicts[verdict]++;
+    if (verdict == "fail")
+      for (const auto& l : img.layers) failingLayers[l.str()]++;
+    images.push_back(row);
+  }
+  json byCode = json::array();
+  for (const auto& [code, v] : codes) byCode.push_back({{"code", code}, {"severity", v.second}, {"images", v.first}});
+  std::stable_sort(byCode.begin(), byCode.end(), [](const json& a, const json& b) { return a["images"].get<int>() > b["images"].get<int>(); });
+  json layers = json::array();
+  std::vector<std::pair<std::string, int>> fl(failingLayers.begin(), failingLayers.end());
+  std::stable_sort(fl.begin(), fl.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (size_t i = 0; i < fl.size() && layers.size() < 10; ++i) {
+    int total = 0;
+    for (const auto& img : plan.images)
+      for (const auto& l : img.layers) total += l.str() == fl[i].first;
+    // A layer of one image is that image's own; the question is which shared (base) layers fail.
+    if (total >= 2) layers.push_back({{"layer", fl[i].first}, {"failing_images", fl[i].second}, {"images", total}});
+  }
+  return {{"schema", "kernodeck.fleet-summary/v1"}, {"images", images}, {"verdicts", verdicts},
+          {"findings_by_code", byCode}, {"failing_layers", layers}};
+}
+
+int summaryExitCode(const json& s) {
+  const json& v = s["verdicts"];
+  if (v.value("missing", 0) > 0 || v.value("incomplete", 0) > 0) return report::kExitIncomplete;
+  if (v.value("fail", 0) > 0) return report::kExitFindings;
+  return report::kExitOk;
+}
+
+std::string summaryText(const json& s) {
+  std::string out = "kernodeck fleet summary: " + std::to_string(s["images"].size()) + " images\n\n";
+  for (const auto& row : s["images"]) {
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-10s %s", row["verdict"].get<std::string>().c_str(), row["image"].get<std::string>().c_str());
+    out += line;
+    if (row.contains("problem")) out += "  (" + row["problem"].get<std::string>() + ")";
+    out += "\n";
+  }
+  out += "\nVerdicts:";
+  for (const char* v : {"pass", "fail", "incomplete", "missing"}) out += std::string(" ") + v + " " + std::to_string(s["verdicts"].value(v, 0));
+  out += "\n";
+  if (!s["findings_by_code"].empty()) {
+    out += "\nFindings by code (images)\n";
+    for (const auto& c : s["findings_by_code"])
+      out += "  " + std::to_string(c["images"].get<int>()) + "  " + c["code"].get<std::string>() + " (" + c["severity"].get<std::string>() + ")\n";
+  }
+  if (!s["failing_layers"].empty()) {
+    out += "\nLayers most common among failing images\n";
+    for (const auto& l : s["failing_layers"])
+      out += "  " + std::to_string(l["failing_images"].get<int>()) + "/" + std::to_string(l["images"].get<int>()) + "  " +
+             l["layer"].get<std::string>() + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '&') o += "&amp;";
+    else if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '"') o += "&quot;";
+    else if (c == '\'') o += "&#39;";
+    else o.push_back(c);
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string summaryHtml(const json& s) {
+  std::string o = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck fleet summary</title>\n"
+                  "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:left}.pass{color:#070}.fail{color:#b00}"
+                  ".incomplete,.missing{color:#a60}</style></head><body>\n<h1>Kernodeck fleet summary</h1>\n<p>";
+  for (const char* v : {"pass", "fail", "incomplete", "missing"})
+    o += std::string("<span class=\"") + v + "\">" + v + ": " + std::to_string(s["verdicts"].value(v, 0)) + "</span> ";
+  o += "</p>\n<h2>Images</h2>\n<table>\n<tr><th>image</th><th>tags</th><th>verdict</th><th>errors</th><th>warnings</th></tr>\n";
+  for (const auto& row : s["images"]) {
+    std::string tags;
+    for (const auto& t : row["tags"]) tags += (tags.empty() ? "" : ", ") + t.get<std::string>();
+    std::string v = row["verdict"].get<std::string>();
+    json f = row.value("findings", json::object());
+    o += "<tr><td>" + esc(row["image"].get<std::string>()) + "</td><td>" + esc(tags) + "</td><td class=\"" + v + "\">" + v + "</td><td>" +
+         std::to_string(f.value("error", 0)) + "</td><td>" + std::to_string(f.value("warning", 0)) + "</td></tr>\n";
+  }
+  o += "</table>\n<h2>Findings by code</h2>\n<table>\n<tr><th>code</th><th>severity</th><th>images</th></tr>\n";
+  for (const auto& c : s["findings_by_code"])
+    o += "<tr><td>" + esc(c["code"].get<std::string>()) + "</td><td>" + esc(c["severity"].get<std::string>()) + "</td><td>" +
+         std::to_string(c["images"].get<int>()) + "</td></tr>\n";
+  o += "</table>\n<h2>Layers most common among failing images</h2>\n<table>\n<tr><th>layer</th><th>failing images</th><th>images</th></tr>\n";
+  for (const auto& l : s["failing_layers"])
+    o += "<tr><td>" + esc(l["layer"].get<std::string>()) + "</td><td>" + std::to_string(l["failing_images"].get<int>()) + "</td><td>" +
+         std::to_string(l["images"].get<int>()) + "</td></tr>\n";
+  return o + "</table>\n</body></html>\n";
+}
+
+}  // namespace kernodeck::fleet

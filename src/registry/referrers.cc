@@ -1,0 +1,171 @@
+// See referrers.h.
+#include "kernodeck/registry/referrers.h"
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "kernodeck/oci/platform.h"
+#include "kernodeck/util/hash.h"
+
+namespace kernodeck::registry {
+
+using nlohmann::json;
+
+namespace {
+
+const std::string kEmptyConfig = "{}";
+
+json descriptorJson(const oci::Descriptor& d, const std::string& artifactType = "") {
+  json j = {{"mediaType", d.mediaType}, {"digest", d.digest.str()}, {"size", d.size}};
+  if (!artifactType.empty()) j["artifactType"] = artifactType;
+  if (!d.annotations.empty()) j["annotations"] = d.annotations;
+  return j;
+}
+
+oci::Descriptor blobDescriptor(const std::string& mediaType, const std::string& bytes) {
+  oci::Descriptor d;
+  d.mediaType = mediaType;
+  d.digest = oci::Digest{"sha256", util::sha256Hex(bytes)};
+  d.size = static_cast<int64_t>(bytes.size());
+  return d;
+}
+
+// The fallback index of `subject`: its bytes' entries, or an empty index when the tag is absent.
+Result<json> readFallbackIndex(Client& c, const oci::Digest& subject) {
+  auto m = c.manifest(fallbackTag(subject));
+  if (!m.ok()) {
+    if (m.error().code == "not_found") return json{{"schemaVersion", 2}, {"mediaType", oci::media::kOciIndex}, {"manifests", json::array()}};
+    return m.error();
+  }
+  json j = json::parse(m->bytes, nullptr, false);
+  if (!j.is_object() || !j.contains("manifests") || !j["manifests"].is_array())
+    return Error::Corrupt(c.reference().registry + "/" + c.reference().repository + ":" + fallbackTag(subject) +
+                          ": the referrers fallback tag does not hold an image index");
+  return j;
+}
+
+bool listsDigest(const json& index, const oci::Digest& d) {
+  for (const auto& m : index["manifests"])
+    if (m.is_object() && m.value("digest", "") == d.str()) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string fallbackTag(const oci::Digest& subject) { return subject.algorithm + "-" + subject.encoded.substr(0, 64); }
+
+std::string artifactManifest(const Artifact& a) {
+  json layers = json::array();
+  for (const auto& b : a.blobs) layers.push_back(descriptorJson(blobDescriptor(b.mediaType, b.bytes)));
+  json m = {{"schemaVersion", 2},
+            {"mediaType", oci::media::kOciManifest},
+            {"artifactType", a.artifactType},
+            {"config", descriptorJson(blobDescriptor(kEmptyConfigType, kEmptyConfig))},
+            {"layers", layers}};
+  if (a.subject) {
+    oci::Descriptor s = *a.subject;
+    s.annotations.clear();
+    m["subject"] = descriptorJson(s);
+  }
+  if (!a.annotations.empty()) m["annotations"] = a.annotations;
+  return m.dump();
+}
+
+Result<oci::Descriptor> pushArtifact(Client& c, const Artifact& a, const std::string& tag) {
+  std::string bytes = artifactManifest(a);
+  oci::Descriptor desc = blobDescriptor(oci::media::kOciManifest, bytes);
+  desc.annotations = a.annotations;
+  // docker-registry 2.8 can refuse a manifest as "blob unknown" while another client's upload
+  // of the same blob into the repository is being linked (the empty config is in every
+  // artifact): a refused push is retried, blobs first.
+  std::optional<PushedManifest> pushed;
+  for (int attempt = 0; !pushed; ++attempt) {
+    KDK_TRY_STATUS(c.pushBlob(kEmptyConfig));
+    for (const auto& b : a.blobs) KDK_TRY_STATUS(c.pushBlob(b.bytes));
+    auto put = c.putManifest(tag.empty() ? desc.digest.str() : tag, bytes, oci::media::kOciManifest);
+    if (put.ok()) pushed = *put;
+    else if (put.error().code != "invalid" || attempt >= 4) return put.error();
+    else std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
+  }
+  if (!a.subject || !pushed->subjectHeader.empty()) return desc;
+  // No referrers API: keep the fallback index. Concurrent writers of the same index can drop
+  // each other's entry; reading it back after the write catches that, and the write is retried.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    KDK_TRY_ASSIGN(json index, readFallbackIndex(c, a.subject->digest));
+    if (listsDigest(index, desc.digest)) return desc;
+    index["manifests"].push_back(descriptorJson(desc, a.artifactType));
+    KDK_TRY_STATUS(c.putManifest(fallbackTag(a.subject->digest), index.dump(), oci::media::kOciIndex));
+    KDK_TRY_ASSIGN(json back, readFallbackIndex(c, a.subject->digest));
+    if (listsDigest(back, desc.digest)) return desc;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 * (attempt + 1)));
+  }
+  return Error::Io(c.reference().registry + "/" + c.reference().repository + ":" + fallbackTag(a.subject->digest) +
+                   ": the referrers index kept losing the new entry to concurrent writers");
+}
+
+Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject, const std::string& artifactType) {
+  KDK_TRY_ASSIGN(std::optional<std::string> api, c.referrers(subject, artifactType));
+  json index;
+  if (api) {
+    index = json::parse(*api, nullptr, false);
+  } else {
+    KDK_TRY_ASSIGN(index, readFallbackIndex(c, subject));
+  }
+  if (!index.is_object() || !index.contains("manifests") || !index["manifests"].is_array())
+    return Error::Corrupt(c.reference().registry + "/" + c.reference().repository + ": the referrers of " + subject.str() +
+                          " are not an image index");
+  std::vector<Referrer> out;
+  for (const auto& m : index["manifests"]) {
+    auto d = oci::parseDescriptor(m);
+    if (!d.ok()) return Error::Corrupt("referrers of " + subject.str() + ": " + d.error().message);
+    std::string type = m.is_object() && m.contains("artifactType") && m["artifactType"].is_string() ? m["artifactType"].get<std::string>() : "";
+    if (!artifactType.empty() && type != artifactType) continue;
+    out.push_back({*d, type});
+  }
+  return out;
+}
+
+Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref) {
+  KDK_TRY_ASSIGN(Manifest m, c.manifest(ref));
+  std::string what = c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str();
+  json j = json::parse(m.bytes, nullptr, false);
+  if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciManifest || !j.contains("layers") || !j["layers"].is_array())
+    return Error::Corrupt(what + ": not an OCI artifact manifest");
+  FetchedArtifact a;
+  a.desc = blobDescriptor(oci::media::kOciManifest, m.bytes);
+  a.artifactType = j.contains("artifactType") && j["artifactType"].is_string() ? j["artifactType"].get<std::string>() : "";
+  if (a.artifactType.empty() && j.contains("config") && j["config"].is_object())
+    a.artifactType = j["config"].value("mediaType", "");  // the spec: the config's type stands in for a missing artifactType
+  if (j.contains("subject")) {
+    auto s = oci::parseDescriptor(j["subject"]);
+    if (!s.ok()) return Error::Corrupt(what + ": subject: " + s.error().message);
+    a.subject = *s;
+  }
+  for (const auto& l : j["layers"]) {
+    auto d = oci::parseDescriptor(l);
+    if (!d.ok()) return Error::Corrupt(what + ": layer: " + d.error().message);
+    a.blobs.push_back(*d);
+  }
+  if (j.contains("annotations") && j["annotations"].is_object())
+    for (auto it = j["annotations"].begin(); it != j["annotations"].end(); ++it)
+      if (it.value().is_string()) a.annotations[it.key()] = it.value().get<std::string>();
+  return a;
+}
+
+Result<oci::Descriptor> resolveImageManifest(Client& c, const std::string& tagOrDigest, const oci::Platform& platform) {
+  KDK_TRY_ASSIGN(Manifest m, c.manifest(tagOrDigest));
+  std::string what = c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str();
+  KDK_TRY_ASSIGN(oci::DocKind kind, oci::detectKind(m.bytes, m.mediaType));
+  if (kind == oci::DocKind::Manifest) return blobDescriptor(m.mediaType.empty() ? oci::media::kOciManifest : m.mediaType, m.bytes);
+  auto index = oci::parseIndex(m.bytes);
+  if (!index.ok()) return Error::Invalid(what + ": " + index.error().message);
+  KDK_TRY_ASSIGN(size_t pick, oci::selectPlatform(*index, platform));
+  oci::Descriptor d = index->manifests[pick];
+  KDK_TRY_ASSIGN(Manifest inner, c.manifest(d.digest.str()));
+  KDK_TRY_ASSIGN(kind, oci::detectKind(inner.bytes, inner.mediaType));
+  if (kind != oci::DocKind::Manifest) return Error::Unsupported(what + ": nested image indexes are not supported");
+  d.size = static_cast<int64_t>(inner.bytes.size());
+  return d;
+}
+
+}  // namespace kernodeck::registry

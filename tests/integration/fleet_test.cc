@@ -1,0 +1,302 @@
+// The fleet on Debian's docker-registry on loopback: 42 images in three repositories sharing
+// base layers (one base carries a hostile tar entry, so its 12 images fail), a plan of 4 shards,
+// and 4 `fleet run` workers with empty local caches that share only the registry. The
+// registry's own request log shows each unique layer blob fetched exactly once; every image
+// gets a report that verifies; `fleet summary` agrees with single-image audits; a worker
+// killed mid-shard and run again converges, and a third run redoes nothing.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "kernodeck/oci/manifest.h"
+#include "kernodeck/registry/client.h"
+#include "kernodeck/registry/referrers.h"
+#include "kernodeck/registry/scan_store.h"
+#include "local_registry.h"
+#include "support.h"
+
+using nlohmann::json;
+using namespace kdktest;
+using namespace kernodeck;
+
+namespace {
+
+const std::string K = KERNODECK_BIN;
+const char* kRepos[] = {"team/vision", "team/nlp", "team/audio"};
+constexpr int kImages = 42;
+
+json layerSpec(const std::string& name, json entries) { return {{"compression", "gzip"}, {"entries", std::move(entries)}, {"name", name}}; }
+
+// The three bases, two middle layers, and one app layer per image.
+json imageSpec(int k) {
+  json bases[] = {
+      layerSpec("debian", json::array({{{"path", "etc/os-release"}, {"content", "ID=debian\nVERSION_ID=12\n"}},
+                                        {{"path", "usr/lib/base.so"}, {"size", 300000}, {"fill", "b"}}})),
+      layerSpec("ubuntu", json::array({{{"path", "etc/os-release"}, {"content", "ID=ubuntu\nVERSION_ID=24.04\n"}},
+                                        {{"path", "usr/lib/base.so"}, {"size", 200000}, {"fill", "u"}}})),
+      layerSpec("hostile", json::array({{{"path", "etc/os-release"}, {"content", "ID=hostile\n"}},
+                                         {{"path", "../../escape"}, {"content", "x"}}}))};
+  json mids[] = {layerSpec("torch", json::array({{{"path", "opt/torch/lib.so"}, {"size", 150000}, {"fill", "t"}}})),
+                 layerSpec("cuda", json::array({{{"path", "usr/local/cuda/lib.so"}, {"size", 100000}, {"fill", "c"}}}))};
+  json app = layerSpec("app", json::array({{{"path", "app/main.py"}, {"content", "print(" + std::to_string(k) + ")\n"}}}));
+  json layers = json::array({bases[(k / 3) % 3], mids[k % 2], app});
+  for (auto& l : layers) l.erase("name");
+  return {{"tag", "v" + std::to_string(k)}, {"layers", layers}};
+}
+
+// Pushes an OCI layout's single image to REPO:TAG with Kernodeck's own client (faster than
+// 42 skopeo runs); returns the manifest digest.
+std::string pushLayout(const std::string& layout, const std::string& host, const std::string& repo, const std::string& tag) {
+  registry::Client c(*registry::parseReference(host + "/" + repo), registry::ClientOptions{.noCache = true});
+  json index = json::parse(readFile(layout + "/index.json"));
+  std::string mdigest = index["manifests"][0]["digest"];
+  std::string mbytes = readFile(layout + "/blobs/sha256/" + mdigest.substr(7));
+  json m = json::parse(mbytes);
+  std::vector<std::string> blobs = {m["config"]["digest"]};
+  for (const auto& l : m["layers"]) blobs.push_back(l["digest"]);
+  for (const auto& b : blobs) EXPECT_TRUE(c.pushBlob(readFile(layout + "/blobs/sha256/" + b.substr(7))).ok());
+  auto put = c.putManifest(tag, mbytes, oci::media::kOciManifest);
+  EXPECT_TRUE(put.ok()) << (put.ok() ? "" : put.error().message);
+  return mdigest;
+}
+
+class Fleet : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    reg_ = new LocalRegistry;
+    if (!reg_->start() || !haveTool("openssl")) return;
+    dir_ = new std::string(tempDir("fleet"));
+    std::string k = *dir_ + "/";
+    writeFile(k + "refs.txt", "");
+    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "sign.pem && openssl pkey -in " + k + "sign.pem -pubout -out " + k +
+                 "sign.pub").code == 0;
+  }
+  // Builds and pushes images [built, n) (each test process builds only what it uses); with all
+  // of them, a second tag of the first image: one manifest, planned once.
+  static void ensureImages(int n) {
+    std::string refs = readFile(*dir_ + "/refs.txt");
+    for (; built_ < n; ++built_) {
+      int k = built_;
+      std::string layout = *dir_ + "/img" + std::to_string(k);
+      mkimage(imageSpec(k), layout);
+      std::string repo = kRepos[k % 3];
+      std::string d = pushLayout(layout, reg_->host(), repo, "v" + std::to_string(k));
+      (*digests_)[reg_->host() + "/" + repo + "@" + d] = (k / 3) % 3 == 2 ? "fail" : "pass";
+      refs += reg_->host() + "/" + repo + ":v" + std::to_string(k) + "\n";
+      if (built_ + 1 == kImages) {
+        pushLayout(*dir_ + "/img0", reg_->host(), kRepos[0], "latest");
+        refs += "# the same manifest under another tag\n" + reg_->host() + "/" + kRepos[0] + ":latest\n";
+      }
+    }
+    writeFile(*dir_ + "/refs.txt", refs);
+  }
+  static void TearDownTestSuite() { delete reg_; }
+  void SetUp() override {
+    if (!ready_) GTEST_SKIP() << "docker-registry, skopeo, curl or openssl unavailable";
+  }
+  static std::string plan(const std::string& cacheRepo, const std::string& out) {
+    RunResult r = run(K + " fleet plan " + *dir_ + "/refs.txt --shards 4 --cache-repo " + reg_->host() + "/" + cacheRepo + " -o " + out);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return out;
+  }
+  // Starts a worker in the background; its stderr goes to LOG; returns the pid.
+  static int startWorker(const std::string& planFile, int shard, const std::string& extra, const std::string& log) {
+    std::string cmd = K + " fleet run --plan " + planFile + " --shard " + std::to_string(shard) + " --sign-key " + *dir_ +
+                      "/sign.pem --cache-dir " + tempDir("worker") + " " + extra + " > " + log + ".json 2> " + log;
+    return std::atoi(run("setsid sh -c '" + cmd + "; echo $? > " + log + ".rc' > /dev/null 2>&1 & echo $!").out.c_str());
+  }
+  static int waitRc(const std::string& log, int seconds = 240) {
+    for (int i = 0; i < seconds * 10; ++i) {
+      std::string rc = readFile(log + ".rc");
+      if (!rc.empty()) return std::atoi(rc.c_str());
+      ::usleep(100000);
+    }
+    return -1;
+  }
+
+  static LocalRegistry* reg_;
+  static std::string* dir_;
+  static std::map<std::string, std::string>* digests_;  // image ref -> expected verdict
+  static bool ready_;
+  static int built_;
+};
+
+LocalRegistry* Fleet::reg_ = nullptr;
+std::string* Fleet::dir_ = nullptr;
+std::map<std::string, std::string>* Fleet::digests_ = new std::map<std::string, std::string>;
+bool Fleet::ready_ = false;
+int Fleet::built_ = 0;
+
+TEST_F(Fleet, FourWorkersShareTheLayersAndAttachVerifiableReports) {
+  ensureImages(kImages);
+  std::string planFile = plan("kernodeck/cache", *dir_ + "/plan.json");
+  json p = json::parse(readFile(planFile));
+  ASSERT_EQ(p["images"].size(), size_t(kImages));  // the second tag of the first image is no extra image
+  ASSERT_EQ(p["layers"].size(), size_t(3 + 2 + kImages));
+  std::set<std::string> unique;
+  for (const auto& l : p["layers"]) unique.insert(l["layer"]["digest"].get<std::string>());
+  EXPECT_EQ(unique.size(), p["layers"].size());
+  // Balanced by bytes: no shard is more than the largest layer above the lightest.
+  std::vector<uint64_t> bytes = p["shard_bytes"];
+  EXPECT_LE(*std::max_element(bytes.begin(), bytes.end()) - *std::min_element(bytes.begin(), bytes.end()), uint64_t(400000));
+  for (const auto& img : p["images"])
+    if (img["tags"].size() == 2) EXPECT_EQ(img["tags"][1], "latest");
+  // --catalog finds the same images (the referrers and cache tags are not images).
+  RunResult cat = run(K + " fleet plan --catalog " + reg_->host() + "/team --shards 4 --cache-repo " + reg_->host() + "/kernodeck/cache");
+  ASSERT_EQ(cat.code, 0) << cat.err;
+  EXPECT_EQ(json::parse(cat.out)["images"].size(), size_t(kImages));
+
+  std::string logs = tempDir("fleetlogs");
+  for (int s = 0; s < 4; ++s) startWorker(planFile, s, "", logs + "/w" + std::to_string(s));
+  for (int s = 0; s < 4; ++s) {
+    std::string log = logs + "/w" + std::to_string(s);
+    EXPECT_EQ(waitRc(log), 0) << readFile(log);
+    json out = json::parse(readFile(log + ".json"), nullptr, false);
+    ASSERT_TRUE(out.is_object()) << readFile(log);
+    EXPECT_EQ(out["layers"]["failed"], 0);
+    EXPECT_EQ(out["images"]["failed"], 0);
+  }
+  // The registry's log: each unique layer blob fetched (GET) exactly once, by one worker.
+  for (const auto& d : unique)
+    EXPECT_EQ(countRequests(reg_->log(), "GET", "/blobs/" + d), 1) << d;
+
+  // Every image: a report that verifies; the summary agrees with single-image audits.
+  RunResult sum = run(K + " fleet summary --plan " + planFile + " --key " + *dir_ + "/sign.pub --json --html " + *dir_ + "/summary.html");
+  EXPECT_EQ(sum.code, 1) << sum.err;  // the images on the hostile base fail
+  json s = json::parse(sum.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << sum.out << sum.err;
+  EXPECT_EQ(s["verdicts"]["pass"], 30);
+  EXPECT_EQ(s["verdicts"]["fail"], 12);  // k / 3 % 3 == 2: the hostile base
+  EXPECT_EQ(s["verdicts"]["missing"], 0);
+  std::string cache = tempDir("single");
+  for (const auto& row : s["images"]) {
+    std::string image = row["image"];
+    EXPECT_EQ(row["signature"], "verified") << image;
+    EXPECT_EQ(row["verdict"], digests_->at(image)) << image;
+    int code = -1;
+    json single = auditJson("--cache-dir " + cache + " " + image, &code);
+    EXPECT_EQ(code, row["verdict"] == "pass" ? 0 : 1) << image;
+    EXPECT_EQ(single["summary"]["findings"], row["findings"]) << image;
+  }
+  ASSERT_FALSE(s["failing_layers"].empty());
+  EXPECT_EQ(s["failing_layers"][0]["failing_images"], 12);
+  EXPECT_EQ(s["failing_layers"][0]["images"], 12);
+  for (const auto& l : s["failing_layers"]) EXPECT_GE(l["images"].get<int>(), 2);  // shared layers only
+  EXPECT_EQ(s["findings_by_code"][0]["code"], "layer.path.unsafe");
+  std::string html = readFile(*dir_ + "/summary.html");
+  EXPECT_NE(html.find(s["failing_layers"][0]["layer"].get<std::string>()), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"fail\">fail</td>"), std::string::npos);
+  RunResult text = run(K + " fleet summary --plan " + planFile);
+  EXPECT_NE(text.out.find("pass 30 fail 12 incomplete 0 missing 0"), std::string::npos) << text.out;
+}
+
+TEST_F(Fleet, AWorkerKilledMidShardConvergesAndARerunRedoesNothing) {
+  ensureImages(kImages);
+  // A fresh cache repository; one worker does every layer (--wait 0: none waited for).
+  std::string planFile = plan("kernodeck/cache-kill", *dir_ + "/plan-kill.json");
+  std::string logs = tempDir("killlogs");
+  int pid = startWorker(planFile, 0, "--redo --wait 0", logs + "/first");
+  bool sawWalk = false;
+  for (int i = 0; i < 12000 && !sawWalk; ++i) {
+    sawWalk = readFile(logs + "/first").find(" walked") != std::string::npos;
+    if (!sawWalk) ::usleep(5000);
+  }
+  ASSERT_TRUE(sawWalk) << readFile(logs + "/first");
+  ::kill(-pid, SIGKILL);
+  ::usleep(200000);
+  EXPECT_TRUE(readFile(logs + "/first.rc").empty() || readFile(logs + "/first.rc") != "0\n");
+
+  int second = startWorker(planFile, 0, "--redo --wait 0", logs + "/second");
+  ASSERT_EQ(waitRc(logs + "/second"), 0) << readFile(logs + "/second");
+  (void)second;
+  json out = json::parse(readFile(logs + "/second.json"));
+  json p = json::parse(readFile(planFile));
+  int owned = 0;
+  for (const auto& l : p["layers"]) owned += l["shard"] == 0;
+  EXPECT_GE(out["layers"]["shared"].get<int>(), 1);  // what the killed worker pushed is not walked again
+  EXPECT_EQ(out["layers"]["shared"].get<int>() + out["layers"]["walked"].get<int>(), owned);
+  EXPECT_EQ(out["images"]["failed"], 0);
+
+  int third = startWorker(planFile, 0, "--wait 0", logs + "/third");
+  (void)third;
+  ASSERT_EQ(waitRc(logs + "/third"), 0) << readFile(logs + "/third");
+  json again = json::parse(readFile(logs + "/third.json"));
+  EXPECT_EQ(again["layers"]["walked"], 0);
+  EXPECT_EQ(again["layers"]["shared"], owned);
+  EXPECT_EQ(again["images"]["audited"], 0);
+  EXPECT_GE(again["images"]["skipped"].get<int>(), 10);
+}
+
+TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
+  ensureImages(2);
+  std::string image = reg_->host() + "/" + kRepos[1] + ":v1";  // debian base, cuda, its own app layer
+  json m = json::parse(readFile(*dir_ + "/img1/blobs/sha256/" +
+                                json::parse(readFile(*dir_ + "/img1/index.json"))["manifests"][0]["digest"].get<std::string>().substr(7)));
+  std::vector<std::string> layers;
+  for (const auto& l : m["layers"]) layers.push_back(l["digest"]);
+  std::string repo = reg_->host() + "/kernodeck/cache-entries";
+  auto audit = [&](const std::string& extra = "") {
+    return run(K + " audit --json --cache-repo " + repo + " --cache-dir " + tempDir("entries") + " " + extra + image);
+  };
+  auto gets = [&](const std::string& d) { return countRequests(reg_->log(), "GET", "/blobs/" + d); };
+  // Two audits at once, each with an empty local cache: both push every layer; same bytes.
+  std::string logs = tempDir("entrylogs");
+  run("(" + K + " audit --cache-repo " + repo + " --cache-dir " + tempDir("e1") + " " + image + " > " + logs + "/a 2>&1; echo $? > " +
+      logs + "/a.rc) & (" + K + " audit --cache-repo " + repo + " --cache-dir " + tempDir("e2") + " " + image + " > " + logs +
+      "/b 2>&1; echo $? > " + logs + "/b.rc) & wait");
+  EXPECT_EQ(readFile(logs + "/a.rc"), "0\n") << readFile(logs + "/a");
+  EXPECT_EQ(readFile(logs + "/b.rc"), "0\n") << readFile(logs + "/b");
+  registry::Client c(*registry::parseReference(repo), registry::ClientOptions{.noCache = true});
+  std::map<std::string, std::string> entry;  // layer -> its entry's manifest digest
+  for (const auto& l : layers) {
+    auto e = c.manifest(registry::scanTag(*oci::parseDigest(l)));
+    ASSERT_TRUE(e.ok()) << l;
+    entry[l] = e->digest.str();
+  }
+  // A third audit with an empty local cache reads every layer from the repository.
+  std::map<std::string, int> before;
+  for (const auto& l : layers) before[l] = gets(l);
+  RunResult third = audit();
+  EXPECT_EQ(third.code, 0) << third.err;
+  for (const auto& l : layers) EXPECT_EQ(gets(l), before[l]) << "fetched again: " << l;
+
+  // Foreign: layer 0's entry holds layer 1's result. Damaged: layer 2's entry is torn.
+  auto foreign = c.manifest(registry::scanTag(*oci::parseDigest(layers[1])));
+  ASSERT_TRUE(foreign.ok());
+  ASSERT_TRUE(c.putManifest(registry::scanTag(*oci::parseDigest(layers[0])), foreign->bytes, oci::media::kOciManifest).ok());
+  registry::Artifact torn;
+  torn.artifactType = registry::kLayerScanArtifactType;
+  torn.blobs.push_back({registry::kLayerScanMediaType, "{\"digest\":\"" + layers[2] + "\",\"entries\":5}\npartial"});
+  torn.annotations = {{"dev.kernodeck.layer", layers[2]}, {"dev.kernodeck.analysis-version", "1"}};
+  ASSERT_TRUE(registry::pushArtifact(c, torn, registry::scanTag(*oci::parseDigest(layers[2]))).ok());
+  for (const auto& l : layers) before[l] = gets(l);
+  RunResult fourth = audit();
+  EXPECT_EQ(fourth.code, 0) << fourth.err;
+  EXPECT_EQ(json::parse(fourth.out)["summary"], json::parse(third.out)["summary"]);
+  EXPECT_EQ(gets(layers[0]), before[layers[0]] + 1);  // ignored, walked, replaced
+  EXPECT_EQ(gets(layers[1]), before[layers[1]]);
+  EXPECT_EQ(gets(layers[2]), before[layers[2]] + 1);
+  for (const auto& l : layers) EXPECT_EQ(c.manifest(registry::scanTag(*oci::parseDigest(l)))->digest.str(), entry[l]) << l;
+  EXPECT_EQ(run(K + " audit --cache-repo " + reg_->host() + "/x:tag " + image).code, 2);
+}
+
+TEST_F(Fleet, BadInvocations) {
+  EXPECT_EQ(run(K + " fleet").code, 2);
+  EXPECT_EQ(run(K + " fleet plna").code, 2);
+  EXPECT_EQ(run(K + " fleet plan " + *dir_ + "/refs.txt").code, 2);  // no --cache-repo
+  EXPECT_EQ(run(K + " fleet plan /nonexistent --cache-repo " + reg_->host() + "/c").code, 3);
+  writeFile(*dir_ + "/garbage.json", "{\"schema\": \"something else\"}");
+  RunResult r = run("env -u JOB_COMPLETION_INDEX " + K + " fleet run --plan " + *dir_ + "/garbage.json");
+  EXPECT_EQ(r.code, 2);
+  r = run(K + " fleet run --shard 0 --plan " + *dir_ + "/garbage.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("kernodeck.fleet-plan/v1"), std::string::npos) << r.err;
+  writeFile(*dir_ + "/missing-ref.txt", reg_->host() + "/team/nosuch:1\n");
+  r = run(K + " fleet plan " + *dir_ + "/missing-ref.txt --cache-repo " + reg_->host() + "/c");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("team/nosuch"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,71 @@
+#include "local_registry.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <random>
+#include <sstream>
+
+#include "support.h"
+
+namespace kdktest {
+
+namespace {
+
+bool waitHttp(int port) {
+  for (int i = 0; i < 100; ++i) {
+    RunResult r = run("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" + std::to_string(port) + "/v2/");
+    if (r.out == "200") return true;
+    ::usleep(100000);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool LocalRegistry::start() {
+  if (!haveTool("docker-registry") || !haveTool("skopeo") || !haveTool("curl")) return false;
+  dir_ = tempDir("localreg");
+  logPath_ = dir_ + "/registry.log";
+  std::mt19937 rng(static_cast<unsigned>(::getpid()) * 7919u + static_cast<unsigned>(time(nullptr)));
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (pid_ > 0) ::kill(-pid_, SIGKILL);
+    port_ = 20000 + static_cast<int>(rng() % 30000);
+    writeFile(dir_ + "/config.yml", "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n"
+                                    "    rootdirectory: " + dir_ + "/data\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:" +
+                                        std::to_string(port_) + "\n");
+    RunResult r = run("setsid sh -c 'exec docker-registry serve " + dir_ + "/config.yml > " + logPath_ + " 2>&1' & echo $!");
+    pid_ = std::atoi(r.out.c_str());
+    if (waitHttp(port_) && run("grep -q 'address already in use' " + logPath_).code != 0) return true;
+  }
+  return false;
+}
+
+LocalRegistry::~LocalRegistry() {
+  if (pid_ > 0) ::kill(-pid_, SIGKILL);
+}
+
+bool LocalRegistry::push(const std::string& layout, const std::string& tag, const std::string& repoTag) const {
+  return run("skopeo copy -q --dest-tls-verify=false oci:" + layout + ":" + tag + " docker://" + host() + "/" + repoTag).code == 0;
+}
+
+std::string LocalRegistry::digestOf(const std::string& repoTag) const {
+  std::string d = run("skopeo inspect --tls-verify=false --format '{{.Digest}}' docker://" + host() + "/" + repoTag).out;
+  d.erase(d.find_last_not_of("\n") + 1);
+  return d;
+}
+
+int countRequests(const std::string& logFile, const std::string& method, const std::string& uriPart) {
+  std::istringstream in(readFile(logFile));
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    // One "response completed" line per request names its method and URI.
+    if (line.find("response completed") == std::string::npos) continue;
+    if (line.find("http.request.method=" + method) == std::string::npos) continue;
+    if (line.find(uriPart) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+}  // namespace kdktest

@@ -1,0 +1,167 @@
+// Reports attached to images (`audit --attach`, `reports`) on Debian's docker-registry, which
+// has no referrers API, so the fallback tag `sha256-<hex>` is what holds them: a signed report
+// verifies with both key types; no report, a report about another image, a signature by
+// another key, an unsigned report under --key and a truncated artifact are each a finding.
+#include <gtest/gtest.h>
+
+#include "kernodeck/registry/referrers.h"
+#include "local_registry.h"
+#include "support.h"
+
+using nlohmann::json;
+using namespace kdktest;
+using namespace kernodeck;
+
+namespace {
+
+const std::string K = KERNODECK_BIN;
+
+class Reports : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    reg_ = new LocalRegistry;
+    if (!reg_->start() || !haveTool("openssl")) return;
+    dir_ = new std::string(tempDir("reports"));
+    for (const char* name : {"a", "b", "c", "d", "e"}) {
+      json spec = {{"tag", "1.0"},
+                   {"layers", json::array({{{"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=rep\n"}},
+                                                                    {{"path", std::string("app/") + name}, {"content", name}}})}}})}};
+      mkimage(spec, *dir_ + "/" + name);
+      if (!reg_->push(*dir_ + "/" + name, "1.0", std::string("team/app:") + name)) return;
+    }
+    std::string k = *dir_ + "/";
+    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "ed.pem && openssl pkey -in " + k + "ed.pem -pubout -out " + k + "ed.pub && "
+                 "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + k + "ec.pem && openssl pkey -in " + k +
+                 "ec.pem -pubout -out " + k + "ec.pub && openssl genpkey -algorithm ed25519 -out " + k + "other.pem && openssl pkey -in " +
+                 k + "other.pem -pubout -out " + k + "other.pub")
+                 .code == 0;
+  }
+  static void TearDownTestSuite() { delete reg_; }
+  void SetUp() override {
+    if (!ready_) GTEST_SKIP() << "docker-registry, skopeo, curl or openssl unavailable";
+  }
+  static std::string image(const std::string& tag) { return reg_->host() + "/team/app:" + tag; }
+  static std::string key(const std::string& name) { return *dir_ + "/" + name; }
+  // `kernodeck reports ARGS --json`, parsed.
+  static json reports(const std::string& args, int* code, std::string* err = nullptr) {
+    RunResult r = run(K + " reports --no-cache --json " + args);
+    *code = r.code;
+    if (err) *err = r.err;
+    return json::parse(r.out, nullptr, false);
+  }
+  static registry::Client client() {
+    return registry::Client(*registry::parseReference(reg_->host() + "/team/app"), registry::ClientOptions{.noCache = true});
+  }
+
+  static LocalRegistry* reg_;
+  static std::string* dir_;
+  static bool ready_;
+};
+
+LocalRegistry* Reports::reg_ = nullptr;
+std::string* Reports::dir_ = nullptr;
+bool Reports::ready_ = false;
+
+TEST_F(Reports, SignedReportVerifiesWithBothKeyTypesAndNotWithAnotherKey) {
+  int code = -1;
+  json none = reports(image("a"), &code);
+  EXPECT_EQ(code, 1) << none.dump(1);
+  EXPECT_EQ(countFindings(none, "report.missing"), 1);
+
+  RunResult audit = run(K + " audit --no-cache --json --attach --sign-key " + key("ed.pem") + " " + image("a"));
+  ASSERT_EQ(audit.code, 0) << audit.err;
+  EXPECT_NE(audit.err.find("attached report sha256:"), std::string::npos) << audit.err;
+  json audited = json::parse(audit.out);
+
+  std::string fetched = *dir_ + "/fetched.json";
+  json ok = reports("--key " + key("ed.pub") + " --fetch " + fetched + " " + image("a"), &code);
+  EXPECT_EQ(code, 0) << ok.dump(1);
+  ASSERT_EQ(ok["reports"].size(), 1u);
+  EXPECT_EQ(ok["reports"][0]["signature"], "verified");
+  EXPECT_EQ(ok["reports"][0]["verdict"], "pass");
+  EXPECT_EQ(ok["subject"]["manifest_digest"], audited["subject"]["manifest_digest"]);
+  json back = json::parse(readFile(fetched), nullptr, false);
+  EXPECT_EQ(back["subject"], audited["subject"]);
+  EXPECT_EQ(back["findings"], audited["findings"]);
+  // The artifact sits under the spec's fallback tag of the audited manifest.
+  std::string digest = audited["subject"]["manifest_digest"];
+  RunResult tags = run("curl -s http://" + reg_->host() + "/v2/team/app/tags/list");
+  EXPECT_NE(tags.out.find("sha256-" + digest.substr(7)), std::string::npos) << tags.out;
+
+  json other = reports("--key " + key("other.pub") + " " + image("a"), &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(countFindings(other, "report.signature.invalid"), 1) << other.dump(1);
+  EXPECT_EQ(countFindings(other, "report.missing"), 1);  // the only report does not pass
+
+  // A second report, signed with P-256: both are listed, both verify under their own key.
+  ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ec.pem") + " " + image("a")).code, 0);
+  json two = reports("--key " + key("ec.pub") + " " + image("a"), &code);
+  ASSERT_EQ(two["reports"].size(), 2u) << two.dump(1);
+  int verified = 0;
+  for (const auto& r : two["reports"]) verified += r["signature"] == "verified";
+  EXPECT_EQ(verified, 1);
+  EXPECT_EQ(code, 1);  // the Ed25519 one has no signature by this key
+  EXPECT_EQ(countFindings(two, "report.missing"), 0);
+}
+
+TEST_F(Reports, UnsignedReportIsAFindingOnlyUnderKey) {
+  int code = -1;
+  ASSERT_EQ(run(K + " audit --no-cache --attach " + image("d")).code, 0);
+  json plain = reports(image("d"), &code);
+  EXPECT_EQ(code, 0) << plain.dump(1);
+  EXPECT_EQ(plain["reports"][0]["signature"], "unsigned");
+  json keyed = reports("--key " + key("ed.pub") + " " + image("d"), &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(countFindings(keyed, "report.signature.missing"), 1) << keyed.dump(1);
+}
+
+TEST_F(Reports, AReportAboutAnotherImageIsAFinding) {
+  // B's fallback index is made to list a report whose subject is C.
+  ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("c")).code, 0);
+  auto c = client();
+  auto dc = oci::parseDigest(reg_->digestOf("team/app:c"));
+  auto db = oci::parseDigest(reg_->digestOf("team/app:b"));
+  ASSERT_TRUE(dc.ok() && db.ok());
+  auto index = c.manifest(registry::fallbackTag(*dc));
+  ASSERT_TRUE(index.ok()) << index.error().message;
+  ASSERT_TRUE(c.putManifest(registry::fallbackTag(*db), index->bytes, oci::media::kOciIndex).ok());
+  int code = -1;
+  json r = reports("--key " + key("ed.pub") + " " + image("b"), &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(countFindings(r, "report.subject.mismatch"), 1) << r.dump(1);
+  EXPECT_NE(r["findings"][0]["message"].get<std::string>().find(dc->str()), std::string::npos);
+}
+
+TEST_F(Reports, ATruncatedArtifactIsAFinding) {
+  // A signed report of E, and beside it a report artifact whose envelope was cut short.
+  ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("e")).code, 0);
+  std::string envelope = R"({"payloadType":"application/vnd.in-toto+json","payload":"eyJfdHlwZSI6)";
+  auto c = client();
+  auto dc = oci::parseDigest(reg_->digestOf("team/app:e"));
+  ASSERT_TRUE(dc.ok());
+  registry::Artifact a;
+  a.artifactType = "application/vnd.kernodeck.report.v1+json";
+  a.blobs.push_back({"application/vnd.dsse.envelope.v1+json", envelope});
+  auto m = c.manifest(dc->str());
+  ASSERT_TRUE(m.ok());
+  a.subject = oci::Descriptor{m->mediaType, *dc, static_cast<int64_t>(m->bytes.size())};
+  ASSERT_TRUE(registry::pushArtifact(c, a).ok());
+  int code = -1;
+  json r = reports("--key " + key("ed.pub") + " " + image("e"), &code);
+  EXPECT_EQ(code, 1) << r.dump(1);
+  EXPECT_EQ(countFindings(r, "report.artifact.corrupt"), 1) << r.dump(1);
+  EXPECT_EQ(r["newest"]["signature"], "verified");  // the good report beside it still counts
+  RunResult text = run(K + " reports --no-cache " + image("e"));
+  EXPECT_NE(text.out.find("report.artifact.corrupt"), std::string::npos) << text.out;
+}
+
+TEST_F(Reports, UsageAndUnreachableRegistry) {
+  EXPECT_EQ(run(K + " reports").code, 2);
+  EXPECT_EQ(run(K + " reports --key /nonexistent.pem " + image("a")).code, 2);
+  RunResult down = run(K + " reports --no-cache --retries 0 127.0.0.1:1/team/app:a");
+  EXPECT_EQ(down.code, 3);
+  EXPECT_NE(down.err.find("127.0.0.1:1"), std::string::npos) << down.err;
+  EXPECT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pub") + " " + image("a")).code, 2);  // a public key cannot sign
+}
+
+}  // namespace
