@@ -302,6 +302,34 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   expectCleanFailure(kdk({"dossier", "build", p.base + "/d2", "--reference", p.ref, "--report", p.base + "/report.json"}, p.base),
                      "steps[0].name", "a bad report in dossier build");
   EXPECT_FALSE(exists(p.base + "/d2/reference.json"));
+
+  // Two references that differ in entry point, criterion and expected hash: each named.
+  json other = json::parse(readFile(p.ref));
+  other["code"]["entry_point"] = "python embed.py --fast";
+  other["result"]["criteria"][0]["text"] = "abs<=0.01";
+  other["result"]["expected_sha256"] = std::string(64, 'f');
+  other["seeds"].erase("torch");
+  writeFile(p.base + "/other.json", other.dump());
+  Out d = kdk({"diff", "--json", p.ref, p.base + "/other.json"}, p.base);
+  EXPECT_EQ(d.code, 1) << d.err;
+  json dj = json::parse(d.out);
+  EXPECT_EQ(countFindings(dj, "diff.reference.changed"), 4) << dj.dump(1);  // entry point, expected hash, criterion gone, criterion new
+  EXPECT_EQ(countFindings(dj, "diff.reference.not_recorded"), 1) << dj.dump(1);  // the seed
+  for (const char* named : {"code.entry_point", "result.expected_sha256", "criterion abs<=0.001 is only in A", "criterion abs<=0.01 is only in B",
+                            "seeds.torch is not recorded in B"})
+    EXPECT_NE(d.out.find(named), std::string::npos) << named;
+  // Two sample reports compared step by step and finding by finding.
+  json pass = {{"schema", "kernodeck.report/v1"}, {"tool", {{"command", "sample check"}}}, {"subject", json::object()},
+               {"steps", {{{"name", "compare"}, {"status", "passed"}, {"error", nullptr}}}}, {"findings", json::array()}};
+  json fail = pass;
+  fail["steps"][0]["status"] = "skipped";
+  fail["steps"][0]["error"] = "not checked";
+  fail["findings"] = {{{"code", "sample.nonfinite"}, {"severity", "error"}, {"message", "NaN in doc03"}}};
+  writeFile(p.base + "/pass.json", pass.dump());
+  writeFile(p.base + "/fail.json", fail.dump());
+  json rd = json::parse(kdk({"diff", "--json", p.base + "/pass.json", p.base + "/fail.json"}, p.base).out);
+  EXPECT_EQ(countFindings(rd, "diff.step.changed"), 1) << rd.dump(1);
+  EXPECT_EQ(countFindings(rd, "diff.finding.changed"), 1) << rd.dump(1);
 }
 
 TEST(RecordDocuments, HelpAndUsageErrors) {
