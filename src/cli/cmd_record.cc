@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.h"
@@ -76,8 +77,11 @@ Result<T> loadDocument(const std::string& path, Parse parse) {
   return std::move(doc).value();
 }
 
+// A reference, with its relative paths resolved against the folder it lies in.
 Result<record::Reference> loadReference(const std::string& path) {
-  return loadDocument<record::Reference>(path, [](const nlohmann::json& j) { return record::parseReference(j); });
+  KDK_TRY_ASSIGN(record::Reference ref, loadDocument<record::Reference>(path, [](const nlohmann::json& j) { return record::parseReference(j); }));
+  ref.baseDir = std::filesystem::path(path).parent_path().string();
+  return ref;
 }
 
 int usageVerb(const char* cmd, const std::string& verb, const char* verbs) {
@@ -119,7 +123,7 @@ int runReference(const std::vector<std::string>& argsIn) {
       "reference", po::value(&reference), "the reference file (show, verify)");
   if (verb == "init") {
     record::ReferenceOptions ro;
-    std::vector<std::string> data, weights, params;
+    std::vector<std::string> data, weights, params, seeds, determinism;
     opts.add_options()("repo", po::value(&ro.repo), "git repository of the code")("entry-point", po::value(&ro.entryPoint), "the command or script that produces the outputs")(
         "config", po::value(&ro.configs)->composing(), "configuration file (hashed; repeatable)")(
         "param", po::value(&params)->composing(), "parameter KEY=VALUE (repeatable)")("preprocessing", po::value(&ro.preprocessing), "preprocessing, in words")(
@@ -127,11 +131,17 @@ int runReference(const std::vector<std::string>& argsIn) {
         "weights", po::value(&weights)->composing(), "NAME=PATH[,provenance=SRC][,access=HOW] (repeatable)")(
         "packages-from", po::value(&ro.packagesReport), "a kernodeck audit --json report (image or dir:/)")(
         "requirements", po::value(&ro.requirements), "or a requirements file")("host-record", po::value(&ro.hostRecord), "kernodeck.host/v1 record (default: read the host)")(
-        "host-root", po::value(&ro.hostRoot), "host root to read (default /)")("expected", po::value(&ro.expected), "folder of expected outputs")(
+        "host-root", po::value(&ro.hostRoot), "host root to read (default /)")(
+        "accelerator", po::value(&ro.accelerator), "the accelerator the project expects: cuda, rocm or cpu (default: as the host shows)")(
+        "seed", po::value(&seeds)->composing(), "a seed the project sets, NAME=VALUE (repeatable)")(
+        "determinism", po::value(&determinism)->composing(), "a determinism setting the project makes, NAME=VALUE, e.g. "
+                                                             "torch.use_deterministic_algorithms=True (repeatable)")("expected", po::value(&ro.expected), "folder of expected outputs")(
         "ids", po::value(&ro.ids), "file name of the sample ids inside the output folders")(
-        "criterion", po::value(&ro.criterion), "exact | abs<=X | rel<=X | cosine>=X | topk:K>=X, declared now")(
-        "why", po::value(&ro.why), "why this criterion and threshold (kept in the record)");
+        "criterion", po::value(&ro.criteria)->composing(), "exact | abs<=X | rel<=X | cosine>=X | topk:K>=X | knn:K>=X, declared now (repeatable)")(
+        "why", po::value(&ro.whys)->composing(), "why this criterion and threshold, one per --criterion (kept in the record)");
     if (int rc = parse("reference init", opts, pos, args, help); rc >= 0) return rc;
+    ro.referenceDir = std::filesystem::path(output.empty() ? "reference.json" : output).parent_path().string();
+    if (ro.referenceDir.empty()) ro.referenceDir = ".";
     for (const auto& p : params) {
       size_t eq = p.find('=');
       if (eq == std::string::npos) {
@@ -140,6 +150,15 @@ int runReference(const std::vector<std::string>& argsIn) {
       }
       ro.params[p.substr(0, eq)] = p.substr(eq + 1);
     }
+    for (auto* list : {&seeds, &determinism})
+      for (const auto& p : *list) {
+        size_t eq = p.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          std::fprintf(stderr, "kernodeck reference init: --%s takes NAME=VALUE\n", list == &seeds ? "seed" : "determinism");
+          return report::kExitUsage;
+        }
+        (list == &seeds ? ro.seeds : ro.determinism)[p.substr(0, eq)] = p.substr(eq + 1);
+      }
     for (auto* list : {&data, &weights})
       for (const auto& d : *list) {
         auto in = record::parseNamedInput(d);
@@ -164,7 +183,7 @@ int runReference(const std::vector<std::string>& argsIn) {
     if (int rc = parse("reference show", opts, pos, args, help); rc >= 0) return rc;
     auto ref = loadReference(reference);
     if (!ref.ok()) return documentError("reference show", ref.error());
-    return emit(ref->json.dump(2) + "\n", output);
+    return emit(json ? ref->json.dump(2) + "\n" : record::referenceText(*ref), output);
   }
   if (verb == "verify") {
     if (int rc = parse("reference verify", opts, pos, args, help); rc >= 0) return rc;
@@ -183,10 +202,11 @@ int runSample(const std::vector<std::string>& argsIn) {
   if (argsIn[0] != "check") return usageVerb("sample", argsIn[0], "check");
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end());
   bool help = false, json = false;
-  std::string output, reference = "reference.json", outDir;
+  std::string output, reference = "reference.json", outDir, failOn = "error";
   po::options_description opts("usage: kernodeck sample check OUTDIR --reference reference.json\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
-      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference), "the reference (default reference.json)");
+      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference), "the reference (default reference.json)")(
+      "fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
   po::options_description all;
   all.add(opts).add_options()("outdir", po::value(&outDir));
   po::positional_options_description pos;
@@ -198,7 +218,7 @@ int runSample(const std::vector<std::string>& argsIn) {
   }
   auto ref = loadReference(reference);
   if (!ref.ok()) return documentError("sample check", ref.error());
-  return finish("sample check", record::sampleCheck(outDir, *ref), json, output);
+  return finish("sample check", record::sampleCheck(outDir, *ref), json, output, failOn);
 }
 
 int runDossier(const std::vector<std::string>& argsIn) {

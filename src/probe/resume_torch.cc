@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -130,6 +131,20 @@ Continued continueInFreshProcess(const std::string& self, const std::string& ckp
   return c;
 }
 
+// The key names Kernodeck recognises in a checkpoint (model, optimizer, RNG, step, scheduler).
+const std::vector<std::string> kKnownKeys = {
+    "model", "model_state_dict", "state_dict", "net", "optimizer", "optimizer_state_dict", "optim", "rng_state", "rng",
+    "torch_rng_state", "torch_rng", "cuda_rng_state", "cuda_rng", "numpy_rng", "numpy_rng_state", "np_rng", "py_rng", "python_rng",
+    "python_rng_state", "random_state", "rng_states", "step", "global_step", "epoch", "iteration", "scheduler", "lr_scheduler",
+    "scheduler_state_dict"};
+
+// A parameter or buffer name of an nn.Module state_dict ("fc1.weight", "bias").
+bool looksLikeParameter(const std::string& k) {
+  for (const char* p : {"weight", "bias", "running_mean", "running_var"})
+    if (k == p || k.ends_with(std::string(".") + p)) return true;
+  return false;
+}
+
 // LibTorch's unpickler cannot rebuild some Python objects (an nn.Module state_dict is an
 // OrderedDict carrying _metadata). Then the pickle inside the zip is scanned for the
 // string keys a resume needs: (SHORT_)BINUNICODE opcodes followed by the name.
@@ -149,6 +164,18 @@ std::set<std::string> scanPickleKeys(const std::string& path, const std::vector<
     char buf[65536];
     la_ssize_t k;
     while ((k = archive_read_data(a, buf, sizeof buf)) > 0 && pkl.size() < (64u << 20)) pkl.append(buf, static_cast<size_t>(k));
+    // A plain model state_dict: parameter names ("fc1.weight") as SHORT_BINUNICODE (protocol 4)
+    // or BINUNICODE (protocol 2, torch.save's default) strings.
+    for (char op : {'\x8c', 'X'}) {
+      size_t header = op == 'X' ? 5 : 2;
+      for (size_t at = pkl.find(op); at != std::string::npos && at + header <= pkl.size(); at = pkl.find(op, at + 1)) {
+        size_t n = static_cast<unsigned char>(pkl[at + 1]);
+        if (op == 'X')
+          for (int b = 1; b < 4; ++b) n |= static_cast<size_t>(static_cast<unsigned char>(pkl[at + 1 + b])) << (8 * b);
+        if (n > 256 || at + header + n > pkl.size()) continue;
+        if (looksLikeParameter(pkl.substr(at + header, n))) found.insert("(parameters)");
+      }
+    }
     for (const auto& name : names) {
       std::string shortForm = std::string("\x8c") + static_cast<char>(name.size()) + name;
       std::string longForm = std::string("X") + static_cast<char>(name.size()) + std::string(3, '\0') + name;
@@ -267,7 +294,7 @@ report::Report resumeInspect(const std::string& path) {
   r.declareSteps({"read", "assess"});
   r.subject()["reference"] = path;
   std::set<std::string> keys;
-  std::string format, pickleError;
+  std::string format;
   r.runStep("read", [&]() -> Status {
     auto bytes = util::readFileLimited(path, 4ull << 30);
     if (!bytes.ok()) return bytes.error();
@@ -277,15 +304,22 @@ report::Report resumeInspect(const std::string& path) {
       if (v.isGenericDict())
         for (const auto& kv : v.toGenericDict())
           if (kv.key().isString()) keys.insert(kv.key().toStringRef());
-      format = "torch.save";
+      bool known = false, params = false;
+      for (const auto& k : keys) {
+        known |= std::find(kKnownKeys.begin(), kKnownKeys.end(), k) != kKnownKeys.end();
+        params |= looksLikeParameter(k);
+      }
+      format = !known && params ? "torch.save of a plain state_dict (parameters only)" : "torch.save";
       return {};
-    } catch (const std::exception& e) {
-      pickleError = e.what();
-      pickleError = pickleError.substr(0, pickleError.find('\n'));
+    } catch (const std::exception&) {
+      // Not a dictionary LibTorch's unpickler can rebuild: scanned below.
     }
-    keys = scanPickleKeys(path, {"model", "model_state_dict", "state_dict", "net", "optimizer", "optimizer_state_dict", "optim",
-                                 "rng_state", "rng", "torch_rng_state", "cuda_rng_state", "random_state", "step", "global_step",
-                                 "epoch", "iteration", "scheduler", "lr_scheduler", "scheduler_state_dict"});
+    keys = scanPickleKeys(path, kKnownKeys);
+    if (keys.count("(parameters)") && keys.size() == 1) {
+      format = "torch.save of a plain state_dict (parameters only)";
+      return {};
+    }
+    keys.erase("(parameters)");
     if (!keys.empty()) {
       format = "torch.save (keys found by scanning the pickle: LibTorch cannot rebuild it)";
       return {};
@@ -297,25 +331,33 @@ report::Report resumeInspect(const std::string& path) {
       format = "libtorch archive";
       return {};
     } catch (const std::exception& e) {
-      std::string m = e.what();
-      return Error::Invalid(path + " is not a checkpoint LibTorch can read (" + pickleError + "; " + m.substr(0, m.find('\n')) + ")");
+      // LibTorch's own messages (assertions, file names inside the archive) mean nothing to a user.
+      return Error::Invalid(path + " is not a checkpoint Kernodeck can read: neither a torch.save dictionary nor a LibTorch archive");
     }
   });
   r.runStep("assess", [&]() -> Status {
     struct Need { const char* piece; std::vector<const char*> names; } needs[] = {
-        {"model", {"model", "model_state_dict", "state_dict", "net"}},
+        {"model", {"model", "model_state_dict", "state_dict", "net", "(parameters)"}},
         {"optimizer state", {"optimizer", "optimizer_state_dict", "optim"}},
-        {"RNG state", {"rng_state", "rng", "torch_rng_state", "cuda_rng_state", "random_state"}},
+        {"RNG state", {"rng_state", "rng", "torch_rng_state", "torch_rng", "cuda_rng_state", "cuda_rng", "numpy_rng", "numpy_rng_state",
+                       "np_rng", "py_rng", "python_rng", "python_rng_state", "random_state", "rng_states"}},
         {"step counter", {"step", "global_step", "epoch", "iteration"}},
         {"LR scheduler", {"scheduler", "lr_scheduler", "scheduler_state_dict"}}};
+    if (format.find("plain state_dict") != std::string::npos) keys.insert("(parameters)");
     json present = json::array(), missing = json::array();
     for (const auto& n : needs) {
       bool found = false;
       for (const char* k : n.names) found |= keys.count(k) > 0;
       (found ? present : missing).push_back(n.piece);
+      // A scheduler matters only to a training that uses one: said, not warned about.
+      bool scheduler = std::string(n.piece) == "LR scheduler";
       if (!found)
-        r.add("resume.checkpoint.missing", std::string(n.piece) == "model" ? report::Severity::Error : report::Severity::Warning,
-              std::string("the checkpoint holds no ") + n.piece + ": a resume will not continue the same trajectory", {{"piece", n.piece}});
+        r.add("resume.checkpoint.missing",
+              std::string(n.piece) == "model" ? report::Severity::Error : scheduler ? report::Severity::Info : report::Severity::Warning,
+              std::string("the checkpoint holds no ") + n.piece +
+                  (scheduler ? ": a training that uses an LR scheduler will not resume its schedule"
+                             : ": a resume will not continue the same trajectory"),
+              {{"piece", n.piece}});
     }
     r.section("checkpoint") = {{"format", format}, {"keys", keys}, {"present", present}, {"missing", missing}};
     return {};

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <numeric>
 #include <regex>
 #include <set>
 
@@ -9,10 +11,24 @@
 
 namespace kernodeck::record {
 
+std::string formatMeasure(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 std::string Criterion::str() const {
   if (kind == "exact") return "exact";
-  if (kind == "topk") return "topk:" + std::to_string(k) + ">=" + std::to_string(threshold);
-  return kind + (kind == "cosine" ? ">=" : "<=") + std::to_string(threshold);
+  if (kind == "topk" || kind == "knn") return kind + ":" + std::to_string(k) + ">=" + formatMeasure(threshold);
+  return kind + (kind == "cosine" ? ">=" : "<=") + formatMeasure(threshold);
+}
+
+std::string Criterion::measureName() const {
+  if (kind == "exact" || kind == "abs") return "max abs error";
+  if (kind == "rel") return "max rel error";
+  if (kind == "cosine") return "min cosine";
+  if (kind == "topk") return "mean top-" + std::to_string(k) + " overlap";
+  return "mean " + std::to_string(k) + "-NN overlap";
 }
 
 Result<Criterion> parseCriterion(std::string_view s) {
@@ -23,7 +39,7 @@ Result<Criterion> parseCriterion(std::string_view s) {
     return c;
   }
   static const std::regex re(R"(^(abs|rel|cosine)\s*(<=|>=)\s*([0-9.eE+-]+)$)");
-  static const std::regex topk(R"(^topk:(\d+)\s*>=\s*([0-9.eE+-]+)$)");
+  static const std::regex ranked(R"(^(topk|knn):(\d{1,6})\s*>=\s*([0-9.eE+-]+)$)");
   std::smatch m;
   try {
     if (std::regex_match(t, m, re)) {
@@ -31,70 +47,116 @@ Result<Criterion> parseCriterion(std::string_view s) {
       c.threshold = std::stod(m[3].str());
       bool ge = m[2].str() == ">=";
       if ((c.kind == "cosine") != ge) return Error::Invalid("criterion '" + t + "': use abs<=X, rel<=X or cosine>=X");
-    } else if (std::regex_match(t, m, topk)) {
-      c.kind = "topk";
-      c.k = std::stoi(m[1].str());
-      c.threshold = std::stod(m[2].str());
+    } else if (std::regex_match(t, m, ranked)) {
+      c.kind = m[1].str();
+      c.k = std::stoi(m[2].str());
+      c.threshold = std::stod(m[3].str());
       if (c.k <= 0) return Error::Invalid("criterion '" + t + "': K must be positive");
+      if (c.threshold > 1) return Error::Invalid("criterion '" + t + "': an overlap is at most 1");
     } else {
-      return Error::Invalid("criterion '" + util::printable(t, 80) + "' is not exact, abs<=X, rel<=X, cosine>=X or topk:K>=X");
+      return Error::Invalid("criterion '" + util::printable(t, 80) + "' is not exact, abs<=X, rel<=X, cosine>=X, topk:K>=X or knn:K>=X");
     }
   } catch (const std::exception&) {
     return Error::Invalid("criterion '" + util::printable(t, 80) + "' has a bad number");
   }
-  if (!(c.threshold >= 0)) return Error::Invalid("criterion threshold must be a non-negative number");
+  if (!(c.threshold >= 0) || !std::isfinite(c.threshold)) return Error::Invalid("criterion threshold must be a non-negative number");
   return c;
 }
+
+namespace {
+
+double cosine(const double* x, const double* y, int64_t n) {
+  double dot = 0, nx = 0, ny = 0;
+  for (int64_t i = 0; i < n; ++i) dot += x[i] * y[i], nx += x[i] * x[i], ny += y[i] * y[i];
+  if (nx == 0 && ny == 0) return 1;
+  if (nx == 0 || ny == 0) return 0;
+  return dot / (std::sqrt(nx) * std::sqrt(ny));
+}
+
+// The K rows nearest to each row (cosine similarity, ties by index), the row itself excluded.
+std::vector<std::set<int64_t>> nearest(const Tensor& t, int64_t rows, int64_t width, int k) {
+  std::vector<std::set<int64_t>> out(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<std::pair<double, int64_t>> sims;
+    for (int64_t o = 0; o < rows; ++o)
+      if (o != r) sims.emplace_back(-cosine(t.values.data() + r * width, t.values.data() + o * width, width), o);
+    size_t kk = std::min<size_t>(static_cast<size_t>(k), sims.size());
+    std::partial_sort(sims.begin(), sims.begin() + static_cast<long>(kk), sims.end());
+    for (size_t i = 0; i < kk; ++i) out[static_cast<size_t>(r)].insert(sims[i].second);
+  }
+  return out;
+}
+
+}  // namespace
 
 Comparison compare(const Criterion& c, const Tensor& e, const Tensor& a, const std::vector<std::string>& ids) {
   Comparison out;
   int64_t rows = e.shape.empty() ? 1 : e.shape[0];
   int64_t width = rows ? e.elements() / std::max<int64_t>(rows, 1) : 0;
-  std::vector<SampleError> errs;
-  double total = 0;
+  out.samples = rows;
+  std::vector<SampleValue> per;
+  std::vector<std::set<int64_t>> nnE, nnA;
+  if (c.kind == "knn") nnE = nearest(e, rows, width, c.k), nnA = nearest(a, rows, width, c.k);
   for (int64_t r = 0; r < rows; ++r) {
     const double* x = e.values.data() + r * width;
     const double* y = a.values.data() + r * width;
-    double err = 0;
+    double v = 0;
     if (c.kind == "exact" || c.kind == "abs") {
-      for (int64_t i = 0; i < width; ++i) err = std::max(err, std::fabs(x[i] - y[i]));
+      for (int64_t i = 0; i < width; ++i) v = std::max(v, std::fabs(x[i] - y[i]));
     } else if (c.kind == "rel") {
-      for (int64_t i = 0; i < width; ++i) err = std::max(err, std::fabs(x[i] - y[i]) / std::max(std::fabs(x[i]), 1e-12));
+      for (int64_t i = 0; i < width; ++i) v = std::max(v, std::fabs(x[i] - y[i]) / std::max(std::fabs(x[i]), 1e-12));
     } else if (c.kind == "cosine") {
-      double dot = 0, nx = 0, ny = 0;
-      for (int64_t i = 0; i < width; ++i) dot += x[i] * y[i], nx += x[i] * x[i], ny += y[i] * y[i];
-      double cos = nx == 0 && ny == 0 ? 1 : dot / (std::sqrt(nx) * std::sqrt(ny) + 1e-300);
-      err = 1 - cos;
-    } else {  // topk
+      v = cosine(x, y, width);
+    } else if (c.kind == "topk") {
       int k = static_cast<int>(std::min<int64_t>(c.k, width));
-      auto top = [&](const double* v) {
+      auto top = [&](const double* row) {
         std::vector<int64_t> idx(static_cast<size_t>(width));
-        for (int64_t i = 0; i < width; ++i) idx[static_cast<size_t>(i)] = i;
-        std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t p, int64_t q) { return v[p] > v[q]; });
+        std::iota(idx.begin(), idx.end(), 0);
+        std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t p, int64_t q) { return row[p] > row[q] || (row[p] == row[q] && p < q); });
         return std::set<int64_t>(idx.begin(), idx.begin() + k);
       };
       auto tx = top(x), ty = top(y);
       int common = 0;
       for (auto i : tx) common += ty.count(i) ? 1 : 0;
-      double overlap = k ? static_cast<double>(common) / k : 1;
-      total += overlap;
-      err = 1 - overlap;
+      v = k ? static_cast<double>(common) / k : 1;
+    } else {  // knn
+      const auto& ne = nnE[static_cast<size_t>(r)];
+      const auto& na = nnA[static_cast<size_t>(r)];
+      int common = 0;
+      for (auto i : ne) common += na.count(i) ? 1 : 0;
+      v = ne.empty() ? 1 : static_cast<double>(common) / static_cast<double>(ne.size());
     }
-    errs.push_back({r < static_cast<int64_t>(ids.size()) ? ids[static_cast<size_t>(r)] : "#" + std::to_string(r), err});
+    per.push_back({r < static_cast<int64_t>(ids.size()) ? ids[static_cast<size_t>(r)] : "#" + std::to_string(r), v});
   }
-  std::sort(errs.begin(), errs.end(), [](const SampleError& p, const SampleError& q) { return p.error > q.error; });
-  for (size_t i = 0; i < std::min<size_t>(10, errs.size()); ++i) out.worst.push_back(errs[i]);
-  double worst = errs.empty() ? 0 : errs.front().error;
-  if (c.kind == "exact") out.pass = worst == 0, out.measure = worst;
-  else if (c.kind == "abs" || c.kind == "rel") out.pass = worst <= c.threshold, out.measure = worst;
-  else if (c.kind == "cosine") out.pass = 1 - worst >= c.threshold, out.measure = 1 - worst;
-  else {
-    out.measure = rows ? total / static_cast<double>(rows) : 1;
-    out.pass = out.measure >= c.threshold;
+  bool higher = c.higherIsBetter();
+  auto worse = [&](const SampleValue& p, const SampleValue& q) { return higher ? p.value < q.value : p.value > q.value; };
+  std::stable_sort(per.begin(), per.end(), worse);
+  double extreme = per.empty() ? (higher ? 1 : 0) : per.front().value;
+  double mean = 0;
+  for (const auto& s : per) mean += s.value;
+  mean = per.empty() ? 1 : mean / static_cast<double>(per.size());
+  auto beyond = [&](double v) {
+    if (c.kind == "exact") return v != 0;
+    if (higher) return v < c.threshold;
+    return v > c.threshold;
+  };
+  if (c.kind == "topk" || c.kind == "knn") {
+    out.measure = mean;
+    out.pass = mean >= c.threshold;
+  } else {
+    out.measure = extreme;
+    out.pass = !beyond(extreme);
   }
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%s: measured %.6g over %lld sample(s)", c.str().c_str(), out.measure, static_cast<long long>(rows));
-  out.summary = buf;
+  for (const auto& s : per) out.beyond += beyond(s.value) ? 1 : 0;
+  for (const auto& s : per) {
+    if (out.worst.size() >= 10) break;
+    if (!out.pass && !beyond(s.value)) break;
+    out.worst.push_back(s);
+  }
+  std::string cmp = out.pass ? (higher ? " >= " : " <= ") : (higher ? " < " : " > ");
+  out.summary = c.str() + ": " + c.measureName() + " " + formatMeasure(out.measure) + cmp + formatMeasure(c.kind == "exact" ? 0 : c.threshold) +
+                " over " + std::to_string(rows) + " sample(s)";
+  if (out.beyond) out.summary += ", " + std::to_string(out.beyond) + " beyond";
   return out;
 }
 

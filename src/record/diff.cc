@@ -45,6 +45,59 @@ std::string systemOf(const Reference& r) {
   return "driver " + (r.system.driverVersion.empty() ? std::string("?") : r.system.driverVersion) + ", " + std::to_string(r.system.gpus) + " GPU(s)";
 }
 
+// Every field of a reference a reproduction depends on, by the name a user reads in the file.
+// Paths are left out: they name places on one machine, the hashes say what is there.
+std::map<std::string, std::string> fieldsOf(const Reference& r) {
+  std::map<std::string, std::string> m;
+  m["code.entry_point"] = r.code.entryPoint;
+  m["code.preprocessing"] = r.code.preprocessing;
+  for (const auto& [k, v] : r.code.parameters) m["code.parameters." + k] = v;
+  m["result.expected_sha256"] = r.result.expectedSha256;
+  m["result.ids"] = r.result.ids;
+  for (const auto& [text, why] : r.result.criteria) m["result.criteria " + text] = why;
+  for (const auto& o : r.outputs) {
+    std::string shape;
+    for (auto d : o.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    m["result.outputs." + o.name] = o.dtype + " " + shape;
+  }
+  for (const auto& [k, v] : r.seeds) m["seeds." + k] = v;
+  for (const auto& [k, v] : r.determinism) m["determinism." + k] = v;
+  for (const auto& [k, v] : r.environment) m["environment." + k] = v;
+  m["system.os"] = r.system.os;
+  m["system.architecture"] = r.system.architecture;
+  if (r.system.threads)
+    m["system.cpu"] = r.system.cpuModel + " (" + std::to_string(r.system.cores) + " cores, " + std::to_string(r.system.threads) + " threads)";
+  m["system.accelerator"] = r.system.accelerator;
+  for (auto it = m.begin(); it != m.end();) it = it->second.empty() && it->first.rfind("result.criteria ", 0) != 0 ? m.erase(it) : std::next(it);
+  return m;
+}
+
+// Two reports step by step (status and first error) and finding by finding (counts per code).
+void diffReports(const ReportDoc& a, const ReportDoc& b, report::Report& r) {
+  if (a.command != b.command)
+    r.add("diff.report.kind", Severity::Warning, "A is a '" + a.command + "' report, B a '" + b.command + "' report");
+  std::map<std::string, const ReportDoc::Step*> sb;
+  for (const auto& s : b.steps) sb[s.name] = &s;
+  for (const auto& s : a.steps) {
+    auto it = sb.find(s.name);
+    if (it == sb.end()) {
+      r.add("diff.step.not_recorded", Severity::Info, "step " + s.name + " is not recorded in B", {{"name", s.name}});
+      continue;
+    }
+    if (it->second->status != s.status)
+      r.add("diff.step.changed", Severity::Warning,
+            "step " + s.name + ": " + s.status + " in A, " + it->second->status + " in B" + (it->second->error.empty() ? "" : " (" + it->second->error + ")"),
+            {{"name", s.name}});
+  }
+  std::map<std::string, std::pair<int, int>> counts;
+  for (const auto& f : a.findings) counts[f.code].first++;
+  for (const auto& f : b.findings) counts[f.code].second++;
+  for (const auto& [code, c] : counts)
+    if (c.first != c.second)
+      r.add("diff.finding.changed", Severity::Warning, code + ": " + std::to_string(c.first) + " in A, " + std::to_string(c.second) + " in B",
+            {{"name", code}});
+}
+
 }  // namespace
 
 Result<DiffInput> parseDiffInput(const json& j) {
@@ -78,7 +131,28 @@ report::Report diffRecords(const DiffInput& a, const DiffInput& b) {
       if (auto it = db.find(k); it != db.end() && it->second != v) r.add("diff.input.changed", Severity::Error, k + " differs", {{"name", k}});
     if (a.reference && b.reference && a.reference->system.recorded && systemOf(*a.reference) != systemOf(*b.reference))
       r.add("diff.system.changed", Severity::Warning, "system: " + systemOf(*a.reference) + " in A, " + systemOf(*b.reference) + " in B");
-    r.section("diff") = {{"packages_a", fa.size()}, {"packages_b", fb.size()}};
+    if (a.reference && b.reference) {
+      auto ra = fieldsOf(*a.reference), rb = fieldsOf(*b.reference);
+      for (const auto& [k, v] : ra) {
+        auto it = rb.find(k);
+        bool criterion = k.rfind("result.criteria ", 0) == 0;
+        if (it == rb.end())
+          r.add(criterion ? "diff.reference.changed" : "diff.reference.not_recorded", criterion ? Severity::Error : Severity::Info,
+                criterion ? "criterion " + k.substr(16) + " is only in A" : k + " is not recorded in B", {{"name", k}});
+        else if (it->second != v)
+          r.add("diff.reference.changed", k.rfind("system.", 0) == 0 ? Severity::Warning : Severity::Error,
+                criterion ? "criterion " + k.substr(16) + " has another why" : k + ": '" + v + "' in A, '" + it->second + "' in B", {{"name", k}});
+      }
+      for (const auto& [k, v] : rb)
+        if (!ra.count(k))
+          r.add(k.rfind("result.criteria ", 0) == 0 ? "diff.reference.changed" : "diff.reference.not_recorded",
+                k.rfind("result.criteria ", 0) == 0 ? Severity::Error : Severity::Info,
+                k.rfind("result.criteria ", 0) == 0 ? "criterion " + k.substr(16) + " is only in B" : k + " is not recorded in A", {{"name", k}});
+    }
+    if (a.report && b.report && !a.report->schema.empty() && !b.report->schema.empty()) diffReports(*a.report, *b.report, r);
+    std::map<std::string, int> bySeverity;
+    for (const auto& f : r.findings()) bySeverity[report::toString(f.severity)]++;
+    r.section("diff") = {{"packages_a", fa.size()}, {"packages_b", fb.size()}, {"differences", bySeverity}};
     return {};
   });
   return r;

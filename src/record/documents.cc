@@ -131,13 +131,28 @@ Result<Reference> parseReference(const json& j) {
   KDK_TRY_ASSIGN(auto host, system.optObject("host"));
   if (host) {
     ref.system.recorded = true;
-    if (host->has("nvidia") && !host->json()["nvidia"].is_null()) {
+    if (host->has("nvidia") && !host->json().at("nvidia").is_null()) {
       KDK_TRY_ASSIGN(JsonReader nv, host->object("nvidia"));
       ref.system.nvidia = true;
       KDK_TRY_STATUS(nv.getOpt("driver_version", ref.system.driverVersion));
       KDK_TRY_ASSIGN(auto gpus, nv.optArray("gpus"));
       ref.system.gpus = static_cast<int64_t>(gpus.size());
     }
+  }
+  KDK_TRY_STATUS(system.getOpt("os", ref.system.os));
+  KDK_TRY_STATUS(system.getOpt("architecture", ref.system.architecture));
+  KDK_TRY_STATUS(system.getOpt("accelerator", ref.system.accelerator));
+  KDK_TRY_ASSIGN(auto cpu, system.optObject("cpu"));
+  if (cpu) {
+    KDK_TRY_STATUS(cpu->getOpt("model", ref.system.cpuModel));
+    KDK_TRY_STATUS(cpu->getOpt("cores", ref.system.cores));
+    KDK_TRY_STATUS(cpu->getOpt("threads", ref.system.threads));
+  }
+  KDK_TRY_STATUS(root.getOpt("seeds", ref.seeds));
+  KDK_TRY_ASSIGN(auto det, root.optObject("determinism"));
+  if (det) {
+    KDK_TRY_STATUS(det->getOpt("declared", ref.determinism));
+    KDK_TRY_STATUS(det->getOpt("environment", ref.environment));
   }
 
   KDK_TRY_ASSIGN(JsonReader result, root.object("result"));
@@ -147,23 +162,49 @@ Result<Reference> parseReference(const json& j) {
     KDK_TRY_STATUS(result.get("expected", e.expected));
     KDK_TRY_STATUS(getSha256(result, "expected_sha256", e.expectedSha256));
     KDK_TRY_STATUS(result.get("ids", e.ids));
-    KDK_TRY_ASSIGN(JsonReader crit, result.object("criterion"));
-    KDK_TRY_STATUS(crit.get("text", e.criterion));
-    KDK_TRY_STATUS(crit.get("why", e.why));
-    std::string kind;
-    double threshold = 0;
-    int64_t k = 0;
-    KDK_TRY_STATUS(crit.getOpt("kind", kind));
-    KDK_TRY_STATUS(crit.getOpt("threshold", threshold));
-    KDK_TRY_STATUS(crit.getOpt("k", k));
-    auto parsed = parseCriterion(e.criterion);
-    if (!parsed.ok()) return Error::Invalid("result.criterion.text: " + parsed.error().message);
+    std::vector<JsonReader> crits;
+    if (result.has("criteria") || !result.has("criterion")) {
+      KDK_TRY_ASSIGN(crits, result.array("criteria"));
+      if (crits.empty()) return Error::Invalid("result.criteria is empty, expected at least one criterion");
+    } else {
+      KDK_TRY_ASSIGN(JsonReader one, result.object("criterion"));
+      crits.push_back(one);
+    }
+    for (const auto& crit : crits) {
+      std::string text, why, kind;
+      double threshold = 0;
+      int64_t k = 0;
+      KDK_TRY_STATUS(crit.expectObject());
+      KDK_TRY_STATUS(crit.get("text", text));
+      KDK_TRY_STATUS(crit.get("why", why));
+      KDK_TRY_STATUS(crit.getOpt("kind", kind));
+      KDK_TRY_STATUS(crit.getOpt("threshold", threshold));
+      KDK_TRY_STATUS(crit.getOpt("k", k));
+      auto parsed = parseCriterion(text);
+      if (!parsed.ok()) return Error::Invalid(crit.fieldPath("text") + ": " + parsed.error().message);
+      e.criteria.emplace_back(text, why);
+    }
+    KDK_TRY_ASSIGN(auto outputs, result.optArray("outputs"));
+    for (const auto& o : outputs) {
+      Reference::Output out;
+      KDK_TRY_STATUS(o.expectObject());
+      KDK_TRY_STATUS(o.get("name", out.name));
+      KDK_TRY_STATUS(o.get("dtype", out.dtype));
+      KDK_TRY_STATUS(getSha256(o, "sha256", out.sha256));
+      KDK_TRY_ASSIGN(auto dims, o.array("shape"));
+      for (const auto& d : dims) {
+        int64_t n = 0;
+        KDK_TRY_STATUS(d.as(n));
+        out.shape.push_back(n);
+      }
+      ref.outputs.push_back(std::move(out));
+    }
     KDK_TRY_ASSIGN(JsonReader format, result.object("format"));
     KDK_TRY_STATUS(format.get("files", e.files));
     int64_t count = 0;
     KDK_TRY_STATUS(format.getOpt("count", count));
   } else {
-    for (const char* key : {"expected_sha256", "criterion", "ids", "format"})
+    for (const char* key : {"expected_sha256", "criterion", "criteria", "ids", "format", "outputs"})
       if (result.has(key)) return Error::Invalid(result.fieldPath(key) + " is present but result.expected is missing");
   }
   return ref;

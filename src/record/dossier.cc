@@ -131,6 +131,12 @@ report::Report buildDossier(const DossierOptions& o) {
     if (!o.outputs.empty())
       procedure.steps.push_back({"sample-check", "result", "kernodeck", {"sample", "check", o.outputs, "--reference", "reference.json", "--json"}});
     KDK_TRY_STATUS(write(o.dir, "procedure.json", toJson(procedure).dump(2) + "\n"));
+    std::string criteriaMd, criteriaList;
+    for (const auto& [text, why] : ref.result.criteria) {
+      criteriaMd += "- `" + text + "` because: " + why + "\n";
+      criteriaList += (criteriaList.empty() ? "" : ", ") + text;
+    }
+    if (criteriaMd.empty()) criteriaMd = "- (none declared)\n", criteriaList = "none";
     std::string md =
         "# Procedure\n\nThe exact sequence this dossier records. Run it from this folder.\n\n"
         "## 1. Rebuild\n\nRebuild the environment from the pinned image digest and requirements recorded in `reference.json`"
@@ -141,8 +147,7 @@ report::Report buildDossier(const DossierOptions& o) {
         "` at revision `" + (ref.code.revision.empty() ? std::string("(not recorded)") : ref.code.revision) + "` with parameters `" +
         json(ref.code.parameters).dump() + "`.\n\n"
         "## 4. Review the output\n\n    kernodeck reference verify --reference reference.json\n    kernodeck sample check OUTPUTS --reference reference.json\n\n"
-        "Acceptance criterion, declared before any comparison: `" + (ref.result.declared ? ref.result.criterion : std::string("(none)")) +
-        "` because: " + (ref.result.declared ? ref.result.why : std::string("(not recorded)")) + "\n\n"
+        "Acceptance criteria, declared before any comparison:\n\n" + criteriaMd + "\n"
         "## Replay\n\n    kernodeck dossier verify .\n    kernodeck dossier replay .\n\n"
         "`dossier replay` runs only Kernodeck's own checks, printing each command first; the project's own steps are printed, not run.\n\n"
         "## Credentials\n\nNo credential is stored here. Provide registry credentials through `REGISTRY_AUTH_FILE`, "
@@ -154,7 +159,7 @@ report::Report buildDossier(const DossierOptions& o) {
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
         ".passed{color:#070}.failed{color:#b00}.skipped{color:#777}.not_reached{color:#a60}</style></head><body>\n"
         "<h1>Kernodeck dossier</h1>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
-        html(ref.result.declared ? ref.result.criterion : std::string("none")) + "</code>.</p>\n"
+        html(criteriaList) + "</code>.</p>\n"
         "<h2>Steps</h2>\n<table><tr><th>check</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n"
         "<h2>Findings</h2>\n<table><tr><th>severity</th><th>code</th><th>message</th></tr>\n" + findingsHtml + "</table>\n"
         "<h2>Inventory</h2>\n<table><tr><th>environment</th><th>package</th></tr>\n" + inventoryHtml + "</table>\n"

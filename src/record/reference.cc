@@ -1,13 +1,19 @@
 // kernodeck.reference/v1: building it, verifying it, comparing records.
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <ctime>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <set>
 
+#include "kernodeck/audit/os_release.h"
 #include "kernodeck/host/host_facts.h"
+#include "kernodeck/record/tensor_file.h"
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/report/redact.h"
@@ -64,6 +70,70 @@ Result<std::string> git(const std::string& repo, std::vector<std::string> args) 
   return std::string(util::trim(r.out));
 }
 
+// The machine the reference was made on: OS and CPU read under the host root (a fake tree in
+// tests), the architecture from uname, the accelerator as declared or as the host facts show.
+json systemFacts(const std::string& hostRoot, const std::string& accelerator, const json& host) {
+  json s = json::object();
+  if (auto osr = util::readFileLimited(hostRoot + "/etc/os-release", 64 << 10); osr.ok()) {
+    auto kv = audit::parseOsRelease(*osr);
+    if (kv.count("PRETTY_NAME")) s["os"] = kv["PRETTY_NAME"];
+  }
+  struct utsname u {};
+  if (::uname(&u) == 0) s["architecture"] = std::string(u.machine);
+  if (auto info = util::readFileLimited(hostRoot + "/proc/cpuinfo", 8u << 20); info.ok()) {
+    std::string model, physical;
+    std::set<std::string> cores;
+    int64_t threads = 0;
+    for (const auto& line : util::split(*info, '\n')) {
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string key(util::trim(line.substr(0, colon))), value(util::trim(line.substr(colon + 1)));
+      if (key == "processor") ++threads;
+      else if (key == "model name" && model.empty()) model = value;
+      else if (key == "physical id") physical = value;
+      else if (key == "core id") cores.insert(physical + "/" + value);
+    }
+    json cpu = {{"threads", threads}, {"cores", cores.empty() ? threads : static_cast<int64_t>(cores.size())}};
+    if (!model.empty()) cpu["model"] = model;
+    if (threads) s["cpu"] = cpu;
+  }
+  bool nvidia = host.is_object() && host.contains("nvidia") && host.at("nvidia").is_object();
+  s["accelerator"] = !accelerator.empty() ? accelerator : nvidia ? "cuda" : "cpu";
+  return s;
+}
+
+// The environment variables that change what a run computes, as they are set now.
+json determinismEnvironment() {
+  json env = json::object();
+  for (const char* name : {"CUBLAS_WORKSPACE_CONFIG", "PYTHONHASHSEED", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                           "CUDA_LAUNCH_BLOCKING", "NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(name)) env[name] = std::string(v);
+  return env;
+}
+
+// Each tensor of the expected outputs: name, dtype, shape and the file's sha256.
+Result<json> outputFacts(const std::string& dir, const HashedInput& h) {
+  json out = json::array();
+  for (const auto& f : h.files) {
+    bool npy = f.path.ends_with(".npy"), st = f.path.ends_with(".safetensors"), pt = f.path.ends_with(".pt") || f.path.ends_with(".pth");
+    if (!npy && !st && !pt) continue;
+    KDK_TRY_ASSIGN(std::string bytes, util::readFileLimited(dir + "/" + f.path, 2ull << 30));
+    std::vector<Tensor> ts;
+    if (npy) {
+      auto t = parseNpy(bytes);
+      if (!t.ok()) return Error::Invalid(dir + "/" + f.path + ": " + t.error().message);
+      ts.push_back(std::move(t).value());
+    } else {
+      auto list = st ? parseSafetensors(bytes) : parsePt(bytes);
+      if (!list.ok()) return Error::Invalid(dir + "/" + f.path + ": " + list.error().message);
+      ts = std::move(list).value();
+    }
+    for (const auto& t : ts)
+      out.push_back({{"name", npy ? f.path : f.path + ":" + t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"sha256", f.sha256}});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<NamedInput> parseNamedInput(const std::string& s) {
@@ -108,14 +178,31 @@ Result<HashedInput> hashPath(const std::string& path) {
   return in;
 }
 
+namespace {
+
+// A path as the reference records it: absolute paths as given, relative ones relative to the
+// folder of the reference file.
+std::string recordedPath(const std::string& path, const std::string& referenceDir) {
+  if (path.empty() || path[0] == '/' || referenceDir.empty()) return path;
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  auto dir = std::filesystem::absolute(referenceDir, ec);
+  if (ec) return path;
+  std::string rel = abs.lexically_normal().lexically_proximate(dir.lexically_normal()).string();
+  return rel.empty() ? path : rel;
+}
+
+}  // namespace
+
 Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
+  auto rec = [&](const std::string& p) { return recordedPath(p, o.referenceDir); };
   json ref = {{"schema", "kernodeck.reference/v1"}, {"created", util::utcTimestamp()}, {"declared_before_comparison", true}};
   json code = json::object();
   if (!o.repo.empty()) {
     auto rev = git(o.repo, {"rev-parse", "--verify", "HEAD"});
     if (!rev.ok()) return Error::Invalid(o.repo + " is not a git repository with a commit (" + rev.error().message + ")");
     KDK_TRY_ASSIGN(std::string status, git(o.repo, {"status", "--porcelain", "--untracked-files=no"}));
-    code["repo"] = o.repo;
+    code["repo"] = rec(o.repo);
     code["revision"] = *rev;
     code["dirty"] = !status.empty();
     if (!status.empty())
@@ -128,6 +215,7 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   json configs = json::array();
   for (const auto& c : o.configs) {
     KDK_TRY_ASSIGN(HashedInput h, hashPath(c));
+    h.path = rec(c);
     configs.push_back(toJson(h, false));
   }
   code["configs"] = configs;
@@ -136,6 +224,7 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     json arr = json::array();
     for (const auto& in : list) {
       KDK_TRY_ASSIGN(HashedInput h, hashPath(in.path));
+      h.path = rec(in.path);
       h.name = in.name;
       h.provenance = report::redactText(in.provenance);
       h.access = report::redactText(in.access);
@@ -177,16 +266,27 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   } else {
     system["host"] = host::readHostFacts(o.hostRoot).toJson();
   }
+  system.update(systemFacts(o.hostRoot, o.accelerator, system["host"]));
   ref["system"] = system;
+  ref["seeds"] = o.seeds;
+  ref["determinism"] = {{"declared", o.determinism}, {"environment", determinismEnvironment()}};
   json result = json::object();
   if (!o.expected.empty()) {
-    if (o.criterion.empty()) return Error::Invalid("--criterion is required with --expected: declare the acceptance criterion now");
-    if (o.why.empty()) return Error::Invalid("--why is required with --criterion: the record keeps why this threshold");
-    KDK_TRY_ASSIGN(Criterion c, parseCriterion(o.criterion));
+    if (o.criteria.empty()) return Error::Invalid("--criterion is required with --expected: declare the acceptance criterion now");
+    if (o.whys.size() != o.criteria.size())
+      return Error::Invalid("each --criterion needs its --why: the record keeps why this threshold (" + std::to_string(o.criteria.size()) +
+                            " criteria, " + std::to_string(o.whys.size()) + " reasons)");
+    json criteria = json::array();
+    for (size_t i = 0; i < o.criteria.size(); ++i) {
+      KDK_TRY_ASSIGN(Criterion c, parseCriterion(o.criteria[i]));
+      if (util::trim(o.whys[i]).empty()) return Error::Invalid("--why for " + c.str() + " is empty");
+      criteria.push_back({{"text", c.str()}, {"kind", c.kind}, {"threshold", c.threshold}, {"k", c.k}, {"why", o.whys[i]}});
+    }
     KDK_TRY_ASSIGN(HashedInput h, hashPath(o.expected));
-    result["expected"] = o.expected;
+    result["expected"] = rec(o.expected);
     result["expected_sha256"] = h.sha256;
-    result["criterion"] = {{"text", c.str()}, {"kind", c.kind}, {"threshold", c.threshold}, {"k", c.k}, {"why", o.why}};
+    result["criteria"] = criteria;
+    KDK_TRY_ASSIGN(result["outputs"], outputFacts(o.expected, h));
     result["ids"] = o.ids;
     // The output format, from the expected outputs as they are now.
     json files = json::array();
@@ -195,6 +295,59 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   }
   ref["result"] = result;
   return ref;
+}
+
+std::string referenceText(const Reference& ref) {
+  std::string o = "kernodeck reference (created " + ref.created + ")\n\nCode\n";
+  auto line = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) o += "  " + k + std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') + v + "\n";
+  };
+  line("repository", ref.code.repo.empty() ? "(not recorded)" : ref.code.repo + " @ " + ref.code.revision + (ref.code.dirty ? " (dirty)" : ""));
+  line("entry point", ref.code.entryPoint);
+  line("preprocessing", ref.code.preprocessing);
+  for (const auto& [k, v] : ref.code.parameters) line("parameter", k + "=" + v);
+  for (const auto& c : ref.code.configs) line("config", c.path + "  sha256 " + c.sha256.substr(0, 12) + "  " + util::humanBytes(static_cast<uint64_t>(c.size)));
+  o += "\nInputs\n";
+  for (const auto* list : {&ref.data, &ref.weights})
+    for (const auto& d : *list)
+      line(list == &ref.data ? "data" : "weights", d.name + "  " + d.path + "  sha256 " + d.sha256.substr(0, 12) + "  " +
+                                                   util::humanBytes(static_cast<uint64_t>(d.size)) +
+                                                   (d.provenance.empty() ? "" : "  from " + d.provenance) + (d.access.empty() ? "" : "  access: " + d.access));
+  if (ref.data.empty() && ref.weights.empty()) o += "  (none recorded)\n";
+  o += "\nPackages\n";
+  line("source", ref.packages.source.empty() ? "(not recorded)" : ref.packages.source);
+  line("image digest", ref.packages.manifestDigest);
+  for (const auto& e : ref.packages.environments) line("environment", e.prefix + " (" + std::to_string(e.freeze.size()) + " packages)");
+  if (!ref.packages.requirementsSha256.empty())
+    line("requirements", std::to_string(ref.packages.requirementsLines.size()) + " lines, sha256 " + ref.packages.requirementsSha256.substr(0, 12));
+  o += "\nSystem\n";
+  line("os", ref.system.os.empty() ? "(not recorded)" : ref.system.os);
+  line("architecture", ref.system.architecture);
+  if (ref.system.threads)
+    line("cpu", (ref.system.cpuModel.empty() ? std::string("?") : ref.system.cpuModel) + ", " + std::to_string(ref.system.cores) + " cores, " +
+                    std::to_string(ref.system.threads) + " threads");
+  line("accelerator", ref.system.accelerator);
+  line("driver", ref.system.nvidia ? "NVIDIA " + ref.system.driverVersion + ", " + std::to_string(ref.system.gpus) + " GPU(s)"
+                                   : ref.system.recorded ? "no NVIDIA driver" : "");
+  o += "\nSeeds and determinism\n";
+  for (const auto& [k, v] : ref.seeds) line("seed", k + "=" + v);
+  for (const auto& [k, v] : ref.determinism) line("declared", k + "=" + v);
+  for (const auto& [k, v] : ref.environment) line("environment", k + "=" + v);
+  if (ref.seeds.empty() && ref.determinism.empty() && ref.environment.empty()) o += "  (none recorded)\n";
+  o += "\nResult\n";
+  if (!ref.result.declared) {
+    o += "  (no expected outputs declared)\n";
+    return o;
+  }
+  line("expected", ref.result.expected + "  sha256 " + ref.result.expectedSha256.substr(0, 12));
+  line("ids", ref.result.ids.empty() ? "(none: rows compared in order)" : ref.result.ids);
+  for (const auto& out : ref.outputs) {
+    std::string shape = "(";
+    for (size_t i = 0; i < out.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(out.shape[i]);
+    line("output", out.name + "  " + out.dtype + " " + shape + (out.shape.size() == 1 ? ",)" : ")"));
+  }
+  for (const auto& [text, why] : ref.result.criteria) line("criterion", text + "  because: " + why);
+  return o;
 }
 
 report::Report verifyReference(const Reference& ref) {
@@ -206,7 +359,7 @@ report::Report verifyReference(const Reference& ref) {
       r.skipStep("code", "the reference names no repository");
       return {};
     }
-    const std::string& repo = ref.code.repo;
+    std::string repo = ref.resolve(ref.code.repo);
     auto rev = git(repo, {"rev-parse", "--verify", "HEAD"});
     if (!rev.ok())
       r.add("reference.changed.code", Severity::Error, "the code cannot be checked: " + rev.error().message, {{"layer", "code"}, {"path", repo}});
@@ -219,7 +372,7 @@ report::Report verifyReference(const Reference& ref) {
   });
   auto rehash = [&](const std::vector<HashedInput>& list, const char* layer) -> Status {
     for (const auto& item : list) {
-      auto h = hashPath(item.path);
+      auto h = hashPath(ref.resolve(item.path));
       std::string name = item.name.empty() ? item.path : item.name;
       if (!h.ok()) {
         r.add(std::string("reference.changed.") + layer, Severity::Error, std::string(layer) + " '" + name + "': " + h.error().message,

@@ -1,9 +1,14 @@
-// kernodeck sample check: outputs reloaded from disk, checked against the
-// reference's expected outputs step by step (load, count, format, finite, ids,
-// compare); the first error is kept and later steps are not reached.
+// kernodeck sample check: outputs reloaded from disk and checked against the reference's
+// expected outputs step by step. The expected outputs are verified against the hash the
+// reference recorded before anything is compared; rows are aligned by id, not by position;
+// every criterion is measured and printed against its threshold. A difference in the outputs
+// is a finding (exit 1); only what stops the check itself (an unreadable folder, a changed
+// expected folder) fails a step (exit 3).
 #include <algorithm>
 #include <cmath>
 #include <dirent.h>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "kernodeck/record/criterion.h"
@@ -62,33 +67,78 @@ Result<Outputs> load(const std::string& dir, const std::string& idsFile) {
 std::string shapeStr(const std::vector<int64_t>& s) {
   std::string o = "(";
   for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
-  return o + ")";
+  return o + (s.size() == 1 ? ",)" : ")");
+}
+
+// "a, b, c and 4 more"
+std::string some(const std::vector<std::string>& v, size_t n = 5) {
+  std::vector<std::string> head(v.begin(), v.begin() + static_cast<long>(std::min(n, v.size())));
+  std::string s = util::join(head, ", ");
+  if (v.size() > n) s += " and " + std::to_string(v.size() - n) + " more";
+  return s;
+}
+
+// Row r of `t` is one sample when its first dimension counts the ids.
+bool perSample(const Tensor& t, size_t ids) { return !t.shape.empty() && ids > 0 && t.shape[0] == static_cast<int64_t>(ids); }
+
+// The rows of `t` in the order `order` gives (order[i]: the row of t that is sample i).
+Tensor reorder(const Tensor& t, const std::vector<size_t>& order) {
+  Tensor o = t;
+  size_t width = t.shape[0] ? t.values.size() / static_cast<size_t>(t.shape[0]) : 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    std::copy_n(t.values.begin() + static_cast<long>(order[i] * width), width, o.values.begin() + static_cast<long>(i * width));
+  return o;
 }
 
 }  // namespace
 
 report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
   report::Report r("sample check");
-  r.declareSteps({"reference", "load", "count", "format", "finite", "ids", "compare"});
+  r.declareSteps({"reference", "expected", "load", "count", "ids", "format", "finite", "compare"});
   r.subject()["reference"] = outDir;
-  Criterion crit;
+  std::vector<std::pair<Criterion, std::string>> criteria;  // with their why
   Outputs expected, actual;
-  std::string idsFile;
+  std::string idsFile = ref.result.ids, expectedDir = ref.resolve(ref.result.expected);
+  std::vector<size_t> order;  // actual row of each expected sample, when aligned by id
+  std::string stopped;        // the finding that makes later comparisons meaningless
+  auto stop = [&](const std::string& code, const std::string& msg, std::map<std::string, std::string> ev = {}) {
+    r.add(code, Severity::Error, msg, std::move(ev));
+    stopped = msg;
+  };
+  auto step = [&](const std::string& name, const std::function<Status()>& fn) {
+    if (!stopped.empty()) r.skipStep(name, "not checked: " + stopped);
+    else r.runStep(name, fn);
+  };
   r.runStep("reference", [&]() -> Status {
-    if (!ref.result.declared)
+    if (!ref.result.declared || ref.result.criteria.empty())
       return Error::Invalid("the reference declares no expected outputs and criterion (reference init --expected --criterion --why)");
-    KDK_TRY_ASSIGN(crit, parseCriterion(ref.result.criterion));
-    idsFile = ref.result.ids;
-    r.subject()["criterion"] = crit.str();
-    r.subject()["why"] = ref.result.why;
+    json list = json::array();
+    for (const auto& [text, why] : ref.result.criteria) {
+      KDK_TRY_ASSIGN(Criterion c, parseCriterion(text));
+      criteria.emplace_back(c, why);
+      list.push_back({{"criterion", c.str()}, {"why", why}});
+    }
+    r.subject()["criteria"] = list;
+    return {};
+  });
+  r.runStep("expected", [&]() -> Status {
+    auto h = hashPath(expectedDir);
+    if (!h.ok()) return Error::NotFound("the expected outputs cannot be read: " + h.error().message);
+    if (h->sha256 != ref.result.expectedSha256) {
+      std::string msg = "the expected outputs in " + expectedDir + " changed since the reference was declared (sha256 " + h->sha256.substr(0, 12) +
+                        " instead of " + ref.result.expectedSha256.substr(0, 12) + "): the reference is in question, not these outputs";
+      r.add("sample.expected.changed", Severity::Error, msg, {{"path", expectedDir}});
+      return Error::Corrupt(msg);
+    }
     return {};
   });
   r.runStep("load", [&]() -> Status {
-    KDK_TRY_ASSIGN(expected, load(ref.result.expected, idsFile));
+    KDK_TRY_ASSIGN(expected, load(expectedDir, idsFile));
     KDK_TRY_ASSIGN(actual, load(outDir, idsFile));
+    if (!idsFile.empty() && !expected.hasIds) return Error::NotFound("the expected outputs have no " + idsFile);
     return {};
   });
-  r.runStep("count", [&]() -> Status {
+  step("count", [&]() -> Status {
     std::vector<std::string> missing, extra;
     for (const auto& [k, v] : expected.tensors)
       if (!actual.tensors.count(k)) missing.push_back(k);
@@ -96,82 +146,107 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
       if (!expected.tensors.count(k)) extra.push_back(k);
     if (!missing.empty() || !extra.empty()) {
       std::string msg = std::to_string(actual.tensors.size()) + " output(s) where " + std::to_string(expected.tensors.size()) + " are expected";
-      if (!missing.empty()) msg += "; missing " + util::join(missing, ", ");
-      if (!extra.empty()) msg += "; unexpected " + util::join(extra, ", ");
-      r.add("sample.count", Severity::Error, msg);
-      return Error::Invalid(msg);
+      if (!missing.empty()) msg += "; missing " + some(missing);
+      if (!extra.empty()) msg += "; unexpected " + some(extra);
+      stop("sample.count", msg);
     }
     return {};
   });
-  r.runStep("format", [&]() -> Status {
-    for (const auto& [k, e] : expected.tensors) {
-      const Tensor& a = actual.tensors.at(k);
-      if (a.shape != e.shape) {
-        std::string msg = k + " has shape " + shapeStr(a.shape) + ", the reference " + shapeStr(e.shape);
-        r.add("sample.shape", Severity::Error, msg, {{"path", k}});
-        return Error::Invalid(msg);
-      }
-      if (a.dtype != e.dtype) {
-        std::string msg = k + " is " + a.dtype + ", the reference " + e.dtype;
-        r.add("sample.dtype", Severity::Error, msg, {{"path", k}});
-        return Error::Invalid(msg);
-      }
-    }
-    return {};
-  });
-  r.runStep("finite", [&]() -> Status {
-    for (const auto& [k, a] : actual.tensors) {
-      int64_t bad = std::count_if(a.values.begin(), a.values.end(), [](double v) { return !std::isfinite(v); });
-      if (bad) {
-        std::string msg = k + " holds " + std::to_string(bad) + " NaN/Inf value(s)";
-        r.add("sample.nonfinite", Severity::Error, msg, {{"path", k}});
-        return Error::Invalid(msg);
-      }
-    }
-    return {};
-  });
-  r.runStep("ids", [&]() -> Status {
+  step("ids", [&]() -> Status {
     if (idsFile.empty()) {
-      r.skipStep("ids", "the reference names no ids file");
+      r.skipStep("ids", "the reference names no ids file: rows are compared in order");
       return {};
     }
     if (!actual.hasIds) {
-      r.add("sample.ids", Severity::Error, "the outputs have no " + idsFile);
-      return Error::Invalid("the outputs have no " + idsFile);
+      stop("sample.ids", "the outputs have no " + idsFile + ": rows cannot be matched to samples");
+      return {};
     }
-    std::set<std::string> seen;
+    std::map<std::string, size_t> where;
+    std::vector<std::string> dup;
+    for (size_t i = 0; i < actual.ids.size(); ++i)
+      if (!where.emplace(actual.ids[i], i).second) dup.push_back(actual.ids[i]);
+    std::set<std::string> want(expected.ids.begin(), expected.ids.end());
+    std::vector<std::string> missing, extra;
+    for (const auto& id : expected.ids)
+      if (!where.count(id)) missing.push_back(id);
     for (const auto& id : actual.ids)
-      if (!seen.insert(id).second) {
-        r.add("sample.ids", Severity::Error, "id '" + id + "' appears twice in the outputs");
-        return Error::Invalid("duplicate id '" + id + "'");
+      if (!want.count(id)) extra.push_back(id);
+    if (!dup.empty()) stop("sample.ids", "id(s) listed twice in the outputs: " + some(dup), {{"id", dup[0]}});
+    else if (!missing.empty() || !extra.empty())
+      stop("sample.ids", std::string("the outputs' ids differ from the reference sample's") + (missing.empty() ? "" : "; missing " + some(missing)) +
+                             (extra.empty() ? "" : "; unexpected " + some(extra)),
+           {{"id", missing.empty() ? extra[0] : missing[0]}});
+    else
+      for (const auto& id : expected.ids) order.push_back(where[id]);
+    bool moved = false;
+    for (size_t i = 0; i < order.size(); ++i) moved |= order[i] != i;
+    r.section("ids") = {{"count", expected.ids.size()}, {"reordered", moved}};
+    return {};
+  });
+  step("format", [&]() -> Status {
+    for (const auto& [k, e] : expected.tensors) {
+      const Tensor& a = actual.tensors.at(k);
+      if (a.dtype != e.dtype) {
+        stop("sample.dtype", k + " is " + a.dtype + ", the reference " + e.dtype, {{"path", k}});
+        return {};
       }
-    if (actual.ids != expected.ids) {
-      bool sameSet = std::set<std::string>(expected.ids.begin(), expected.ids.end()) == seen;
-      std::string msg = sameSet ? "the outputs' ids are the reference's in another order: the id correspondence is broken"
-                                : "the outputs' ids differ from the reference sample's";
-      r.add("sample.ids", Severity::Error, msg);
-      return Error::Invalid(msg);
+      if (a.shape != e.shape) {
+        stop("sample.shape", k + " has shape " + shapeStr(a.shape) + ", the reference " + shapeStr(e.shape), {{"path", k}});
+        return {};
+      }
     }
     return {};
   });
-  r.runStep("compare", [&]() -> Status {
+  // From here on, actual rows are in the expected samples' order.
+  if (stopped.empty() && !order.empty())
+    for (auto& [k, a] : actual.tensors)
+      if (perSample(a, order.size())) a = reorder(a, order);
+  auto idsOf = [&](const Tensor& t) {
+    if (perSample(t, expected.ids.size())) return expected.ids;
+    return std::vector<std::string>();
+  };
+  step("finite", [&]() -> Status {
+    for (const auto& [k, a] : actual.tensors) {
+      int64_t rows = a.shape.empty() ? 1 : a.shape[0];
+      size_t width = rows > 0 ? a.values.size() / static_cast<size_t>(rows) : 0;
+      std::vector<std::string> bad, ids = idsOf(a);
+      int64_t count = 0;
+      for (int64_t row = 0; row < rows; ++row) {
+        int64_t n = 0;
+        for (size_t i = 0; i < width; ++i) n += std::isfinite(a.values[static_cast<size_t>(row) * width + i]) ? 0 : 1;
+        if (n) bad.push_back(ids.empty() ? "row " + std::to_string(row) : ids[static_cast<size_t>(row)]), count += n;
+      }
+      if (!bad.empty()) {
+        stop("sample.nonfinite", k + " holds " + std::to_string(count) + " NaN/Inf value(s) in " + std::to_string(bad.size()) + " sample(s): " + some(bad),
+             {{"path", k}, {"id", bad[0]}});
+        return {};
+      }
+    }
+    return {};
+  });
+  step("compare", [&]() -> Status {
     json results = json::array();
-    bool allPass = true;
     for (const auto& [k, e] : expected.tensors) {
-      Comparison c = compare(crit, e, actual.tensors.at(k), expected.ids);
-      json worst = json::array();
-      for (const auto& w : c.worst) worst.push_back({{"id", w.id}, {"error", w.error}});
-      results.push_back({{"output", k}, {"pass", c.pass}, {"measure", c.measure}, {"worst", worst}, {"summary", c.summary}});
-      if (!c.pass) {
-        allPass = false;
-        std::string offenders;
-        for (size_t i = 0; i < std::min<size_t>(3, c.worst.size()); ++i)
-          offenders += (i ? ", " : "") + c.worst[i].id + " (" + std::to_string(c.worst[i].error) + ")";
-        r.add("sample.mismatch", Severity::Error, k + " fails " + c.summary + "; worst: " + offenders, {{"path", k}});
+      const Tensor& a = actual.tensors.at(k);
+      for (const auto& [crit, why] : criteria) {
+        Comparison c = compare(crit, e, a, idsOf(e));
+        json worst = json::array();
+        for (const auto& w : c.worst) worst.push_back({{"id", w.id}, {"value", w.value}});
+        results.push_back({{"output", k}, {"criterion", crit.str()}, {"why", why}, {"pass", c.pass}, {"measure", c.measure},
+                           {"measure_name", crit.measureName()}, {"threshold", crit.threshold}, {"samples", c.samples},
+                           {"beyond", c.beyond}, {"worst", worst}, {"summary", c.summary}});
+        if (c.pass) {
+          r.add("sample.criterion.met", Severity::Info, k + " meets " + c.summary, {{"path", k}});
+          continue;
+        }
+        std::vector<std::string> offenders;
+        for (size_t i = 0; i < std::min<size_t>(3, c.worst.size()); ++i) offenders.push_back(c.worst[i].id + " (" + formatMeasure(c.worst[i].value) + ")");
+        r.add("sample.mismatch", Severity::Error,
+              k + " fails " + c.summary + (offenders.empty() ? "" : "; worst: " + util::join(offenders, ", ")),
+              {{"path", k}, {"id", c.worst.empty() ? "" : c.worst[0].id}});
       }
     }
     r.section("comparison") = results;
-    if (!allPass) return Error::Invalid("outputs differ from the reference beyond " + crit.str());
     return {};
   });
   return r;

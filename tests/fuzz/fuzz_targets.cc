@@ -145,7 +145,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto j = util::parseJsonText(in, "reference.json");
   if (j.ok()) {
     auto ref = record::parseReference(*j);
-    if (ref.ok()) (void)record::parseCriterion(ref->result.criterion);
+    if (ref.ok())
+      for (const auto& c : ref->result.criteria) (void)record::parseCriterion(c.first);
     auto d = record::parseDiffInput(*j);
     if (d.ok()) (void)record::diffRecords(*d, *d);
   }

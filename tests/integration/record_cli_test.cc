@@ -28,6 +28,11 @@ void writeOutputs(const std::string& dir, const std::string& tweak) {
       "if tweak == 'nan': e[3, 1] = np.nan\n"
       "if tweak == 'shape': s = s[:, :3]\n"
       "if tweak == 'shuffle': ids[2], ids[5] = ids[5], ids[2]\n"
+      "if tweak == 'reorder':\n"
+      "    p = [3, 9, 0, 7, 1, 8, 2, 6, 5, 4]; s = s[p]; e = np.asfortranarray(e[p]); ids = [ids[i] for i in p]\n"
+      "if tweak == 'drop': s = np.delete(s, 4, 0); e = np.asfortranarray(np.delete(e, 4, 0)); del ids[4]\n"
+      "if tweak == 'dtype': s = s.astype(np.float64)\n"
+      "if tweak == 'noise': s = s + np.float32(3e-4); e = e + 3e-4\n"
       "np.save(d + '/scores.npy', s); np.save(d + '/embeddings.npy', e)\n"
       "open(d + '/ids.txt', 'w').write('\\n'.join(ids) + '\\n')\n";
   writeFile(dir + ".py", py);
@@ -52,7 +57,7 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   EXPECT_EQ(countFindings(initReport, "reference.mutable_name"), 1);  // a hub name with no revision
   json ref = json::parse(readFile(base + "/reference.json"));
   EXPECT_EQ(ref["schema"], "kernodeck.reference/v1");
-  EXPECT_EQ(ref["result"]["criterion"]["kind"], "abs");
+  EXPECT_EQ(ref["result"]["criteria"][0]["kind"], "abs");
   EXPECT_EQ(ref["data"][0]["kind"], "directory");
   EXPECT_EQ(ref["result"]["format"]["count"], 3);
   // Declaring expected outputs without a criterion is refused.
@@ -67,25 +72,57 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   json same = check(base + "/same", &code);
   EXPECT_EQ(code, 0) << same.dump(1);
   for (const char* s : {"load", "count", "format", "finite", "ids", "compare"}) EXPECT_EQ(stepStatus(same, s), "passed") << s;
-  struct Case { const char* tweak; const char* failedStep; const char* code; } cases[] = {
-      {"perturb", "compare", "sample.mismatch"}, {"nan", "finite", "sample.nonfinite"},
-      {"shape", "format", "sample.shape"},        {"shuffle", "ids", "sample.ids"},
+  // Rows reordered together with their ids are the same outputs: aligned by id, not position.
+  writeOutputs(base + "/reorder", "reorder");
+  json reordered = check(base + "/reorder", &code);
+  EXPECT_EQ(code, 0) << reordered.dump(1);
+  EXPECT_EQ(reordered["ids"]["reordered"], true);
+  // A pass prints the measured value against the threshold.
+  RunResult text = run(K + " sample check " + base + "/reorder --reference " + base + "/reference.json");
+  EXPECT_NE(text.out.find("meets abs<=0.0001: max abs error 0 <= 0.0001 over 10 sample(s)"), std::string::npos) << text.out;
+  // Each difference in the outputs is a finding naming the sample (exit 1), found by the step
+  // that checks it; the steps after it are skipped, not failed.
+  struct Case { const char* tweak; const char* step; const char* code; const char* named; int count; } cases[] = {
+      {"perturb", "compare", "sample.mismatch", "doc06", 1}, {"nan", "finite", "sample.nonfinite", "doc03", 1},
+      {"shape", "format", "sample.shape", "(10, 3)", 1},     {"shuffle", "compare", "sample.mismatch", "doc05", 2},
+      {"drop", "ids", "sample.ids", "missing doc04", 1},     {"dtype", "format", "sample.dtype", "float64", 1},
   };
   for (const auto& c : cases) {
     std::string dir = base + "/" + c.tweak;
     writeOutputs(dir, c.tweak);
     json r = check(dir, &code);
-    EXPECT_EQ(code, 3) << c.tweak;
-    EXPECT_EQ(stepStatus(r, c.failedStep), "failed") << c.tweak << r.dump(1);
-    EXPECT_EQ(countFindings(r, c.code), 1) << c.tweak;
+    EXPECT_EQ(code, 1) << c.tweak << r.dump(1);
+    EXPECT_EQ(stepStatus(r, c.step), "passed") << c.tweak << r.dump(1);
+    ASSERT_EQ(countFindings(r, c.code), c.count) << c.tweak << r.dump(1);
+    for (const auto& f : r["findings"])
+      if (f["code"] == c.code) EXPECT_NE(f["message"].get<std::string>().find(c.named), std::string::npos) << c.tweak << ": " << f.dump();
     if (std::string(c.tweak) == "perturb") {
-      EXPECT_NE(r["first_error"].get<std::string>().find("abs<="), std::string::npos);
       EXPECT_EQ(r["comparison"][1]["worst"][0]["id"], "doc06");  // the worst offender, named
+      EXPECT_EQ(r["comparison"][1]["pass"], false);
+      EXPECT_EQ(r["comparison"][0]["pass"], true);
     }
-    if (std::string(c.tweak) == "nan") {
-      EXPECT_EQ(stepStatus(r, "compare"), "not_reached");
-    }
+    if (std::string(c.tweak) == "nan") EXPECT_EQ(stepStatus(r, "compare"), "skipped");
   }
+  // A changed expected folder is the reference's problem, said as such: not checkable (exit 3).
+  writeFile(base + "/expected/ids.txt", readFile(base + "/expected/ids.txt") + "doc99\n");
+  json changed = check(base + "/same", &code);
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(countFindings(changed, "sample.expected.changed"), 1) << changed.dump(1);
+  EXPECT_EQ(stepStatus(changed, "expected"), "failed");
+  writeOutputs(base + "/expected", "none");
+  // Several criteria, each with its why: noise below the ranking's resolution fails abs, keeps the neighbours.
+  ASSERT_EQ(run("cd " + base + " && " + K + " reference init --expected expected --ids ids.txt --criterion 'abs<=1e-4' --why 'bitwise-ish'" +
+                " --criterion 'knn:3>=0.9' --why 'search ranks by nearest neighbours' --host-root /nonexistent -o " + base + "/two.json").code, 0);
+  json two = json::parse(readFile(base + "/two.json"));
+  EXPECT_EQ(two["result"]["expected"], "expected");  // relative to the reference file
+  ASSERT_EQ(two["result"]["criteria"].size(), 2u);
+  writeOutputs(base + "/noise", "noise");
+  RunResult n = run("cd / && " + K + " sample check --json " + base + "/noise --reference " + base + "/two.json");
+  json nr = json::parse(n.out, nullptr, false);
+  EXPECT_EQ(n.code, 1) << n.err << n.out;
+  EXPECT_EQ(countFindings(nr, "sample.mismatch"), 2) << nr.dump(1);       // abs, on both outputs
+  EXPECT_EQ(countFindings(nr, "sample.criterion.met"), 2) << nr.dump(1);  // knn, on both outputs
+  EXPECT_EQ(run(K + " sample check " + base + "/noise --reference " + base + "/two.json --fail-on none").code, 0);
 
   // reference verify: unchanged, then a config change is named as such.
   EXPECT_EQ(run(K + " reference verify --reference " + base + "/reference.json").code, 0);
@@ -158,6 +195,24 @@ TEST(Record, PtOutputsAndResume) {
   ASSERT_TRUE(inspect.is_object());
   EXPECT_EQ(stepStatus(inspect, "read"), "passed") << inspect.dump(1);
   EXPECT_EQ(countFindings(inspect, "resume.checkpoint.missing"), 2) << inspect.dump(1);  // RNG state and scheduler
+  // RNG state under the names projects give it, and a plain state_dict, read without LibTorch's internals showing.
+  run("/usr/bin/python3 -c \"import torch, random, numpy as np; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1); "
+      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'step': 3, 'torch_rng': torch.get_rng_state(), "
+      "'numpy_rng': np.random.get_state(), 'py_rng': random.getstate()}, '" + base + "/rng.pt'); "
+      "torch.save(m.state_dict(), '" + base + "/sd.pt')\"");
+  RunResult rngRun = run(K + " resume inspect --json " + base + "/rng.pt");
+  json rng = json::parse(rngRun.out, nullptr, false);
+  ASSERT_TRUE(rng.is_object()) << rngRun.err;
+  ASSERT_EQ(stepStatus(rng, "read"), "passed") << rng.dump(1);
+  for (const auto& f : rng["findings"]) EXPECT_NE(f.value("piece", ""), "RNG state") << f.dump();
+  EXPECT_EQ(countFindings(rng, "resume.checkpoint.missing"), 1) << rng.dump(1);  // the scheduler, said as info
+  RunResult sdRun = run(K + " resume inspect --json " + base + "/sd.pt");
+  json sd = json::parse(sdRun.out, nullptr, false);
+  ASSERT_TRUE(sd.is_object()) << sdRun.err;
+  ASSERT_EQ(stepStatus(sd, "read"), "passed") << sd.dump(1);
+  EXPECT_NE(sd["checkpoint"]["format"].get<std::string>().find("plain state_dict"), std::string::npos) << sd.dump(1);
+  for (const auto& f : sd["findings"]) EXPECT_NE(f.value("piece", ""), "model") << f.dump();
+  EXPECT_EQ(sdRun.out.find("INTERNAL ASSERT"), std::string::npos);
   // .pt outputs are reloaded through LibTorch.
   run("mkdir -p " + base + "/exp && cp " + base + "/out/t.pt " + base + "/exp/t.pt");
   ASSERT_EQ(run(K + " reference init --expected " + base + "/exp --criterion exact --why 'bitwise on CPU' --host-root /nonexistent -o " + base +

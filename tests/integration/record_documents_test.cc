@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <map>
 #include <set>
 
 #include "kernodeck/record/tensor_file.h"
@@ -28,8 +29,9 @@ struct Out {
 };
 
 // The binary started with an argv (no shell in the test either, so payloads arrive intact).
-Out kdk(const std::vector<std::string>& args, const std::string& cwd) {
+Out kdk(const std::vector<std::string>& args, const std::string& cwd, std::map<std::string, std::string> env = {}) {
   util::ProcessSpec s;
+  s.env = std::move(env);
   s.argv = {K};
   s.argv.insert(s.argv.end(), args.begin(), args.end());
   s.cwd = cwd;
@@ -83,6 +85,13 @@ Project makeProject() {
   writeFile(p.base + "/data/a.txt", "text\n");
   writeFile(p.base + "/weights.bin", "weights");
   writeFile(p.base + "/requirements.txt", "numpy==1.24.2\n");
+  // A fake host: OS and CPU as the system section records them.
+  run("mkdir -p " + p.base + "/host/etc " + p.base + "/host/proc");
+  writeFile(p.base + "/host/etc/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n");
+  std::string cpuinfo;
+  for (int i = 0; i < 4; ++i)
+    cpuinfo += "processor\t: " + std::to_string(i) + "\nmodel name\t: Test CPU\nphysical id\t: 0\ncore id\t\t: " + std::to_string(i / 2) + "\n\n";
+  writeFile(p.base + "/host/proc/cpuinfo", cpuinfo);
   std::string npy = record::writeNpy({"", "float32", {2, 3}, {1, 2, 3, 4, 5, 6}});
   for (const char* d : {"/expected", "/outputs"}) {
     writeFile(p.base + d + "/emb.npy", npy);
@@ -92,9 +101,10 @@ Project makeProject() {
   Out init = kdk({"reference", "init", "--repo", p.base + "/repo", "--entry-point", "touch " + p.ran, "--preprocessing", "lowercase",
                   "--config", p.base + "/config.yaml", "--param", "epochs=3", "--data", "corpus=" + p.base + "/data,provenance=hf://org/c@abc,access=public",
                   "--weights", "w=" + p.base + "/weights.bin,provenance=local,access=none", "--requirements", p.base + "/requirements.txt",
-                  "--host-root", "/nonexistent", "--expected", p.base + "/expected", "--ids", "ids.txt", "--criterion", "abs<=0.001",
-                  "--why", "float32 on CPU", "-o", p.ref},
-                 p.base);
+                  "--host-root", p.base + "/host", "--expected", p.base + "/expected", "--ids", "ids.txt", "--criterion", "abs<=0.001",
+                  "--why", "float32 on CPU", "--criterion", "knn:1>=1", "--why", "neighbours kept", "--seed", "torch=1234",
+                  "--determinism", "torch.use_deterministic_algorithms=True", "-o", p.ref},
+                 p.base, {{"PYTHONHASHSEED", "0"}});
   EXPECT_EQ(init.code, 0) << init.err;
   return p;
 }
@@ -112,13 +122,25 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
   Project p = makeProject();
   json ref = json::parse(readFile(p.ref));
   ASSERT_EQ(kdk({"reference", "verify", "--reference", p.ref}, p.base).code, 0);
+  // The reference as a person reads it.
+  Out show = kdk({"reference", "show", "--reference", p.ref}, p.base);
+  ASSERT_EQ(show.code, 0) << show.err;
+  for (const char* want : {"os            Debian GNU/Linux 12 (bookworm)\n", "cpu           Test CPU, 2 cores, 4 threads\n", "accelerator   cpu\n",
+                           "seed          torch=1234\n", "declared      torch.use_deterministic_algorithms=True\n", "environment   PYTHONHASHSEED=0\n",
+                           "output        emb.npy  float32 (2, 3)\n", "criterion     abs<=0.001  because: float32 on CPU\n",
+                           "criterion     knn:1>=1  because: neighbours kept\n"})
+    EXPECT_NE(show.out.find(want), std::string::npos) << want << "\n" << show.out;
+  EXPECT_EQ(json::parse(kdk({"reference", "show", "--json", "--reference", p.ref}, p.base).out), ref);
   std::vector<std::pair<json::json_pointer, std::string>> paths;
   walk(ref, json::json_pointer(), "", paths);
   ASSERT_GT(paths.size(), 40u);
   // Fields a reference may leave out: the rest are required.
   std::set<std::string> optional = {"declared_before_comparison", "code.repo", "code.dirty", "packages.source", "packages.requirements",
-                                    "system.host", "result.criterion.kind", "result.criterion.threshold", "result.criterion.k",
-                                    "result.format.count"};
+                                    "system.host", "system.os", "system.architecture", "system.accelerator", "system.cpu", "system.cpu.model",
+                                    "system.cpu.cores", "system.cpu.threads", "seeds", "determinism", "determinism.declared",
+                                    "determinism.environment", "result.outputs", "result.format.count"};
+  for (const char* c : {"result.criteria[0].", "result.criteria[1]."})
+    for (const char* k : {"kind", "threshold", "k"}) optional.insert(std::string(c) + k);
   std::string mutated = p.base + "/mutated.json";
   int checked = 0;
   for (const auto& [ptr, shown] : paths) {
@@ -136,8 +158,10 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
     j[ptr.parent_pointer()].erase(ptr.back());
     writeFile(mutated, j.dump(2));
     Out r = kdk({"reference", "verify", "--reference", mutated}, p.base);
-    // code.parameters holds the project's own names: any of them may be left out.
-    if (optional.count(shown) || shown.rfind("code.parameters.", 0) == 0) EXPECT_EQ(r.code, 0) << "without " << shown << ": " << r.err;
+    // Maps of the project's own names: any of them may be left out.
+    bool ownName = false;
+    for (const char* m : {"code.parameters.", "seeds.", "determinism.declared.", "determinism.environment."}) ownName |= shown.rfind(m, 0) == 0;
+    if (optional.count(shown) || ownName) EXPECT_EQ(r.code, 0) << "without " << shown << ": " << r.err;
     else expectCleanFailure(r, shown, "without " + shown);
   }
   EXPECT_GT(checked, 100);
@@ -278,6 +302,34 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   expectCleanFailure(kdk({"dossier", "build", p.base + "/d2", "--reference", p.ref, "--report", p.base + "/report.json"}, p.base),
                      "steps[0].name", "a bad report in dossier build");
   EXPECT_FALSE(exists(p.base + "/d2/reference.json"));
+
+  // Two references that differ in entry point, criterion and expected hash: each named.
+  json other = json::parse(readFile(p.ref));
+  other["code"]["entry_point"] = "python embed.py --fast";
+  other["result"]["criteria"][0]["text"] = "abs<=0.01";
+  other["result"]["expected_sha256"] = std::string(64, 'f');
+  other["seeds"].erase("torch");
+  writeFile(p.base + "/other.json", other.dump());
+  Out d = kdk({"diff", "--json", p.ref, p.base + "/other.json"}, p.base);
+  EXPECT_EQ(d.code, 1) << d.err;
+  json dj = json::parse(d.out);
+  EXPECT_EQ(countFindings(dj, "diff.reference.changed"), 4) << dj.dump(1);  // entry point, expected hash, criterion gone, criterion new
+  EXPECT_EQ(countFindings(dj, "diff.reference.not_recorded"), 1) << dj.dump(1);  // the seed
+  for (const char* named : {"code.entry_point", "result.expected_sha256", "criterion abs<=0.001 is only in A", "criterion abs<=0.01 is only in B",
+                            "seeds.torch is not recorded in B"})
+    EXPECT_NE(d.out.find(named), std::string::npos) << named;
+  // Two sample reports compared step by step and finding by finding.
+  json pass = {{"schema", "kernodeck.report/v1"}, {"tool", {{"command", "sample check"}}}, {"subject", json::object()},
+               {"steps", {{{"name", "compare"}, {"status", "passed"}, {"error", nullptr}}}}, {"findings", json::array()}};
+  json fail = pass;
+  fail["steps"][0]["status"] = "skipped";
+  fail["steps"][0]["error"] = "not checked";
+  fail["findings"] = {{{"code", "sample.nonfinite"}, {"severity", "error"}, {"message", "NaN in doc03"}}};
+  writeFile(p.base + "/pass.json", pass.dump());
+  writeFile(p.base + "/fail.json", fail.dump());
+  json rd = json::parse(kdk({"diff", "--json", p.base + "/pass.json", p.base + "/fail.json"}, p.base).out);
+  EXPECT_EQ(countFindings(rd, "diff.step.changed"), 1) << rd.dump(1);
+  EXPECT_EQ(countFindings(rd, "diff.finding.changed"), 1) << rd.dump(1);
 }
 
 TEST(RecordDocuments, HelpAndUsageErrors) {

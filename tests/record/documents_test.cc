@@ -56,7 +56,18 @@ TEST(Documents, ValidReferenceParses) {
   EXPECT_EQ(r->data[0].files[0].path, "a.txt");
   EXPECT_TRUE(r->system.nvidia);
   EXPECT_EQ(r->system.gpus, 1);
-  EXPECT_EQ(r->result.criterion, "abs<=0.001");
+  ASSERT_EQ(r->result.criteria.size(), 1u);
+  EXPECT_EQ(r->result.criteria[0].first, "abs<=0.001");
+  EXPECT_EQ(r->result.criteria[0].second, "float32");
+  // Several criteria, each with its why.
+  json many = validReference();
+  many["result"].erase("criterion");
+  many["result"]["criteria"] = {{{"text", "abs<=0.001"}, {"why", "float32"}}, {{"text", "knn:5>=0.9"}, {"why", "ranking"}}};
+  auto m = parseReference(many);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->result.criteria.size(), 2u);
+  many["result"]["criteria"][1]["why"] = nullptr;
+  EXPECT_EQ(parseReference(many).error().message, "result.criteria[1].why is null, expected a string");
   EXPECT_EQ(r->result.files, std::vector<std::string>{"emb.npy"});
 }
 

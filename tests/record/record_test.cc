@@ -75,7 +75,9 @@ TEST(Criterion, ParseAndCompare) {
   EXPECT_FALSE(abs.pass);
   ASSERT_FALSE(abs.worst.empty());
   EXPECT_EQ(abs.worst[0].id, "s1");
-  EXPECT_NEAR(abs.worst[0].error, 0.01, 1e-12);
+  EXPECT_NEAR(abs.worst[0].value, 0.01, 1e-12);
+  EXPECT_EQ(abs.beyond, 1);
+  EXPECT_EQ(abs.summary, "abs<=0.001: max abs error 0.01 > 0.001 over 2 sample(s), 1 beyond");
   EXPECT_TRUE(compare(*parseCriterion("abs<=0.1"), e, a, {}).pass);
   EXPECT_FALSE(compare(*parseCriterion("exact"), e, a, {}).pass);
   EXPECT_TRUE(compare(*parseCriterion("cosine>=0.9999"), e, a, {}).pass);
@@ -84,4 +86,32 @@ TEST(Criterion, ParseAndCompare) {
   EXPECT_TRUE(compare(*parseCriterion("topk:2>=1"), scores, swapped, {}).pass);
   Tensor moved{"", "float64", {1, 4}, {0.9, 0.0, 0.8, 0.1}};
   EXPECT_FALSE(compare(*parseCriterion("topk:2>=1"), scores, moved, {}).pass);
+  // A pass names the measured value against the threshold, in digits that mean something there.
+  auto met = compare(*parseCriterion("abs<=1e-6"), e, e, {"s0", "s1"});
+  EXPECT_TRUE(met.pass);
+  EXPECT_EQ(met.summary, "abs<=1e-06: max abs error 0 <= 1e-06 over 2 sample(s)");
+  EXPECT_TRUE(met.worst.size() == 2 && met.worst[0].value == 0);
+}
+
+TEST(Criterion, NearestNeighboursPreserved) {
+  EXPECT_EQ(parseCriterion("knn:3>=0.9")->kind, "knn");
+  EXPECT_FALSE(parseCriterion("knn:3>=1.5").ok());
+  // Five points on two clusters; the actual run moves p4 into the other cluster.
+  Tensor e{"", "float32", {5, 2}, {1, 0, 0.9, 0.1, 0.8, 0.2, 0, 1, 0.1, 0.9}};
+  Tensor a = e;
+  EXPECT_TRUE(compare(*parseCriterion("knn:1>=1"), e, a, {"p0", "p1", "p2", "p3", "p4"}).pass);
+  // A small perturbation keeps every neighbourhood (an abs criterion would fail on it).
+  for (auto& v : a.values) v += 1e-4;
+  EXPECT_TRUE(compare(*parseCriterion("knn:1>=1"), e, a, {}).pass);
+  EXPECT_FALSE(compare(*parseCriterion("abs<=1e-6"), e, a, {}).pass);
+  a = e;
+  a.values[8] = 0.95, a.values[9] = 0.05;  // p4 now sits next to p0 and p1
+  auto moved = compare(*parseCriterion("knn:1>=0.9"), e, a, {"p0", "p1", "p2", "p3", "p4"});
+  EXPECT_FALSE(moved.pass);
+  ASSERT_FALSE(moved.worst.empty());
+  EXPECT_LT(moved.measure, 0.9);
+  bool named = false;
+  for (const auto& w : moved.worst) named |= w.id == "p4" || w.id == "p3";
+  EXPECT_TRUE(named);
+  EXPECT_NE(moved.summary.find("mean 1-NN overlap"), std::string::npos) << moved.summary;
 }

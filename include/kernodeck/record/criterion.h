@@ -1,6 +1,8 @@
-// The acceptance criterion, declared before any comparison: exact,
-// abs<=X (max absolute error), rel<=X (max relative error), cosine>=X (per
-// sample), or topk:K>=X (mean overlap of each sample's K largest entries).
+// The acceptance criteria, declared before any comparison. Per sample (a row of the first
+// dimension): exact, abs<=X (max absolute error), rel<=X (max relative error), cosine>=X
+// (cosine similarity of the row). Over the sample: topk:K>=X (mean overlap of each row's K
+// largest entries) and knn:K>=X (mean overlap of each row's K nearest neighbours among the
+// other rows, by cosine similarity: the ranking an embeddings search depends on).
 #pragma once
 
 #include <string>
@@ -13,27 +15,36 @@
 namespace kernodeck::record {
 
 struct Criterion {
-  std::string kind;       // exact | abs | rel | cosine | topk
+  std::string kind;       // exact | abs | rel | cosine | topk | knn
   double threshold = 0;
-  int k = 0;              // topk
+  int k = 0;              // topk, knn
   std::string str() const;
+  // cosine, topk and knn measure agreement (higher is better); the others an error.
+  bool higherIsBetter() const { return kind == "cosine" || kind == "topk" || kind == "knn"; }
+  // What the measure is called in messages: "max abs error", "min cosine", "mean kNN overlap".
+  std::string measureName() const;
 };
 
 Result<Criterion> parseCriterion(std::string_view s);
 
-struct SampleError {
+// A number printed so that it means something beside a tolerance: %.3g ("3.2e-07", "0.998").
+std::string formatMeasure(double v);
+
+struct SampleValue {
   std::string id;
-  double error = 0;  // the criterion's measure for this sample (for cosine and topk: 1 - value)
+  double value = 0;  // the criterion's per-sample measure (error, cosine or overlap)
 };
 
 struct Comparison {
   bool pass = false;
-  double measure = 0;                  // worst error, or the mean overlap for topk
-  std::vector<SampleError> worst;      // up to 10, worst first
-  std::string summary;
+  double measure = 0;               // compared with the threshold: max error, min cosine, mean overlap
+  int64_t samples = 0, beyond = 0;  // samples, and samples on the wrong side of the threshold
+  std::vector<SampleValue> worst;   // up to 10, worst first (for a failure: only samples beyond the threshold)
+  std::string summary;              // "abs<=1e-06: max abs error 3.2e-05 > 1e-06 (2 of 32 samples beyond)"
 };
 
-// Compares row by row: the first dimension indexes samples (ids[i] names row i).
+// Compares row by row: row i of `expected` and of `actual` are the same sample, ids[i] (the
+// caller aligns them by id). Shapes must be equal.
 Comparison compare(const Criterion& c, const Tensor& expected, const Tensor& actual, const std::vector<std::string>& ids);
 
 }  // namespace kernodeck::record

@@ -60,14 +60,33 @@ struct Reference {
     bool nvidia = false;             // an NVIDIA driver was loaded
     std::string driverVersion;
     int64_t gpus = 0;
+    std::string os, architecture, cpuModel, accelerator;  // empty: not recorded
+    int64_t cores = 0, threads = 0;
   } system;
+  // Seeds and determinism settings as the project declares them, and the environment
+  // variables that change results (CUBLAS_WORKSPACE_CONFIG, PYTHONHASHSEED, OMP_NUM_THREADS...)
+  // as they were set when the reference was made (an unset variable is absent).
+  std::map<std::string, std::string> seeds, determinism, environment;
+  // The expected outputs as recorded: one entry per tensor.
+  struct Output {
+    std::string name, dtype, sha256;
+    std::vector<int64_t> shape;
+  };
+  std::vector<Output> outputs;
   struct Expected {
     bool declared = false;           // result.expected present
     std::string expected, expectedSha256, ids;
-    std::string criterion, why;      // the criterion as written and why it was chosen
+    // Each criterion as written and why it was chosen (result.criteria, or the older single
+    // result.criterion).
+    std::vector<std::pair<std::string, std::string>> criteria;
     std::vector<std::string> files;  // result.format.files
   } result;
   nlohmann::json json;               // the document as read
+  // The folder of the reference file: relative paths in it are relative to that folder.
+  std::string baseDir;
+  std::string resolve(const std::string& path) const {
+    return path.empty() || path[0] == '/' || baseDir.empty() ? path : baseDir + "/" + path;
+  }
 };
 
 // kernodeck.reference/v1.

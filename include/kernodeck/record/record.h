@@ -28,9 +28,15 @@ struct ReferenceOptions {
   std::string requirements;     // or a requirements file
   std::string hostRecord;       // kernodeck.host/v1; else the host is read under hostRoot
   std::string hostRoot = "/";
+  std::string accelerator;      // the accelerator the project expects: cuda, rocm, cpu
+  std::map<std::string, std::string> seeds;        // --seed NAME=VALUE
+  std::map<std::string, std::string> determinism;  // --determinism NAME=VALUE (torch flags as the project sets them)
   std::string expected;         // folder of expected outputs
   std::string ids;              // file name of the ids inside the output folders
-  std::string criterion, why;
+  std::vector<std::string> criteria, whys;  // each criterion and why it was chosen, in pairs
+  // The folder the reference is written to: relative paths are recorded relative to it, so
+  // that the reference means the same files wherever it is read from.
+  std::string referenceDir;
 };
 
 // Parses "name=path[,provenance=...][,access=...]".
@@ -41,6 +47,8 @@ Result<HashedInput> hashPath(const std::string& path);
 
 // Builds kernodeck.reference/v1; findings (reference.mutable_name...) go to `r`.
 Result<nlohmann::json> buildReference(const ReferenceOptions& o, report::Report& r);
+// A reference as a person reads it (`reference show`).
+std::string referenceText(const Reference& ref);
 // Re-hashes code, configs, data and weights; says which layer changed.
 report::Report verifyReference(const Reference& ref);
 // Reloads the outputs in `outDir` and checks them against the reference's expected outputs.
