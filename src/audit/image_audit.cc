@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "kernodeck/audit/os_release.h"
+#include "kernodeck/os/os_release.h"
 #include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
@@ -469,7 +469,7 @@ class Pipeline {
       r_.skipStep("os", "no /etc/os-release or /usr/lib/os-release in the image");
       return {};
     }
-    auto kv = parseOsRelease(text);
+    auto kv = os::parseOsRelease(text);
     for (const char* k : {"ID", "ID_LIKE", "VERSION_ID", "VERSION_CODENAME", "PRETTY_NAME"})
       if (kv.count(k)) os[util::toLower(k)] = kv[k];
     r_.section("os") = os;

@@ -4,7 +4,7 @@
 #include <deque>
 #include <set>
 
-#include "kernodeck/audit/dpkg.h"
+#include "kernodeck/os/dpkg.h"
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/pins.h"
@@ -43,7 +43,7 @@ class PackagesAudit {
 
  private:
   Status osPackages() {
-    db_ = readDpkg(v_, true);
+    db_ = os::readDpkg(v_, true);
     json section = {{"manager", db_.present ? json("dpkg") : json(nullptr)}};
     if (!db_.present) {
       r_.section("os_packages") = section;
@@ -329,7 +329,7 @@ class PackagesAudit {
   const oci::FsView& v_;
   const PackagesContext& ctx_;
   report::Report& r_;
-  DpkgDatabase db_;
+  os::DpkgDatabase db_;
   std::vector<python::PythonEnv> envs_;
   gpu::Expectation expectation_;
 };
@@ -337,7 +337,7 @@ class PackagesAudit {
 }  // namespace
 
 uint64_t packagesCaptureLimit(const std::string& path) {
-  return std::max(python::captureLimit(path), dpkgCaptureLimit(path));
+  return std::max(python::captureLimit(path), os::dpkgCaptureLimit(path));
 }
 
 unsigned packagesHashPolicy(const std::string& p) {

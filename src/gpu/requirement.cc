@@ -5,15 +5,6 @@
 
 namespace kernodeck::gpu {
 
-const char* toString(Tri t) {
-  switch (t) {
-    case Tri::False: return "false";
-    case Tri::True: return "true";
-    case Tri::Unknown: return "unknown";
-  }
-  return "?";
-}
-
 namespace {
 
 bool isKnownProperty(std::string_view p) { return p == "cuda" || p == "driver" || p == "arch" || p == "brand"; }

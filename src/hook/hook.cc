@@ -7,7 +7,7 @@
 #include <ctime>
 #include <fstream>
 
-#include "kernodeck/gpu/container_check.h"
+#include "kernodeck/hook/container_check.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/runtime_spec.h"
 #include "kernodeck/report/redact.h"
@@ -158,9 +158,9 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     if (hostRoot.ok()) {
       if (!fs) fs = (disk = host::diskHostFs(opts.hostRoot)).get();
       facts = host::readHostFacts(*fs);
-      if (auto g = fs->read("/etc/group", 1 << 20)) groups = gpu::parseGroupFile(*g);
+      if (auto g = fs->read("/etc/group", 1 << 20)) groups = parseGroupFile(*g);
     }
-    gpu::ContainerCheck check = gpu::checkContainer(facts, *spec, expect.value, groups);
+    ContainerCheck check = checkContainer(facts, *spec, expect.value, groups);
     if (!hostRoot.ok()) {
       // Nothing about the host is known: its verdicts ("no NVIDIA driver") would be wrong.
       check.findings.clear();

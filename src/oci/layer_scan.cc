@@ -1,7 +1,8 @@
-// Layer walking: two chained libarchive readers. The first ("raw" format,
-// gzip/zstd filters) inflates the blob; its read callback hashes the
-// compressed bytes. The second (tar format) reads the inflated stream through a
-// callback that hashes it for the DiffID. See layer_scan.h.
+// Layer walking on three threads per layer: one inflates the blob (ISA-L for
+// gzip, libarchive's "raw" reader for zstd and the rest) and hashes the
+// compressed bytes; one hashes the inflated stream for the DiffID; the caller's
+// thread reads the tar with libarchive from the same inflated chunks and hashes
+// the files. A bounded queue with two readers joins them. See layer_scan.h.
 #include "kernodeck/oci/layer_scan.h"
 
 #include <archive.h>

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <regex>
 
-#include "kernodeck/audit/os_release.h"
+#include "kernodeck/os/os_release.h"
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
@@ -231,7 +231,7 @@ class Probe {
                                             {"cuda_available", torch_.cudaAvailable}, {"cuda_devices", torch_.cudaDevices}}
                                      : json(nullptr);
     if (auto t = util::readFileLimited((o_.root == "/" ? "" : o_.root) + "/etc/os-release", 65536); t.ok()) {
-      auto kv = audit::parseOsRelease(*t);
+      auto kv = os::parseOsRelease(*t);
       v["os"] = kv.count("PRETTY_NAME") ? kv["PRETTY_NAME"] : kv["ID"];
     }
     if (auto t = util::readFileLimited("/proc/cpuinfo", 4u << 20); t.ok()) {

@@ -452,7 +452,7 @@ class BlobStream : public oci::ByteStream {
       }
       h.update(p, n);
       got += n;
-      if (tmpFd >= 0 && ::write(tmpFd, p, n) != static_cast<ssize_t>(n)) {
+      if (tmpFd >= 0 && !util::writeAll(tmpFd, std::string_view(p, n))) {
         ::close(tmpFd);
         if (!tmpPath.empty()) ::unlink(tmpPath.c_str());
         tmpFd = -1;

@@ -14,6 +14,17 @@
 
 namespace kernodeck::util {
 
+bool writeAll(int fd, std::string_view content) {
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode) {
   int dir = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return Error::Io("cannot open " + root + ": " + std::strerror(errno));
@@ -47,14 +58,7 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
     ::close(dir);
     return Error::Io("cannot create " + root + "/" + rel + ": " + std::strerror(e));
   }
-  size_t off = 0;
-  bool ok = true;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) { ok = false; break; }
-    off += static_cast<size_t>(n);
-  }
+  bool ok = writeAll(fd, content);
   ok = ::close(fd) == 0 && ok;
   if (!ok || ::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) {
     int e = errno;
@@ -70,17 +74,7 @@ Status writeFileAtomic(const std::string& path, std::string_view content, bool s
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
-  size_t off = 0;
-  bool ok = true;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    off += static_cast<size_t>(n);
-  }
+  bool ok = writeAll(fd, content);
   int e = errno;
   if (ok && ((sync && ::fsync(fd) != 0) || ::close(fd) != 0)) ok = false, e = errno;
   else if (!ok) ::close(fd);

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kernodeck/audit/dpkg.h"
-#include "kernodeck/audit/os_release.h"
-#include "kernodeck/gpu/container_check.h"
+#include "kernodeck/os/dpkg.h"
+#include "kernodeck/os/os_release.h"
+#include "kernodeck/hook/container_check.h"
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/hook/command_line.h"
@@ -98,10 +98,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)host::parseProcDevices(in);
   (void)host::parseMigMinors(in);
   (void)host::parseKfdProperties(in);
-  (void)audit::parseOsRelease(in);
-  (void)audit::parseDpkgStatus(in, true);
-  (void)audit::parseMd5sums(in);
-  (void)gpu::parseGroupFile(in);
+  (void)os::parseOsRelease(in);
+  (void)os::parseDpkgStatus(in, true);
+  (void)os::parseMd5sums(in);
+  (void)hook::parseGroupFile(in);
 #elif defined(FUZZ_OCI_STATE)
   (void)oci::parseRuntimeState(in);
   (void)oci::parseContainerConfig(in, "/bundle");

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../oci/tar_builder.h"
-#include "kernodeck/audit/dpkg.h"
+#include "kernodeck/os/dpkg.h"
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/record_check.h"
 #include "kernodeck/util/hash.h"
@@ -100,14 +100,14 @@ TEST(PythonEnvironment, WheelTags) {
 }
 
 TEST(Dpkg, StatusAndMd5sums) {
-  auto pkgs = audit::parseDpkgStatus(
+  auto pkgs = os::parseDpkgStatus(
       "Package: libc6\nStatus: install ok installed\nArchitecture: amd64\nVersion: 2.36-9\nSource: glibc\n"
       "Conffiles:\n /etc/ld.so.conf.d/x86_64-linux-gnu.conf d4e7a7b88a71b5ffd9e2644e71a0cfab\n\n"
       "Package: removed\nStatus: deinstall ok config-files\nVersion: 1\n\n");
   ASSERT_EQ(pkgs.size(), 1u);
   EXPECT_EQ(pkgs[0].source, "glibc");
   EXPECT_EQ(pkgs[0].conffiles.at("etc/ld.so.conf.d/x86_64-linux-gnu.conf"), "d4e7a7b88a71b5ffd9e2644e71a0cfab");
-  auto sums = audit::parseMd5sums("0123456789abcdef0123456789ABCDEF  usr/bin/x\nshort\n");
+  auto sums = os::parseMd5sums("0123456789abcdef0123456789ABCDEF  usr/bin/x\nshort\n");
   EXPECT_EQ(sums.at("usr/bin/x"), "0123456789abcdef0123456789abcdef");
   EXPECT_EQ(sums.size(), 1u);
 }
@@ -127,7 +127,7 @@ TEST(Dpkg, VerifiesLikeDebsums) {
       {"usr/bin/tool", 'f', "evil"},
       {"etc/tool.conf", 'f', "a=2\n"},
   });
-  auto db = audit::readDpkg(v);
+  auto db = os::readDpkg(v);
   ASSERT_TRUE(db.present);
   EXPECT_TRUE(db.owns("usr/bin/tool"));
   ASSERT_EQ(db.modified.size(), 2u);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernodeck/util/result.h"
+#include "kernodeck/util/tri.h"
 
 namespace kernodeck::gpu {
 
@@ -37,8 +38,8 @@ struct Requirement {
 
 Result<Requirement> parseRequirement(std::string_view text);
 
-enum class Tri { False, True, Unknown };
-const char* toString(Tri t);
+using kernodeck::Tri;
+using kernodeck::toString;
 
 // Property values of the host (one GPU for arch/brand). Empty means unknown.
 struct Properties {

@@ -1,6 +1,7 @@
 // Where image bytes come from. An ImageSource resolves a reference to the
 // top-level descriptor (a manifest or an index) and opens blobs by descriptor;
-// it never verifies: callers hash what they read and compare (see verify.h).
+// it never verifies: callers hash what they read and compare with the
+// descriptor (audit/image_audit.cc for blobs, oci/layer_scan.h for layers).
 #pragma once
 
 #include <cstdint>

@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "kernodeck/gpu/requirement.h"  // Tri
 #include "kernodeck/util/result.h"
+#include "kernodeck/util/tri.h"
 
 namespace kernodeck::python {
 
-using Tri = gpu::Tri;
+using kernodeck::Tri;
 
 // Marker variables; a missing key means "cannot be known".
 using MarkerEnv = std::map<std::string, std::string>;

@@ -10,6 +10,10 @@
 
 namespace kernodeck::util {
 
+// Writes all of `content` to `fd`, retrying short writes and EINTR; false on an error
+// (errno tells which).
+bool writeAll(int fd, std::string_view content);
+
 // Writes `content` to ROOT/REL atomically (temp + rename), creating missing
 // directories (0755). Every component is opened with O_NOFOLLOW from a
 // descriptor on ROOT, so a link inside ROOT can never redirect the write.

@@ -1,8 +1,8 @@
-#include "kernodeck/audit/os_release.h"
+#include "kernodeck/os/os_release.h"
 
 #include <gtest/gtest.h>
 
-using namespace kernodeck::audit;
+using namespace kernodeck::os;
 
 TEST(OsRelease, ParsesQuotedAndBareValues) {
   auto kv = parseOsRelease(

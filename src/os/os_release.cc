@@ -1,8 +1,8 @@
-#include "kernodeck/audit/os_release.h"
+#include "kernodeck/os/os_release.h"
 
 #include "kernodeck/util/strings.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 std::map<std::string, std::string> parseOsRelease(std::string_view text) {
   std::map<std::string, std::string> out;
@@ -28,4 +28,4 @@ std::map<std::string, std::string> parseOsRelease(std::string_view text) {
   return out;
 }
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

@@ -13,7 +13,7 @@
 
 #include "kernodeck/oci/fs_view.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 struct DpkgPackage {
   std::string name, version, architecture, source, status;
@@ -47,4 +47,4 @@ uint64_t dpkgCaptureLimit(const std::string& path);
 
 DpkgDatabase readDpkg(const oci::FsView& view, bool verify = true);
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

@@ -1,10 +1,10 @@
-#include "kernodeck/audit/dpkg.h"
+#include "kernodeck/os/dpkg.h"
 
 #include <fnmatch.h>
 
 #include "kernodeck/util/strings.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 std::vector<DpkgPackage> parseDpkgStatus(std::string_view text, bool all) {
   std::vector<DpkgPackage> out;
@@ -164,4 +164,4 @@ DpkgDatabase readDpkg(const oci::FsView& v, bool verify) {
   return db;
 }
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

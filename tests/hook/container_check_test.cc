@@ -1,4 +1,4 @@
-#include "kernodeck/gpu/container_check.h"
+#include "kernodeck/hook/container_check.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 
 using namespace kernodeck;
 using namespace kernodeck::gpu;
+using namespace kernodeck::hook;
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 std::map<std::string, std::string> parseOsRelease(std::string_view text);
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

@@ -14,7 +14,7 @@
 #include "kernodeck/oci/runtime_spec.h"
 #include "kernodeck/report/report.h"
 
-namespace kernodeck::gpu {
+namespace kernodeck::hook {
 
 struct ContainerCheck {
   bool gpuContainer = false;   // asks for an NVIDIA or AMD GPU in any way
@@ -27,10 +27,10 @@ struct ContainerCheck {
 
 // `hostGroups` maps group names to gids on the host (for render/video checks).
 ContainerCheck checkContainer(const host::HostFacts& host, const oci::ContainerSpec& spec,
-                              const std::optional<Expectation>& expect,
+                              const std::optional<gpu::Expectation>& expect,
                               const std::map<std::string, uint32_t>& hostGroups = {});
 
 // Parses /etc/group content into name -> gid.
 std::map<std::string, uint32_t> parseGroupFile(std::string_view text);
 
-}  // namespace kernodeck::gpu
+}  // namespace kernodeck::hook

@@ -1,5 +1,5 @@
 // See container_check.h. Every finding names the mismatch and a plain fix.
-#include "kernodeck/gpu/container_check.h"
+#include "kernodeck/hook/container_check.h"
 
 #include <cstdint>
 #include <algorithm>
@@ -7,8 +7,9 @@
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/util/strings.h"
 
-namespace kernodeck::gpu {
+namespace kernodeck::hook {
 
+using namespace gpu;  // the rules this check applies
 using report::Finding;
 using report::Severity;
 
@@ -324,4 +325,4 @@ ContainerCheck checkContainer(const host::HostFacts& host, const oci::ContainerS
   return Checker(host, spec, expect, hostGroups).run();
 }
 
-}  // namespace kernodeck::gpu
+}  // namespace kernodeck::hook
