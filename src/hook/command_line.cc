@@ -120,7 +120,13 @@ const char* usageText() {
          "  -h, --help             show this help\n"
          "\n"
          "A command line that cannot be parsed refuses every container under enforce and lets\n"
-         "it start, logged, under warn.\n";
+         "it start, logged, under warn.\n"
+         "\n"
+         "installing (see hooks/README.md):\n"
+         "  kernodeck-hook cdi spec [--output FILE] [HOOK FLAGS]     a CDI spec whose device runs the hook\n"
+         "  kernodeck-hook cdi inject SPEC.json [HOOK FLAGS]         add the hook to a CDI spec's top-level edits\n"
+         "  kernodeck-hook runc-config CONFIG.json [HOOK FLAGS]      add the hook to a runc/crun config.json\n"
+         "  kernodeck-hook hooks-d [HOOK FLAGS]                      print an OCI hooks.d file\n";
 }
 
 }  // namespace kernodeck::hook

@@ -231,3 +231,24 @@ TEST(HookEngines, CrunUserNamespaceBundleSlash) {
     EXPECT_EQ(r.code == 0, c.enforceStarts) << c.name << "\n" << r.err;
   }
 }
+
+// Kernodeck's own CDI spec: a container that asks for the device kernodeck.io/hook=check (here
+// under a kind unique to the run) beside its GPU gets the check without any change to NVIDIA's spec.
+TEST(HookEngines, OwnCdiSpecDeviceRunsTheCheck) {
+  if (::geteuid() != 0 || !haveTool("podman") || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, podman, runc";
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  CdiSpec gpu = fakeNvidiaSpec(host);  // no hook in it
+  CdiSpec own = fakeNvidiaSpec(host);  // a file name and kind of our own, overwritten below
+  std::string kind = "kdkown" + std::to_string(::getpid()) + ".test/hook";
+  std::string log = tempDir("enginelog") + "/hook.log";
+  RunResult w = run(kHook + " cdi spec --kind " + kind + " --output " + own.file + " --binary " + kHook + " --policy enforce --host-root " +
+                    host + " --log " + log);
+  ASSERT_EQ(w.code, 0) << w.err;
+  for (const auto& c : kCases) {
+    RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime runc run --rm --network none --device " + kind +
+                      "=check --device " + gpu.kind + "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=" + c.env + "' --rootfs " +
+                      busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
+    expectOutcome(r, log, c.enforceStarts, c.enforceStarts, std::string("own spec ") + c.name, "kernodeck-hook: refused: hook.require.unsatisfied");
+  }
+}

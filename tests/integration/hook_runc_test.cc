@@ -306,3 +306,36 @@ TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
     EXPECT_EQ(run("test -e " + fresh + "/usr/local/bin/kernodeck-hook").code, 1) << bad << ": installed anyway";
   }
 }
+
+// `cdi inject` and `runc-config` on files: exit 2 for what is not the document they take, 3 when
+// the file cannot be read; a second run changes nothing; the replaced file is kept.
+TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
+  std::string d = tempDir("cdiedit");
+  std::string hook = std::string(HOOK_BIN);
+  writeFile(d + "/nvidia.yaml", "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+  writeFile(d + "/array.json", "[]");
+  writeFile(d + "/nvidia.json", R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{"deviceNodes":[{"path":"/dev/nvidia0"}]}}]})");
+  struct Case { std::string args; int code; const char* says; } cases[] = {
+      {"cdi inject " + d + "/nvidia.yaml", 2, "not JSON (a YAML CDI spec"},
+      {"cdi inject " + d + "/array.json", 2, "is not a CDI spec: a CDI spec is a JSON object"},
+      {"cdi inject " + d + "/missing.json", 3, "missing.json"},
+      {"runc-config " + d + "/nvidia.json", 2, "not an OCI runtime config"},
+      {"cdi inject " + d + "/nvidia.json --policy Enforce", 2, "--policy takes warn or enforce"},
+      {"cdi frobnicate", 2, "unknown command 'cdi frobnicate'"},
+  };
+  for (const auto& c : cases) {
+    RunResult r = run(hook + " " + c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+  }
+  std::string original = readFile(d + "/nvidia.json");
+  ASSERT_EQ(run(hook + " cdi inject " + d + "/nvidia.json --policy enforce").code, 0);
+  EXPECT_EQ(readFile(d + "/nvidia.json.kernodeck-backup"), original);
+  std::string once = readFile(d + "/nvidia.json");
+  RunResult again = run(hook + " cdi inject " + d + "/nvidia.json --policy enforce");
+  EXPECT_EQ(again.code, 0);
+  EXPECT_NE(again.err.find("unchanged"), std::string::npos) << again.err;
+  EXPECT_EQ(readFile(d + "/nvidia.json"), once);
+  json spec = json::parse(once);
+  EXPECT_EQ(spec["containerEdits"]["hooks"][0]["args"][2], "enforce");
+}
