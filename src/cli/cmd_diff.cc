@@ -2,6 +2,7 @@
 // references, inventories and mixed pairs by the record module (record::diffRecords).
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "commands.h"
@@ -67,12 +68,24 @@ int runDiffReports(const std::vector<std::string>& args) {
       return report::kExitUsage;
     }
   }
-  report::Report r = report::isAuditReport(docs[0]) && report::isAuditReport(docs[1])
-                         ? report::diffAuditReports(docs[0], docs[1], a, b)
-                         : record::diffRecords(docs[0], docs[1]);
-  if (int rc = emit(report::render(r, *fmt, *threshold), output)) return rc;
-  if (r.failed()) std::fprintf(stderr, "kernodeck diff: %s\n", r.firstError().c_str());
-  return r.exitCode(*threshold);
+  std::optional<report::Report> r;
+  if (report::isAuditReport(docs[0]) && report::isAuditReport(docs[1])) {
+    r = report::diffAuditReports(docs[0], docs[1], a, b);
+  } else {  // references, sample/probe/resume reports, inventories: typed, every field checked
+    record::DiffInput in[2];
+    for (int i = 0; i < 2; ++i) {
+      auto d = record::parseDiffInput(docs[i]);
+      if (!d.ok()) {
+        std::fprintf(stderr, "kernodeck diff: %s: %s\n", (i ? b : a).c_str(), d.error().message.c_str());
+        return report::kExitUsage;
+      }
+      in[i] = std::move(d).value();
+    }
+    r = record::diffRecords(in[0], in[1]);
+  }
+  if (int rc = emit(report::render(*r, *fmt, *threshold), output)) return rc;
+  if (r->failed()) std::fprintf(stderr, "kernodeck diff: %s\n", r->firstError().c_str());
+  return r->exitCode(*threshold);
 }
 
 }  // namespace kernodeck::cli

@@ -11,7 +11,7 @@
 #include <regex>
 #include <set>
 
-#include "kernodeck/audit/os_release.h"
+#include "kernodeck/os/os_release.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/record/tensor_file.h"
 #include "kernodeck/record/criterion.h"
@@ -75,7 +75,7 @@ Result<std::string> git(const std::string& repo, std::vector<std::string> args) 
 json systemFacts(const std::string& hostRoot, const std::string& accelerator, const json& host) {
   json s = json::object();
   if (auto osr = util::readFileLimited(hostRoot + "/etc/os-release", 64 << 10); osr.ok()) {
-    auto kv = audit::parseOsRelease(*osr);
+    auto kv = os::parseOsRelease(*osr);
     if (kv.count("PRETTY_NAME")) s["os"] = kv["PRETTY_NAME"];
   }
   struct utsname u {};
