@@ -69,6 +69,24 @@ report::Report buildDossier(const DossierOptions& o) {
     KDK_TRY_STATUS(write(o.dir, "reference.json", report::redactText(ref.json.dump(2)) + "\n"));
     json inventory = json::object();
     std::string rows, findingsHtml, inventoryHtml, diffHtml;
+    // The verdict the page opens with: incomplete when a report did not complete, failed when
+    // one has error findings, passed otherwise; and why.
+    std::string verdict = "passed", why = "every included report completed without an error finding";
+    for (size_t i = 0; i < o.reports.size(); ++i) {
+      const ReportDoc& rep = o.reports[i];
+      std::string label = "report " + std::to_string(i + 1) + " (kernodeck " + (rep.command.empty() ? std::string("?") : rep.command) + ")";
+      if (rep.failed()) {
+        r.add("dossier.report.failed", Severity::Warning, label + " did not complete: " + report::redactText(rep.firstError), {{"name", label}});
+        if (verdict != "incomplete") verdict = "incomplete", why = label + " did not complete: " + report::redactText(rep.firstError);
+      } else if (verdict == "passed") {
+        for (const auto& f : rep.findings)
+          if (f.severity == "error") {
+            verdict = "failed", why = label + ": " + f.code + ": " + report::redactText(f.message);
+            break;
+          }
+      }
+    }
+    if (o.reports.empty()) verdict = "incomplete", why = "no check report is included";
     for (size_t i = 0; i < o.reports.size(); ++i) {
       const ReportDoc& rep = o.reports[i];
       std::string cmd = rep.command.empty() ? "report" : rep.command;
@@ -158,7 +176,8 @@ report::Report buildDossier(const DossierOptions& o) {
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck dossier</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
         ".passed{color:#070}.failed{color:#b00}.skipped{color:#777}.not_reached{color:#a60}</style></head><body>\n"
-        "<h1>Kernodeck dossier</h1>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
+        "<h1>Kernodeck dossier</h1>\n<p id=\"verdict\" class=\"" + (verdict == "incomplete" ? std::string("not_reached") : verdict) +
+        "\"><strong>Verdict: " + verdict + "</strong> &mdash; " + html(why) + "</p>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
         html(criteriaList) + "</code>.</p>\n"
         "<h2>Steps</h2>\n<table><tr><th>check</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n"
         "<h2>Findings</h2>\n<table><tr><th>severity</th><th>code</th><th>message</th></tr>\n" + findingsHtml + "</table>\n"

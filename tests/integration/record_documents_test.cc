@@ -330,6 +330,25 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   json rd = json::parse(kdk({"diff", "--json", p.base + "/pass.json", p.base + "/fail.json"}, p.base).out);
   EXPECT_EQ(countFindings(rd, "diff.step.changed"), 1) << rd.dump(1);
   EXPECT_EQ(countFindings(rd, "diff.finding.changed"), 1) << rd.dump(1);
+
+  // A report that did not complete is flagged, and the page opens with the verdict and why.
+  json broken = pass;
+  broken["steps"][0]["status"] = "failed";
+  broken["steps"][0]["error"] = "cannot open output folder out";
+  broken["first_error"] = "cannot open output folder out";
+  writeFile(p.base + "/broken.json", broken.dump());
+  Out built = kdk({"dossier", "build", "--json", p.base + "/d3", "--reference", p.ref, "--report", p.base + "/pass.json", "--report",
+                   p.base + "/broken.json"}, p.base);
+  ASSERT_EQ(built.code, 0) << built.err;
+  EXPECT_EQ(countFindings(json::parse(built.out), "dossier.report.failed"), 1) << built.out;
+  EXPECT_NE(readFile(p.base + "/d3/index.html").find("Verdict: incomplete</strong> &mdash; report 2 (kernodeck sample check) did not complete"),
+            std::string::npos);
+  ASSERT_EQ(kdk({"dossier", "build", p.base + "/d4", "--reference", p.ref, "--report", p.base + "/pass.json", "--report", p.base + "/fail.json"},
+                p.base).code, 0);
+  EXPECT_NE(readFile(p.base + "/d4/index.html").find("Verdict: failed</strong> &mdash; report 2 (kernodeck sample check): sample.nonfinite"),
+            std::string::npos);
+  ASSERT_EQ(kdk({"dossier", "build", p.base + "/d5", "--reference", p.ref, "--report", p.base + "/pass.json"}, p.base).code, 0);
+  EXPECT_NE(readFile(p.base + "/d5/index.html").find("Verdict: passed</strong>"), std::string::npos);
 }
 
 TEST(RecordDocuments, HelpAndUsageErrors) {
