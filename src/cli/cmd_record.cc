@@ -38,7 +38,7 @@ int parse(const std::string& name, po::options_description& opts, const po::posi
     return report::kExitUsage;
   }
   if (help) {
-    std::cout << (visible ? *visible : opts);
+    std::cout << (visible ? *visible : opts) << "\n" << kExitCodesHelp;
     return 0;
   }
   return -1;
@@ -92,7 +92,7 @@ int usageVerb(const char* cmd, const std::string& verb, const char* verbs) {
 // "kernodeck CMD" alone is a usage error; "kernodeck CMD --help" prints the actions. -1: go on.
 int verbOrHelp(const std::vector<std::string>& args, const char* cmd, const char* usage) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-    std::printf("%s\n\nRun 'kernodeck %s ACTION --help' for an action's options.\n", usage, cmd);
+    std::printf("%s\n\nRun 'kernodeck %s ACTION --help' for an action's options.\n\n%s", usage, cmd, kExitCodesHelp);
     return 0;
   }
   if (args.empty()) {

@@ -391,7 +391,7 @@ class Builder {
   }
 
   // Debian/Ubuntu system Python: /usr/bin/pythonX.Y with Debian's dist-packages.
-  bool system(const std::string& ver) {
+  bool systemPython(const std::string& ver) {
     PythonEnv e;
     e.kind = "system";
     e.prefix = "usr";
@@ -459,7 +459,7 @@ class Builder {
     std::vector<std::string> vers = ver.empty() ? pythonLibVersions(v_, prefix == "usr" ? "usr/lib" : join(prefix, "lib"))
                                                 : std::vector<std::string>{ver};
     for (const auto& x : vers) {
-      if (prefix == "usr") found |= system(x);
+      if (prefix == "usr") found |= systemPython(x);
       else found |= prefixed(prefix == "usr/local" ? "local" : isDir(v_, join(prefix, "conda-meta")) ? "conda" : "prefix", prefix, x);
     }
     return found;
@@ -535,7 +535,7 @@ Discovery findEnvironments(const oci::FsView& v, const DiscoveryOptions& o) {
     }
     return out;
   }
-  for (const auto& ver : pythonLibVersions(v, "usr/lib")) b.system(ver);
+  for (const auto& ver : pythonLibVersions(v, "usr/lib")) b.systemPython(ver);
   for (const auto& ver : pythonLibVersions(v, "usr/local/lib")) b.prefixed("local", "usr/local", ver);
   std::vector<std::string> venvs, condas, prefixes;
   searchPrefixes(v, venvs, condas, prefixes, out.notSearched);

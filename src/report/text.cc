@@ -177,8 +177,13 @@ std::string Report::toText(int failOn) const {
         continue;
       }
       o << "  " << gr.code << ": " << gr.headline() << "\n";
-      cut = true;
-      if (sev == Severity::Info) continue;  // what to act on comes first: info groups stay one line
+      // What to act on comes first: a large info group stays one line; a small one (a pass's
+      // measured values, say) is shown whole.
+      if (sev == Severity::Info && gr.count() > kShownPerGroup) {
+        cut = true;
+        continue;
+      }
+      if (gr.count() > kShownPerGroup) cut = true;
       for (size_t i = 0; i < gr.members.size() && i < kShownPerGroup; ++i) o << "    " << gr.members[i]->message << "\n";
       if (gr.count() > kShownPerGroup) o << "    and " << gr.count() - kShownPerGroup << " more\n";
     }

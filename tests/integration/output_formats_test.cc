@@ -179,16 +179,23 @@ TEST(OutputFormats, PythonTargetsAuditExactlyThose) {
 }
 
 TEST(OutputFormats, HelpShowsUserOptionsAndUsageErrorsExit2) {
-  // Every command of this binary but the record family (its own engineer's issue) and every help form.
+  // Every command and action of this binary, and every help form.
   for (const char* cmd : {"audit --help", "audit -h", "host --help", "version --help", "probe --help", "help audit",
-                          "--help", "help"}) {
+                          "--help", "help", "reference --help", "reference init --help", "reference show --help",
+                          "reference verify --help", "sample --help", "sample check --help", "dossier --help",
+                          "dossier build --help", "dossier verify --help", "dossier replay --help", "resume --help",
+                          "resume check --help", "resume inspect --help", "diff --help", "help reference",
+                          "fleet --help", "fleet plan --help", "reports --help"}) {
     RunResult h = run(K + " " + cmd);
     EXPECT_EQ(h.code, 0) << cmd << ": " << h.err;
     EXPECT_NE(h.out.find("usage"), std::string::npos) << cmd;
     EXPECT_EQ(h.out.find("--image arg"), std::string::npos) << cmd;
     EXPECT_EQ(h.out.find("--outdir arg"), std::string::npos) << cmd;
+    EXPECT_EQ(h.out.find("--a arg"), std::string::npos) << cmd;
   }
-  for (const char* cmd : {"audit --help", "host --help", "version --help", "--help"})
+  for (const char* cmd : {"audit --help", "host --help", "version --help", "--help", "reference --help",
+                          "reference init --help", "sample check --help", "dossier --help", "resume inspect --help",
+                          "diff --help"})
     EXPECT_NE(run(K + " " + cmd).out.find("exit codes: 0 ok; 1 findings"), std::string::npos) << cmd;
   EXPECT_NE(run(K + " audit --help").out.find("--format"), std::string::npos);
   struct Case {
@@ -205,6 +212,15 @@ TEST(OutputFormats, HelpShowsUserOptionsAndUsageErrorsExit2) {
       {"host --bogus", "unrecognised option"},
       {"version --bogus", "unexpected argument '--bogus'"},
       {"probe --bogus", "--bogus"},
+      {"reference bogus", "unknown action 'bogus'"},
+      {"reference init --bogus", "unrecognised option '--bogus'"},
+      {"sample check", "an output folder is required"},
+      {"dossier build --bogus", "unrecognised option '--bogus'"},
+      {"dossier replay", "a folder is required"},
+      {"resume inspect", "a checkpoint file is required"},
+      {"diff a.json", "two files are required"},
+      {"fleet plan --bogus", "unrecognised option '--bogus'"},
+      {"reports", "one IMAGE is required"},
   };
   for (const auto& c : cases) {
     RunResult r = run(K + " " + c.args);
