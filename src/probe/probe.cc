@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <regex>
+#include <set>
 
 #include "kernodeck/os/os_release.h"
 #include "kernodeck/gpu/cuda_compat.h"
@@ -368,8 +369,10 @@ class Probe {
     if (expect_)
       for (size_t i = 0; i < expect_->nvidiaRequire.size(); ++i) env["NVIDIA_REQUIRE_KERNODECK_" + std::to_string(i)] = expect_->nvidiaRequire[i];
     auto reqs = gpu::requirementsFromEnv(env);
+    std::set<std::string> checked;  // the image's variable and the expectation often say the same thing: once
     if (!hostDriver_.empty() && !reqs.disabled)
       for (const auto& rq : reqs.requirements) {
+        if (!checked.insert(rq.text).second) continue;
         std::string arch = hostGpus_.empty() ? "" : hostGpus_[0].value("arch", "");
         std::string brand = hostGpus_.empty() ? "" : hostGpus_[0].value("brand", "");
         std::string why;

@@ -37,7 +37,8 @@ json imageSpec(int k) {
       layerSpec("ubuntu", json::array({{{"path", "etc/os-release"}, {"content", "ID=ubuntu\nVERSION_ID=24.04\n"}},
                                         {{"path", "usr/lib/base.so"}, {"size", 200000}, {"fill", "u"}}})),
       layerSpec("hostile", json::array({{{"path", "etc/os-release"}, {"content", "ID=hostile\n"}},
-                                         {{"path", "../../escape"}, {"content", "x"}}}))};
+                                         // containerd refuses a hardlink to nothing: the images fail.
+                                         {{"path", "etc/evil"}, {"type", "hardlink"}, {"target", "does/not/exist"}}}))};
   json mids[] = {layerSpec("torch", json::array({{{"path", "opt/torch/lib.so"}, {"size", 150000}, {"fill", "t"}}})),
                  layerSpec("cuda", json::array({{{"path", "usr/local/cuda/lib.so"}, {"size", 100000}, {"fill", "c"}}}))};
   json app = layerSpec("app", json::array({{{"path", "app/main.py"}, {"content", "print(" + std::to_string(k) + ")\n"}}}));

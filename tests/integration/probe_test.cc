@@ -63,15 +63,18 @@ TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
                                     .dump());
   writeFile(dir + "/expect.json", json({{"schema", "kernodeck.expect/v1"},
                                         {"accelerator", "cuda"},
-                                        {"torch", {{"version", "2.1.0+cu121"}, {"cuda", "12.1"}, {"arch_list", {"sm_80", "sm_90"}}}}})
+                                        {"torch", {{"version", "2.1.0+cu121"}, {"cuda", "12.1"}, {"arch_list", {"sm_80", "sm_90"}}}},
+                                        {"nvidia", {{"require", {"cuda>=12.1"}}}}})
                                       .dump());
-  RunResult raw = run(K + " probe --json --expect cpu --host-record " + dir + "/host.json --expect-from " + dir +
+  // The image says the same requirement as the expectation: it is reported once.
+  RunResult raw = run("NVIDIA_REQUIRE_CUDA='cuda>=12.1' " + K + " probe --json --expect cpu --host-record " + dir + "/host.json --expect-from " + dir +
                       "/expect.json --termination-log " + dir + "/termlog");
   json r = json::parse(raw.out, nullptr, false);
   ASSERT_TRUE(r.is_object()) << raw.out << raw.err;
   EXPECT_EQ(raw.code, 1) << r.dump(1);
   EXPECT_EQ(countFindings(r, "probe.cuda.unsupported"), 1);
   EXPECT_EQ(countFindings(r, "probe.arch.unsupported"), 1);  // a T4 is sm_75
+  EXPECT_EQ(countFindings(r, "probe.require.unsatisfied"), 1);
   EXPECT_EQ(r["subject"]["host_record_source"], dir + "/host.json");
   EXPECT_NE(readFile(dir + "/termlog").find("probe.cuda.unsupported"), std::string::npos);
 }
