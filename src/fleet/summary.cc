@@ -1,5 +1,6 @@
 // See summary.h.
 #include "kernodeck/fleet/summary.h"
+#include "kernodeck/util/html.h"
 
 #include <algorithm>
 #include <map>
@@ -110,18 +111,7 @@ std::string summaryText(const json& s) {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '"') o += "&quot;";
-    else if (c == '\'') o += "&#39;";
-    else o.push_back(c);
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return util::htmlEscape(s); }
 
 }  // namespace
 

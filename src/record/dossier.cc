@@ -9,6 +9,7 @@
 #include <set>
 
 #include "kernodeck/record/record.h"
+#include "kernodeck/util/html.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/json_read.h"
@@ -23,17 +24,7 @@ using report::Severity;
 
 namespace {
 
-std::string html(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o.push_back(c);
-  }
-  return o;
-}
+std::string html(const std::string& s) { return util::htmlEscape(s); }
 
 Status write(const std::string& dir, const std::string& rel, const std::string& content) {
   return util::writeBeneath(dir, rel, content);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "kernodeck/report/formats.h"
+#include "kernodeck/util/html.h"
 #include "kernodeck/report/group.h"
 #include "kernodeck/version.h"
 
@@ -11,20 +12,7 @@ namespace kernodeck::report {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return util::htmlEscape(s); }
 
 }  // namespace
 

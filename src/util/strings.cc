@@ -1,5 +1,7 @@
 #include "kernodeck/util/strings.h"
 
+#include "kernodeck/util/html.h"
+
 #include <cstdint>
 #include <algorithm>
 #include <cctype>
@@ -118,6 +120,22 @@ std::string printable(std::string_view s, size_t max) {
     }
   }
   return r;
+}
+
+std::string htmlEscape(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
 }
 
 }  // namespace kernodeck::util

@@ -1,4 +1,5 @@
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/html.h"
 
 #include <gtest/gtest.h>
 
@@ -27,4 +28,10 @@ TEST(Strings, ParseUintRejectsJunkAndOverflow) {
 TEST(Strings, PrintableEscapesControlCharacters) {
   EXPECT_EQ(printable("a\nb\x1b"), "a\\x0ab\\x1b");
   EXPECT_EQ(printable(std::string(300, 'x'), 10), std::string(10, 'x') + "...");
+}
+
+TEST(Strings, HtmlEscapeEscapesEveryMarkupCharacter) {
+  EXPECT_EQ(kernodeck::util::htmlEscape("<a href=\"x\" title='y'>&</a>"),
+            "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+  EXPECT_EQ(kernodeck::util::htmlEscape("plain"), "plain");
 }
