@@ -143,7 +143,9 @@ TEST_F(Fleet, FourWorkersShareTheLayersAndAttachVerifiableReports) {
   std::vector<uint64_t> bytes = p["shard_bytes"];
   EXPECT_LE(*std::max_element(bytes.begin(), bytes.end()) - *std::min_element(bytes.begin(), bytes.end()), uint64_t(400000));
   for (const auto& img : p["images"])
-    if (img["tags"].size() == 2) EXPECT_EQ(img["tags"][1], "latest");
+    if (img["tags"].size() == 2) {
+      EXPECT_EQ(img["tags"][1], "latest");
+    }
   // --catalog finds the same images (the referrers and cache tags are not images).
   RunResult cat = run(K + " fleet plan --catalog " + reg_->host() + "/team --shards 4 --cache-repo " + reg_->host() + "/kernodeck/cache");
   ASSERT_EQ(cat.code, 0) << cat.err;

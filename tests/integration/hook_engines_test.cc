@@ -112,7 +112,9 @@ void expectOutcome(const RunResult& r, const std::string& log, bool starts, bool
     EXPECT_NE(r.code, 0) << where;
     EXPECT_EQ(line["decision"], "block") << where;
     EXPECT_NE(line["reason"].get<std::string>().find("hook.require.unsatisfied"), std::string::npos) << where;
-    if (!reasonVisible.empty()) EXPECT_NE((r.err + r.out).find(reasonVisible), std::string::npos) << where << "\n" << r.err << r.out;
+    if (!reasonVisible.empty()) {
+      EXPECT_NE((r.err + r.out).find(reasonVisible), std::string::npos) << where << "\n" << r.err << r.out;
+    }
   }
 }
 

@@ -166,7 +166,7 @@ TEST(ImageFormats, PodmanSaveBothFormatsAuditClean) {
                     "/p-oci.tar team/app:1.0; " + P + "save -q --format docker-archive -o " + base +
                     "/p-docker.tar team/app:1.0");
   ASSERT_EQ(b.code, 0) << b.err;
-  for (const std::string ref : {"oci-archive:" + base + "/p-oci.tar", "docker-archive:" + base + "/p-docker.tar"}) {
+  for (const std::string& ref : {"oci-archive:" + base + "/p-oci.tar", "docker-archive:" + base + "/p-docker.tar"}) {
     int code = -1;
     json r = auditJson(ref, &code);
     expectClean(r, code, ref);

@@ -95,13 +95,17 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
     EXPECT_EQ(stepStatus(r, c.step), "passed") << c.tweak << r.dump(1);
     ASSERT_EQ(countFindings(r, c.code), c.count) << c.tweak << r.dump(1);
     for (const auto& f : r["findings"])
-      if (f["code"] == c.code) EXPECT_NE(f["message"].get<std::string>().find(c.named), std::string::npos) << c.tweak << ": " << f.dump();
+      if (f["code"] == c.code) {
+        EXPECT_NE(f["message"].get<std::string>().find(c.named), std::string::npos) << c.tweak << ": " << f.dump();
+      }
     if (std::string(c.tweak) == "perturb") {
       EXPECT_EQ(r["comparison"][1]["worst"][0]["id"], "doc06");  // the worst offender, named
       EXPECT_EQ(r["comparison"][1]["pass"], false);
       EXPECT_EQ(r["comparison"][0]["pass"], true);
     }
-    if (std::string(c.tweak) == "nan") EXPECT_EQ(stepStatus(r, "compare"), "skipped");
+    if (std::string(c.tweak) == "nan") {
+      EXPECT_EQ(stepStatus(r, "compare"), "skipped");
+    }
   }
   // A changed expected folder is the reference's problem, said as such: not checkable (exit 3).
   writeFile(base + "/expected/ids.txt", readFile(base + "/expected/ids.txt") + "doc99\n");

@@ -83,7 +83,9 @@ TEST(RecordQuirks, TableOfWriters) {
     const RecordIssue* quirk = in(rc.quirks);
     EXPECT_EQ(modified != nullptr, c.want == "modified") << c.name;
     EXPECT_EQ(quirk != nullptr, c.want == "quirk") << c.name;
-    if (quirk) EXPECT_NE(quirk->quirk.find(c.reasonHas), std::string::npos) << c.name << ": " << quirk->quirk;
+    if (quirk) {
+      EXPECT_NE(quirk->quirk.find(c.reasonHas), std::string::npos) << c.name << ": " << quirk->quirk;
+    }
   }
   // Without the content (an image's walk kept none) nothing is confirmed: the change stays one.
   EXPECT_EQ(classifyRecordQuirk("../../../bin/tool", false, nullptr, "sha256", "00"), "");

@@ -51,7 +51,7 @@ TEST(Process, ArgumentsAreNeverShellSyntax) {
     EXPECT_EQ(r->out, payload);
     EXPECT_FALSE(exists(dir + "/owned")) << payload;
   }
-  removeTree(dir);
+  (void)removeTree(dir);
 }
 
 TEST(Process, SignalTimeoutAndProcessGroup) {
@@ -72,7 +72,7 @@ TEST(Process, SignalTimeoutAndProcessGroup) {
   EXPECT_NE(r->describe().find("time limit"), std::string::npos);
   ::sleep(2);
   EXPECT_FALSE(exists(dir + "/late")) << "the grandchild outlived the deadline";
-  removeTree(dir);
+  (void)removeTree(dir);
 }
 
 TEST(Process, StdinCwdEnvironmentAndBounds) {
@@ -160,7 +160,7 @@ TEST(Process, RemoveTreeDoesNotFollowLinks) {
   EXPECT_FALSE(removeTree("/").ok());
   EXPECT_FALSE(removeTree("").ok());
   EXPECT_FALSE(removeTree("//").ok());
-  removeTree(outside);
+  (void)removeTree(outside);
 }
 
 // No program is started anywhere in src/ except through util/process.cc: no popen, system,
