@@ -40,23 +40,24 @@ std::string hashHex(const std::string& alg, const std::string& bytes) {
 
 // Reads a layer again for files its walk left unhashed (packagesHashPolicy guessed that no
 // package database would ask for them), and records the hashes in its cached result.
-std::map<std::string, std::pair<std::string, std::string>> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
-                                                                       const std::set<std::string>& paths) {
-  std::map<std::string, std::pair<std::string, std::string>> out;
+std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
+                                                               const std::set<std::string>& paths) {
+  std::map<std::string, oci::LayeredView::FileHashes> out;
   auto stream = source.openBlob(d);
   if (!stream.ok()) return out;
   oci::ScanOptions so;
   so.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
-  so.hashes = [&paths](const std::string& p) { return paths.count(p) ? oci::kHashSha256 | oci::kHashMd5 : 0u; };
+  so.hashes = [&paths](const std::string& p) { return paths.count(p) ? oci::kHashSha256 | oci::kHashMd5 | oci::kHashSha1 : 0u; };
   oci::LayerScan scan = oci::scanLayer(**stream, so);
   if (scan.error || scan.digestHex != d.digest.encoded) return out;  // not the bytes the walk read
   for (const auto& e : scan.entries)
-    if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256, e.md5};
+    if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256, e.md5, e.sha1};
   if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest)) {
     for (auto& e : cached->entries)
       if (auto it = out.find(e.path); it != out.end() && e.kind == oci::EntryKind::File) {
-        e.sha256 = it->second.first;
-        e.md5 = it->second.second;
+        e.sha256 = it->second.sha256;
+        e.md5 = it->second.md5;
+        e.sha1 = it->second.sha1;
       }
     oci::storeScan(source.scanCacheDir(), d.digest, *cached);
   }

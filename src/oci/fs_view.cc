@@ -120,7 +120,7 @@ Status LayeredView::makeParents(const std::string& dir, int layer, std::set<std:
   for (const auto& part : util::split(dir, '/')) {
     p = joinPath(p, part);
     auto it = nodes_.find(p);
-    if (it == nodes_.end()) nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", nullptr, -1, ""};
+    if (it == nodes_.end()) nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", "", nullptr, -1, ""};
     else if (it->second.kind != EntryKind::Dir) return Error::Invalid("'" + util::printable(p) + "' is not a directory");
     if (upper) upper->insert(p);
   }
@@ -213,7 +213,7 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       }
       removeTree(path, false);  // containerd removes what is there before it writes
     }
-    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.content, -1, ""};
+    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.sha1, e.content, -1, ""};
     if (e.kind == EntryKind::Hardlink) {
       // containerd's hardlinkRootPath: the target's parent resolved inside the root, its base
       // name not (a hardlink to a symlink links the symlink).
@@ -327,20 +327,32 @@ std::vector<std::string> findFiles(const FsView& v, const std::function<bool(con
   return out;
 }
 
+namespace {
+
+// The algorithms a layer walk or a second read of a layer records.
+bool recordedAlgorithm(const std::string& a) { return a == "sha256" || a == "md5" || a == "sha1"; }
+
+const std::string& nodeHash(const Node& n, const std::string& a) { return a == "md5" ? n.md5 : a == "sha1" ? n.sha1 : n.sha256; }
+
+const std::string& filledHash(const LayeredView::FileHashes& h, const std::string& a) {
+  return a == "md5" ? h.md5 : a == "sha1" ? h.sha1 : h.sha256;
+}
+
+}  // namespace
+
 Result<std::string> LayeredView::hashResolved(const std::string& path, const std::string& algorithm) const {
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
-  if (algorithm != "md5" && algorithm != "sha256") return Error::Unsupported("hash algorithm '" + algorithm + "' is not recorded");
-  const std::string* hp = algorithm == "md5" ? &it->second.md5 : &it->second.sha256;
-  if (hp->empty())
-    if (auto f = filled_.find(path); f != filled_.end()) hp = algorithm == "md5" ? &f->second.second : &f->second.first;
-  const std::string& h = *hp;
+  if (!recordedAlgorithm(algorithm)) return Error::Unsupported("hash algorithm '" + algorithm + "' is not recorded");
+  std::string h = nodeHash(it->second, algorithm);
+  if (h.empty())
+    if (auto f = filled_.find(path); f != filled_.end()) h = filledHash(f->second, algorithm);
   if (h.empty()) return Error::Unsupported("'" + util::printable(path) + "' was not hashed (not a regular file, sparse or oversized)");
   return h;
 }
 
 void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const {
-  if (!filler_ || (algorithm != "md5" && algorithm != "sha256")) return;
+  if (!filler_ || !recordedAlgorithm(algorithm)) return;
   // layer -> paths in its tar; and, per path in the tar, the view paths that share its bytes.
   std::map<int, std::set<std::string>> wanted;
   std::map<std::pair<int, std::string>, std::vector<std::string>> viewPaths;
@@ -348,7 +360,7 @@ void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std
     auto it = nodes_.find(p);
     if (it == nodes_.end() || it->second.kind != EntryKind::File) continue;
     const Node& n = it->second;
-    if (!(algorithm == "md5" ? n.md5 : n.sha256).empty() || filled_.count(p) || !fillAsked_.insert(p).second) continue;
+    if (!nodeHash(n, algorithm).empty() || filled_.count(p) || !fillAsked_.insert(p).second) continue;
     int layer = n.dataPath.empty() ? n.layer : n.dataLayer;
     const std::string& data = n.dataPath.empty() ? p : n.dataPath;
     if (layer < 0) continue;

@@ -460,9 +460,10 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
     unsigned want = regular ? (opts.hashes ? opts.hashes(le.path) : kHashSha256 | kHashMd5) : 0;
     uint64_t captureLimit = regular && opts.capture ? opts.capture(le.path) : 0;
     bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
-    std::optional<util::Hasher> h, m5;
+    std::optional<util::Hasher> h, m5, s1;
     if (want & kHashSha256) h.emplace("sha256");
     if (want & kHashMd5) m5.emplace("md5");
+    if (want & kHashSha1) s1.emplace("sha1");
     std::string captured;
     bool readOk = true, atEnd = false;
     // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
@@ -488,12 +489,14 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
       got += n;
       if (h) h->update(block, n);
       if (m5) m5->update(block, n);
+      if (s1) s1->update(block, n);
       if (captureIt) captured.append(static_cast<const char*>(block), n);
     }
     if (!readOk) break;
     dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
     if (h) le.sha256 = h->hex();
     if (m5) le.md5 = m5->hex();
+    if (s1) le.sha1 = s1->hex();
     if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
     if (!ok || ignore) {
       if (atEnd) break;

@@ -15,11 +15,12 @@ using nlohmann::json;
 namespace {
 
 // One header line of JSON (sizes, digests, refused entries), then one line per entry:
-// path, kind, mode, size, link target, sha256, md5, captured content (base64 or "-"),
+// path, kind, mode, size, link target, sha256, md5, sha1, captured content (base64 or "-"),
 // tab-separated, with backslash, tab and newline escaped in the text fields. Parsing
 // this is several times faster than JSON for the tens of thousands of entries of a layer.
 // Format 2: hardlink targets as written, names cleaned as containerd cleans them, suspicious entries.
-constexpr int kScanFormat = 2;
+// Format 3: the sha1 column (apk's checksums, filled in by a second read of the layer).
+constexpr int kScanFormat = 3;
 
 std::string pathFor(const std::string& dir, const Digest& d) {
   return dir + "/layers/" + d.algorithm + "/" + d.encoded + ".v" + std::to_string(kAnalysisVersion) + "." +
@@ -81,10 +82,10 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
       if (end == std::string_view::npos) return std::nullopt;  // a torn file
       std::string_view line = all.substr(pos, end - pos);
       pos = end + 1;
-      std::string_view f[8];
+      std::string_view f[9];
       size_t start = 0;
-      for (int k = 0; k < 8; ++k) {
-        size_t tab = k < 7 ? line.find('\t', start) : line.size();
+      for (int k = 0; k < 9; ++k) {
+        size_t tab = k < 8 ? line.find('\t', start) : line.size();
         if (tab == std::string_view::npos) return std::nullopt;
         f[k] = line.substr(start, tab - start);
         start = tab + 1;
@@ -98,9 +99,10 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
       le.linkTarget = unescape(f[4]);
       le.sha256 = std::string(f[5]);
       le.md5 = std::string(f[6]);
-      if (f[7] != "-") {
+      le.sha1 = std::string(f[7]);
+      if (f[8] != "-") {
         std::string raw;
-        if (!util::base64Decode(f[7], raw)) return std::nullopt;
+        if (!util::base64Decode(f[8], raw)) return std::nullopt;
         le.content = std::make_shared<const std::string>(std::move(raw));
       }
       s.entries.push_back(std::move(le));
@@ -139,7 +141,7 @@ std::string encodeScan(const Digest& d, const LayerScan& s) {
     escapeInto(out, e.path);
     out += "\t" + std::to_string(static_cast<int>(e.kind)) + "\t" + std::to_string(e.mode) + "\t" + std::to_string(e.size) + "\t";
     escapeInto(out, e.linkTarget);
-    out += "\t" + e.sha256 + "\t" + e.md5 + "\t" + (e.content ? util::base64Encode(*e.content) : std::string("-")) + "\n";
+    out += "\t" + e.sha256 + "\t" + e.md5 + "\t" + e.sha1 + "\t" + (e.content ? util::base64Encode(*e.content) : std::string("-")) + "\n";
   }
   return out;
 }

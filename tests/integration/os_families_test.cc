@@ -199,42 +199,52 @@ std::string q1(const std::string& content) {
   return "Q1" + kernodeck::util::base64Encode(h.raw());
 }
 
+// An Alpine-like system: its files (a symlink's content is its target) and the apk database
+// whose Z: checksums are those of the files (a symlink's is that of its target text, as apk
+// computes it).
+struct ApkFile {
+  std::string pkg, dir, name, content, link;
+  bool executable = false;
+};
+
+const std::vector<ApkFile> kApkFiles = {
+    {"musl", "lib", "ld-musl-x86_64.so.1", "\x7f" "ELF musl", "", true},
+    {"busybox", "bin", "busybox", "\x7f" "ELF busybox", "", true},
+    {"busybox", "bin", "sh", "", "/bin/busybox"},
+    {"alpine-baselayout", "etc", "motd", "Welcome to Alpine!\n", ""},
+    {"alpine-baselayout", "etc", "os-release", "ID=alpine\nVERSION_ID=3.19.1\n", ""},
+};
+
+std::string apkInstalled() {
+  std::map<std::string, std::string> db;  // package -> its paragraph's file lines
+  for (const auto& f : kApkFiles) {
+    std::string& lines = db[f.pkg];
+    if (lines.find("F:" + f.dir + "\n") == std::string::npos) lines += "F:" + f.dir + "\n";
+    lines += "R:" + f.name + "\n" + (f.executable ? "a:0:0:755\n" : "") + "Z:" + q1(f.link.empty() ? f.content : f.link) + "\n";
+  }
+  std::string installed;
+  for (const auto& [pkg, lines] : db)
+    installed += "C:Q1AAAA\nP:" + pkg + "\nV:1.0-r0\nA:x86_64\no:" + pkg + "\n" + lines + "\n";
+  return installed;
+}
+
 }  // namespace
 
-// Alpine-like: an apk database whose Z: checksums are those of the files written (a symlink's
-// is that of its target text, as apk computes it), audited as a root filesystem.
+// Alpine-like, audited as a root filesystem.
 TEST(OsFamilies, ApkRootfs) {
   std::string R = tempDir("apk") + "/root";
-  struct F {
-    std::string pkg, dir, name, content, link;
-    std::string mode;
-  };
-  const F files[] = {
-      {"musl", "lib", "ld-musl-x86_64.so.1", "\x7f" "ELF musl", "", "0:0:755"},
-      {"busybox", "bin", "busybox", "\x7f" "ELF busybox", "", "0:0:755"},
-      {"busybox", "bin", "sh", "", "/bin/busybox", ""},
-      {"alpine-baselayout", "etc", "motd", "Welcome to Alpine!\n", "", ""},
-      {"alpine-baselayout", "etc", "os-release", "ID=alpine\nVERSION_ID=3.19.1\n", "", ""},
-  };
-  std::map<std::string, std::string> db;  // package -> its paragraph's file lines
-  for (const auto& f : files) {
+  for (const auto& f : kApkFiles) {
     std::string path = R + "/" + f.dir + "/" + f.name;
     run("mkdir -p '" + R + "/" + f.dir + "'");
     if (!f.link.empty()) {
       ASSERT_EQ(run("ln -s '" + f.link + "' '" + path + "'").code, 0);
     } else {
       writeFile(path, f.content);
-      if (!f.mode.empty()) run("chmod 755 '" + path + "'");
+      if (f.executable) run("chmod 755 '" + path + "'");
     }
-    std::string& lines = db[f.pkg];
-    if (lines.find("F:" + f.dir + "\n") == std::string::npos) lines += "F:" + f.dir + "\n";
-    lines += "R:" + f.name + "\n" + (f.mode.empty() ? "" : "a:" + f.mode + "\n") + "Z:" + q1(f.link.empty() ? f.content : f.link) + "\n";
   }
-  std::string installed;
-  for (const auto& [pkg, lines] : db)
-    installed += "C:Q1AAAA\nP:" + pkg + "\nV:1.0-r0\nA:x86_64\no:" + pkg + "\n" + lines + "\n";
   run("mkdir -p " + R + "/lib/apk/db");
-  writeFile(R + "/lib/apk/db/installed", installed);
+  writeFile(R + "/lib/apk/db/installed", apkInstalled());
   int code = -1;
   json clean = auditJson("dir:" + R, &code);
   ASSERT_TRUE(clean.is_object());
@@ -254,4 +264,48 @@ TEST(OsFamilies, ApkRootfs) {
   EXPECT_EQ((*f)["package"], "busybox");
   EXPECT_EQ((*f)["manager"], "apk");
   EXPECT_EQ(above(r, "info").size(), 1u) << r["findings"].dump(1);
+}
+
+// Alpine-like, audited as an image: the layer walk records no sha1, so a second read of each
+// layer concerned hashes the apk-owned files; a file changed in layer 1 is reported once.
+TEST(OsFamilies, ApkImage) {
+  json base = json::array({{{"path", "lib"}, {"type", "dir"}, {"mode", 0755}},
+                           {{"path", "bin"}, {"type", "dir"}, {"mode", 0755}},
+                           {{"path", "etc"}, {"type", "dir"}, {"mode", 0755}},
+                           {{"path", "lib/apk/db"}, {"type", "dir"}, {"mode", 0755}},
+                           {{"path", "lib/apk/db/installed"}, {"content", apkInstalled()}, {"mode", 0644}}});
+  for (const auto& f : kApkFiles) {
+    std::string path = f.dir + "/" + f.name;
+    if (!f.link.empty()) base.push_back({{"path", path}, {"type", "symlink"}, {"target", f.link}});
+    else base.push_back({{"path", path}, {"content", f.content}, {"mode", f.executable ? 0755 : 0644}});
+  }
+  json spec = {{"architecture", "amd64"}, {"os", "linux"}, {"layers", json::array({{{"entries", base}}})}};
+  std::string dir = tempDir("apkimg");
+  std::string clean = mkimage(spec, dir + "/clean");
+  ASSERT_FALSE(clean.empty());
+  int code = -1;
+  json c = auditJson("oci:" + dir + "/clean@" + clean, &code);
+  ASSERT_TRUE(c.is_object());
+  EXPECT_EQ(code, 0) << c["findings"].dump(1);
+  EXPECT_TRUE(above(c, "info").empty()) << c["findings"].dump(1);
+  EXPECT_EQ(countFindings(c, "os.package.unverifiable"), 0) << c["findings"].dump(1);
+  EXPECT_EQ(c["os_packages"]["manager"], "apk");
+  EXPECT_EQ(c["os_packages"]["count"], 3);
+  EXPECT_EQ(c["os_packages"]["files_verified"], 5);
+  spec["layers"].push_back({{"entries", json::array({{{"path", "bin/busybox"}, {"content", "\x7f" "ELF busybax"}, {"mode", 0755}}})}});
+  std::string tampered = mkimage(spec, dir + "/tampered");
+  ASSERT_FALSE(tampered.empty());
+  json r = auditJson("oci:" + dir + "/tampered@" + tampered, &code);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(code, 1);
+  int n = 0;
+  const json* f = findOne(r, "os.package.modified", "/bin/busybox", &n);
+  ASSERT_TRUE(f) << r["findings"].dump(1);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ((*f)["package"], "busybox");
+  EXPECT_EQ((*f)["manager"], "apk");
+  EXPECT_EQ((*f)["layer"], "1");
+  EXPECT_EQ(above(r, "info").size(), 1u) << r["findings"].dump(1);
+  EXPECT_EQ(countFindings(r, "os.package.unverifiable"), 0) << r["findings"].dump(1);
+  EXPECT_EQ(r["os_packages"]["files_verified"], 4);
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <random>
 
+#include "kernodeck/util/hash.h"
 #include "support.h"
 
 using nlohmann::json;
@@ -407,4 +408,31 @@ TEST_F(Registry, SoakWithRandomFaultsLeavesTheCacheValid) {
   RunResult check = run("cd " + cache + "/blobs/sha256 && for f in *; do [ \"$(sha256sum $f | cut -c1-64)\" = \"$f\" ] || echo BAD $f; done");
   EXPECT_EQ(check.out, "");
   EXPECT_EQ(run("ls -A " + cache + "/tmp").out, "");
+}
+
+// apk's SHA-1 checksums in a registry image: the second read of the layer that hashes the apk
+// file is kept in the layer's cached scan, so a fresh analysis from the cache verifies it too.
+TEST_F(Registry, ApkChecksumsAreKeptInTheLayerCache) {
+  const std::string content = "\x7f" "ELF busybox";
+  kernodeck::util::Hasher h("sha1");
+  h.update(content);
+  std::string raw = h.raw();
+  std::string sha1 = kernodeck::util::toHex(raw);
+  std::string installed = "C:Q1AAAA\nP:busybox\nV:1.0-r0\nA:x86_64\nF:bin\nR:busybox\nZ:Q1" + kernodeck::util::base64Encode(raw) + "\n\n";
+  json spec = {{"tag", "1.0"},
+               {"layers", json::array({{{"entries", json::array({{{"path", "bin/busybox"}, {"content", content}, {"mode", 0755}},
+                                                                 {{"path", "lib/apk/db/installed"}, {"content", installed}}})}}})}};
+  std::string dir = tempDir("apkreg");
+  ASSERT_FALSE(mkimage(spec, dir + "/img").empty());
+  ASSERT_EQ(run("skopeo copy -q --dest-tls-verify=false oci:" + dir + "/img:1.0 docker://" + ref("team/apk:1.0")).code, 0);
+  std::string cache = tempDir("cache-apk");
+  for (const char* extra : {"", "--reanalyze "}) {
+    int code = -1;
+    json r = auditJson(std::string(extra) + "--cache-dir " + cache + " " + ref("team/apk:1.0"), &code);
+    ASSERT_TRUE(r.is_object());
+    EXPECT_EQ(code, 0) << r["findings"].dump(1);
+    EXPECT_EQ(r["os_packages"]["files_verified"], 1) << extra << r["os_packages"].dump(1);
+    EXPECT_EQ(countFindings(r, "os.package.unverifiable"), 0) << extra << r["findings"].dump(1);
+    EXPECT_EQ(run("grep -l " + sha1 + " " + cache + "/layers/sha256/*.tsv").code, 0) << extra;
+  }
 }

@@ -6,7 +6,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 
+#include "kernodeck/util/hash.h"
 #include "tar_builder.h"
 
 using namespace kernodeck;
@@ -172,4 +175,34 @@ TEST(LayeredView, ResolveShortcutKeepsLinkSemantics) {
   EXPECT_EQ(*b.view.resolve("usr/bin/alias"), "usr/bin/tool");
   EXPECT_EQ(*b.view.resolve("usr/bin/alias", false), "usr/bin/alias");
   EXPECT_EQ(*b.view.resolve("/usr/./bin/../bin/tool"), "usr/bin/tool");
+}
+
+// The walk records no sha1 unless asked; prepareHashes("sha1") has the filler read the layer
+// again for exactly the paths asked for, once, and hashResolved then answers from it.
+TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
+  const std::vector<std::vector<kdktest::TarEntry>> layers = {{{"etc/a", 'f', "apk file\n"}, {"etc/b", 'f', "other"}},
+                                                              {{"etc/c", 'f', "upper"}}};
+  auto b = build(layers);
+  EXPECT_EQ(b.view.hashResolved("etc/a", "sha1").error().code, "unsupported");
+  std::vector<std::pair<int, std::set<std::string>>> calls;
+  b.view.setHashFiller([&](int layer, const std::set<std::string>& paths) {
+    calls.emplace_back(layer, paths);
+    StringStream in(makeTar(layers.at(static_cast<size_t>(layer))));
+    ScanOptions o;
+    o.hashes = [&](const std::string& p) { return paths.count(p) ? kHashSha256 | kHashMd5 | kHashSha1 : 0u; };
+    std::map<std::string, LayeredView::FileHashes> out;
+    for (const auto& e : scanLayer(in, o).entries)
+      if (paths.count(e.path)) out[e.path] = {e.sha256, e.md5, e.sha1};
+    return out;
+  });
+  b.view.prepareHashes({"etc/a", "etc/c", "missing"}, "sha1");
+  b.view.prepareHashes({"etc/a"}, "sha1");  // already filled: no third read
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], (std::pair<int, std::set<std::string>>{0, {"etc/a"}}));
+  EXPECT_EQ(calls[1], (std::pair<int, std::set<std::string>>{1, {"etc/c"}}));
+  util::Hasher h("sha1");
+  h.update(std::string("apk file\n"));
+  EXPECT_EQ(*b.view.hashResolved("etc/a", "sha1"), h.hex());
+  EXPECT_EQ(b.view.hashResolved("etc/b", "sha1").error().code, "unsupported");  // never asked for
+  EXPECT_EQ(*b.view.hashResolved("etc/a", "md5"), b.view.stat("etc/a")->md5);  // the walk's hashes still answer
 }

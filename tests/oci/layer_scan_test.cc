@@ -188,8 +188,13 @@ TEST(ScanCache, RoundTripAndDamage) {
   StringStream in(makeTar({{"a\tb\nc\\d", 'f', "x"}, {"etc/os-release", 'f', "ID=x\n"}, {"l", 'l', "", "t\\a\tb"}, {"../bad", 'f', "y"}}));
   ScanOptions o;
   o.capture = [](const std::string& p) -> uint64_t { return p == "etc/os-release" ? 1024 : 0; };
+  // sha1 (apk's checksums) only where asked for.
+  o.hashes = [](const std::string& p) { return kHashSha256 | kHashMd5 | (p == "etc/os-release" ? kHashSha1 : 0u); };
   LayerScan s = scanLayer(in, o);
   ASSERT_FALSE(s.error);
+  ASSERT_EQ(s.entries[1].path, "etc/os-release");
+  EXPECT_EQ(s.entries[1].sha1, "838720265a0be80fc829188deba7b60e9cb4656a");
+  EXPECT_TRUE(s.entries[0].sha1.empty());
   Digest d{"sha256", s.digestHex};
   storeScan(dir, d, s);
   auto back = loadScan(dir, d);
@@ -200,6 +205,7 @@ TEST(ScanCache, RoundTripAndDamage) {
     EXPECT_EQ(back->entries[i].linkTarget, s.entries[i].linkTarget);
     EXPECT_EQ(back->entries[i].sha256, s.entries[i].sha256);
     EXPECT_EQ(back->entries[i].md5, s.entries[i].md5);
+    EXPECT_EQ(back->entries[i].sha1, s.entries[i].sha1);
     EXPECT_EQ(back->entries[i].kind, s.entries[i].kind);
     EXPECT_EQ(static_cast<bool>(back->entries[i].content), static_cast<bool>(s.entries[i].content));
   }
@@ -209,7 +215,7 @@ TEST(ScanCache, RoundTripAndDamage) {
   EXPECT_EQ(back->suspicious[0].name, s.suspicious[0].name);
   // Another digest misses; a torn file misses instead of failing.
   EXPECT_FALSE(loadScan(dir, Digest{"sha256", std::string(64, '0')}));
-  std::string file = dir + "/layers/sha256/" + s.digestHex + ".v" + std::to_string(kernodeck::kAnalysisVersion) + ".2.tsv";
+  std::string file = dir + "/layers/sha256/" + s.digestHex + ".v" + std::to_string(kernodeck::kAnalysisVersion) + ".3.tsv";
   std::ifstream f(file, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::ofstream(file, std::ios::binary) << text.substr(0, text.size() - 5);

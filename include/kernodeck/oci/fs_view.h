@@ -31,6 +31,7 @@ struct Node {
   std::string linkTarget;    // symlinks
   std::string sha256;        // regular files, when known
   std::string md5;           // likewise
+  std::string sha1;          // likewise (apk's checksums; only when a package database asked)
   std::shared_ptr<const std::string> content;  // captured content, when known
   // For a hardlink: the layer and path whose tar entry holds the bytes (else -1 and empty).
   int dataLayer = -1;
@@ -58,7 +59,7 @@ class FsView {
   // Content of a regular file at a resolved path; limited in size.
   virtual Result<std::string> readResolved(const std::string& path, uint64_t limit) const = 0;
 
-  // Hash ("sha256" or "md5", hex) of the regular file at a resolved path:
+  // Hash ("sha256", "md5" or "sha1", hex) of the regular file at a resolved path:
   // recorded during the layer walk, or read now for a directory view.
   virtual Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const = 0;
   // Says which resolved paths hashResolved() will be asked for next, so that a view that
@@ -103,9 +104,12 @@ class LayeredView : public FsView {
   Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override;
   void prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const override;
 
-  // Reads a layer again for files its walk did not hash: (layer, paths) -> path -> {sha256, md5}.
-  using HashFiller = std::function<std::map<std::string, std::pair<std::string, std::string>>(
-      int layer, const std::set<std::string>& paths)>;
+  // The hashes a second read of a layer found for one file (hex; empty: not hashed).
+  struct FileHashes {
+    std::string sha256, md5, sha1;
+  };
+  // Reads a layer again for files its walk did not hash: (layer, paths) -> path -> every hash.
+  using HashFiller = std::function<std::map<std::string, FileHashes>(int layer, const std::set<std::string>& paths)>;
   void setHashFiller(HashFiller f) { filler_ = std::move(f); }
 
   const std::map<std::string, Node>& nodes() const { return nodes_; }
@@ -123,8 +127,8 @@ class LayeredView : public FsView {
 
   std::map<std::string, Node> nodes_;
   HashFiller filler_;
-  // Hashes found by the filler (path -> {sha256, md5}), and the paths already asked for.
-  mutable std::map<std::string, std::pair<std::string, std::string>> filled_;
+  // Hashes found by the filler (path -> all of them), and the paths already asked for.
+  mutable std::map<std::string, FileHashes> filled_;
   mutable std::set<std::string> fillAsked_;
 };
 

@@ -31,6 +31,7 @@ struct LayerEntry {
   std::string linkTarget;  // symlink and hardlink: as written (a hardlink's is resolved when applied)
   std::string sha256;      // regular files; empty when not hashed (sparse, oversized)
   std::string md5;         // likewise, for dpkg's md5sums
+  std::string sha1;        // likewise, for apk's Q1 checksums (only when asked for)
   std::shared_ptr<const std::string> content;  // captured files only
 };
 
@@ -54,15 +55,15 @@ struct LayerScan {
   std::optional<Error> error;       // set when the stream could not be read to the end
 };
 
-enum : unsigned { kHashSha256 = 1, kHashMd5 = 2 };
+enum : unsigned { kHashSha256 = 1, kHashMd5 = 2, kHashSha1 = 4 };
 
 struct ScanOptions {
   std::string digestAlgorithm = "sha256";
   // Paths (normalised) whose content should be kept in memory: returns the
   // largest size to keep (0: do not keep).
   std::function<uint64_t(const std::string& path)> capture;
-  // Which hashes each regular file gets: kHashSha256 (RECORD) and kHashMd5 (dpkg's
-  // md5sums) bits; unset: both. A file a guess left unhashed can be hashed later, when a
+  // Which hashes each regular file gets: kHashSha256 (RECORD), kHashMd5 (dpkg's md5sums) and
+  // kHashSha1 (apk's Q1 checksums) bits; unset: sha256 and md5. A file a guess left unhashed can be hashed later, when a
   // package database asks for it (LayeredView::prepareHashes).
   std::function<unsigned(const std::string& path)> hashes;
   // Only count and hash the blob (an encrypted layer, an artifact's blob): no tar is read.
