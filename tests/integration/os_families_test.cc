@@ -84,6 +84,17 @@ const json* findOne(const json& r, const std::string& code, const std::string& p
   return hit;
 }
 
+// The one os.package.modified finding for PATH, which must name PACKAGE; null when there is none.
+const json* modifiedOnce(const json& r, const std::string& path, const std::string& package) {
+  int n = 0;
+  const json* f = findOne(r, "os.package.modified", path, &n);
+  EXPECT_EQ(n, 1) << path << ": " << r["findings"].dump(1);
+  if (f) {
+    EXPECT_EQ((*f)["package"], package) << path;
+  }
+  return f;
+}
+
 bool rpmTools() { return ::geteuid() == 0 && haveTool("rpmbuild") && haveTool("rpm"); }
 
 }  // namespace
@@ -182,11 +193,8 @@ TEST(OsFamilies, RpmBerkeleyDbRootfs) {
   writeFile(R + "/usr/bin/demo", "#!/bin/sh\necho HI\n");  // same size, other bytes
   json r = auditJson("dir:" + R, &code);
   EXPECT_EQ(code, 1);
-  int n = 0;
-  const json* f = findOne(r, "os.package.modified", "/usr/bin/demo", &n);
+  const json* f = modifiedOnce(r, "/usr/bin/demo", "demo");
   ASSERT_TRUE(f) << r["findings"].dump(1);
-  EXPECT_EQ(n, 1);
-  EXPECT_EQ((*f)["package"], "demo");
   EXPECT_EQ((*f)["verify"], "..5.");
   EXPECT_EQ(above(r, "info").size(), 1u) << r["findings"].dump(1);
 }
@@ -257,11 +265,8 @@ TEST(OsFamilies, ApkRootfs) {
   writeFile(R + "/bin/busybox", "\x7f" "ELF busybax");
   json r = auditJson("dir:" + R, &code);
   EXPECT_EQ(code, 1);
-  int n = 0;
-  const json* f = findOne(r, "os.package.modified", "/bin/busybox", &n);
+  const json* f = modifiedOnce(r, "/bin/busybox", "busybox");
   ASSERT_TRUE(f) << r["findings"].dump(1);
-  EXPECT_EQ(n, 1);
-  EXPECT_EQ((*f)["package"], "busybox");
   EXPECT_EQ((*f)["manager"], "apk");
   EXPECT_EQ(above(r, "info").size(), 1u) << r["findings"].dump(1);
 }
@@ -298,11 +303,8 @@ TEST(OsFamilies, ApkImage) {
   json r = auditJson("oci:" + dir + "/tampered@" + tampered, &code);
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(code, 1);
-  int n = 0;
-  const json* f = findOne(r, "os.package.modified", "/bin/busybox", &n);
+  const json* f = modifiedOnce(r, "/bin/busybox", "busybox");
   ASSERT_TRUE(f) << r["findings"].dump(1);
-  EXPECT_EQ(n, 1);
-  EXPECT_EQ((*f)["package"], "busybox");
   EXPECT_EQ((*f)["manager"], "apk");
   EXPECT_EQ((*f)["layer"], "1");
   EXPECT_EQ(above(r, "info").size(), 1u) << r["findings"].dump(1);
