@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "options.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/report/audit_diff.h"
 #include "kernodeck/report/formats.h"
@@ -24,36 +25,17 @@ int runDiffReports(const std::vector<std::string>& args) {
       "format", po::value(&format), "text (default), json or html")("json", po::bool_switch(&json), "the same as --format json")(
       "output,o", po::value(&output), "write the report to FILE")(
       "fail-on", po::value(&failOn), "exit 1 on differences at or above: info, warning (default), error, none");
-  po::options_description hidden;
-  hidden.add_options()("a", po::value(&a))("b", po::value(&b));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("a", 1).add("b", 1);
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "kernodeck diff: %s\n", e.what());
-    return report::kExitUsage;
-  }
-  if (help) {
-    std::cout << opts << "\n" << kExitCodesHelp;
-    return 0;
-  }
-  if (b.empty()) {
-    std::fprintf(stderr, "kernodeck diff: two files are required (try --help)\n");
-    return report::kExitUsage;
-  }
+  std::vector<std::string> files;
+  if (int rc = parseOptions("diff", args, opts, &files); rc >= 0) return rc;
+  if (help) return printHelp(opts);
+  if (files.size() != 2) return usageError("diff", "two files are required (try --help)");
+  a = files[0];
+  b = files[1];
   auto threshold = report::parseFailOn(failOn);
   auto fmt = report::parseFormatOptions(format, json);
   if (fmt.ok() && *fmt != report::Format::Text && *fmt != report::Format::Json && *fmt != report::Format::Html)
     fmt = Error::Invalid("--format takes text, json or html for a diff");
-  if (!threshold.ok() || !fmt.ok()) {
-    std::fprintf(stderr, "kernodeck diff: %s\n", (!threshold.ok() ? threshold.error() : fmt.error()).message.c_str());
-    return report::kExitUsage;
-  }
+  if (!threshold.ok() || !fmt.ok()) return usageError("diff", (!threshold.ok() ? threshold.error() : fmt.error()).message);
   nlohmann::json docs[2];
   for (int i = 0; i < 2; ++i) {
     const std::string& path = i ? b : a;

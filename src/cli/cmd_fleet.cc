@@ -4,7 +4,6 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 
 #include "commands.h"
 #include "kernodeck/fleet/plan.h"
@@ -15,6 +14,7 @@
 #include "kernodeck/registry/scan_store.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "options.h"
 #include "registry_flags.h"
 
 namespace po = boost::program_options;
@@ -23,11 +23,6 @@ using nlohmann::json;
 namespace kernodeck::cli {
 
 namespace {
-
-int usageError(const char* sub, const std::string& m) {
-  std::fprintf(stderr, "kernodeck fleet %s: %s\n", sub, m.c_str());
-  return report::kExitUsage;
-}
 
 Result<fleet::Plan> loadPlan(const std::string& path) {
   if (path.empty()) return Error::Invalid("--plan FILE is required");
@@ -53,20 +48,17 @@ int runPlan(const std::vector<std::string>& args) {
       ("output,o", po::value(&output), "write the plan to FILE instead of stdout");
   rf.add(opts);
   std::vector<std::string> files;
-  if (int rc = parseFlags("kernodeck fleet plan", args, opts, &files); rc >= 0) return rc;
-  if (help) {
-    std::cout << opts << "\nexit codes: 0 ok, 2 usage, 3 a reference could not be resolved\n";
-    return 0;
-  }
-  if (files.size() + (catalog.empty() ? 0 : 1) != 1) return usageError("plan", "give either one FILE of references or --catalog (try --help)");
-  if (shards < 1 || shards > 10000) return usageError("plan", "--shards takes 1 to 10000");
-  if (cacheRepo.empty()) return usageError("plan", "--cache-repo REGISTRY/REPO is required: it is where workers share layer results");
-  if (std::string e = rf.finish(); !e.empty()) return usageError("plan", e);
-  if (auto s = registry::openRegistryScanStore(cacheRepo, rf.options); !s.ok()) return usageError("plan", s.error().message);
+  if (int rc = parseOptions("fleet plan", args, opts, &files); rc >= 0) return rc;
+  if (help) return printHelp(opts, "exit codes: 0 ok, 2 usage, 3 a reference could not be resolved\n");
+  if (files.size() + (catalog.empty() ? 0 : 1) != 1) return usageError("fleet plan", "give either one FILE of references or --catalog (try --help)");
+  if (shards < 1 || shards > 10000) return usageError("fleet plan", "--shards takes 1 to 10000");
+  if (cacheRepo.empty()) return usageError("fleet plan", "--cache-repo REGISTRY/REPO is required: it is where workers share layer results");
+  if (std::string e = rf.finish(); !e.empty()) return usageError("fleet plan", e);
+  if (auto s = registry::openRegistryScanStore(cacheRepo, rf.options); !s.ok()) return usageError("fleet plan", s.error().message);
   oci::Platform want = oci::hostPlatform();
   if (!platform.empty()) {
     auto p = oci::parsePlatform(platform);
-    if (!p.ok()) return usageError("plan", p.error().message);
+    if (!p.ok()) return usageError("fleet plan", p.error().message);
     want = *p;
   }
   auto refs = catalog.empty() ? fleet::readRefList(files[0]) : fleet::catalogRefs(catalog, cacheRepo, rf.options);
@@ -74,7 +66,7 @@ int runPlan(const std::vector<std::string>& args) {
     std::fprintf(stderr, "kernodeck fleet plan: %s\n", refs.error().message.c_str());
     return report::kExitIncomplete;
   }
-  if (refs->empty()) return usageError("plan", "no image references to plan");
+  if (refs->empty()) return usageError("fleet plan", "no image references to plan");
   auto plan = fleet::makePlan(*refs, shards, cacheRepo, want, rf.options);
   if (!plan.ok()) {
     std::fprintf(stderr, "kernodeck fleet plan: %s\n", plan.error().message.c_str());
@@ -100,26 +92,23 @@ int runWorker(const std::vector<std::string>& args) {
       ("redo", po::bool_switch(&redo), "audit again images that already have a good report")
       ("output,o", po::value(&output), "write the worker's JSON outcome to FILE instead of stdout");
   rf.add(opts);
-  if (int rc = parseFlags("kernodeck fleet run", args, opts); rc >= 0) return rc;
-  if (help) {
-    std::cout << opts << "\nexit codes: 0 ok, 2 usage, 3 some layer or image could not be done (run it again)\n";
-    return 0;
-  }
+  if (int rc = parseOptions("fleet run", args, opts); rc >= 0) return rc;
+  if (help) return printHelp(opts, "exit codes: 0 ok, 2 usage, 3 some layer or image could not be done (run it again)\n");
   if (shard < 0) {
     const char* idx = std::getenv("JOB_COMPLETION_INDEX");
     auto v = idx ? util::parseUint(idx) : std::nullopt;
-    if (!v) return usageError("run", "--shard I is required when $JOB_COMPLETION_INDEX is not set");
+    if (!v) return usageError("fleet run", "--shard I is required when $JOB_COMPLETION_INDEX is not set");
     shard = static_cast<int>(*v);
   }
-  if (!(wait >= 0)) return usageError("run", "--wait takes seconds >= 0");
-  if (std::string e = rf.finish(); !e.empty()) return usageError("run", e);
+  if (!(wait >= 0)) return usageError("fleet run", "--wait takes seconds >= 0");
+  if (std::string e = rf.finish(); !e.empty()) return usageError("fleet run", e);
   auto plan = loadPlan(planFile);
-  if (!plan.ok()) return usageError("run", plan.error().message);
-  if (shard >= plan->shards) return usageError("run", "shard " + std::to_string(shard) + " is not in the plan's 0.." + std::to_string(plan->shards - 1));
+  if (!plan.ok()) return usageError("fleet run", plan.error().message);
+  if (shard >= plan->shards) return usageError("fleet run", "shard " + std::to_string(shard) + " is not in the plan's 0.." + std::to_string(plan->shards - 1));
   std::optional<attest::Key> key;
   if (!signKey.empty()) {
     auto k = attest::Key::fromFile(signKey);
-    if (!k.ok() || !k->isPrivate()) return usageError("run", "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
+    if (!k.ok() || !k->isPrivate()) return usageError("fleet run", "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
     key = std::move(*k);
   }
   fleet::RunOptions ro{shard, rf.options, key ? &*key : nullptr, wait, redo};
@@ -144,20 +133,17 @@ int runSummary(const std::vector<std::string>& args) {
       ("fail-on", po::value(&failOn), "an image fails on findings at or above: info, warning, error (default), none")
       ("output,o", po::value(&output), "write the summary to FILE instead of stdout");
   rf.add(opts);
-  if (int rc = parseFlags("kernodeck fleet summary", args, opts); rc >= 0) return rc;
-  if (help) {
-    std::cout << opts << "\nexit codes: 0 every image passes, 1 some image fails, 2 usage, 3 some report is missing or incomplete\n";
-    return 0;
-  }
+  if (int rc = parseOptions("fleet summary", args, opts); rc >= 0) return rc;
+  if (help) return printHelp(opts, "exit codes: 0 every image passes, 1 some image fails, 2 usage, 3 some report is missing or incomplete\n");
   auto threshold = report::parseFailOn(failOn);
-  if (!threshold.ok()) return usageError("summary", threshold.error().message);
-  if (std::string e = rf.finish(); !e.empty()) return usageError("summary", e);
+  if (!threshold.ok()) return usageError("fleet summary", threshold.error().message);
+  if (std::string e = rf.finish(); !e.empty()) return usageError("fleet summary", e);
   auto plan = loadPlan(planFile);
-  if (!plan.ok()) return usageError("summary", plan.error().message);
+  if (!plan.ok()) return usageError("fleet summary", plan.error().message);
   std::optional<attest::Key> key;
   if (!keyFile.empty()) {
     auto k = attest::Key::fromFile(keyFile);
-    if (!k.ok()) return usageError("summary", k.error().message);
+    if (!k.ok()) return usageError("fleet summary", k.error().message);
     key = std::move(*k);
   }
   json s = fleet::gatherSummary(*plan, rf.options, key ? &*key : nullptr, *threshold);

@@ -1,9 +1,8 @@
 // kernodeck host [--host-root DIR] [--json]: the GPU facts of this node, as the hook sees them.
 #include <boost/program_options.hpp>
-#include <cstdio>
-#include <iostream>
 
 #include "commands.h"
+#include "options.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/report/report.h"
 
@@ -20,18 +19,8 @@ int runHost(const std::vector<std::string>& args) {
       ("host-root", po::value(&root), "read /proc, /sys and /dev under this root (default /)")
       ("json", po::bool_switch(&json), "print JSON")
       ("output,o", po::value(&output), "write to FILE instead of stdout");
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "kernodeck host: %s\n", e.what());
-    return report::kExitUsage;
-  }
-  if (help) {
-    std::cout << opts << "\n" << kExitCodesHelp;
-    return 0;
-  }
+  if (int rc = parseOptions("host", args, opts); rc >= 0) return rc;
+  if (help) return printHelp(opts);
   host::HostFacts facts = host::readHostFacts(root);
   std::string text = json ? facts.toJson().dump(2) + "\n" : facts.toText();
   return emit(text, output);

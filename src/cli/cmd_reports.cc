@@ -9,6 +9,7 @@
 #include "kernodeck/attest/attached_report.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/referrers.h"
+#include "options.h"
 #include "registry_flags.h"
 
 namespace po = boost::program_options;
@@ -32,7 +33,7 @@ int runReports(const std::vector<std::string>& args) {
       ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
   rf.add(opts);
   std::vector<std::string> images;
-  if (int rc = parseFlags("kernodeck reports", args, opts, &images); rc >= 0) return rc;
+  if (int rc = parseOptions("reports", args, opts, &images); rc >= 0) return rc;
   if (help) {
     std::cout << opts << "\nexit codes: 0 ok, 1 findings at or above --fail-on (no report, a bad one), 2 usage, 3 could not complete\n";
     return 0;

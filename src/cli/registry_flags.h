@@ -4,7 +4,6 @@
 
 #include <boost/program_options.hpp>
 #include <string>
-#include <vector>
 
 #include "kernodeck/registry/client.h"
 
@@ -15,14 +14,11 @@ struct RegistryFlags {
   bool insecure = false, noCache = false;
   std::string tlsVerify = "true", authfile;
 
-  void add(boost::program_options::options_description& opts);
+  // Adds the flags; `transfers` also adds --retry-max-time and --stall-timeout (audit's long
+  // blob transfers).
+  void add(boost::program_options::options_description& opts, bool transfers = false);
   // Checks the values and completes `options`; an error message (a usage error) or "".
   std::string finish();
 };
-
-// Parses ARGS into `opts`, the positional arguments (when `positionals` is given) into it;
-// -1 to go on, or the usage exit code after one line on stderr prefixed with `command`.
-int parseFlags(const char* command, const std::vector<std::string>& args, boost::program_options::options_description& opts,
-               std::vector<std::string>* positionals = nullptr);
 
 }  // namespace kernodeck::cli

@@ -1,0 +1,44 @@
+#include "options.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "kernodeck/report/report.h"
+#include "kernodeck/util/strings.h"
+
+namespace po = boost::program_options;
+
+namespace kernodeck::cli {
+
+int parseOptions(const std::string& command, const std::vector<std::string>& args, po::options_description& opts,
+                 std::vector<std::string>* positionals) {
+  po::options_description all;
+  all.add(opts);
+  po::positional_options_description pos;
+  if (positionals) {
+    all.add_options()("positional", po::value(positionals)->composing());
+    pos.add("positional", -1);
+  }
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usageError(command, e.what());
+  }
+  return -1;
+}
+
+int printHelp(const po::options_description& opts, const char* exitCodes) {
+  std::cout << opts << "\n" << (exitCodes ? exitCodes : kExitCodesHelp);
+  std::cout.flush();
+  return 0;
+}
+
+int usageError(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "kernodeck %s: %s\n", command.c_str(), util::printable(message, 400).c_str());
+  return report::kExitUsage;
+}
+
+}  // namespace kernodeck::cli
