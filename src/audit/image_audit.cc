@@ -6,21 +6,20 @@
 
 #include <sys/stat.h>
 
-#include <atomic>
 #include <set>
 #include <thread>
 
 #include "kernodeck/os/os_release.h"
+#include "kernodeck/audit/layer_reader.h"
 #include "kernodeck/audit/packages_audit.h"
+#include "kernodeck/audit/result_cache.h"
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/oci/schema_check.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/report/redact.h"
-#include "kernodeck/version.h"
 #include "kernodeck/util/hash.h"
-#include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::audit {
@@ -36,32 +35,6 @@ std::string hashHex(const std::string& alg, const std::string& bytes) {
   util::Hasher h(alg);
   h.update(bytes);
   return h.hex();
-}
-
-// Reads a layer again for files its walk left unhashed (packagesHashPolicy guessed that no
-// package database would ask for them), and records the hashes in its cached result.
-std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
-                                                               const std::set<std::string>& paths) {
-  std::map<std::string, oci::LayeredView::FileHashes> out;
-  auto stream = source.openBlob(d);
-  if (!stream.ok()) return out;
-  oci::ScanOptions so;
-  so.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
-  so.hashes = [&paths](const std::string& p) { return paths.count(p) ? oci::kHashSha256 | oci::kHashMd5 | oci::kHashSha1 : 0u; };
-  oci::LayerScan scan = oci::scanLayer(**stream, so);
-  if (scan.error || scan.digestHex != d.digest.encoded) return out;  // not the bytes the walk read
-  for (const auto& e : scan.entries)
-    if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256, e.md5, e.sha1};
-  if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest)) {
-    for (auto& e : cached->entries)
-      if (auto it = out.find(e.path); it != out.end() && e.kind == oci::EntryKind::File) {
-        e.sha256 = it->second.sha256;
-        e.md5 = it->second.md5;
-        e.sha1 = it->second.sha1;
-      }
-    oci::storeScan(source.scanCacheDir(), d.digest, *cached);
-  }
-  return out;
 }
 
 class Pipeline {
@@ -104,6 +77,7 @@ class Pipeline {
         r_.subject()["registry"] = rr.registry;
         r_.subject()["repository"] = rr.repository;
         r_.subject()["normalized"] = rr.str();
+        registryRef_ = rr;
         KDK_TRY_ASSIGN(source_, registry::openRegistrySource(rr, opts_.registry));
       } else {
         KDK_TRY_ASSIGN(source_, oci::openImageSource(ref_));
@@ -122,13 +96,17 @@ class Pipeline {
     }
     r_.runStep("config", [&] { return readConfig(); });
     std::string key = r_.failed() ? std::string() : resultKey();
-    if (!key.empty() && replayResult(key)) return;
+    if (!key.empty())
+      if (auto stored = loadResult(key)) {
+        replay(*stored, key);
+        return;
+      }
     size_t findingsBefore = r_.findings().size();
     nlohmann::json sectionsBefore = r_.sections();
     r_.runStep("layers", [&] { return walkLayers(); });
     r_.runStep("os", [&] { return detectOs(); });
     runPackages();
-    if (!key.empty() && !r_.failed()) storeResult(key, findingsBefore, sectionsBefore);
+    if (!key.empty() && !r_.failed()) storeResult(key, added(findingsBefore, sectionsBefore));
   }
 
  private:
@@ -142,94 +120,40 @@ class Pipeline {
       if (eq != std::string::npos) ctx.env[e.substr(0, eq)] = e.substr(eq + 1);
     }
     ctx.labels = config_.labels;
-    if (r_.subject().contains("manifest_digest") && r_.subject()["manifest_digest"].is_string())
-      ctx.imageDigest = r_.subject()["manifest_digest"].get<std::string>();
+    ctx.imageDigest = manifestDigest_;
     ctx.requirementsFiles = opts_.requirementsFiles;
     ctx.pythonTargets = opts_.pythonTargets;
     out_.expectation = auditPackages(*out_.view, ctx, r_);
   }
 
-  // The steps after "config" depend only on the image's content (the manifest pins every blob),
-  // the options and this build of Kernodeck, so their outcome is kept under a key of all three,
-  // as scanners keep an artifact's analysis (Trivy's artifact cache). Registry sources only,
-  // like the blob and per-layer caches; --reanalyze bypasses it.
-  static constexpr const char* kResultSteps[] = {"layers", "os", "os-packages", "python"};
-
+  // The result cache's entry for this image (result_cache.h); empty when it is not to be used.
   std::string resultKey() const {
     std::string dir = source_->scanCacheDir();
     if (dir.empty() || !opts_.reuseResults || opts_.capture || source_->synthetic()) return {};
-    util::Hasher h("sha256");
-    h.update("kernodeck.image-result/v1\n");
-    h.update(std::string(kVersion) + "\n");
-    // Any rebuild of the binary changes the analysis it may do: its size and time are in the key.
-    struct stat st {};
-    if (::stat("/proc/self/exe", &st) != 0) return {};
-    h.update(std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n");
-    h.update(manifestDesc_.digest.str() + "\n" + manifest_.config.digest.str() + "\n");
-    h.update((opts_.platform ? oci::normalize(*opts_.platform).str() : oci::hostPlatform().str()) + "\n");
-    for (const auto& t : opts_.pythonTargets) h.update("python " + t + "\n");
-    for (const auto& f : opts_.requirementsFiles) {
-      auto content = util::readFileLimited(f, 16u << 20);
-      if (!content.ok()) return {};
-      h.update(f + "\n" + util::sha256Hex(*content) + "\n");
-    }
-    return dir + "/results/sha256/" + h.hex() + ".json";
+    return resultPath(dir, manifestDesc_.digest, manifest_.config.digest, opts_);
   }
 
-  void storeResult(const std::string& path, size_t findingsBefore, const nlohmann::json& sectionsBefore) {
-    json rec = {{"steps", json::object()}, {"sections", json::object()}, {"findings", json::array()},
-                {"expectation", out_.expectation.toJson()}};
+  // What the steps after "config" added to the report since it held `findingsBefore` findings
+  // and `sectionsBefore`.
+  StoredResult added(size_t findingsBefore, const nlohmann::json& sectionsBefore) const {
+    StoredResult s;
     for (const char* name : kResultSteps)
       for (const auto& st : r_.steps())
-        if (st.name == name) rec["steps"][name] = {{"status", report::toString(st.status)}, {"reason", st.error}};
+        if (st.name == name) s.steps.push_back(st);
     for (auto it = r_.sections().begin(); it != r_.sections().end(); ++it)
-      if (!sectionsBefore.contains(it.key())) rec["sections"][it.key()] = it.value();
-    for (size_t i = findingsBefore; i < r_.findings().size(); ++i) {
-      const auto& f = r_.findings()[i];
-      rec["findings"].push_back({{"code", f.code}, {"severity", report::toString(f.severity)}, {"message", f.message},
-                                 {"evidence", f.evidence}});
-    }
-    util::makeDirs(path.substr(0, path.rfind('/')));
-    // A cache: failing to keep it is not an error, and a torn entry does not parse (not synced).
-    (void)util::writeFileAtomic(path, rec.dump(), false);
+      if (!sectionsBefore.contains(it.key())) s.sections[it.key()] = it.value();
+    s.findings.assign(r_.findings().begin() + static_cast<std::ptrdiff_t>(findingsBefore), r_.findings().end());
+    s.expectation = out_.expectation;
+    return s;
   }
 
-  // Replays a stored outcome; false (nothing changed) when there is none or it does not parse.
-  bool replayResult(const std::string& path) {
-    auto text = util::readFileLimited(path, 256u << 20);
-    if (!text.ok()) return false;
-    json rec = json::parse(*text, nullptr, false);
-    if (!rec.is_object() || !rec.contains("steps") || !rec["steps"].is_object() || !rec.contains("findings") ||
-        !rec["findings"].is_array() || !rec.contains("sections") || !rec["sections"].is_object())
-      return false;
-    std::vector<report::Finding> findings;
-    for (const auto& f : rec["findings"]) {
-      if (!f.is_object() || !f.contains("severity") || !f["severity"].is_string()) return false;
-      auto sev = report::parseSeverity(f["severity"].get<std::string>());
-      if (!sev) return false;
-      report::Finding fi{f.value("code", ""), *sev, f.value("message", ""), {}};
-      if (f.contains("evidence") && f["evidence"].is_object())
-        for (auto it = f["evidence"].begin(); it != f["evidence"].end(); ++it)
-          if (it.value().is_string()) fi.evidence[it.key()] = it.value().get<std::string>();
-      findings.push_back(std::move(fi));
-    }
-    auto expectation = gpu::parseExpectation(rec.value("expectation", json::object()).dump());
-    if (!expectation.ok()) return false;
-    for (const char* name : kResultSteps) {
-      if (!rec["steps"].contains(name) || !rec["steps"][name].is_object()) return false;
-      std::string status = rec["steps"][name].value("status", "");
-      if (status != "passed" && status != "skipped") return false;
-    }
-    for (const char* name : kResultSteps) {
-      const json& st = rec["steps"][name];
-      r_.restoreStep(name, st["status"] == "passed" ? report::StepStatus::Passed : report::StepStatus::Skipped,
-                     st.value("reason", ""));
-    }
-    for (auto it = rec["sections"].begin(); it != rec["sections"].end(); ++it) r_.section(it.key()) = it.value();
-    for (auto& f : findings) r_.add(std::move(f));
-    out_.expectation = *expectation;
+  // Puts a stored outcome into the report in place of running its steps.
+  void replay(StoredResult& stored, const std::string& path) {
+    for (const auto& st : stored.steps) r_.restoreStep(st.name, st.status, st.error);
+    for (auto it = stored.sections.begin(); it != stored.sections.end(); ++it) r_.section(it.key()) = it.value();
+    for (auto& f : stored.findings) r_.add(std::move(f));
+    out_.expectation = std::move(stored.expectation);
     r_.subject()["cached_result"] = path.substr(path.rfind('/') + 1, 64);
-    return true;
   }
 
   // An OCI artifact (a manifest whose config is not an image config: the empty descriptor or
@@ -354,7 +278,8 @@ class Pipeline {
     if (kind == oci::DocKind::Index) {
       auto index = oci::parseIndex(bytes);
       if (!index.ok()) return Error::Invalid("index " + top_.digest.str() + ": " + index.error().message);
-      r_.subject()["index_digest"] = top_.digest.str();
+      indexDigest_ = top_.digest.str();
+      r_.subject()["index_digest"] = indexDigest_;
       KDK_TRY_ASSIGN(size_t pick, oci::selectPlatform(*index, want));
       manifestDesc_ = index->manifests[pick];
       KDK_TRY_ASSIGN(bytes, readVerified(manifestDesc_, "manifest"));
@@ -362,6 +287,7 @@ class Pipeline {
       if (kind != oci::DocKind::Manifest) return Error::Unsupported("nested image indexes are not supported");
       checkSchema(bytes, "manifest.schema.invalid", manifestDesc_, oci::checkManifestSchema);
       if (manifestDesc_.platform) {
+        platformFromIndex_ = true;
         r_.subject()["platform"] = oci::normalize(*manifestDesc_.platform).str();
       } else {
         r_.add("index.platform.missing", Severity::Info,
@@ -373,8 +299,9 @@ class Pipeline {
     auto m = oci::parseManifest(bytes);
     if (!m.ok()) return Error::Invalid("manifest " + manifestDesc_.digest.str() + ": " + m.error().message);
     manifest_ = *m;
+    manifestDigest_ = source_->synthetic() ? std::string() : manifestDesc_.digest.str();
     if (source_->synthetic()) r_.subject()["manifest_digest"] = nullptr;
-    else r_.subject()["manifest_digest"] = manifestDesc_.digest.str();
+    else r_.subject()["manifest_digest"] = manifestDigest_;
     r_.subject()["media_type"] = manifest_.mediaType;
     if (!source_->tag().empty()) r_.subject()["tag"] = source_->tag();
     return {};
@@ -387,7 +314,7 @@ class Pipeline {
     auto c = oci::parseConfig(bytes);
     if (!c.ok()) return Error::Invalid("config " + manifest_.config.digest.str() + ": " + c.error().message);
     config_ = *c;
-    if (!r_.subject().contains("platform")) r_.subject()["platform"] = oci::normalize(config_.platform).str();
+    if (!platformFromIndex_) r_.subject()["platform"] = oci::normalize(config_.platform).str();
     oci::Platform want = opts_.platform ? oci::normalize(*opts_.platform) : oci::hostPlatform();
     oci::Platform have = oci::normalize(config_.platform);
     if (have.os != want.os || have.architecture != want.architecture)
@@ -452,11 +379,10 @@ class Pipeline {
     if (source_->synthetic()) {
       pin = "the legacy archive has no manifest digest; its image ID is " + manifest_.config.digest.str();
     } else {
-      std::string d = r_.subject().contains("index_digest") ? r_.subject()["index_digest"].get<std::string>()
-                                                              : manifestDesc_.digest.str();
+      std::string d = !indexDigest_.empty() ? indexDigest_ : manifestDesc_.digest.str();
       if (ref_.transport == oci::Transport::OciLayout) pin = "pin it as oci:" + ref_.path + "@" + d;
-      else if (ref_.transport == oci::Transport::Registry && r_.subject().contains("registry"))
-        pin = "pin it as " + r_.subject()["registry"].get<std::string>() + "/" + r_.subject()["repository"].get<std::string>() + "@" + d;
+      else if (ref_.transport == oci::Transport::Registry && registryRef_)
+        pin = "pin it as " + registryRef_->registry + "/" + registryRef_->repository + "@" + d;
       else pin = "pin digest " + d;
     }
     std::string what = source_->tag().empty() ? "no tag or digest" : "tag '" + source_->tag() + "'";
@@ -470,44 +396,10 @@ class Pipeline {
     oci::ScanOptions so = layerScanOptions(opts_);
     // Read the layers in parallel (bounded), then apply them in order.
     size_t n = manifest_.layers.size();
-    std::vector<std::optional<oci::LayerScan>> scans(n);
-    std::vector<std::optional<Error>> openErrors(n);
     unsigned workers = opts_.parallelLayers ? opts_.parallelLayers : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
-    std::atomic<size_t> next{0};
     // Shared results, like the local ones, only for content-addressed sources.
     bool shareable = opts_.sharedScans && ref_.transport == oci::Transport::Registry;
-    auto work = [&] {
-      for (size_t i; (i = next++) < n;) {
-        const oci::Descriptor& d = manifest_.layers[i];
-        if (auto cached = oci::loadScan(source_->scanCacheDir(), d.digest); cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
-          scans[i] = std::move(*cached);
-          continue;
-        }
-        if (auto shared = shareable ? opts_.sharedScans->load(d) : std::nullopt) {
-          oci::storeScan(source_->scanCacheDir(), d.digest, *shared);
-          scans[i] = std::move(*shared);
-          continue;
-        }
-        auto stream = source_->openBlob(d);
-        if (!stream.ok()) {
-          openErrors[i] = stream.error();
-          continue;
-        }
-        oci::ScanOptions mine = so;
-        mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
-        mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
-        scans[i] = oci::scanLayer(**stream, mine);
-        // Only a complete scan of bytes that matched their digest is worth keeping.
-        if (!scans[i]->error && scans[i]->digestHex == d.digest.encoded && static_cast<int64_t>(scans[i]->compressedSize) == d.size) {
-          oci::storeScan(source_->scanCacheDir(), d.digest, *scans[i]);
-          if (shareable) opts_.sharedScans->store(d, *scans[i]);
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned w = 1; w < std::min<size_t>(workers, n); ++w) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    std::vector<LayerRead> reads = readLayers(*source_, manifest_.layers, so, workers, shareable ? opts_.sharedScans.get() : nullptr);
 
     json layers = json::array();
     std::optional<Error> firstError;
@@ -526,19 +418,19 @@ class Pipeline {
         r_.add("layer.mediatype.unknown", Severity::Warning, "layer media type '" + d.mediaType + "' is not a known layer type",
                {{"layer", layerName}});
       if (!d.digest.verifiable()) unverifiable(d, "layer " + layerName);
-      if (openErrors[i]) {
-        r_.add("blob.missing", Severity::Error, openErrors[i]->message, {{"layer", layerName}, {"digest", d.digest.str()}});
-        if (!firstError) firstError = openErrors[i];
+      if (reads[i].openError) {
+        r_.add("blob.missing", Severity::Error, reads[i].openError->message, {{"layer", layerName}, {"digest", d.digest.str()}});
+        if (!firstError) firstError = reads[i].openError;
         layers.push_back(lj);
         continue;
       }
-      oci::LayerScan& scan = *scans[i];
+      oci::LayerScan& scan = *reads[i].scan;
       verifyLayer(d, i, layerName, scan);
       if (encrypted) {
         lj["encrypted"] = true;
         if (scan.error && !firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
         layers.push_back(lj);
-        scans[i].reset();
+        reads[i].scan.reset();
         continue;
       }
       if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown && declared != scan.detected &&
@@ -566,7 +458,7 @@ class Pipeline {
         if (!firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
       }
       layers.push_back(lj);
-      scans[i].reset();  // the view holds what is needed now
+      reads[i].scan.reset();  // the view holds what is needed now
     }
     r_.section("layers") = layers;
     view->setHashFiller([source = source_, descs = manifest_.layers](int layer, const std::set<std::string>& paths) {
@@ -640,6 +532,11 @@ class Pipeline {
   oci::Manifest manifest_;
   oci::ImageConfig config_;
   std::set<std::string> unverifiable_;  // digests already reported as unverifiable
+  // What the report's subject says, kept typed for the steps that use it.
+  std::optional<registry::Reference> registryRef_;  // a registry image's reference
+  std::string indexDigest_;                         // the index the manifest was chosen from
+  std::string manifestDigest_;                      // empty for a legacy archive's synthesised manifest
+  bool platformFromIndex_ = false;                  // the index entry named the platform
 };
 
 }  // namespace
@@ -654,34 +551,6 @@ oci::ScanOptions layerScanOptions(const AuditOptions& opts) {
   if (opts.sharedScans) so.hashes = [](const std::string&) { return unsigned(oci::kHashSha256 | oci::kHashMd5); };
   else so.hashes = packagesHashPolicy;
   return so;
-}
-
-Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor& layer, const AuditOptions& opts) {
-  std::string dir = opts.registry.noCache ? "" : (opts.registry.cacheDir.empty() ? registry::defaultCacheDir() : opts.registry.cacheDir);
-  if (auto cached = oci::loadScan(dir, layer.digest); cached && static_cast<int64_t>(cached->compressedSize) == layer.size) {
-    if (opts.sharedScans && !opts.sharedScans->load(layer)) {
-      opts.sharedScans->store(layer, *cached);
-      if (!opts.sharedScans->has(layer)) return Error::Io("layer " + layer.digest.str() + ": its result could not be shared");
-    }
-    return true;
-  }
-  if (opts.sharedScans && opts.sharedScans->load(layer)) return true;
-  registry::Client client(repo, opts.registry);
-  KDK_TRY_ASSIGN(auto stream, client.blob(layer));
-  oci::ScanOptions so = layerScanOptions(opts);
-  so.digestAlgorithm = layer.digest.algorithm;
-  oci::LayerScan scan = oci::scanLayer(*stream, so);
-  std::string what = repo.registry + "/" + repo.repository + "@" + layer.digest.str();
-  if (scan.error) return Error{scan.error->code, "layer " + what + ": " + scan.error->message};
-  if (scan.digestHex != layer.digest.encoded || static_cast<int64_t>(scan.compressedSize) != layer.size)
-    return Error::Corrupt("layer " + what + ": the bytes do not match the descriptor");
-  oci::storeScan(dir, layer.digest, scan);
-  if (opts.sharedScans) {
-    opts.sharedScans->store(layer, scan);
-    // Others wait for this result: not being able to share it is a failure here, to be retried.
-    if (!opts.sharedScans->has(layer)) return Error::Io("layer " + what + ": its result could not be shared");
-  }
-  return false;
 }
 
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts) {

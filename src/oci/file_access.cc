@@ -13,6 +13,7 @@
 #include <map>
 
 #include "kernodeck/oci/source.h"
+#include "kernodeck/util/path.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -43,21 +44,12 @@ Result<std::string> FileAccess::read(const std::string& name, uint64_t limit) {
 
 namespace {
 
-// Lexically normalises a relative member name; empty when it escapes or is absolute.
+// A relative member name, relative to `base`, under util/path.h's Confined rule; empty
+// when it is absolute, escapes or holds a NUL byte.
 std::string normalizeMember(std::string_view name, std::string_view base = "") {
-  std::vector<std::string> parts;
   if (!name.empty() && name.front() == '/') return {};
   std::string joined = base.empty() ? std::string(name) : std::string(base) + "/" + std::string(name);
-  for (const auto& p : util::split(joined, '/')) {
-    if (p.empty() || p == ".") continue;
-    if (p == "..") {
-      if (parts.empty()) return {};
-      parts.pop_back();
-      continue;
-    }
-    parts.push_back(p);
-  }
-  return util::join(parts, "/");
+  return util::cleanConfined(joined).value_or("");
 }
 
 class FdStream : public ByteStream {

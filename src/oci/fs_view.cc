@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "kernodeck/util/path.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -20,30 +21,12 @@ std::optional<NodeInfo> FsView::info(const std::string& path) const {
   return NodeInfo{n->kind, n->layer, n->kind == EntryKind::Symlink ? n->linkTarget : std::string()};
 }
 
-namespace {
-
-// "a/b/c": no empty, "." or ".." component and no leading or trailing '/'.
-bool isNormalized(const std::string& p) {
-  if (p.empty() || p.front() == '/' || p.back() == '/') return false;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find('/', start);
-    if (end == std::string::npos) end = p.size();
-    std::string_view c(p.data() + start, end - start);
-    if (c.empty() || c == "." || c == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
-}  // namespace
-
 Result<std::string> FsView::resolve(const std::string& path, bool followLast) const {
   // Both views only hold a node whose parents are real directories (a layer's entry is placed
   // where its parents resolve to, and replacing a directory drops what was below it; the directory view
   // opens each parent with O_NOFOLLOW), so a normalised path that exists and is not a link
   // to follow resolves to itself: one lookup instead of one per component.
-  if (isNormalized(path))
+  if (util::isNormalPath(path))
     if (auto n = info(path); n && (n->kind != EntryKind::Symlink || !followLast)) return path;
   return walk(path, followLast, false, 40, nullptr);
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/path.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -42,32 +43,11 @@ const char* toString(EntryKind k) {
 }
 
 std::string cleanEntryPath(std::string_view name, std::string& note) {
+  util::RootedPath r = util::cleanRooted(name);
   note.clear();
-  bool absolute = !name.empty() && name.front() == '/';
-  std::vector<std::string_view> parts;
-  bool climbs = false;
-  size_t start = 0;
-  while (start <= name.size()) {
-    size_t end = name.find('/', start);
-    if (end == std::string_view::npos) end = name.size();
-    std::string_view p = name.substr(start, end - start);
-    start = end + 1;
-    if (p.empty() || p == ".") continue;
-    if (p == "..") {
-      climbs = true;
-      if (!parts.empty()) parts.pop_back();  // at the root, '..' stays at the root
-      continue;
-    }
-    parts.push_back(p);
-  }
-  std::string out;
-  for (auto p : parts) {
-    if (!out.empty()) out += '/';
-    out += p;
-  }
-  if (climbs) note = "'..' in the path";
-  else if (absolute && !out.empty()) note = "absolute path";  // "/" alone is the root entry umoci writes
-  return out;
+  if (r.dotdot) note = "'..' in the path";
+  else if (r.absolute && !r.path.empty()) note = "absolute path";  // "/" alone is the root entry umoci writes
+  return std::move(r.path);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
+#include "kernodeck/libtorch/plugin.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/torch_build.h"
@@ -284,8 +285,10 @@ class Probe {
     c["declared_before_run"] = true;
     if (!torch_.available) {
       r_.section("compute") = c;
-      if (expectDevice_ != "cpu") return Error{"unsupported", "this kernodeck is built without LibTorch; it cannot compute on " + expectDevice_};
-      r_.skipStep("compute", "built without LibTorch");
+      // Why: a build without LibTorch, or a plugin that is missing or of another build.
+      const std::string why = libtorch::pluginError();
+      if (expectDevice_ != "cpu") return Error{"unsupported", "LibTorch is unavailable (" + why + "); it cannot compute on " + expectDevice_};
+      r_.skipStep("compute", "LibTorch is unavailable: " + why);
       return {};
     }
     std::vector<std::string> devs = {"cpu"};

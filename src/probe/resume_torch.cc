@@ -12,6 +12,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "kernodeck/libtorch/abi.h"
 #include "kernodeck/probe/resume.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/process.h"
@@ -367,12 +368,23 @@ report::Report resumeInspect(const std::string& path) {
 
 }  // namespace kernodeck::probe::torchimpl
 
-extern "C" void kdk_resume_check(const kernodeck::probe::ResumeOptions* o, kernodeck::report::Report* out) {
-  *out = kernodeck::probe::torchimpl::resumeCheck(*o);
+// The plugin's entry points for resume (see libtorch/abi.h).
+namespace kernodeck::libtorch::entry {
+
+void resumeCheck(const ResumeArgs* args, report::Report* out) {
+  probe::ResumeOptions o;
+  o.steps = args->steps;
+  o.at = args->at;
+  o.atol = args->atol;
+  o.seed = args->seed;
+  o.self = args->self;
+  *out = probe::torchimpl::resumeCheck(o);
 }
-extern "C" int kdk_resume_continue(const std::string* ckpt, int steps, unsigned seed, const std::string* out) {
-  return kernodeck::probe::torchimpl::resumeContinue(*ckpt, steps, seed, *out);
+
+void resumeInspect(const char* checkpoint, report::Report* out) { *out = probe::torchimpl::resumeInspect(checkpoint); }
+
+int resumeContinue(const char* checkpoint, int steps, unsigned seed, const char* out) {
+  return probe::torchimpl::resumeContinue(checkpoint, steps, seed, out);
 }
-extern "C" void kdk_resume_inspect(const std::string* path, kernodeck::report::Report* out) {
-  *out = kernodeck::probe::torchimpl::resumeInspect(*path);
-}
+
+}  // namespace kernodeck::libtorch::entry

@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "kernodeck/libtorch/abi.h"
 #include "kernodeck/probe/compute.h"
 
 namespace kernodeck::probe::torchimpl {
@@ -93,9 +94,25 @@ std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, c
 
 }  // namespace kernodeck::probe::torchimpl
 
-// Entry points of the LibTorch plugin (libkernodeck_torch.so), found by torch_loader.cc.
-extern "C" void kdk_torch_info(kernodeck::probe::LibtorchInfo* out) { *out = kernodeck::probe::torchimpl::libtorchInfo(); }
-extern "C" void kdk_torch_compute(const std::vector<std::string>* devices, const kernodeck::probe::Tolerance* tol, int n,
-                                  unsigned seed, std::vector<kernodeck::probe::ComputeResult>* out) {
-  *out = kernodeck::probe::torchimpl::runCompute(*devices, *tol, n, seed);
+// The plugin's entry points for the probe (see libtorch/abi.h): plain C data across dlopen.
+namespace kernodeck::libtorch::entry {
+
+void torchInfo(TorchInfo* out, void* ctx, StringSink version) {
+  probe::LibtorchInfo i = probe::torchimpl::libtorchInfo();
+  out->cuda_build = i.cudaBuild;
+  out->hip_build = i.hipBuild;
+  out->cuda_available = i.cudaAvailable;
+  out->cuda_devices = i.cudaDevices;
+  version(ctx, i.version.data(), i.version.size());
 }
+
+void compute(const char* const* devices, size_t device_count, double atol, double rtol, int n, unsigned seed, void* ctx,
+             ComputeSink row) {
+  std::vector<std::string> names(devices, devices + device_count);
+  for (const auto& r : probe::torchimpl::runCompute(names, probe::Tolerance{atol, rtol}, n, seed)) {
+    ComputeRow c{r.device.c_str(), r.deviceName.c_str(), r.ok, r.error.c_str(), r.maxAbsDiff, r.maxRelDiff, r.checksum, r.finite};
+    row(ctx, &c);
+  }
+}
+
+}  // namespace kernodeck::libtorch::entry

@@ -1,61 +1,75 @@
-// The probe's and resume's entry points into the LibTorch plugin (see
-// libtorch/plugin.h). Without the plugin (a build without LibTorch) they say so
-// instead of computing.
-#include <optional>
-
+// The probe's and resume's side of the LibTorch plugin's interface (libtorch/abi.h).
+// Without a usable plugin (a build without LibTorch, another ABI version) they say
+// so instead of computing.
+#include "kernodeck/libtorch/plugin.h"
 #include "kernodeck/probe/compute.h"
 #include "kernodeck/probe/resume.h"
-#include "kernodeck/libtorch/plugin.h"
 
 namespace kernodeck::probe {
 
 namespace {
 
-template <class F>
-F* symbol(const char* name) {
-  return reinterpret_cast<F*>(libtorch::pluginSymbol(name));
+void appendTo(void* ctx, const char* s, size_t n) { static_cast<std::string*>(ctx)->assign(s, n); }
+
+void addRow(void* ctx, const libtorch::ComputeRow* c) {
+  static_cast<std::vector<ComputeResult>*>(ctx)->push_back(
+      ComputeResult{c->device, c->device_name, c->ok != 0, c->error, c->max_abs_diff, c->max_rel_diff, c->checksum, c->finite != 0});
 }
 
 }  // namespace
 
 LibtorchInfo libtorchInfo() {
   LibtorchInfo info;
-  if (auto* f = symbol<void(LibtorchInfo*)>("kdk_torch_info")) f(&info);
+  const libtorch::PluginAbi* abi = libtorch::plugin();
+  if (!abi) return info;
+  libtorch::TorchInfo t;
+  abi->torch_info(&t, &info.version, appendTo);
+  info.available = true;
+  info.cudaBuild = t.cuda_build != 0;
+  info.hipBuild = t.hip_build != 0;
+  info.cudaAvailable = t.cuda_available != 0;
+  info.cudaDevices = t.cuda_devices;
   return info;
 }
 
 std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, const Tolerance& tol, int n, unsigned seed) {
   std::vector<ComputeResult> out;
-  if (auto* f = symbol<void(const std::vector<std::string>*, const Tolerance*, int, unsigned, std::vector<ComputeResult>*)>("kdk_torch_compute"))
-    f(&devices, &tol, n, seed, &out);
+  const libtorch::PluginAbi* abi = libtorch::plugin();
+  if (!abi) return out;
+  std::vector<const char*> names;
+  for (const auto& d : devices) names.push_back(d.c_str());
+  abi->compute(names.data(), names.size(), tol.atol, tol.rtol, n, seed, &out, addRow);
   return out;
 }
 
 report::Report resumeCheck(const ResumeOptions& o) {
   report::Report r("resume check");
-  if (auto* f = symbol<void(const ResumeOptions*, report::Report*)>("kdk_resume_check")) {
-    f(&o, &r);
+  auto abi = libtorch::reportEntries(libtorch::plugin());
+  if (abi) {
+    libtorch::ResumeArgs args{o.steps, o.at, o.atol, o.seed, o.self.c_str()};
+    (*abi)->resume_check(&args, &r);
     return r;
   }
   r.declareSteps({"train"});
-  r.runStep("train", [] { return Status(Error::Unsupported("the resume check needs LibTorch: " + libtorch::pluginError())); });
+  r.runStep("train", [&] { return Status(Error::Unsupported("the resume check needs LibTorch: " + abi.error().message)); });
   return r;
 }
 
 int resumeContinue(const std::string& checkpoint, int steps, unsigned seed, const std::string& out) {
-  if (auto* f = symbol<int(const std::string*, int, unsigned, const std::string*)>("kdk_resume_continue"))
-    return f(&checkpoint, steps, seed, &out);
+  const libtorch::PluginAbi* abi = libtorch::plugin();
+  if (abi && abi->resume_continue) return abi->resume_continue(checkpoint.c_str(), steps, seed, out.c_str());
   return 3;
 }
 
 report::Report resumeInspect(const std::string& checkpoint) {
   report::Report r("resume inspect");
-  if (auto* f = symbol<void(const std::string*, report::Report*)>("kdk_resume_inspect")) {
-    f(&checkpoint, &r);
+  auto abi = libtorch::reportEntries(libtorch::plugin());
+  if (abi) {
+    (*abi)->resume_inspect(checkpoint.c_str(), &r);
     return r;
   }
   r.declareSteps({"read"});
-  r.runStep("read", [] { return Status(Error::Unsupported("reading checkpoints needs LibTorch: " + libtorch::pluginError())); });
+  r.runStep("read", [&] { return Status(Error::Unsupported("reading checkpoints needs LibTorch: " + abi.error().message)); });
   return r;
 }
 

@@ -3,30 +3,18 @@
 #include <set>
 
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/path.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::python {
 
 namespace {
 
-// Joins a RECORD path to the package directory, lexically; empty when it climbs out of the root.
+// Joins a RECORD path to the package directory under util/path.h's Confined rule (an
+// absolute path, a script installed elsewhere, is taken from the image root); empty when
+// it climbs out of the root.
 std::string joinInside(const std::string& base, const std::string& rel) {
-  std::vector<std::string> parts;
-  if (!rel.empty() && rel.front() == '/') {
-    // Absolute paths in RECORD (scripts installed elsewhere): inside the image root.
-  } else {
-    parts = util::split(base, '/');
-  }
-  for (const auto& c : util::split(rel, '/')) {
-    if (c.empty() || c == ".") continue;
-    if (c == "..") {
-      if (parts.empty()) return {};
-      parts.pop_back();
-      continue;
-    }
-    parts.push_back(c);
-  }
-  return util::join(parts, "/");
+  return util::cleanConfined(!rel.empty() && rel.front() == '/' ? rel : base + "/" + rel).value_or("");
 }
 
 void walkFiles(const oci::FsView& v, const std::string& dir, std::vector<std::string>& out, int depth) {

@@ -2,8 +2,7 @@
 #include <torch/script.h>
 #include <torch/serialize.h>
 
-#include <optional>
-
+#include "kernodeck/libtorch/abi.h"
 #include "kernodeck/record/tensor_file.h"
 
 namespace kernodeck::record::torchimpl {
@@ -53,6 +52,21 @@ Result<std::vector<Tensor>> parsePt(std::string_view bytes) {
 
 }  // namespace kernodeck::record::torchimpl
 
-extern "C" void kdk_parse_pt(const std::string_view* bytes, std::optional<kernodeck::Result<std::vector<kernodeck::record::Tensor>>>* out) {
-  *out = kernodeck::record::torchimpl::parsePt(*bytes);
+// The plugin's entry point for .pt files (see libtorch/abi.h).
+namespace kernodeck::libtorch::entry {
+
+int parsePt(const char* bytes, size_t size, void* ctx, TensorSink tensor, StringSink error) {
+  auto r = record::torchimpl::parsePt(std::string_view(bytes, size));
+  if (!r) {
+    const std::string& m = r.error().message;
+    error(ctx, m.data(), m.size());
+    return 1;
+  }
+  for (const auto& t : *r) {
+    TensorRow row{t.name.c_str(), t.dtype.c_str(), t.shape.data(), t.shape.size(), t.values.data(), t.values.size()};
+    tensor(ctx, &row);
+  }
+  return 0;
 }
+
+}  // namespace kernodeck::libtorch::entry

@@ -1,0 +1,40 @@
+// How an audit reads its image's layers: several at once, each from the local
+// per-layer cache, the shared store (--cache-repo) or its blob, in that order. The
+// pipeline (image_audit) then applies the scans in layer order.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/oci/layer_scan.h"
+#include "kernodeck/oci/manifest.h"
+#include "kernodeck/oci/scan_cache.h"
+#include "kernodeck/oci/source.h"
+#include "kernodeck/util/result.h"
+
+namespace kernodeck::audit {
+
+// One layer as read: its scan, or why its blob could not be opened.
+struct LayerRead {
+  std::optional<oci::LayerScan> scan;
+  std::optional<Error> openError;
+};
+
+// Reads `layers` of `source` with `workers` threads (the caller's among them), each scanned
+// with `so` (its digest algorithm and hash-only mode set per layer). A scan read from the blob
+// is kept in the source's cache, and in `shared` when given, only when it is complete and its
+// bytes matched the descriptor. One result per layer, in order.
+std::vector<LayerRead> readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so,
+                                  unsigned workers, oci::SharedScanStore* shared);
+
+// Reads layer `d` again for the files in `paths` its walk left unhashed (the hash policy
+// guessed that no package database would ask for them): SHA-256, MD5 and SHA-1 of each, also
+// written into the layer's cached scan. Empty when the bytes cannot be read or do not match.
+std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
+                                                               const std::set<std::string>& paths);
+
+}  // namespace kernodeck::audit

@@ -1,0 +1,107 @@
+// See layer_reader.h.
+#include "kernodeck/audit/layer_reader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "kernodeck/audit/image_audit.h"
+#include "kernodeck/registry/client.h"
+
+namespace kernodeck::audit {
+
+std::vector<LayerRead> readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so,
+                                  unsigned workers, oci::SharedScanStore* shared) {
+  size_t n = layers.size();
+  std::vector<LayerRead> out(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) {
+      const oci::Descriptor& d = layers[i];
+      LayerRead& r = out[i];
+      if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest); cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
+        r.scan = std::move(*cached);
+        continue;
+      }
+      if (auto found = shared ? shared->load(d) : std::nullopt) {
+        oci::storeScan(source.scanCacheDir(), d.digest, *found);
+        r.scan = std::move(*found);
+        continue;
+      }
+      auto stream = source.openBlob(d);
+      if (!stream.ok()) {
+        r.openError = stream.error();
+        continue;
+      }
+      oci::ScanOptions mine = so;
+      mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+      mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
+      r.scan = oci::scanLayer(**stream, mine);
+      // Only a complete scan of bytes that matched their digest is worth keeping.
+      if (!r.scan->error && r.scan->digestHex == d.digest.encoded && static_cast<int64_t>(r.scan->compressedSize) == d.size) {
+        oci::storeScan(source.scanCacheDir(), d.digest, *r.scan);
+        if (shared) shared->store(d, *r.scan);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < std::min<size_t>(workers, n); ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
+                                                               const std::set<std::string>& paths) {
+  std::map<std::string, oci::LayeredView::FileHashes> out;
+  auto stream = source.openBlob(d);
+  if (!stream.ok()) return out;
+  oci::ScanOptions so;
+  so.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+  so.hashes = [&paths](const std::string& p) { return paths.count(p) ? oci::kHashSha256 | oci::kHashMd5 | oci::kHashSha1 : 0u; };
+  oci::LayerScan scan = oci::scanLayer(**stream, so);
+  if (scan.error || scan.digestHex != d.digest.encoded) return out;  // not the bytes the walk read
+  for (const auto& e : scan.entries)
+    if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256, e.md5, e.sha1};
+  if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest)) {
+    for (auto& e : cached->entries)
+      if (auto it = out.find(e.path); it != out.end() && e.kind == oci::EntryKind::File) {
+        e.sha256 = it->second.sha256;
+        e.md5 = it->second.md5;
+        e.sha1 = it->second.sha1;
+      }
+    oci::storeScan(source.scanCacheDir(), d.digest, *cached);
+  }
+  return out;
+}
+
+// Declared in image_audit.h, beside the audit whose walk it does ahead of time.
+Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor& layer, const AuditOptions& opts) {
+  std::string dir = opts.registry.noCache ? "" : (opts.registry.cacheDir.empty() ? registry::defaultCacheDir() : opts.registry.cacheDir);
+  if (auto cached = oci::loadScan(dir, layer.digest); cached && static_cast<int64_t>(cached->compressedSize) == layer.size) {
+    if (opts.sharedScans && !opts.sharedScans->load(layer)) {
+      opts.sharedScans->store(layer, *cached);
+      if (!opts.sharedScans->has(layer)) return Error::Io("layer " + layer.digest.str() + ": its result could not be shared");
+    }
+    return true;
+  }
+  if (opts.sharedScans && opts.sharedScans->load(layer)) return true;
+  registry::Client client(repo, opts.registry);
+  KDK_TRY_ASSIGN(auto stream, client.blob(layer));
+  oci::ScanOptions so = layerScanOptions(opts);
+  so.digestAlgorithm = layer.digest.algorithm;
+  oci::LayerScan scan = oci::scanLayer(*stream, so);
+  std::string what = repo.registry + "/" + repo.repository + "@" + layer.digest.str();
+  if (scan.error) return Error{scan.error->code, "layer " + what + ": " + scan.error->message};
+  if (scan.digestHex != layer.digest.encoded || static_cast<int64_t>(scan.compressedSize) != layer.size)
+    return Error::Corrupt("layer " + what + ": the bytes do not match the descriptor");
+  oci::storeScan(dir, layer.digest, scan);
+  if (opts.sharedScans) {
+    opts.sharedScans->store(layer, scan);
+    // Others wait for this result: not being able to share it is a failure here, to be retried.
+    if (!opts.sharedScans->has(layer)) return Error::Io("layer " + what + ": its result could not be shared");
+  }
+  return false;
+}
+
+}  // namespace kernodeck::audit
