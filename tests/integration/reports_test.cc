@@ -55,6 +55,17 @@ class Reports : public ::testing::Test {
   static registry::Client client() {
     return registry::Client(*registry::parseReference(reg_->host() + "/team/app"), registry::ClientOptions{.noCache = true});
   }
+  // Makes ONTO's fallback index list the reports attached to FROM (tags of team/app): reports
+  // about another image. Returns FROM's manifest digest, empty on failure.
+  static std::string listReportsOf(const std::string& from, const std::string& onto) {
+    auto c = client();
+    auto df = oci::parseDigest(reg_->digestOf("team/app:" + from));
+    auto dt = oci::parseDigest(reg_->digestOf("team/app:" + onto));
+    if (!df.ok() || !dt.ok()) return "";
+    auto index = c.manifest(registry::fallbackTag(*df));
+    if (!index.ok() || !c.putManifest(registry::fallbackTag(*dt), index->bytes, oci::media::kOciIndex).ok()) return "";
+    return df->str();
+  }
 
   static LocalRegistry* reg_;
   static std::string* dir_;
@@ -121,18 +132,13 @@ TEST_F(Reports, UnsignedReportIsAFindingOnlyUnderKey) {
 TEST_F(Reports, AReportAboutAnotherImageIsAFinding) {
   // B's fallback index is made to list a report whose subject is C.
   ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("c")).code, 0);
-  auto c = client();
-  auto dc = oci::parseDigest(reg_->digestOf("team/app:c"));
-  auto db = oci::parseDigest(reg_->digestOf("team/app:b"));
-  ASSERT_TRUE(dc.ok() && db.ok());
-  auto index = c.manifest(registry::fallbackTag(*dc));
-  ASSERT_TRUE(index.ok()) << index.error().message;
-  ASSERT_TRUE(c.putManifest(registry::fallbackTag(*db), index->bytes, oci::media::kOciIndex).ok());
+  std::string dc = listReportsOf("c", "b");
+  ASSERT_FALSE(dc.empty());
   int code = -1;
   json r = reports("--key " + key("ed.pub") + " " + image("b"), &code);
   EXPECT_EQ(code, 1);
   EXPECT_EQ(countFindings(r, "report.subject.mismatch"), 1) << r.dump(1);
-  EXPECT_NE(r["findings"][0]["message"].get<std::string>().find(dc->str()), std::string::npos);
+  EXPECT_NE(r["findings"][0]["message"].get<std::string>().find(dc), std::string::npos);
 }
 
 TEST_F(Reports, ATruncatedArtifactIsAFinding) {
@@ -212,13 +218,7 @@ TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
   ASSERT_EQ(attach("u", ""), 0);
   EXPECT_EQ(attach("f", "--sign-key " + key("ed.pem")), 1);
   // W's fallback index is made to list G's signed, passing report.
-  auto c = client();
-  auto dg = oci::parseDigest(reg_->digestOf("team/app:g"));
-  auto dw = oci::parseDigest(reg_->digestOf("team/app:w"));
-  ASSERT_TRUE(dg.ok() && dw.ok());
-  auto index = c.manifest(registry::fallbackTag(*dg));
-  ASSERT_TRUE(index.ok()) << index.error().message;
-  ASSERT_TRUE(c.putManifest(registry::fallbackTag(*dw), index->bytes, oci::media::kOciIndex).ok());
+  ASSERT_FALSE(listReportsOf("g", "w").empty());
   for (const auto& t : cases) {
     json r = probeGate("--fail-on none --key " + key(t.key) + " --image " + byDigest(t.tag), &code);
     EXPECT_EQ(code, 1) << t.what << "\n" << r.dump(1);
