@@ -80,9 +80,12 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       json = true;
       continue;
     }
-    if (a == "--require-report" || a == "--insecure") {
-      (a == "--insecure" ? req.insecure : requireReport) = true;
-      reportFlag = reportFlag || a == "--insecure";
+    if (a == "--require-report") {
+      requireReport = true;
+      continue;
+    }
+    if (a == "--insecure") {
+      req.insecure = reportFlag = true;
       continue;
     }
     std::string* target = a == "--expect" ? &o.expect : a == "--python" ? &o.python : a == "--expect-from" ? &o.expectFrom
