@@ -141,4 +141,33 @@ const AttachedReport* newestGood(const std::vector<AttachedReport>& reports) {
   return best;
 }
 
+Requirement requirePassingReport(const std::vector<AttachedReport>& reports, const oci::Digest& manifest) {
+  Requirement out;
+  std::map<std::string, std::string> ev = {{"image", manifest.str()}};
+  out.chosen = newestGood(reports);
+  out.met = out.chosen && out.chosen->verdict == "pass";
+  for (const auto& r : reports)
+    for (auto p : r.problems) {
+      if (out.met) p.severity = Severity::Warning;
+      out.findings.push_back(std::move(p));
+    }
+  if (reports.empty()) {
+    out.findings.push_back({"probe.report.missing", Severity::Error,
+                            "no Kernodeck report is attached to " + manifest.str() + ": this image was not audited", ev});
+  } else if (!out.chosen) {
+    out.findings.push_back({"probe.report.unverified", Severity::Error,
+                            "none of the " + std::to_string(reports.size()) + " report(s) attached to " + manifest.str() +
+                                " passes its checks (about this image, signed by the required key)",
+                            ev});
+  } else if (!out.met) {
+    ev["artifact"] = out.chosen->artifact.digest.str();
+    out.findings.push_back({"probe.report.failed", Severity::Error,
+                            "the newest verified report of " + manifest.str() + " (" + out.chosen->artifact.digest.str() +
+                                ") says " + (out.chosen->verdict.empty() ? std::string("nothing") : out.chosen->verdict) +
+                                ", not pass",
+                            ev});
+  }
+  return out;
+}
+
 }  // namespace kernodeck::attest

@@ -1,10 +1,59 @@
 // kernodeck probe: see include/kernodeck/probe/probe_cli.h. Its flags are parsed
-// without Boost so the same code builds as the standalone kernodeck-probe.
+// without Boost so the same code builds as the standalone kernodeck-probe. This binary adds
+// what the probe-only build lacks: the registry client that checks --require-report.
+#include <memory>
+
 #include "commands.h"
+#include "kernodeck/attest/attached_report.h"
+#include "kernodeck/oci/platform.h"
 #include "kernodeck/probe/probe_cli.h"
+#include "kernodeck/registry/referrers.h"
+
+using nlohmann::json;
 
 namespace kernodeck::cli {
 
-int runProbe(const std::vector<std::string>& args) { return probe::probeCommand(args, "kernodeck probe"); }
+namespace {
+
+// The check of --require-report, through the code path of `kernodeck reports`: resolve the image
+// (for an index, this host's platform), read and check its attached reports with the key, and
+// judge them (attest::requirePassingReport).
+Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) {
+  std::string image = req.image.rfind("docker://", 0) == 0 ? req.image.substr(9) : req.image;
+  KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image));
+  if (!ref.digest)
+    return Error::Invalid("image '" + req.image + "' is not named by digest (REF@sha256:...): a tag may name another image than the one running");
+  KDK_TRY_ASSIGN(attest::Key k, attest::Key::fromFile(req.keyFile));
+  auto key = std::make_shared<attest::Key>(std::move(k));
+  registry::ClientOptions opts;
+  opts.insecure = req.insecure;
+  opts.certDir = req.certDir;
+  opts.noCache = true;  // a pod's file system may be read-only; a few small documents are read
+  opts.retries = req.retries;
+  opts.connectTimeoutS = req.timeoutS;
+  opts.auth = registry::defaultAuthSources(req.authfile);
+  return probe::ReportCheck([ref, opts, key](report::Report& r) -> Status {
+    json& sec = r.section("attached_report");
+    sec["image"] = ref.registry + "/" + ref.repository + "@" + ref.digest->str();
+    sec["keyid"] = key->keyid();
+    registry::Client client(ref, opts);
+    KDK_TRY_ASSIGN(oci::Descriptor manifest, registry::resolveImageManifest(client, ref.digest->str(), oci::hostPlatform()));
+    sec["manifest_digest"] = manifest.digest.str();
+    KDK_TRY_ASSIGN(std::vector<attest::AttachedReport> found, attest::readReports(client, manifest.digest, key.get()));
+    attest::Requirement req = attest::requirePassingReport(found, manifest.digest);
+    json list = json::array();
+    for (const auto& a : found)
+      list.push_back({{"artifact", a.artifact.digest.str()}, {"verdict", a.verdict}, {"signature", a.signature}, {"keyid", a.keyid}});
+    sec["reports"] = list;
+    sec["met"] = req.met;
+    if (req.chosen) sec["chosen"] = {{"artifact", req.chosen->artifact.digest.str()}, {"verdict", req.chosen->verdict}};
+    for (auto& f : req.findings) r.add(std::move(f));
+    return {};
+  });
+}
+
+}  // namespace
+
+int runProbe(const std::vector<std::string>& args) { return probe::probeCommand(args, "kernodeck probe", makeReportCheck); }
 
 }  // namespace kernodeck::cli

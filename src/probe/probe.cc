@@ -99,10 +99,14 @@ class Probe {
   explicit Probe(const ProbeOptions& o) : o_(o), r_("probe") {}
 
   report::Report run() {
-    r_.declareSteps({"versions", "devices", "compute", "python", "reconcile"});
+    r_.declareSteps({"attached_report", "versions", "devices", "compute", "python", "reconcile"});
     char host[256] = {0};
     ::gethostname(host, sizeof host - 1);
     r_.subject()["reference"] = std::string("probe on ") + host;
+    // First: a node that requires an audited image learns it before anything else; a registry it
+    // cannot reach fails the step and leaves the rest not reached (exit 3), never a pass.
+    if (o_.checkReport) r_.runStep("attached_report", [&] { return o_.checkReport(r_); });
+    else r_.skipStep("attached_report", "no --require-report");
     loadContext();
     r_.runStep("versions", [&] { return versions(); });
     r_.runStep("devices", [&] { return devices(); });

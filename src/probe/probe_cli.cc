@@ -29,6 +29,16 @@ const char* kHelp =
     "  -o, --output FILE            write the report to FILE\n"
     "  --fail-on LEVEL              exit 1 on findings at or above info, warning, error (default), none\n"
     "  --termination-log FILE       on failure, write a one-line verdict here (default /dev/termination-log if present)\n\n"
+    "attached report (run only audited images; kernodeck probe, not the probe-only kernodeck-probe):\n"
+    "  --require-report             the image must carry a report attached by `kernodeck audit --attach --sign-key`,\n"
+    "                               signed by --key, about this image, whose verdict is pass (else exit 1, whatever\n"
+    "                               --fail-on says; exit 3 when the registry cannot be asked)\n"
+    "  --key FILE                   PEM public key the report must be signed with (required by --require-report)\n"
+    "  --image REF@sha256:DIGEST    the image this probe runs from (default $KERNODECK_IMAGE), named by digest\n"
+    "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
+    "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
+    "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
+    "  --retries N, --timeout S     registry: retries of a failed request (default 2), connect timeout (default 10)\n\n"
     "exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage, 3 a step failed\n";
 
 std::optional<double> parseDouble(const std::string& s) {
@@ -40,10 +50,11 @@ std::optional<double> parseDouble(const std::string& s) {
 
 }  // namespace
 
-int probeCommand(const std::vector<std::string>& args, const std::string& prog) {
+int probeCommand(const std::vector<std::string>& args, const std::string& prog, const ReportCheckFactory& reportCheck) {
   ProbeOptions o;
+  ReportRequirement req;
   std::string output, failOn = "error", terminationLog;
-  bool json = false;
+  bool json = false, requireReport = false, reportFlag = false;
   auto usage = [&](const std::string& msg) {
     std::fprintf(stderr, "%s: %s (try --help)\n", prog.c_str(), util::printable(msg).c_str());
     return 2;
@@ -69,14 +80,34 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog) 
       json = true;
       continue;
     }
+    if (a == "--require-report") {
+      requireReport = true;
+      continue;
+    }
+    if (a == "--insecure") {
+      req.insecure = reportFlag = true;
+      continue;
+    }
     std::string* target = a == "--expect" ? &o.expect : a == "--python" ? &o.python : a == "--expect-from" ? &o.expectFrom
                         : a == "--host-record" ? &o.hostRecord : a == "--host-root" ? &o.hostRoot : a == "--dev-root" ? &o.devRoot
                         : a == "--output" || a == "-o" ? &output : a == "--fail-on" ? &failOn
                         : a == "--termination-log" ? &terminationLog : nullptr;
-    if (target) {
+    std::string* reportTarget = a == "--key" ? &req.keyFile : a == "--image" ? &req.image : a == "--authfile" ? &req.authfile
+                              : a == "--cert-dir" ? &req.certDir : nullptr;
+    if (target || reportTarget) {
       auto v = next();
       if (!v) return usage("option " + a + " needs a value");
-      *target = *v;
+      *(target ? target : reportTarget) = *v;
+      reportFlag = reportFlag || reportTarget;
+      continue;
+    }
+    if (a == "--retries" || a == "--timeout") {
+      auto v = next();
+      auto d = v ? parseDouble(*v) : std::nullopt;
+      if (!d || *d > 100 || (a == "--timeout" && *d < 1)) return usage("option " + a + " needs a number from " + (a == "--timeout" ? "1" : "0") + " to 100");
+      if (a == "--retries") req.retries = static_cast<int>(*d);
+      else req.timeoutS = static_cast<long>(*d);
+      reportFlag = true;
       continue;
     }
     if (a == "--atol" || a == "--rtol" || a == "--python-timeout") {
@@ -94,9 +125,29 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog) 
     return usage("--expect takes cpu, cuda, rocm or auto, not '" + o.expect + "'");
   auto threshold = report::parseFailOn(failOn);
   if (!threshold.ok()) return usage(threshold.error().message);
+  if (reportFlag && !requireReport) return usage("--key, --image and the registry options go with --require-report");
+  if (requireReport) {
+    // Never a silent pass: a build that cannot ask a registry says so and stops.
+    if (!reportCheck) {
+      std::fprintf(stderr, "%s: --require-report: this build has no registry client and cannot check attached reports; "
+                   "use the kernodeck binary's `kernodeck probe`\n", prog.c_str());
+      return 2;
+    }
+    if (req.keyFile.empty()) return usage("--require-report needs --key, the public key the report must be signed with");
+    if (req.image.empty())
+      if (const char* env = std::getenv("KERNODECK_IMAGE")) req.image = env;
+    if (req.image.empty()) return usage("--require-report needs the image this probe runs from: --image REF@sha256:DIGEST or $KERNODECK_IMAGE");
+    auto check = reportCheck(req);
+    if (!check.ok()) return usage("--require-report: " + check.error().message);
+    o.checkReport = std::move(*check);
+  }
 
   report::Report r = runProbe(o);
   int rc = r.exitCode(*threshold);
+  // --require-report holds whatever --fail-on says: an image without a passing report fails.
+  if (requireReport && rc == 0)
+    for (const auto& f : r.findings())
+      if (f.severity == report::Severity::Error && f.code.rfind("probe.report.", 0) == 0) rc = 1;
   std::string text = json ? r.toJson(*threshold).dump(2) + "\n" : r.toText(*threshold);
   if (output.empty() || output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -27,6 +27,12 @@ check(init["command"][1] == "probe" and "--expect" in init["command"], "the init
 check(init["terminationMessagePath"] == "/dev/termination-log", "the init-container uses /dev/termination-log")
 check(init["resources"]["limits"].get("nvidia.com/gpu") == 1, "the init-container asks for the GPU it checks")
 check("@sha256:" in init["image"], "the init-container pins its image by digest")
+check("--require-report" in init["command"] and "--key" in init["command"], "the init-container requires a signed report")
+env = {e["name"]: e.get("value") for e in init.get("env", [])}
+check(env.get("KERNODECK_IMAGE") == init["image"] == pod["spec"]["containers"][0]["image"],
+      "KERNODECK_IMAGE names the image the init-container and the workload run")
+key = init["command"][init["command"].index("--key") + 1]
+check(any(key.startswith(m["mountPath"] + "/") for m in init["volumeMounts"]), "the report key is mounted")
 check(pod["spec"]["containers"][0]["resources"]["limits"].get("nvidia.com/gpu") == 1, "the workload asks for a GPU")
 vols = {v["name"] for v in pod["spec"]["volumes"]}
 check(all(m["name"] in vols for m in init["volumeMounts"]), "every init-container mount has a volume")

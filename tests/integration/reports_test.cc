@@ -2,6 +2,8 @@
 // has no referrers API, so the fallback tag `sha256-<hex>` is what holds them: a signed report
 // verifies with both key types; no report, a report about another image, a signature by
 // another key, an unsigned report under --key and a truncated artifact are each a finding.
+// `kernodeck probe --require-report` (the init-container gate) reads the same reports: it
+// passes only on a passing report signed by its key about its own image.
 #include <gtest/gtest.h>
 
 #include "kernodeck/registry/referrers.h"
@@ -22,10 +24,11 @@ class Reports : public ::testing::Test {
     reg_ = new LocalRegistry;
     if (!reg_->start() || !haveTool("openssl")) return;
     dir_ = new std::string(tempDir("reports"));
-    for (const char* name : {"a", "b", "c", "d", "e"}) {
-      json spec = {{"tag", "1.0"},
-                   {"layers", json::array({{{"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=rep\n"}},
-                                                                    {{"path", std::string("app/") + name}, {"content", name}}})}}})}};
+    for (const char* name : {"a", "b", "c", "d", "e", "g", "h", "u", "w", "f"}) {
+      json entries = json::array({{{"path", "etc/os-release"}, {"content", "ID=rep\n"}}, {{"path", std::string("app/") + name}, {"content", name}}});
+      // containerd refuses a hardlink to nothing: F's audit fails.
+      if (std::string(name) == "f") entries.push_back({{"path", "etc/evil"}, {"type", "hardlink"}, {"target", "does/not/exist"}});
+      json spec = {{"tag", "1.0"}, {"layers", json::array({{{"entries", entries}}})}};
       mkimage(spec, *dir_ + "/" + name);
       if (!reg_->push(*dir_ + "/" + name, "1.0", std::string("team/app:") + name)) return;
     }
@@ -51,6 +54,17 @@ class Reports : public ::testing::Test {
   }
   static registry::Client client() {
     return registry::Client(*registry::parseReference(reg_->host() + "/team/app"), registry::ClientOptions{.noCache = true});
+  }
+  // Makes ONTO's fallback index list the reports attached to FROM (tags of team/app): reports
+  // about another image. Returns FROM's manifest digest, empty on failure.
+  static std::string listReportsOf(const std::string& from, const std::string& onto) {
+    auto c = client();
+    auto df = oci::parseDigest(reg_->digestOf("team/app:" + from));
+    auto dt = oci::parseDigest(reg_->digestOf("team/app:" + onto));
+    if (!df.ok() || !dt.ok()) return "";
+    auto index = c.manifest(registry::fallbackTag(*df));
+    if (!index.ok() || !c.putManifest(registry::fallbackTag(*dt), index->bytes, oci::media::kOciIndex).ok()) return "";
+    return df->str();
   }
 
   static LocalRegistry* reg_;
@@ -118,18 +132,13 @@ TEST_F(Reports, UnsignedReportIsAFindingOnlyUnderKey) {
 TEST_F(Reports, AReportAboutAnotherImageIsAFinding) {
   // B's fallback index is made to list a report whose subject is C.
   ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("c")).code, 0);
-  auto c = client();
-  auto dc = oci::parseDigest(reg_->digestOf("team/app:c"));
-  auto db = oci::parseDigest(reg_->digestOf("team/app:b"));
-  ASSERT_TRUE(dc.ok() && db.ok());
-  auto index = c.manifest(registry::fallbackTag(*dc));
-  ASSERT_TRUE(index.ok()) << index.error().message;
-  ASSERT_TRUE(c.putManifest(registry::fallbackTag(*db), index->bytes, oci::media::kOciIndex).ok());
+  std::string dc = listReportsOf("c", "b");
+  ASSERT_FALSE(dc.empty());
   int code = -1;
   json r = reports("--key " + key("ed.pub") + " " + image("b"), &code);
   EXPECT_EQ(code, 1);
   EXPECT_EQ(countFindings(r, "report.subject.mismatch"), 1) << r.dump(1);
-  EXPECT_NE(r["findings"][0]["message"].get<std::string>().find(dc->str()), std::string::npos);
+  EXPECT_NE(r["findings"][0]["message"].get<std::string>().find(dc), std::string::npos);
 }
 
 TEST_F(Reports, ATruncatedArtifactIsAFinding) {
@@ -162,6 +171,80 @@ TEST_F(Reports, UsageAndUnreachableRegistry) {
   EXPECT_EQ(down.code, 3);
   EXPECT_NE(down.err.find("127.0.0.1:1"), std::string::npos) << down.err;
   EXPECT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pub") + " " + image("a")).code, 2);  // a public key cannot sign
+}
+
+// `kernodeck probe --require-report --key PUB --image IMAGE@DIGEST --json`, parsed.
+json probeGate(const std::string& args, int* code, std::string* err = nullptr) {
+  RunResult r = run(K + " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --retries 0 --require-report " + args);
+  *code = r.code;
+  if (err) *err = r.err;
+  return json::parse(r.out, nullptr, false);
+}
+
+TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
+  auto byDigest = [](const std::string& tag) { return reg_->host() + "/team/app@" + reg_->digestOf("team/app:" + tag); };
+  auto attach = [](const std::string& tag, const std::string& flags) {
+    return run(K + " audit --no-cache --attach " + flags + " " + image(tag)).code;
+  };
+  int code = -1;
+  std::string err;
+  // G: a passing report signed with the node's key; the gate passes and the other steps run.
+  ASSERT_EQ(attach("g", "--sign-key " + key("ed.pem")), 0);
+  json ok = probeGate("--key " + key("ed.pub") + " --image " + byDigest("g"), &code, &err);
+  ASSERT_TRUE(ok.is_object()) << err;
+  EXPECT_EQ(stepStatus(ok, "attached_report"), "passed") << ok.dump(1);
+  EXPECT_TRUE(ok["attached_report"]["met"].get<bool>()) << ok.dump(1);
+  EXPECT_EQ(ok["attached_report"]["chosen"]["verdict"], "pass");
+  EXPECT_EQ(ok["attached_report"]["manifest_digest"], reg_->digestOf("team/app:g"));
+  EXPECT_EQ(stepStatus(ok, "versions"), "passed");
+  if (stepStatus(ok, "compute") == "passed") {
+    EXPECT_EQ(code, 0) << ok.dump(1);
+  }
+  // The image may come from the environment the manifest sets instead of --image.
+  RunResult env = run("KERNODECK_IMAGE=" + byDigest("g") + " " + K +
+                      " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --require-report --key " + key("ed.pub"));
+  EXPECT_EQ(stepStatus(json::parse(env.out, nullptr, false), "attached_report"), "passed") << env.out << env.err;
+
+  // Each way the requirement is not met is an error finding and exit 1, even under --fail-on none.
+  struct Case {
+    std::string what, tag, key, code, problem;  // problem: the report.* finding beside it
+  } cases[] = {
+      {"no report", "h", "ed.pub", "probe.report.missing", ""},
+      {"signed by another key", "g", "other.pub", "probe.report.unverified", "report.signature.invalid"},
+      {"unsigned", "u", "ed.pub", "probe.report.unverified", "report.signature.missing"},
+      {"a failed audit", "f", "ed.pub", "probe.report.failed", ""},
+      {"a report about another image", "w", "ed.pub", "probe.report.unverified", "report.subject.mismatch"},
+  };
+  ASSERT_EQ(attach("u", ""), 0);
+  EXPECT_EQ(attach("f", "--sign-key " + key("ed.pem")), 1);
+  // W's fallback index is made to list G's signed, passing report.
+  ASSERT_FALSE(listReportsOf("g", "w").empty());
+  for (const auto& t : cases) {
+    json r = probeGate("--fail-on none --key " + key(t.key) + " --image " + byDigest(t.tag), &code);
+    EXPECT_EQ(code, 1) << t.what << "\n" << r.dump(1);
+    EXPECT_EQ(countFindings(r, t.code), 1) << t.what << "\n" << r.dump(1);
+    EXPECT_EQ(stepStatus(r, "attached_report"), "passed") << t.what;  // checked, not met
+    EXPECT_FALSE(r["attached_report"]["met"].get<bool>()) << t.what;
+    if (!t.problem.empty()) {
+      EXPECT_EQ(countFindings(r, t.problem), 1) << t.what << "\n" << r.dump(1);
+    }
+  }
+
+  // Could not check: an unreachable registry fails the step (exit 3), never a pass.
+  json down = probeGate("--key " + key("ed.pub") + " --image 127.0.0.1:1/team/app@" + reg_->digestOf("team/app:g"), &code, &err);
+  EXPECT_EQ(code, 3) << down.dump(1);
+  EXPECT_EQ(stepStatus(down, "attached_report"), "failed");
+  EXPECT_EQ(stepStatus(down, "versions"), "not_reached");
+  EXPECT_NE(err.find("127.0.0.1:1"), std::string::npos) << err;
+
+  // Usage: no key, no image, a tag instead of a digest, a key that does not load, --key alone.
+  for (const std::string& args : {"--image " + byDigest("g"), "--key " + key("ed.pub"), "--key " + key("ed.pub") + " --image " + image("g"),
+                                  "--key /nonexistent.pem --image " + byDigest("g")}) {
+    RunResult u = run("env -u KERNODECK_IMAGE " + K + " probe --require-report " + args);
+    EXPECT_EQ(u.code, 2) << args << "\n" << u.err;
+    EXPECT_EQ(std::count(u.err.begin(), u.err.end(), '\n'), 1) << u.err;
+  }
+  EXPECT_EQ(run(K + " probe --key " + key("ed.pub")).code, 2);
 }
 
 }  // namespace

@@ -46,4 +46,17 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
 // The newest report of `reports` that has no problem; nullptr when none.
 const AttachedReport* newestGood(const std::vector<AttachedReport>& reports);
 
+// What a node requires before it runs an image (`kernodeck probe --require-report`), judged from
+// the reports attached to its manifest as readReports checked them with the node's key: the
+// newest report without problems (so signed by that key, about that manifest) says "pass".
+struct Requirement {
+  const AttachedReport* chosen = nullptr;  // the newest good report; nullptr when none
+  bool met = false;
+  // Errors when not met: probe.report.missing (none attached), probe.report.unverified (none
+  // passes its checks; each one's problems beside it), probe.report.failed (the chosen one's
+  // verdict is not pass). When met, the other reports' problems as warnings.
+  std::vector<report::Finding> findings;
+};
+Requirement requirePassingReport(const std::vector<AttachedReport>& reports, const oci::Digest& manifest);
+
 }  // namespace kernodeck::attest

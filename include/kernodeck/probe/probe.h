@@ -4,6 +4,7 @@
 // back to the CPU silently: with --expect cuda an unreachable GPU fails.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,25 @@
 #include "kernodeck/report/report.h"
 
 namespace kernodeck::probe {
+
+// `--require-report`: the image this probe runs from must carry an attached report that passes,
+// signed by the key; the node then runs only audited images without scanning anything itself.
+struct ReportRequirement {
+  std::string image;    // REGISTRY/REPO@sha256:... (--image, else $KERNODECK_IMAGE)
+  std::string keyFile;  // PEM public key the report must be signed with
+  std::string authfile, certDir;
+  bool insecure = false;
+  int retries = 2;
+  long timeoutS = 10;
+};
+
+// Checks the requirement into the probe report: findings (probe.report.*) when it is not met, an
+// error when it could not be checked (registry unreachable), so the probe fails closed.
+using ReportCheck = std::function<Status(report::Report&)>;
+// Makes the check from the flags, or a usage error (a key that does not load, an image not named
+// by digest). The full kernodeck binary provides one (registry client, attest); the probe-only
+// kernodeck-probe has no registry client and none.
+using ReportCheckFactory = std::function<Result<ReportCheck>(const ReportRequirement&)>;
 
 struct ProbeOptions {
   std::string expect = "auto";            // cpu | cuda | rocm | auto (from the expectation, else cpu)
@@ -22,6 +42,7 @@ struct ProbeOptions {
   std::string hostRoot = "/";             // read host facts here when there is no host record
   std::string root = "/";                 // the container's root, for the live Python inventory
   std::string devRoot = "/";              // where /dev is (tests point it at a fake tree)
+  ReportCheck checkReport;                // step attached_report; skipped when empty
 };
 
 report::Report runProbe(const ProbeOptions& opts);
