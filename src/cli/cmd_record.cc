@@ -370,7 +370,10 @@ int runResumeCommand(const std::optional<std::string>& cmdText, const std::vecto
   o.command = std::move(t).value();
   o.commandText = cmdText ? *cmdText : util::quoteCommand(tail);
   o.inspect = [](const std::string& path) { return probe::resumeInspect(path); };
-  return finish("resume check", record::resumeCheckCommand(o), json, output);
+  report::Report r = record::resumeCheckCommand(o);
+  if (o.keep && r.subject().contains("work_folder"))
+    std::fprintf(stderr, "kernodeck resume check: the work folder is kept: %s\n", report::stringAt(r.subject(), "work_folder").c_str());
+  return finish("resume check", r, json, output);
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ class Checker {
     });
     r_.runStep("checkpoint", [&]() -> Status {
       KDK_TRY_STATUS(runCommand({"checkpoint", "the run to step " + std::to_string(o_.at), o_.at, ""}, false));
-      if (!std::filesystem::is_regular_file(checkpointPath()))
+      if (!std::filesystem::exists(checkpointPath()))
         return Error::NotFound("the run to step " + std::to_string(o_.at) + " wrote no checkpoint at " + checkpointPath() +
                                ": the command must save one at step {save_at} to {checkpoint} (or $KERNODECK_RESUME_SAVE_AT and "
                                "$KERNODECK_RESUME_CHECKPOINT), or --checkpoint-name must name the file it writes in {out}");
@@ -181,11 +181,15 @@ class Checker {
 
   void inspect() {
     std::string path = checkpointPath();
-    auto bytes = util::readFileLimited(path, 4ull << 30);
+    bool folder = std::filesystem::is_directory(path);
+    auto bytes = folder ? Result<std::string>(std::string()) : util::readFileLimited(path, 4ull << 30);
     std::optional<report::Report> inspected;
-    if (o_.inspect) inspected = o_.inspect(path);
+    if (o_.inspect && !folder) inspected = o_.inspect(path);
     state_ = assessCheckpoint(inspected ? &*inspected : nullptr, bytes.ok() ? std::string_view(*bytes) : std::string_view());
-    if (!o_.inspect) state_.why = "no checkpoint reader (Kernodeck was built without LibTorch)";
+    if (folder)
+      state_.why = "the checkpoint is a folder, whose files are not read";
+    else if (!o_.inspect)
+      state_.why = "no checkpoint reader (Kernodeck was built without LibTorch)";
     json section = {{"file", o_.checkpointName}, {"inspected", state_.inspected}, {"format", state_.format}, {"keys", state_.keys},
                     {"held", state_.held}, {"absent", state_.absent}};
     if (!state_.why.empty()) section["why"] = state_.why;
@@ -306,7 +310,12 @@ CheckpointState assessCheckpoint(const report::Report* inspected, std::string_vi
     }
     if (found) held.insert("data order");
   }
-  for (const auto& p : kPieces) (held.count(p) ? s.held : s.absent).push_back(p);
+  // Without the reader only what is held can be told, not what is absent.
+  for (const auto& p : kPieces)
+    if (held.count(p))
+      s.held.push_back(p);
+    else if (s.inspected)
+      s.absent.push_back(p);
   return s;
 }
 

@@ -36,20 +36,23 @@ const json* finding(const json& j, const std::string& code) {
 // A training in NumPy that reads everything from the environment: a weight vector moved each
 // step (randomly in mode "random"), checkpointed at KERNODECK_RESUME_SAVE_AT with its step.
 // "forget" resumes the step counter but not the weights; "nockpt" saves nothing; "noweights"
-// writes no weights.
+// writes no weights; "dir" saves its checkpoint as a folder, as some frameworks do.
 const char* kFakeTrainer = R"(import numpy as np, os, sys
 e = os.environ
 mode = sys.argv[1]
 steps, save_at = int(e['KERNODECK_RESUME_STEPS']), int(e['KERNODECK_RESUME_SAVE_AT'])
 w, start = np.zeros(4), 0
 if e.get('KERNODECK_RESUME_FROM'):
-    d = np.load(e['KERNODECK_RESUME_FROM'])
+    d = np.load(e['KERNODECK_RESUME_FROM'] + ('/state.npy' if mode == 'dir' else ''))
     start = int(d[4])
     if mode != 'forget':
         w = d[:4]
 for s in range(start, steps):
     w = w + (np.random.rand(4) if mode == 'random' else np.arange(4) * (s + 1))
-    if s + 1 == save_at and mode != 'nockpt':
+    if s + 1 == save_at and mode == 'dir':
+        os.makedirs(e['KERNODECK_RESUME_CHECKPOINT'])
+        np.save(e['KERNODECK_RESUME_CHECKPOINT'] + '/state.npy', np.append(w, s + 1))
+    elif s + 1 == save_at and mode != 'nockpt':
         np.save(e['KERNODECK_RESUME_CHECKPOINT'], np.append(w, s + 1))
 if mode != 'noweights':
     np.save(os.path.join(e['KERNODECK_RESUME_OUT'], 'w.npy'), w)
@@ -138,6 +141,13 @@ TEST(ResumeCommand, EnvironmentContractAndWhatCannotBeChecked) {
   json j = report(ok);
   EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
   EXPECT_EQ(stepStatus(j, "inspect"), "skipped") << j.dump(1);  // a .npy is no torch checkpoint: nothing to tell
+  EXPECT_EQ(j["checkpoint"]["absent"], json::array());             // and nothing is said to be missing
+  // A checkpoint folder is handed to the resume as it is.
+  RunResult dir = run(K + " resume check --json --steps 6 --at 2 --weights w.npy --checkpoint-name ckpt -- /usr/bin/python3 " + base +
+                      "/fake_train.py dir");
+  j = report(dir);
+  EXPECT_EQ(dir.code, 0) << dir.out << dir.err;
+  EXPECT_NE(j["checkpoint"].value("why", "").find("a folder"), std::string::npos) << j.dump(1);
   // Two straight runs that differ: the training is not deterministic; no state is blamed.
   RunResult random = check("random", " --criterion 'abs<=1e-3'");
   j = report(random);

@@ -206,4 +206,7 @@ TEST(ResumeCheck, CheckpointStateFromInspectAndTheDataOrderKeys) {
   EXPECT_FALSE(f.inspected);
   EXPECT_NE(f.why.find("not a checkpoint"), std::string::npos);
   EXPECT_EQ(f.held, Words{});
+  EXPECT_EQ(f.absent, Words{});
+  // Unread, a data order key is still seen in the bytes.
+  EXPECT_EQ(assessCheckpoint(nullptr, std::string("\x8c\x0a""epoch_perm", 12)).held, Words{"data order"});
 }

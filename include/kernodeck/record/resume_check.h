@@ -60,7 +60,9 @@ struct CheckpointState {
   bool inspected = false;          // the checkpoint reader read it
   std::string format, why;         // why: the reader's error when it could not
   std::vector<std::string> keys;   // top-level keys found
-  std::vector<std::string> held, absent;  // "model", "optimizer state", "RNG state", "step counter", "LR scheduler", "data order"
+  // "model", "optimizer state", "RNG state", "step counter", "LR scheduler", "data order";
+  // absent stays empty when the reader could not read it (nothing is known to be missing).
+  std::vector<std::string> held, absent;
 };
 // From `resume inspect`'s report (its "checkpoint" section), and the checkpoint's bytes
 // scanned for the keys projects give the data order (data_rng, sampler, epoch_perm...):
