@@ -6,6 +6,7 @@
 
 #include "kernodeck/record/command_template.h"
 #include "kernodeck/record/resume_check.h"
+#include "kernodeck/util/process.h"
 
 using namespace kernodeck;
 using namespace kernodeck::record;
@@ -39,6 +40,10 @@ TEST(CommandTemplate, SplitsLikeAShellWithoutExpanding) {
     auto w = splitCommandWords(c.text);
     ASSERT_TRUE(w.ok()) << c.text << ": " << w.error().message;
     EXPECT_EQ(*w, c.words) << c.text;
+    // What `resume check` prints as the command (util::quoteCommand) splits back into the same words.
+    auto back = splitCommandWords(util::quoteCommand(*w));
+    ASSERT_TRUE(back.ok()) << util::quoteCommand(*w) << ": " << back.error().message;
+    EXPECT_EQ(*back, c.words) << util::quoteCommand(*w);
   }
 }
 
