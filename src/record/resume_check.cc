@@ -163,7 +163,7 @@ class Checker {
     if (!pr->ok()) {
       std::string last = pr->lastLine();
       return Error::Io(run.label + " (" + util::printable(util::quoteCommand(spec.argv), 300) + ") " + pr->describe() +
-                       (last.empty() ? "" : ": " + last));
+                       (last.empty() ? "" : ": " + last) + (o_.keep ? "" : " (--keep keeps its log)"));
     }
     if (wantWeights && !std::filesystem::is_regular_file(out + "/" + o_.weights)) {
       std::vector<std::string> files = util::listFilesRecursive(out);
