@@ -33,11 +33,13 @@
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/documents.h"
 #include "kernodeck/record/record.h"
+#include "kernodeck/record/resume_check.h"
 #include "kernodeck/record/tensor_file.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/registry/auth.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/report/redact.h"
+#include "kernodeck/util/process.h"
 
 using namespace kernodeck;
 
@@ -161,6 +163,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 #elif defined(FUZZ_DOSSIER_MANIFEST)
   (void)record::parseDossierManifest(in);
+#elif defined(FUZZ_RESUME_COMMAND)
+  // A `resume check --cmd` template, and the same bytes as a checkpoint to scan for keys.
+  auto words = record::splitCommandWords(in);
+  if (words.ok()) {
+    // What the display quoting writes splits back into the same words (control characters,
+    // which it writes as $'...', aside).
+    bool control = false;
+    for (const auto& w : *words)
+      for (char c : w) control |= static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    auto back = record::splitCommandWords(util::quoteCommand(*words));
+    if (!control && (!back.ok() || *back != *words)) __builtin_trap();
+    auto t = record::CommandTemplate::fromWords(*words, record::resumePlaceholders());
+    if (t.ok() && t->expand({{"out", "/w o"}}).size() != words->size()) __builtin_trap();
+  }
+  (void)record::assessCheckpoint(nullptr, in);
 #else
 #error "define one FUZZ_<TARGET>"
 #endif
