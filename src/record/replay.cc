@@ -149,7 +149,8 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
     entry.argv = {"(none)"};
   } else if (isPython(entry.argv[0])) {
     entry.argv[0] = python;
-  } else if (std::string prog = entry.argv[0].starts_with("./") ? entry.argv[0].substr(2) : entry.argv[0]; confinedPath(prog)) {
+  } else if (std::string prog = entry.argv[0].starts_with("./") ? entry.argv[0].substr(2) : entry.argv[0];
+             entry.argv[0].find('/') != std::string::npos && confinedPath(prog)) {  // ./run.sh, scripts/run: a file of the project, never PATH
     entry.argv[0] = rooted("project/" + prog);
   } else {
     entry.problem = "the entry point's program '" + util::printable(entry.argv[0], 200) + "' is neither python nor a file of the project";

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "kernodeck/util/hash.h"
+#include "kernodeck/util/strings.h"
 #include "support.h"
 
 using nlohmann::json;
@@ -114,4 +116,64 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
   EXPECT_NE(stepError(bj, "place").find("weights 'encoder' (weights.pt) does not have the reference's hash"), std::string::npos) << bj.dump(1);
   for (const char* s : {"environment", "run", "check"}) EXPECT_EQ(stepStatus(bj, s), "not_reached") << s;
   EXPECT_FALSE(exists(base + "/fresh3/venv"));
+
+  // A dossier is someone else's: each hostile field below, with a manifest that matches it, stops
+  // the replay at its step, said in one line, and nothing is run or written outside the folder.
+  std::string mark = base + "/owned";
+  struct Case {
+    const char* field;  // JSON pointer into reference.json
+    json value;
+    const char* step;
+    const char* says;
+  } cases[] = {
+      {"/weights/0/path", "../../outside.pt", "place", "is recorded outside the project folder"},
+      {"/packages/python/interpreter", "/bin/sh", "environment", "is not an absolute path to a python"},
+      {"/code/entry_point", "sh -c touch${IFS}" + mark, "run", "is neither python nor a file of the project"},
+      {"/code/entry_point", "/bin/touch " + mark, "run", "is neither python nor a file of the project"},
+      {"/code/outputs", "../..", "run", "is not a path inside the project"},
+  };
+  std::string goodRef = readFile(d + "/reference.json"), goodManifest = readFile(d + "/MANIFEST.sha256");
+  auto install = [&](const std::string& name, const std::string& text) {
+    writeFile(d + "/" + name, text);
+    std::string m;
+    for (const auto& line : kernodeck::util::split(goodManifest, '\n'))
+      if (!line.empty()) m += (line.ends_with("  " + name) ? kernodeck::util::sha256Hex(text) + "  " + name : line) + "\n";
+    writeFile(d + "/MANIFEST.sha256", m);
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    json j = json::parse(goodRef);
+    j[json::json_pointer(c.field)] = c.value;
+    install("reference.json", j.dump(2));
+    std::string work = base + "/hostile" + std::to_string(n++);
+    RunResult h = run(K + " dossier replay --run --json --work " + work + " " + d);
+    json hj = json::parse(h.out, nullptr, false);
+    ASSERT_TRUE(hj.is_object()) << c.field << h.err;
+    EXPECT_EQ(h.code, 3) << c.field;
+    EXPECT_EQ(stepStatus(hj, c.step), "failed") << c.field << hj.dump(1);
+    EXPECT_NE(stepError(hj, c.step).find(c.says), std::string::npos) << c.field << hj.dump(1);
+    EXPECT_FALSE(exists(mark)) << c.field;
+    EXPECT_FALSE(exists(base + "/outside.pt")) << c.field;
+    EXPECT_TRUE(exists(base + "/proj/weights.pt")) << c.field;  // "../.." as outputs removed nothing
+  }
+  install("reference.json", goodRef);
+  // A code.tar with a member that climbs out, or a link that points out, is refused whole.
+  for (const char* member : {"../escape.txt", "link"}) {
+    std::string py = std::string("import io, tarfile, sys\nt = tarfile.open(sys.argv[1], 'w')\n") +
+                     (std::string(member) == "link" ? "i = tarfile.TarInfo('link'); i.type = tarfile.SYMTYPE; i.linkname = '" + base +
+                                                          "'; t.addfile(i)\ni = tarfile.TarInfo('link/escape.txt'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))\n"
+                                                    : "i = tarfile.TarInfo('../escape.txt'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))\n") +
+                     "t.close()\n";
+    writeFile(base + "/mktar.py", py);
+    ASSERT_EQ(run("/usr/bin/python3 " + base + "/mktar.py " + base + "/evil.tar").code, 0);
+    install("code.tar", readFile(base + "/evil.tar"));
+    std::string work = base + "/hostile" + std::to_string(n++);
+    RunResult h = run(K + " dossier replay --run --json --work " + work + " " + d);
+    json hj = json::parse(h.out, nullptr, false);
+    ASSERT_TRUE(hj.is_object()) << member << h.err;
+    EXPECT_EQ(h.code, 3) << member;
+    EXPECT_EQ(stepStatus(hj, "code"), "failed") << member << hj.dump(1);
+    EXPECT_FALSE(exists(work + "/escape.txt")) << member;
+    EXPECT_FALSE(exists(base + "/escape.txt")) << member;
+  }
 }
