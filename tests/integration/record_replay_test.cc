@@ -97,6 +97,21 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
   EXPECT_EQ(stepStatus(gj, "environment"), "skipped");
   EXPECT_FALSE(exists(base + "/fresh2/venv"));
 
+  // Without code.tar, the code is cloned from --repo and checked out at the recorded revision.
+  std::string bare = base + "/dossier-without-code";
+  ASSERT_EQ(run("cp -r " + d + " " + bare + " && rm " + bare + "/code.tar && grep -v '  code.tar$' " + d + "/MANIFEST.sha256 > " + bare +
+                "/MANIFEST.sha256").code, 0);
+  RunResult cloned = run(K + " dossier replay --run --json --python /usr/bin/python3 --repo " + proj + " --work " + base + "/fresh-clone " + bare);
+  json cj = json::parse(cloned.out, nullptr, false);
+  ASSERT_TRUE(cj.is_object()) << cloned.err;
+  EXPECT_EQ(cloned.code, 0) << cloned.err << cj.dump(1);
+  EXPECT_NE(cloned.err.find("checkout --quiet " + ref["code"]["revision"].get<std::string>()), std::string::npos) << cloned.err;
+  EXPECT_EQ(readFile(base + "/fresh-clone/project/embed.py").find("2 * model"), std::string::npos);
+  // Without --repo, a relative recorded repository cannot be found: said at the code step.
+  RunResult noRepo = run(K + " dossier replay --run --json --work " + base + "/fresh-norepo " + bare);
+  EXPECT_EQ(noRepo.code, 3);
+  EXPECT_NE(stepError(json::parse(noRepo.out, nullptr, false), "code").find("pass --repo PATH"), std::string::npos) << noRepo.out;
+
   // A fresh folder means fresh: a used one is refused.
   EXPECT_EQ(run(K + " dossier replay --run --work " + base + "/fresh " + d).code, 3);
 
@@ -146,7 +161,9 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
     j[json::json_pointer(c.field)] = c.value;
     install("reference.json", j.dump(2));
     std::string work = base + "/hostile" + std::to_string(n++);
-    RunResult h = run(K + " dossier replay --run --json --work " + work + " " + d);
+    // --python (no venv) where the case is past the environment step: seconds, not minutes.
+    std::string python = std::string(c.step) == "run" ? " --python /usr/bin/python3" : "";
+    RunResult h = run(K + " dossier replay --run --json" + python + " --work " + work + " " + d);
     json hj = json::parse(h.out, nullptr, false);
     ASSERT_TRUE(hj.is_object()) << c.field << h.err;
     EXPECT_EQ(h.code, 3) << c.field;
