@@ -283,7 +283,7 @@ report::Report replayProject(const ProjectReplayOptions& o) {
     if (step == "verify") continue;
     bool any = std::any_of(plan.begin(), plan.end(), [&](const ReplayAction& a) { return a.step == step; });
     if (!any) {
-      if (!r.failed()) r.skipStep(step, "--python " + o.python + " given: used as it is, no venv made");
+      r.skipStep(step, step == "environment" ? "--python " + o.python + " given: used as it is, no venv made" : "nothing to do: the reference records none");
       continue;
     }
     r.runStep(step, [&]() -> Status {
