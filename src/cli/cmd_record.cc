@@ -290,6 +290,8 @@ int runDossier(const std::vector<std::string>& argsIn) {
   auto ref = loadReference(dir + "/reference.json");
   if (!ref.ok()) return documentError(cmd, ref.error());
   if (runProject) {
+    // The interpreter runs with the code's folder as its working directory: made absolute here.
+    if (std::error_code ec; !python.empty() && python.find('/') != std::string::npos) python = std::filesystem::absolute(python, ec).string();
     record::ProjectReplayOptions po{.dossier = std::move(o), .reference = std::move(ref).value(), .python = python, .repo = repo, .work = work};
     return finish(cmd, record::replayProject(po), json, output);
   }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -129,6 +130,15 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
       ReplayAction pip =
           act(K::Command, "environment", {python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", "--no-input", "-r", rooted("requirements.txt")});
       pip.env = {{"PIP_NO_INDEX", "1"}, {"PIP_CONFIG_FILE", "/dev/null"}};  // offline, whatever pip.conf says
+      // --no-index does not stop pip reading a find-links page: the lines that name a place to
+      // download from are refused, so that the install stays offline.
+      for (const auto& line : ref.packages.requirementsLines) {
+        std::string l(util::trim(line));
+        for (const char* opt : {"-f", "--find-links", "-i", "--index-url", "--extra-index-url", "--trusted-host"})
+          if (l.starts_with(opt) && (l.size() == std::strlen(opt) || l[std::strlen(opt)] == ' ' || l[std::strlen(opt)] == '=' ||
+                                     (opt[1] != '-' && l.size() > 2)))
+            pip.problem = "the recorded requirements name a place to download from ('" + util::printable(l, 120) + "'): a replay installs offline";
+      }
       add(pip);
     }
   }

@@ -96,6 +96,10 @@ TEST(ReplayPlan, HostileFieldsBecomeProblemsNotCommands) {
       {"outputs climb out", [](Reference& r, std::vector<std::string>&) { r.code.outputs = "../.."; }, "run", "not a path inside the project"},
       {"no outputs", [](Reference& r, std::vector<std::string>&) { r.code.outputs.clear(); }, "run", "names no outputs folder"},
       {"revision as an option", [](Reference& r, std::vector<std::string>& c) { r.code.revision = "--upload-pack=touch owned"; c.erase(c.begin()); }, "code", "not a full commit id"},
+      {"requirements with a find-links", [](Reference& r, std::vector<std::string>&) { r.packages.requirementsLines.push_back("--find-links https://example.org/w"); },
+       "environment", "a replay installs offline"},
+      {"requirements with -i", [](Reference& r, std::vector<std::string>&) { r.packages.requirementsLines.push_back("-ihttps://example.org/simple"); },
+       "environment", "a replay installs offline"},
       {"relative repo, no code.tar", [](Reference&, std::vector<std::string>& c) { c.erase(c.begin()); }, "code", "pass --repo PATH"},
   };
   for (const auto& c : cases) {
