@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <regex>
@@ -328,6 +329,12 @@ report::Report replayProject(const ProjectReplayOptions& o) {
             spec.argv = a.argv;
             spec.cwd = a.cwd.empty() ? work : work + "/" + a.cwd;
             spec.env = a.env;
+            if (a.step == "run" && o.python.empty()) {
+              // As an activated venv: a script the entry point starts finds the venv's python first.
+              const char* path = std::getenv("PATH");
+              spec.env["VIRTUAL_ENV"] = work + "/venv";
+              spec.env["PATH"] = work + "/venv/bin" + (path && *path ? ":" + std::string(path) : "");
+            }
             spec.timeoutMs = 30u * 60 * 1000;
             spec.out = util::ProcessOutput::Stderr;
             spec.err = util::ProcessOutput::Stderr;
