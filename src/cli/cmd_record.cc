@@ -130,12 +130,14 @@ int runReference(const std::vector<std::string>& argsIn) {
     record::ReferenceOptions ro;
     std::vector<std::string> data, weights, params, seeds, determinism;
     opts.add_options()("repo", po::value(&ro.repo), "git repository of the code")("entry-point", po::value(&ro.entryPoint), "the command or script that produces the outputs")(
+        "outputs", po::value(&ro.outputs), "the folder the entry point writes its outputs to")(
         "config", po::value(&ro.configs)->composing(), "configuration file (hashed; repeatable)")(
         "param", po::value(&params)->composing(), "parameter KEY=VALUE (repeatable)")("preprocessing", po::value(&ro.preprocessing), "preprocessing, in words")(
         "data", po::value(&data)->composing(), "NAME=PATH[,provenance=SRC][,access=HOW] (repeatable)")(
         "weights", po::value(&weights)->composing(), "NAME=PATH[,provenance=SRC][,access=HOW] (repeatable)")(
         "packages-from", po::value(&ro.packagesReport), "a kernodeck audit --json report (image or dir:/)")(
-        "requirements", po::value(&ro.requirements), "or a requirements file")("host-record", po::value(&ro.hostRecord), "kernodeck.host/v1 record (default: read the host)")(
+        "requirements", po::value(&ro.requirements), "or a requirements file")(
+        "python", po::value(&ro.python), "the base interpreter a replay makes the project's venv from (e.g. /usr/bin/python3)")("host-record", po::value(&ro.hostRecord), "kernodeck.host/v1 record (default: read the host)")(
         "host-root", po::value(&ro.hostRoot), "host root to read (default /)")(
         "accelerator", po::value(&ro.accelerator), "the accelerator the project expects: cuda, rocm or cpu (default: as the host shows)")(
         "seed", po::value(&seeds)->composing(), "a seed the project sets, NAME=VALUE (repeatable)")(
@@ -237,13 +239,19 @@ int runDossier(const std::vector<std::string>& argsIn) {
   std::string verb = argsIn[0];
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end());
   bool help = false, json = false;
-  std::string output, dir, reference = "reference.json", outputs;
-  std::vector<std::string> reports;
+  std::string output, dir, reference = "reference.json", outputs, python, repo, work;
+  std::vector<std::string> reports, includes;
+  bool runProject = false;
   po::options_description opts("usage: kernodeck dossier build|verify|replay DIR [options]\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
       "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference), "build: the reference (default reference.json)")(
       "report", po::value(&reports)->composing(), "build: a check report to include (repeatable)")(
-      "outputs", po::value(&outputs), "build: the sample folder the procedure checks");
+      "outputs", po::value(&outputs), "build: the sample folder the procedure checks (default: the reference's --outputs)")(
+      "include", po::value(&includes)->composing(), "build: a file or folder of yours to carry under files/ (repeatable)")(
+      "run", po::bool_switch(&runProject), "replay: replay the project itself in a fresh folder (code, data, venv, entry point, sample check)")(
+      "python", po::value(&python), "replay --run: use this interpreter as it is instead of a new venv from the recorded one")(
+      "repo", po::value(&repo), "replay --run: clone the code from this repository when the dossier carries no code.tar")(
+      "work", po::value(&work), "replay --run: the fresh folder to replay in, kept afterwards (absent or empty; default a temporary one)");
   po::options_description all;
   all.add(opts).add_options()("dir", po::value(&dir));
   po::positional_options_description pos;
@@ -259,6 +267,7 @@ int runDossier(const std::vector<std::string>& argsIn) {
     record::DossierOptions o;
     o.dir = dir;
     o.outputs = outputs;
+    o.includes = includes;
     auto ref = loadReference(reference);
     if (!ref.ok()) return documentError(cmd, ref.error());
     o.reference = std::move(ref).value();
@@ -285,7 +294,21 @@ int runDossier(const std::vector<std::string>& argsIn) {
   o.procedure = std::move(procedure).value();
   auto ref = loadReference(dir + "/reference.json");
   if (!ref.ok()) return documentError(cmd, ref.error());
-  return finish(cmd, record::replayDossier(o), json, output);
+  if (runProject) {
+    // The interpreter runs with the code's folder as its working directory: made absolute here.
+    if (std::error_code ec; !python.empty() && python.find('/') != std::string::npos) python = std::filesystem::absolute(python, ec).string();
+    record::ProjectReplayOptions po{.dossier = std::move(o), .reference = std::move(ref).value(), .python = python, .repo = repo, .work = work};
+    return finish(cmd, record::replayProject(po), json, output);
+  }
+  report::Report r = record::replayDossier(o);
+  // What --run would do, printed and not run.
+  std::vector<std::string> carried;
+  for (const auto& e : o.manifest) carried.push_back(e.path);
+  record::ReplayPlanOptions plan{.dossier = dir, .root = "REPLAY", .python = python, .repo = repo};
+  std::fprintf(stderr, "dossier replay --run would run, in a fresh folder REPLAY:\n");
+  for (const auto& a : record::planReplay(*ref, o.procedure, carried, plan))
+    std::fprintf(stderr, "  %s%s\n", record::describe(a, plan).c_str(), a.problem.empty() ? "" : ("    (cannot: " + a.problem + ")").c_str());
+  return finish(cmd, r, json, output);
 }
 
 int runDiff(const std::vector<std::string>& args) {

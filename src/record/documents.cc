@@ -107,6 +107,7 @@ Result<Reference> parseReference(const json& j) {
   }
   KDK_TRY_STATUS(code.get("entry_point", ref.code.entryPoint));
   KDK_TRY_STATUS(code.get("preprocessing", ref.code.preprocessing));
+  KDK_TRY_STATUS(code.getOpt("outputs", ref.code.outputs));
   KDK_TRY_STATUS(code.get("parameters", ref.code.parameters));
   KDK_TRY_ASSIGN(auto configs, code.array("configs"));
   KDK_TRY_ASSIGN(ref.code.configs, parseHashedList(configs, false));
@@ -125,6 +126,11 @@ Result<Reference> parseReference(const json& j) {
   if (requirements) {
     KDK_TRY_STATUS(getSha256(*requirements, "sha256", ref.packages.requirementsSha256));
     KDK_TRY_STATUS(requirements->get("lines", ref.packages.requirementsLines));
+  }
+  KDK_TRY_ASSIGN(auto python, packages.optObject("python"));
+  if (python) {
+    KDK_TRY_STATUS(python->get("interpreter", ref.packages.interpreter));
+    KDK_TRY_STATUS(python->getOpt("version", ref.packages.interpreterVersion));
   }
 
   KDK_TRY_ASSIGN(JsonReader system, root.object("system"));

@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <set>
 
+#include "code_archive.h"
+#include "dossier_layout.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/util/html.h"
 #include "kernodeck/report/redact.h"
@@ -39,7 +42,58 @@ std::string fileSha(const std::string& path) {
   return h.ok() ? h->sha256 : "";
 }
 
+
+// What a replay needs besides the documents: the code as a `git archive` of the recorded
+// revision, the data and weights, the expected outputs, and the user's own files.
+Status carry(const DossierOptions& o, report::Report& r) {
+  const Reference& ref = o.reference;
+  if (!ref.code.repo.empty()) {
+    std::string repo = ref.resolve(ref.code.repo);
+    if (Status st = archiveRevision(repo, ref.code.revision, o.dir + "/code.tar"); !st.ok())
+      r.add("dossier.code.not_carried", Severity::Warning,
+            "the code is not carried (" + st.error().message + "): a replay clones it with --repo PATH", {{"path", repo}});
+  }
+  for (const auto* list : {&ref.data, &ref.weights}) {
+    std::string kind = list == &ref.data ? "data" : "weights";
+    for (const auto& in : *list) {
+      std::string src = ref.resolve(in.path), what = kind + " '" + in.name + "' (" + in.path + ")";
+      if (!plainName(in.name)) return Error::Invalid(what + ": the name is not a plain file name, so it cannot be carried");
+      KDK_TRY_STATUS(copyBeneath(src, o.dir, carriedInput(kind, in.name)));
+      auto h = hashPath(o.dir + "/" + carriedInput(kind, in.name));
+      if (!h.ok() || h->sha256 != in.sha256)
+        r.add("dossier.input.changed", Severity::Warning,
+              what + " no longer has the reference's hash: the dossier carries it as it is now, and a replay will stop at placing it",
+              {{"path", in.path}, {"name", in.name}});
+    }
+  }
+  if (ref.result.declared) KDK_TRY_STATUS(copyBeneath(ref.resolve(ref.result.expected), o.dir, "expected"));
+  for (const auto& inc : o.includes) {
+    std::string base = std::filesystem::path(inc).lexically_normal().filename().string();
+    if (base.empty()) base = std::filesystem::path(inc).lexically_normal().parent_path().filename().string();
+    if (base.empty() || base == "." || base == "..") return Error::Invalid("--include " + inc + " names no file");
+    KDK_TRY_STATUS(copyBeneath(inc, o.dir, "files/" + base));
+  }
+  return {};
+}
+
 }  // namespace
+
+Status copyBeneath(const std::string& src, const std::string& root, const std::string& rel) {
+  struct stat st {};
+  if (::lstat(src.c_str(), &st) != 0) return Error::NotFound(src + " does not exist");
+  std::vector<std::string> files;
+  if (S_ISREG(st.st_mode)) files.push_back("");
+  else if (S_ISDIR(st.st_mode)) files = util::listFilesRecursive(src);
+  else return Error::Invalid(src + " is neither a file nor a folder");
+  for (const auto& f : files) {
+    std::string from = f.empty() ? src : src + "/" + f;
+    struct stat fs {};
+    if (::lstat(from.c_str(), &fs) != 0 || !S_ISREG(fs.st_mode)) return Error::Invalid(from + " is not a regular file");
+    KDK_TRY_ASSIGN(std::string bytes, util::readFileLimited(from, 8ull << 30));
+    KDK_TRY_STATUS(util::writeBeneath(root, f.empty() ? rel : rel + "/" + f, bytes, fs.st_mode & 0755));
+  }
+  return {};
+}
 
 report::Report buildDossier(const DossierOptions& o) {
   report::Report r("dossier build");
@@ -129,6 +183,7 @@ report::Report buildDossier(const DossierOptions& o) {
       auto t = util::readFileLimited(c.path, 16u << 20);
       if (t.ok()) KDK_TRY_STATUS(write(o.dir, "config/" + base, report::redactText(*t)));
     }
+    KDK_TRY_STATUS(carry(o, r));
     Procedure procedure;
     procedure.steps.push_back({"verify-reference", "inputs", "kernodeck", {"reference", "verify", "--reference", "reference.json", "--json"}});
     if (!ref.code.entryPoint.empty()) {
@@ -137,8 +192,11 @@ report::Report buildDossier(const DossierOptions& o) {
         if (!w.empty()) argv.push_back(w);
       if (!argv.empty()) procedure.steps.push_back({"run-entry-point", "result", "project", argv});
     }
-    if (!o.outputs.empty())
-      procedure.steps.push_back({"sample-check", "result", "kernodeck", {"sample", "check", o.outputs, "--reference", "reference.json", "--json"}});
+    std::string outputs = o.outputs;  // else where the reference says the entry point writes
+    if (std::error_code ec; outputs.empty() && !ref.code.outputs.empty())
+      outputs = std::filesystem::absolute(ref.resolve(ref.code.outputs), ec).lexically_normal().string();
+    if (!outputs.empty())
+      procedure.steps.push_back({"sample-check", "result", "kernodeck", {"sample", "check", outputs, "--reference", "reference.json", "--json"}});
     KDK_TRY_STATUS(write(o.dir, "procedure.json", toJson(procedure).dump(2) + "\n"));
     std::string criteriaMd, criteriaList;
     for (const auto& [text, why] : ref.result.criteria) {
@@ -146,22 +204,7 @@ report::Report buildDossier(const DossierOptions& o) {
       criteriaList += (criteriaList.empty() ? "" : ", ") + text;
     }
     if (criteriaMd.empty()) criteriaMd = "- (none declared)\n", criteriaList = "none";
-    std::string md =
-        "# Procedure\n\nThe exact sequence this dossier records. Run it from this folder.\n\n"
-        "## 1. Rebuild\n\nRebuild the environment from the pinned image digest and requirements recorded in `reference.json`"
-        " (packages: " + (ref.packages.source.empty() ? std::string("not recorded") : ref.packages.source) + "), then audit it:\n\n"
-        "    kernodeck audit IMAGE@DIGEST --json -o audit.json\n    kernodeck diff reference.json audit.json\n\n"
-        "## 2. Diagnose\n\n    kernodeck host\n    kernodeck probe --expect auto --json -o probe.json\n\n"
-        "## 3. Run the sample\n\nEntry point: `" + (ref.code.entryPoint.empty() ? std::string("(not recorded)") : ref.code.entryPoint) +
-        "` at revision `" + (ref.code.revision.empty() ? std::string("(not recorded)") : ref.code.revision) + "` with parameters `" +
-        json(ref.code.parameters).dump() + "`.\n\n"
-        "## 4. Review the output\n\n    kernodeck reference verify --reference reference.json\n    kernodeck sample check OUTPUTS --reference reference.json\n\n"
-        "Acceptance criteria, declared before any comparison:\n\n" + criteriaMd + "\n"
-        "## Replay\n\n    kernodeck dossier verify .\n    kernodeck dossier replay .\n\n"
-        "`dossier replay` runs only Kernodeck's own checks, printing each command first; the project's own steps are printed, not run.\n\n"
-        "## Credentials\n\nNo credential is stored here. Provide registry credentials through `REGISTRY_AUTH_FILE`, "
-        "`$XDG_RUNTIME_DIR/containers/auth.json` or `~/.docker/config.json`, and data access as each entry of "
-        "`data-references.json` notes under `access`.\n";
+    std::string md = procedureMarkdown(ref, procedure, util::listFilesRecursive(o.dir), criteriaMd);
     KDK_TRY_STATUS(write(o.dir, "procedure.md", report::redactText(md)));
     std::string page =
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck dossier</title><style>"

@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 
+#include "git.h"
 #include "kernodeck/os/os_release.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/record/tensor_file.h"
@@ -51,23 +52,6 @@ std::string mutableReason(const std::string& provenance) {
   static const std::regex image(R"(^(docker://|oci://)?[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+:[\w.-]+$)");
   if (std::regex_match(p, image) && p.find("@sha256:") == std::string::npos) return "it is an image tag without a digest";
   return "";
-}
-
-// Runs git on `repo` with an argv (no shell): the path and everything else are arguments,
-// never syntax. core.fsmonitor is switched off so that a repository's own configuration
-// cannot make `git status` start a program.
-Result<std::string> git(const std::string& repo, std::vector<std::string> args) {
-  util::ProcessSpec spec;
-  spec.argv = {"git", "-c", "core.fsmonitor=false", "-C", repo};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"GIT_OPTIONAL_LOCKS", "0"}};
-  spec.timeoutMs = 60000;
-  KDK_TRY_ASSIGN(util::ProcessResult r, util::runProcess(spec));
-  if (!r.ok()) {
-    std::string why = r.lastLine();
-    return Error::Invalid("git -C " + util::printable(repo, 200) + " " + args[0] + " " + r.describe() + (why.empty() ? "" : ": " + why));
-  }
-  return std::string(util::trim(r.out));
 }
 
 // The machine the reference was made on: OS and CPU read under the host root (a fake tree in
@@ -211,6 +195,7 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   }
   code["entry_point"] = o.entryPoint;
   code["preprocessing"] = o.preprocessing;
+  if (!o.outputs.empty()) code["outputs"] = rec(o.outputs);
   code["parameters"] = o.params;
   json configs = json::array();
   for (const auto& c : o.configs) {
@@ -254,6 +239,18 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     KDK_TRY_ASSIGN(std::string text, util::readFileLimited(o.requirements, 1 << 20));
     packages["source"] = "requirements " + o.requirements;
     packages["requirements"] = {{"sha256", h.sha256}, {"lines", util::split(report::redactText(text), '\n')}};
+  }
+  if (!o.python.empty()) {
+    // The base interpreter, as given: a replay makes its venv from it. Its version is asked of
+    // it (an argv, no shell), so that a later machine can say which Python it lacks.
+    util::ProcessSpec spec;
+    spec.argv = {o.python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"};
+    spec.timeoutMs = 60000;
+    auto pr = util::runProcess(spec);
+    if (!pr.ok() || !pr->ok())
+      return Error::Invalid("--python " + o.python + " is not a Python interpreter that runs (" +
+                            (pr.ok() ? pr->describe() : pr.error().message) + ")");
+    packages["python"] = {{"interpreter", o.python}, {"version", std::string(util::trim(pr->out))}};
   }
   ref["packages"] = packages;
   json system;
@@ -305,6 +302,7 @@ std::string referenceText(const Reference& ref) {
   line("repository", ref.code.repo.empty() ? "(not recorded)" : ref.code.repo + " @ " + ref.code.revision + (ref.code.dirty ? " (dirty)" : ""));
   line("entry point", ref.code.entryPoint);
   line("preprocessing", ref.code.preprocessing);
+  line("outputs", ref.code.outputs);
   for (const auto& [k, v] : ref.code.parameters) line("parameter", k + "=" + v);
   for (const auto& c : ref.code.configs) line("config", c.path + "  sha256 " + c.sha256.substr(0, 12) + "  " + util::humanBytes(static_cast<uint64_t>(c.size)));
   o += "\nInputs\n";
@@ -317,6 +315,7 @@ std::string referenceText(const Reference& ref) {
   o += "\nPackages\n";
   line("source", ref.packages.source.empty() ? "(not recorded)" : ref.packages.source);
   line("image digest", ref.packages.manifestDigest);
+  line("interpreter", ref.packages.interpreter.empty() ? "" : ref.packages.interpreter + " (Python " + ref.packages.interpreterVersion + ")");
   for (const auto& e : ref.packages.environments) line("environment", e.prefix + " (" + std::to_string(e.freeze.size()) + " packages)");
   if (!ref.packages.requirementsSha256.empty())
     line("requirements", std::to_string(ref.packages.requirementsLines.size()) + " lines, sha256 " + ref.packages.requirementsSha256.substr(0, 12));

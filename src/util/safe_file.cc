@@ -141,10 +141,11 @@ Result<std::string> readFileLimited(const std::string& path, size_t limit) {
 }
 
 bool makeDirs(const std::string& path) {
-  std::string cur;
+  // A relative path stays relative: each prefix is made as written ("a", "a/b", "../c").
+  std::string cur = path.starts_with("/") ? "/" : "";
   for (const auto& part : split(path, '/')) {
-    cur += part.empty() ? "" : "/" + part;
-    if (cur.empty()) continue;
+    if (part.empty()) continue;
+    cur += (cur.empty() || cur == "/" ? "" : "/") + part;
     if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
   }
   return true;

@@ -101,7 +101,7 @@ Project makeProject() {
   Out init = kdk({"reference", "init", "--repo", p.base + "/repo", "--entry-point", "touch " + p.ran, "--preprocessing", "lowercase",
                   "--config", p.base + "/config.yaml", "--param", "epochs=3", "--data", "corpus=" + p.base + "/data,provenance=hf://org/c@abc,access=public",
                   "--weights", "w=" + p.base + "/weights.bin,provenance=local,access=none", "--requirements", p.base + "/requirements.txt",
-                  "--host-root", p.base + "/host", "--expected", p.base + "/expected", "--ids", "ids.txt", "--criterion", "abs<=0.001",
+                  "--python", "/usr/bin/python3", "--outputs", "outputs", "--host-root", p.base + "/host", "--expected", p.base + "/expected", "--ids", "ids.txt", "--criterion", "abs<=0.001",
                   "--why", "float32 on CPU", "--criterion", "knn:1>=1", "--why", "neighbours kept", "--seed", "torch=1234",
                   "--determinism", "torch.use_deterministic_algorithms=True", "-o", p.ref},
                  p.base, {{"PYTHONHASHSEED", "0"}});
@@ -138,7 +138,8 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
   std::set<std::string> optional = {"declared_before_comparison", "code.repo", "code.dirty", "packages.source", "packages.requirements",
                                     "system.host", "system.os", "system.architecture", "system.accelerator", "system.cpu", "system.cpu.model",
                                     "system.cpu.cores", "system.cpu.threads", "seeds", "determinism", "determinism.declared",
-                                    "determinism.environment", "result.outputs", "result.format.count"};
+                                    "determinism.environment", "result.outputs", "result.format.count", "code.outputs",
+                                    "packages.python", "packages.python.version"};
   for (const char* c : {"result.criteria[0].", "result.criteria[1]."})
     for (const char* k : {"kind", "threshold", "k"}) optional.insert(std::string(c) + k);
   std::string mutated = p.base + "/mutated.json";

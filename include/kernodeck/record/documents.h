@@ -45,6 +45,7 @@ struct Reference {
     std::string repo, revision;  // empty when no repository was recorded
     bool dirty = false;
     std::string entryPoint, preprocessing;
+    std::string outputs;  // where the entry point writes its outputs, relative to the reference
     std::map<std::string, std::string> parameters;
     std::vector<HashedInput> configs;
   } code;
@@ -54,6 +55,8 @@ struct Reference {
     std::vector<Environment> environments;
     std::string requirementsSha256;
     std::vector<std::string> requirementsLines;
+    // The base interpreter the project's venv is made from (packages.python), and its version.
+    std::string interpreter, interpreterVersion;
   } packages;
   struct System {
     bool recorded = false;           // system.host present

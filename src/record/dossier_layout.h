@@ -1,0 +1,34 @@
+// Where a dossier keeps what it carries, and the path rules for fields that name places.
+// Private to the record module.
+#pragma once
+
+#include <regex>
+#include <string>
+
+#include "kernodeck/util/result.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::record {
+
+// A relative path with no empty, "." or ".." component: joined to a folder, it stays beneath it.
+inline bool confinedPath(const std::string& p) {
+  if (p.empty() || p[0] == '/') return false;
+  for (const auto& part : util::split(p, '/'))
+    if (part.empty() || part == "." || part == "..") return false;
+  return true;
+}
+
+// A name (of a data or weights input) usable as one path component of the dossier.
+inline bool plainName(const std::string& n) {
+  static const std::regex ok(R"([A-Za-z0-9_][A-Za-z0-9._-]{0,99})");
+  return std::regex_match(n, ok);
+}
+
+// The dossier's copy of a data or weights input: a file, or a folder of its files.
+inline std::string carriedInput(const std::string& kind, const std::string& name) { return "inputs/" + kind + "/" + name; }
+
+// Copies a regular file, or every file of a folder (each a regular file: a link is an error),
+// to ROOT/REL, written beneath ROOT without following any link there (util::writeBeneath).
+Status copyBeneath(const std::string& src, const std::string& root, const std::string& rel);
+
+}  // namespace kernodeck::record
