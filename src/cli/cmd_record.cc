@@ -233,7 +233,7 @@ int runDossier(const std::vector<std::string>& argsIn) {
                           "usage: kernodeck dossier build|verify|replay DIR [options]\n\n"
                           "  build   write the dossier: reference, reports, inventory, procedure, MANIFEST.sha256, index.html\n"
                           "  verify  check every file against MANIFEST.sha256\n"
-                          "  replay  verify, then run the recorded Kernodeck checks in a fresh folder (each command printed first)");
+                          "  replay  verify, then print the plan --run carries out (each action checked); --run replays the project in a fresh folder");
       rc >= 0)
     return rc;
   std::string verb = argsIn[0];
@@ -287,7 +287,6 @@ int runDossier(const std::vector<std::string>& argsIn) {
   if (verb == "verify") return finish(cmd, record::verifyDossier(dir, *manifest), json, output);
   record::ReplayOptions o;
   o.dir = dir;
-  o.self = selfPath();
   o.manifest = std::move(manifest).value();
   auto procedure = loadDocument<record::Procedure>(dir + "/procedure.json", [](const nlohmann::json& j) { return record::parseProcedure(j); });
   if (!procedure.ok()) return documentError(cmd, procedure.error());
@@ -300,15 +299,8 @@ int runDossier(const std::vector<std::string>& argsIn) {
     record::ProjectReplayOptions po{.dossier = std::move(o), .reference = std::move(ref).value(), .python = python, .repo = repo, .work = work};
     return finish(cmd, record::replayProject(po), json, output);
   }
-  report::Report r = record::replayDossier(o);
-  // What --run would do, printed and not run.
-  std::vector<std::string> carried;
-  for (const auto& e : o.manifest) carried.push_back(e.path);
   record::ReplayPlanOptions plan{.dossier = dir, .root = "REPLAY", .python = python, .repo = repo};
-  std::fprintf(stderr, "dossier replay --run would run, in a fresh folder REPLAY:\n");
-  for (const auto& a : record::planReplay(*ref, o.procedure, carried, plan))
-    std::fprintf(stderr, "  %s%s\n", record::describe(a, plan).c_str(), a.problem.empty() ? "" : ("    (cannot: " + a.problem + ")").c_str());
-  return finish(cmd, r, json, output);
+  return finish(cmd, record::replayDossier(o, *ref, plan), json, output);
 }
 
 int runDiff(const std::vector<std::string>& args) {

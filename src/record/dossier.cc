@@ -1,6 +1,6 @@
 // The dossier: a folder another run can replay. build writes it with a hash
-// manifest and an offline index.html; verify checks the manifest; replay runs
-// the recorded procedure in a fresh temporary folder and compares.
+// manifest and an offline index.html; verify checks the manifest; replay without --run
+// prints and checks the plan --run carries out (replay.cc), running nothing.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +16,6 @@
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/json_read.h"
-#include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 
@@ -258,104 +257,37 @@ report::Report verifyDossier(const std::string& dir, const std::vector<ManifestE
   return r;
 }
 
-report::Report replayDossier(const ReplayOptions& o) {
+report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const ReplayPlanOptions& plan) {
   report::Report r("dossier replay");
-  r.declareSteps({"verify", "prepare", "run", "compare"});
+  r.declareSteps({"verify", "plan"});
   r.subject()["reference"] = o.dir;
-  std::string work;
-  struct StepResult {
-    const ProcedureStep* step = nullptr;
-    bool ran = false;
-    int exitCode = -1;
-    std::optional<ReportDoc> report;
-    std::string problem;
-  };
-  std::vector<StepResult> results;
   r.runStep("verify", [&]() -> Status {
     report::Report v = verifyDossier(o.dir, o.manifest);
     if (v.failed() || !v.findings().empty()) return Error::Corrupt("the dossier does not verify: " + (v.findings().empty() ? v.firstError() : v.findings()[0].message));
     return {};
   });
-  r.runStep("prepare", [&]() -> Status {
-    char tmpl[] = "/tmp/kernodeck-replay-XXXXXX";
-    if (!::mkdtemp(tmpl)) return Error::Io("cannot create a temporary folder");
-    work = tmpl;
-    KDK_TRY_ASSIGN(std::string ref, util::readFileLimited(o.dir + "/reference.json", 64u << 20));
-    return util::writeBeneath(work, "reference.json", ref);
-  });
-  r.runStep("run", [&]() -> Status {
-    for (const auto& step : o.procedure.steps) {
-      StepResult res;
-      res.step = &step;
-      if (step.kind == "project" && !o.runProject) {
-        std::fprintf(stderr, "+ %s    (the project's own step: not run; pass --run to run it)\n", util::quoteCommand(step.argv).c_str());
-        results.push_back(std::move(res));
-        continue;
+  r.runStep("plan", [&]() -> Status {
+    // The plan --run would carry out, printed and checked, nothing run: an action that could not
+    // be done (a field that escapes the folder, nothing carried for an input) is a finding now
+    // rather than a failure halfway through a replay.
+    std::vector<std::string> carried;
+    for (const auto& e : o.manifest) carried.push_back(e.path);
+    json rows = json::array();
+    std::fprintf(stderr, "dossier replay --run would run, in a fresh folder %s:\n", plan.root.c_str());
+    for (const auto& a : planReplay(ref, o.procedure, carried, plan)) {
+      std::string line = describe(a, plan);
+      std::fprintf(stderr, "  %s%s\n", util::printable(line, 400).c_str(), a.problem.empty() ? "" : ("    (cannot: " + a.problem + ")").c_str());
+      json row = {{"step", a.step}, {"action", line}};
+      if (!a.problem.empty()) {
+        row["problem"] = a.problem;
+        r.add("replay.cannot", Severity::Error, "dossier replay --run would stop at its " + a.step + " step: " + a.problem, {{"step", a.step}});
       }
-      util::ProcessSpec spec;
-      spec.argv = step.argv;
-      if (step.kind == "kernodeck") spec.argv.insert(spec.argv.begin(), o.self);
-      std::vector<std::string> shown = step.argv;
-      if (step.kind == "kernodeck") shown.insert(shown.begin(), "kernodeck");
-      std::fprintf(stderr, "+ %s\n", util::quoteCommand(shown).c_str());
-      spec.cwd = work;
-      spec.timeoutMs = 30u * 60 * 1000;
-      spec.maxOutput = 64u << 20;
-      if (step.kind == "project") spec.out = util::ProcessOutput::Stderr, spec.err = util::ProcessOutput::Stderr;
-      auto pr = util::runProcess(spec);
-      res.ran = true;
-      if (!pr.ok()) {
-        res.problem = pr.error().message;
-      } else {
-        res.exitCode = pr->exited ? pr->exitCode : -1;
-        if (!pr->exited || pr->timedOut) res.problem = "it " + pr->describe();
-        if (step.kind == "kernodeck") {
-          auto j = util::parseJsonText(pr->out, "the report of step " + step.name);
-          auto doc = j.ok() ? parseReportDoc(*j) : Result<ReportDoc>(j.error());
-          if (doc.ok()) res.report = std::move(doc).value();
-          else if (res.problem.empty()) res.problem = "it printed no report (" + pr->describe() + "): " + doc.error().message;
-        } else if (res.problem.empty() && res.exitCode != 0) {
-          res.problem = "it " + pr->describe();
-        }
-      }
-      results.push_back(std::move(res));
+      rows.push_back(row);
     }
+    r.section("replay") = {{"run", false}, {"plan", rows}};
+    r.add("replay.not_run", Severity::Info, "nothing was run: 'dossier replay DIR --run' replays the project in a fresh folder");
     return {};
   });
-  r.runStep("compare", [&]() -> Status {
-    json summary = json::array();
-    for (const auto& res : results) {
-      const ProcedureStep& step = *res.step;
-      json row = {{"name", step.name}, {"layer", step.layer}, {"kind", step.kind}, {"command", util::quoteCommand(step.argv)}, {"ran", res.ran}};
-      if (!res.ran) {
-        summary.push_back(row);
-        r.add("replay.not_run", Severity::Info, "the project's step '" + step.name + "' was not run (dossier replay --run runs it)",
-              {{"layer", step.layer}});
-        continue;
-      }
-      std::vector<std::string> codes;
-      if (res.report)
-        for (const auto& f : res.report->findings)
-          if (f.severity == "error") codes.push_back(f.code + (f.layer.empty() ? "" : " (" + f.layer + ")"));
-      bool ok = res.problem.empty() && res.exitCode == 0;
-      row["exit_code"] = res.exitCode;
-      row["matches"] = ok;
-      row["differences"] = codes;
-      summary.push_back(row);
-      if (!ok) {
-        std::string why = !codes.empty() ? util::join(codes, ", ")
-                          : !res.problem.empty() ? res.problem
-                          : res.report && !res.report->firstError.empty() ? res.report->firstError
-                                                                           : "exit " + std::to_string(res.exitCode);
-        r.add("replay.differs", Severity::Error, "the " + step.layer + " layer differs: " + why, {{"layer", step.layer}});
-      } else {
-        r.add("replay.matches", Severity::Info, "the " + step.layer + " layer matches the reference", {{"layer", step.layer}});
-      }
-    }
-    r.section("replay") = {{"folder", work}, {"steps", summary}};
-    return {};
-  });
-  if (!work.empty()) (void)util::removeTree(work);
   return r;
 }
 

