@@ -1,6 +1,6 @@
 // kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
 // driver 550, CUDA 12.4 at most): podman through CDI (JSON and YAML specs) with crun and with runc, crun and runc
-// directly. Each starts a real busybox container: allowed, refused under enforce (with the
+// directly, and containerd 1.6 through its runc shim. Each starts a real busybox container: allowed, refused under enforce (with the
 // reason where the engine shows it) and started under warn with its host record.
 //
 // Set-up the tests make for themselves: podman reads a temporary containers.conf
@@ -271,4 +271,47 @@ TEST(HookEngines, OwnCdiSpecDeviceRunsTheCheck) {
                       busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
     expectOutcome(r, log, c.enforceStarts, c.enforceStarts, std::string("own spec ") + c.name, "kernodeck-hook: refused: hook.require.unsatisfied");
   }
+}
+
+// containerd 1.6 (Debian 12's): a private containerd (CRI off, its own root, state and socket)
+// runs through its runc shim a spec that `kernodeck-hook runc-config` gave the hook (`ctr run
+// --config`): allowed, refused under enforce with the reason in ctr's error, started under warn.
+// The same spec file is what CRI's `base_runtime_spec` takes (hooks/README: not tested here, no
+// CRI client in Debian 12).
+TEST(HookEngines, ContainerdRunsTheHookFromTheSpec) {
+  if (::geteuid() != 0 || !haveTool("containerd") || !haveTool("ctr") || !haveTool("runc") || !haveTool("busybox"))
+    GTEST_SKIP() << "needs root, containerd, ctr, runc";
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  std::string d = tempDir("containerd");
+  writeFile(d + "/config.toml", "version = 2\nroot = \"" + d + "/root\"\nstate = \"" + d + "/state\"\n" +
+                                    "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \"" + d + "/containerd.sock\"\n");
+  run("cd " + d + " && (containerd --config config.toml > containerd.log 2>&1 < /dev/null & echo $! > containerd.pid)");
+  std::string ctr = "ctr --address " + d + "/containerd.sock";
+  struct Stop {
+    std::string d;
+    ~Stop() { run("kill $(cat " + d + "/containerd.pid) 2>/dev/null; sleep 0.2"); }
+  } stop{d};
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    up = run(ctr + " version >/dev/null 2>&1").code == 0;
+    if (!up) ::usleep(100000);
+  }
+  ASSERT_TRUE(up) << readFile(d + "/containerd.log");
+  int n = 0;
+  for (const char* policy : {"warn", "enforce"})
+    for (const auto& c : kCases) {
+      std::string where = std::string("containerd ") + c.name + " [" + policy + "]";
+      std::string log = tempDir("enginelog") + "/hook.log";
+      std::string b = bundleWithHook("runc", policy, host, log, c.env, json::object());
+      json cfg = json::parse(readFile(b + "/config.json"));
+      cfg["root"]["path"] = b + "/rootfs";  // the shim's bundle is its own directory
+      writeFile(b + "/config.json", cfg.dump(1));
+      std::string id = "kdk-ctd-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+      RunResult r = run("timeout 60 " + ctr + " run --rm --config " + b + "/config.json " + id + " < /dev/null");
+      run(ctr + " task rm -f " + id + " >/dev/null 2>&1; " + ctr + " container rm " + id + " >/dev/null 2>&1");
+      bool starts = std::string(policy) == "warn" || c.enforceStarts;
+      expectOutcome(r, log, starts, c.enforceStarts, where, "kernodeck-hook: refused: hook.require.unsatisfied");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
 }
