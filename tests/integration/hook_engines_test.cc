@@ -85,11 +85,9 @@ CdiSpec fakeNvidiaSpec(const std::string& host, bool yaml = false) {
   return s;
 }
 
-// A YAML file as a third party reads it (PyYAML), as JSON; a JSON file as itself.
+// A YAML spec as a third party reads it (PyYAML); a JSON one as itself.
 json readSpec(const std::string& file) {
-  if (!file.ends_with(".yaml")) return json::parse(readFile(file), nullptr, false);
-  RunResult r = run("python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' " + file);
-  return json::parse(r.out, nullptr, false);
+  return file.ends_with(".yaml") ? readYamlWithPyYaml(file) : json::parse(readFile(file), nullptr, false);
 }
 
 struct Outcome {

@@ -355,10 +355,6 @@ TEST(HookInstall, CdiInjectEditsYamlSpecsInYaml) {
   if (!haveTool("python3") || run("python3 -c 'import yaml'").code != 0) GTEST_SKIP() << "needs python3-yaml";
   std::string d = tempDir("cdiyaml");
   std::string hook = std::string(HOOK_BIN);
-  auto pyyaml = [](const std::string& file) {
-    RunResult r = run("python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' " + file);
-    return json::parse(r.out, nullptr, false);
-  };
   std::string original =
       "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n  hooks:\n  - args:\n    - nvidia-cdi-hook\n"
       "    - update-ldcache\n    - --folder\n    - /usr/lib/x86_64-linux-gnu\n    hookName: createContainer\n    path: /usr/bin/nvidia-cdi-hook\n"
@@ -366,14 +362,14 @@ TEST(HookInstall, CdiInjectEditsYamlSpecsInYaml) {
       "    options:\n    - ro\n    - nosuid\n    - nodev\n    - bind\ndevices:\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n"
       "      permissions: rw\n  name: \"0\"\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n  name: all\nkind: nvidia.com/gpu\n";
   writeFile(d + "/nvidia.yaml", original);
-  json before = pyyaml(d + "/nvidia.yaml");
+  json before = readYamlWithPyYaml(d + "/nvidia.yaml");
   ASSERT_TRUE(before.is_object());
   RunResult r = run(hook + " cdi inject " + d + "/nvidia.yaml --policy enforce --host-root /host");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(readFile(d + "/nvidia.yaml.kernodeck-backup"), original);
   std::string once = readFile(d + "/nvidia.yaml");
   EXPECT_NE(once.front(), '{') << once;  // YAML, not JSON
-  json after = pyyaml(d + "/nvidia.yaml");
+  json after = readYamlWithPyYaml(d + "/nvidia.yaml");
   ASSERT_TRUE(after.is_object()) << once;
   ASSERT_EQ(after["containerEdits"]["hooks"].size(), 2u) << once;
   EXPECT_EQ(after["containerEdits"]["hooks"][0], before["containerEdits"]["hooks"][0]);
@@ -398,9 +394,9 @@ TEST(HookInstall, CdiInjectEditsYamlSpecsInYaml) {
   ASSERT_EQ(toStdout.code, 0) << toStdout.err;
   writeFile(d + "/stdout.yaml", toStdout.out);
   json asJson = json::parse(run(hook + " cdi spec --policy enforce").out, nullptr, false);
-  EXPECT_EQ(pyyaml(d + "/stdout.yaml"), asJson);
+  EXPECT_EQ(readYamlWithPyYaml(d + "/stdout.yaml"), asJson);
   ASSERT_EQ(run(hook + " cdi spec --policy enforce --output " + d + "/kernodeck.yml").code, 0);
-  EXPECT_EQ(pyyaml(d + "/kernodeck.yml"), asJson);
+  EXPECT_EQ(readYamlWithPyYaml(d + "/kernodeck.yml"), asJson);
 }
 
 // container/k8s/hook-cdi-daemonset.yaml's keeper, run once over a node's /etc/cdi and
@@ -410,16 +406,19 @@ TEST(HookInstall, CdiDaemonSetKeeperInjectsYamlAndJsonSpecs) {
   if (!haveTool("python3") || run("python3 -c 'import yaml'").code != 0) GTEST_SKIP() << "needs python3-yaml";
   std::string host = tempDir("keeperhost");
   std::string manifest = std::string(SOURCE_DIR) + "/container/k8s/hook-cdi-daemonset.yaml";
-  RunResult extract = run("python3 -c 'import json, sys, yaml; c = yaml.safe_load(open(sys.argv[1]))[\"spec\"][\"template\"][\"spec\"][\"containers\"][0]; "
-                          "print(json.dumps({\"script\": c[\"args\"][0], \"env\": {e[\"name\"]: e[\"value\"] for e in c[\"env\"]}}))' " + manifest);
-  json keeper = json::parse(extract.out, nullptr, false);
-  ASSERT_TRUE(keeper.is_object()) << extract.err;
+  json keeper = readYamlWithPyYaml(manifest);
+  ASSERT_TRUE(keeper.is_object()) << manifest;
+  keeper = keeper["spec"]["template"]["spec"]["containers"][0];
+  std::string specList;
+  for (const auto& e : keeper["env"])
+    if (e["name"] == "KERNODECK_CDI_SPECS") specList = e["value"];
+  ASSERT_FALSE(specList.empty()) << keeper.dump();
   auto local = [&](std::string s) {
     for (size_t at; (at = s.find("/host/")) != std::string::npos;) s.replace(at, 6, host + "/");
     for (size_t at; (at = s.find("/usr/local/bin/kernodeck-hook")) != std::string::npos;) s.replace(at, 29, HOOK_BIN);
     return s;
   };
-  std::string script = local(keeper["script"].get<std::string>());
+  std::string script = local(keeper["args"][0].get<std::string>());
   size_t sleep = script.find("sleep 30");
   ASSERT_NE(sleep, std::string::npos) << script;
   script.replace(sleep, 8, "break");  // one round
@@ -429,12 +428,11 @@ TEST(HookInstall, CdiDaemonSetKeeperInjectsYamlAndJsonSpecs) {
   writeFile(host + "/etc/cdi/nvidia.yaml", nvidiaYaml);
   writeFile(host + "/var/run/cdi/management.nvidia.com-gpu.json", nvidiaJson);
   writeFile(host + "/etc/cdi/other-vendor.yaml", "cdiVersion: 0.5.0\nkind: example.com/x\ndevices: []\n");
-  writeFile(host + "/spec-list", local(keeper["env"]["KERNODECK_CDI_SPECS"].get<std::string>()));
+  writeFile(host + "/spec-list", local(specList));
   writeFile(host + "/keeper.sh", "KERNODECK_CDI_SPECS=$(cat " + host + "/spec-list)\n" + script + "\n");
   RunResult r = run("sh " + host + "/keeper.sh");
   EXPECT_EQ(r.code, 0) << r.err;
-  RunResult y = run("python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' " + host + "/etc/cdi/nvidia.yaml");
-  json yamlSpec = json::parse(y.out, nullptr, false);
+  json yamlSpec = readYamlWithPyYaml(host + "/etc/cdi/nvidia.yaml");
   ASSERT_TRUE(yamlSpec.is_object()) << readFile(host + "/etc/cdi/nvidia.yaml");
   EXPECT_EQ(yamlSpec["containerEdits"]["hooks"][0]["path"], HOOK_BIN);
   EXPECT_EQ(yamlSpec["devices"][0]["name"], "0");
