@@ -231,7 +231,7 @@ TEST(YamlDocument, LargeDocumentsStayLinear) {
   auto text = hook::emitYaml(*r);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, big);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);  // quadratic would be minutes
   std::string nodes = "[";
   for (size_t i = 0; i <= hook::kYamlMaxNodes; ++i) nodes += "1,";
   auto tooMany = hook::parseYaml(nodes + "1]");
