@@ -68,14 +68,20 @@ int fail(int code, const std::string& msg) {
 // The format a spec file is read and written in: YAML for .yaml / .yml, as CDI runtimes decide.
 bool isYamlPath(const std::string& file) { return file.ends_with(".yaml") || file.ends_with(".yml"); }
 
+// The text of `doc`. YAML is read back before it is used: NVIDIA's spec is what every GPU
+// container of the node starts from, so a spec that would not read back as the one validated is
+// never written (Error::Corrupt: exit 3, could not complete).
 Result<std::string> render(const ordered_json& doc, bool yaml) {
-  if (yaml) return emitYaml(doc);
-  return doc.dump(2) + "\n";
+  if (!yaml) return doc.dump(2) + "\n";
+  KDK_TRY_ASSIGN(std::string text, emitYaml(doc));
+  auto back = parseYaml(text);
+  if (!back.ok() || back->dump() != doc.dump()) return Error::Corrupt("the YAML written would not read back as the spec; nothing written");
+  return text;
 }
 
 int emit(const ordered_json& doc, const std::string& output, bool yaml) {
   auto text = render(doc, yaml);
-  if (!text.ok()) return fail(2, text.error().message);
+  if (!text.ok()) return fail(text.error().code == "corrupt" ? 3 : 2, text.error().message);
   if (output.empty() || output == "-") {
     std::fputs(text->c_str(), stdout);
     return 0;
@@ -108,7 +114,7 @@ int editFile(const std::string& file, const char* what, bool mayBeYaml, Edit edi
     return 0;
   }
   auto out = render(*edited, yaml);
-  if (!out.ok()) return fail(2, file + ": " + out.error().message);
+  if (!out.ok()) return fail(out.error().code == "corrupt" ? 3 : 2, file + ": " + out.error().message);
   if (yaml && text->starts_with("---\n")) *out = "---\n" + *out;  // as the toolkit writes it
   std::string backup = file + ".kernodeck-backup";
   if (auto b = util::writeFileAtomic(backup, *text); !b.ok()) return fail(3, b.error().message);

@@ -282,6 +282,7 @@ struct Emitter {
     yaml_event_t ev;
     int ok = yaml_scalar_event_initialize(&ev, nullptr, nullptr, reinterpret_cast<const yaml_char_t*>(text.data()), static_cast<int>(text.size()),
                                           plainImplicit, 1, plainImplicit ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    if (!ok) return Error::Invalid("YAML output: '" + util::printable(text, 60) + "' is not UTF-8");  // libyaml's only refusal here
     return emit(ev, ok);
   }
 };

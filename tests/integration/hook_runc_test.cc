@@ -324,6 +324,7 @@ TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
       {"cdi spec --format toml", 2, "--format takes json or yaml, not 'toml'"},
       {"cdi spec --format yaml --output " + d + "/x.json", 2, "does not match the name"},
       {"runc-config " + d + "/nvidia.json --format yaml", 2, "--format is a flag of cdi spec only"},
+      {"cdi spec --format yaml --host-root \"$(printf '/h\\377')\"", 2, "' is not UTF-8"},
       {"cdi inject " + d + "/array.json", 2, "is not a CDI spec: a CDI spec is an object"},
       {"cdi inject " + d + "/missing.json", 3, "missing.json"},
       {"runc-config " + d + "/nvidia.json", 2, "not an OCI runtime config"},
