@@ -124,7 +124,7 @@ const char* usageText() {
          "\n"
          "installing (see hooks/README.md):\n"
          "  kernodeck-hook cdi spec [--output FILE] [HOOK FLAGS]     a CDI spec whose device runs the hook\n"
-         "  kernodeck-hook cdi inject SPEC.json [HOOK FLAGS]         add the hook to a CDI spec's top-level edits\n"
+         "  kernodeck-hook cdi inject SPEC [HOOK FLAGS]              add the hook to a CDI spec's top-level edits (YAML or JSON)\n"
          "  kernodeck-hook runc-config CONFIG.json [HOOK FLAGS]      add the hook to a runc/crun config.json\n"
          "  kernodeck-hook hooks-d [HOOK FLAGS]                      print an OCI hooks.d file\n";
 }

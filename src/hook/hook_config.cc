@@ -88,7 +88,7 @@ ordered_json cdiSpec(const HookEntry& e, const std::string& kind, const std::str
 }
 
 Status validateCdiSpec(const ordered_json& spec) {
-  if (!spec.is_object()) return Error::Invalid("a CDI spec is a JSON object");
+  if (!spec.is_object()) return Error::Invalid("a CDI spec is an object (a JSON object, a YAML mapping)");
   if (!spec.contains("cdiVersion") || !spec["cdiVersion"].is_string()) return Error::Invalid("cdiVersion is missing or not a string");
   auto v = util::split(spec["cdiVersion"].get<std::string>(), '.');
   if (v.size() != 3 || !util::parseUint(v[0]) || !util::parseUint(v[1]) || !util::parseUint(v[2]))

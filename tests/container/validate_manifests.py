@@ -59,7 +59,9 @@ check(cdi["kind"] == "DaemonSet" and cdi["apiVersion"] == "apps/v1", "hook-cdi-d
 cspec = cdi["spec"]["template"]["spec"]
 check(cdi["spec"]["selector"]["matchLabels"] == cdi["spec"]["template"]["metadata"]["labels"], "the CDI DaemonSet's selector matches")
 keeper = " ".join(cspec["containers"][0]["args"])
-check("cdi inject /host/etc/cdi/nvidia.json" in keeper and "sleep" in keeper, "the CDI DaemonSet keeps the hook in NVIDIA's spec")
+specs = {e["name"]: e["value"] for e in cspec["containers"][0].get("env", [])}.get("KERNODECK_CDI_SPECS", "").split()
+check('cdi inject "$spec"' in keeper and "$KERNODECK_CDI_SPECS" in keeper and "sleep" in keeper, "the CDI DaemonSet keeps the hook in NVIDIA's specs")
+check("/host/etc/cdi/nvidia.yaml" in specs and "/host/etc/cdi/nvidia.json" in specs, "the CDI DaemonSet keeps nvidia.yaml (nvidia-ctk's default) and nvidia.json")
 cvols = {v["name"] for v in cspec["volumes"]}
 check(all(m["name"] in cvols for c in cspec["initContainers"] + cspec["containers"] for m in c.get("volumeMounts", [])),
       "every CDI DaemonSet mount has a volume")

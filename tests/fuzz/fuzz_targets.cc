@@ -17,6 +17,7 @@
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/hook/command_line.h"
 #include "kernodeck/hook/hook_config.h"
+#include "kernodeck/hook/yaml_document.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/image_ref.h"
@@ -178,6 +179,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.ok() && t->expand({{"out", "/w o"}}).size() != words->size()) __builtin_trap();
   }
   (void)record::assessCheckpoint(nullptr, in);
+#elif defined(FUZZ_YAML)
+  // YAML CDI specs: whatever parses must be written and read back as the same values, and the
+  // hook's edit of it must not crash.
+  auto doc = hook::parseYaml(in);
+  if (doc.ok()) {
+    auto text = hook::emitYaml(*doc);
+    if (!text.ok()) __builtin_trap();
+    auto back = hook::parseYaml(*text);
+    if (!back.ok() || back->dump() != doc->dump()) __builtin_trap();
+    auto e = hook::makeHookEntry("/usr/local/bin/kernodeck-hook", {"--policy", "enforce"});
+    if (e.ok()) {
+      auto edited = hook::addHookToCdiSpec(*doc, *e);
+      if (edited.ok() && !hook::emitYaml(*edited).ok()) __builtin_trap();
+    }
+  }
 #else
 #error "define one FUZZ_<TARGET>"
 #endif

@@ -1,6 +1,6 @@
 // kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
-// driver 550, CUDA 12.4 at most): podman through CDI with crun and with runc, crun and runc
-// directly. Each starts a real busybox container: allowed, refused under enforce (with the
+// driver 550, CUDA 12.4 at most): podman through CDI (JSON and YAML specs) with crun and with runc, crun and runc
+// directly, and containerd 1.6 through its runc shim. Each starts a real busybox container: allowed, refused under enforce (with the
 // reason where the engine shows it) and started under warn with its host record.
 //
 // Set-up the tests make for themselves: podman reads a temporary containers.conf
@@ -58,11 +58,13 @@ struct CdiSpec {
   std::string file, kind;
 };
 
-CdiSpec fakeNvidiaSpec(const std::string& host) {
+// `yaml`: written as nvidia-ctk writes it by default (YAML, /etc/cdi/nvidia.yaml), by hand here
+// so that the hook's own YAML writer is not what podman is checked against.
+CdiSpec fakeNvidiaSpec(const std::string& host, bool yaml = false) {
   static int n = 0;
   CdiSpec s;
   s.kind = "kdk" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".test/gpu";
-  s.file = "/var/run/cdi/kdk-test-" + std::to_string(::getpid()) + "-" + std::to_string(n) + ".json";
+  s.file = "/var/run/cdi/kdk-test-" + std::to_string(::getpid()) + "-" + std::to_string(n) + (yaml ? ".yaml" : ".json");
   json spec = {{"cdiVersion", "0.5.0"},
                {"kind", s.kind},
                {"devices", {{{"name", "0"},
@@ -71,12 +73,21 @@ CdiSpec fakeNvidiaSpec(const std::string& host) {
                 {{"env", {"NVIDIA_VISIBLE_DEVICES=void"}},
                  {"deviceNodes", {{{"path", "/dev/nvidiactl"}, {"hostPath", host + "/dev/nvidiactl"}},
                                   {{"path", "/dev/nvidia-uvm"}, {"hostPath", host + "/dev/nvidia-uvm"}}}}}}};
+  std::string yamlText = "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  deviceNodes:\n  - hostPath: " + host + "/dev/nvidiactl\n    path: /dev/nvidiactl\n" +
+                         "  - hostPath: " + host + "/dev/nvidia-uvm\n    path: /dev/nvidia-uvm\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n" +
+                         "devices:\n- containerEdits:\n    deviceNodes:\n    - hostPath: " + host + "/dev/nvidia0\n      path: /dev/nvidia0\n" +
+                         "  name: \"0\"\nkind: " + s.kind + "\n";
   run("mkdir -p /var/run/cdi");
-  writeFile(s.file, spec.dump(2));
+  writeFile(s.file, yaml ? yamlText : spec.dump(2));
   static std::vector<std::string> files;
   if (files.empty()) std::atexit([] { for (const auto& f : files) { ::unlink(f.c_str()); ::unlink((f + ".kernodeck-backup").c_str()); } });
   files.push_back(s.file);
   return s;
+}
+
+// A YAML spec as a third party reads it (PyYAML); a JSON one as itself.
+json readSpec(const std::string& file) {
+  return file.ends_with(".yaml") ? readYamlWithPyYaml(file) : json::parse(readFile(file), nullptr, false);
 }
 
 struct Outcome {
@@ -118,12 +129,12 @@ void expectOutcome(const RunResult& r, const std::string& log, bool starts, bool
   }
 }
 
-void podmanCdi(const std::string& runtime, const std::string& reasonVisible) {
+void podmanCdi(const std::string& runtime, const std::string& reasonVisible, bool yaml = false) {
   if (::geteuid() != 0 || !haveTool("podman") || !haveTool(runtime) || !haveTool("busybox")) GTEST_SKIP() << "needs root, podman, " << runtime;
   if (runtime == "crun" && !crunReady()) GTEST_SKIP() << "crun needs the hugetlb cgroup as v1";
   std::string host = hostTree("h100-550-open");
   ASSERT_FALSE(host.empty());
-  CdiSpec spec = fakeNvidiaSpec(host);
+  CdiSpec spec = fakeNvidiaSpec(host, yaml);
   std::string log = tempDir("enginelog") + "/hook.log";
   for (const char* policy : {"warn", "enforce"}) {
     // The administrator's step: the hook into the NVIDIA spec's top-level edits (again with the
@@ -131,8 +142,9 @@ void podmanCdi(const std::string& runtime, const std::string& reasonVisible) {
     RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy " + policy + " --host-root " + host +
                         " --log " + log);
     ASSERT_EQ(inj.code, 0) << inj.err;
-    json edited = json::parse(readFile(spec.file));
-    ASSERT_EQ(edited["containerEdits"]["hooks"].size(), 1u);
+    json edited = readSpec(spec.file);
+    ASSERT_EQ(edited["containerEdits"]["hooks"].size(), 1u) << readFile(spec.file);
+    EXPECT_EQ(edited["devices"][0]["name"], "0") << readFile(spec.file);  // still a string, in YAML too
     for (const auto& c : kCases) {
       std::string where = runtime + " " + c.name + " [" + policy + "]";
       RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime " + runtime +
@@ -203,6 +215,10 @@ TEST(HookEngines, PodmanCrunThroughCdi) {
 
 TEST(HookEngines, PodmanRuncThroughCdi) { podmanCdi("runc", "kernodeck-hook: refused: hook.require.unsatisfied"); }
 
+// NVIDIA's spec as nvidia-ctk writes it by default, YAML: the hook is added in YAML and podman
+// reads the result.
+TEST(HookEngines, PodmanRuncThroughYamlCdiSpec) { podmanCdi("runc", "kernodeck-hook: refused: hook.require.unsatisfied", true); }
+
 TEST(HookEngines, Runc) { direct("runc", json::object(), "kernodeck-hook: refused: hook.require.unsatisfied"); }
 
 TEST(HookEngines, CrunShowsTheReasonThroughHooksStderr) {
@@ -253,4 +269,47 @@ TEST(HookEngines, OwnCdiSpecDeviceRunsTheCheck) {
                       busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
     expectOutcome(r, log, c.enforceStarts, c.enforceStarts, std::string("own spec ") + c.name, "kernodeck-hook: refused: hook.require.unsatisfied");
   }
+}
+
+// containerd 1.6 (Debian 12's): a private containerd (CRI off, its own root, state and socket)
+// runs through its runc shim a spec that `kernodeck-hook runc-config` gave the hook (`ctr run
+// --config`): allowed, refused under enforce with the reason in ctr's error, started under warn.
+// The same spec file is what CRI's `base_runtime_spec` takes (hooks/README: not tested here, no
+// CRI client in Debian 12).
+TEST(HookEngines, ContainerdRunsTheHookFromTheSpec) {
+  if (::geteuid() != 0 || !haveTool("containerd") || !haveTool("ctr") || !haveTool("runc") || !haveTool("busybox"))
+    GTEST_SKIP() << "needs root, containerd, ctr, runc";
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  std::string d = tempDir("containerd");
+  writeFile(d + "/config.toml", "version = 2\nroot = \"" + d + "/root\"\nstate = \"" + d + "/state\"\n" +
+                                    "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \"" + d + "/containerd.sock\"\n");
+  run("cd " + d + " && (containerd --config config.toml > containerd.log 2>&1 < /dev/null & echo $! > containerd.pid)");
+  std::string ctr = "ctr --address " + d + "/containerd.sock";
+  struct Stop {
+    std::string d;
+    ~Stop() { run("kill $(cat " + d + "/containerd.pid) 2>/dev/null; sleep 0.2"); }
+  } stop{d};
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    up = run(ctr + " version >/dev/null 2>&1").code == 0;
+    if (!up) ::usleep(100000);
+  }
+  ASSERT_TRUE(up) << readFile(d + "/containerd.log");
+  int n = 0;
+  for (const char* policy : {"warn", "enforce"})
+    for (const auto& c : kCases) {
+      std::string where = std::string("containerd ") + c.name + " [" + policy + "]";
+      std::string log = tempDir("enginelog") + "/hook.log";
+      std::string b = bundleWithHook("runc", policy, host, log, c.env, json::object());
+      json cfg = json::parse(readFile(b + "/config.json"));
+      cfg["root"]["path"] = b + "/rootfs";  // the shim's bundle is its own directory
+      writeFile(b + "/config.json", cfg.dump(1));
+      std::string id = "kdk-ctd-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+      RunResult r = run("timeout 60 " + ctr + " run --rm --config " + b + "/config.json " + id + " < /dev/null");
+      run(ctr + " task rm -f " + id + " >/dev/null 2>&1; " + ctr + " container rm " + id + " >/dev/null 2>&1");
+      bool starts = std::string(policy) == "warn" || c.enforceStarts;
+      expectOutcome(r, log, starts, c.enforceStarts, where, "kernodeck-hook: refused: hook.require.unsatisfied");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
 }

@@ -312,12 +312,20 @@ TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
 TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
   std::string d = tempDir("cdiedit");
   std::string hook = std::string(HOOK_BIN);
-  writeFile(d + "/nvidia.yaml", "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+  writeFile(d + "/nodevices.yaml", "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+  writeFile(d + "/bomb.yaml", "a: &a [x, x]\nb: &b [*a, *a]\n");
+  writeFile(d + "/yaml-named.json", "cdiVersion: 0.5.0\n");
   writeFile(d + "/array.json", "[]");
   writeFile(d + "/nvidia.json", R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{"deviceNodes":[{"path":"/dev/nvidia0"}]}}]})");
   struct Case { std::string args; int code; const char* says; } cases[] = {
-      {"cdi inject " + d + "/nvidia.yaml", 2, "not JSON (a YAML CDI spec"},
-      {"cdi inject " + d + "/array.json", 2, "is not a CDI spec: a CDI spec is a JSON object"},
+      {"cdi inject " + d + "/nodevices.yaml", 2, "is not a CDI spec: devices is missing"},
+      {"cdi inject " + d + "/bomb.yaml", 2, "bomb.yaml is not usable YAML: YAML line 2, column 8: aliases (*a) are not supported"},
+      {"cdi inject " + d + "/yaml-named.json", 2, "is not JSON (a YAML spec must be named .yaml or .yml)"},
+      {"cdi spec --format toml", 2, "--format takes json or yaml, not 'toml'"},
+      {"cdi spec --format yaml --output " + d + "/x.json", 2, "does not match the name"},
+      {"runc-config " + d + "/nvidia.json --format yaml", 2, "--format is a flag of cdi spec only"},
+      {"cdi spec --format yaml --host-root \"$(printf '/h\\377')\"", 2, "' is not UTF-8"},
+      {"cdi inject " + d + "/array.json", 2, "is not a CDI spec: a CDI spec is an object"},
       {"cdi inject " + d + "/missing.json", 3, "missing.json"},
       {"runc-config " + d + "/nvidia.json", 2, "not an OCI runtime config"},
       {"cdi inject " + d + "/nvidia.json --policy Enforce", 2, "--policy takes warn or enforce"},
@@ -338,4 +346,99 @@ TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
   EXPECT_EQ(readFile(d + "/nvidia.json"), once);
   json spec = json::parse(once);
   EXPECT_EQ(spec["containerEdits"]["hooks"][0]["args"][2], "enforce");
+  EXPECT_EQ(run("test -e " + d + "/bomb.yaml.kernodeck-backup").code, 1);  // nothing written for a refused file
+}
+
+// nvidia-ctk writes YAML by default: `cdi inject` reads it and writes YAML back, with the
+// toolkit's hooks and every other value kept (as a third party, PyYAML, reads them), idempotent,
+// with a backup; `cdi spec` writes YAML by --format or by the output's name.
+TEST(HookInstall, CdiInjectEditsYamlSpecsInYaml) {
+  if (!haveTool("python3") || run("python3 -c 'import yaml'").code != 0) GTEST_SKIP() << "needs python3-yaml";
+  std::string d = tempDir("cdiyaml");
+  std::string hook = std::string(HOOK_BIN);
+  std::string original =
+      "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n  hooks:\n  - args:\n    - nvidia-cdi-hook\n"
+      "    - update-ldcache\n    - --folder\n    - /usr/lib/x86_64-linux-gnu\n    hookName: createContainer\n    path: /usr/bin/nvidia-cdi-hook\n"
+      "  mounts:\n  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n    hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n"
+      "    options:\n    - ro\n    - nosuid\n    - nodev\n    - bind\ndevices:\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n"
+      "      permissions: rw\n  name: \"0\"\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n  name: all\nkind: nvidia.com/gpu\n";
+  writeFile(d + "/nvidia.yaml", original);
+  json before = readYamlWithPyYaml(d + "/nvidia.yaml");
+  ASSERT_TRUE(before.is_object());
+  RunResult r = run(hook + " cdi inject " + d + "/nvidia.yaml --policy enforce --host-root /host");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(readFile(d + "/nvidia.yaml.kernodeck-backup"), original);
+  std::string once = readFile(d + "/nvidia.yaml");
+  EXPECT_NE(once.front(), '{') << once;  // YAML, not JSON
+  json after = readYamlWithPyYaml(d + "/nvidia.yaml");
+  ASSERT_TRUE(after.is_object()) << once;
+  ASSERT_EQ(after["containerEdits"]["hooks"].size(), 2u) << once;
+  EXPECT_EQ(after["containerEdits"]["hooks"][0], before["containerEdits"]["hooks"][0]);
+  EXPECT_EQ(after["containerEdits"]["hooks"][1]["path"], "/usr/local/bin/kernodeck-hook");
+  EXPECT_EQ(after["containerEdits"]["hooks"][1]["args"][2], "enforce");
+  json rest = after;
+  rest["containerEdits"]["hooks"] = before["containerEdits"]["hooks"];
+  EXPECT_EQ(rest, before);  // nothing else changed: "0" is still a string, 0.5.0 a version
+  // and it is written as the toolkit writes it: the file less our entry is the original, byte for byte.
+  std::string less = once;
+  size_t ours = less.find("  - hookName: createRuntime\n    path: /usr/local/bin/kernodeck-hook\n");
+  size_t end = less.find("    timeout: 5\n", ours);
+  ASSERT_TRUE(ours != std::string::npos && end != std::string::npos) << once;
+  less.erase(ours, end + 15 - ours);
+  EXPECT_EQ(less, original);
+  RunResult again = run(hook + " cdi inject " + d + "/nvidia.yaml --policy enforce --host-root /host");
+  EXPECT_EQ(again.code, 0);
+  EXPECT_NE(again.err.find("unchanged"), std::string::npos) << again.err;
+  EXPECT_EQ(readFile(d + "/nvidia.yaml"), once);
+  // Our own spec, in YAML.
+  RunResult toStdout = run(hook + " cdi spec --format yaml --policy enforce");
+  ASSERT_EQ(toStdout.code, 0) << toStdout.err;
+  writeFile(d + "/stdout.yaml", toStdout.out);
+  json asJson = json::parse(run(hook + " cdi spec --policy enforce").out, nullptr, false);
+  EXPECT_EQ(readYamlWithPyYaml(d + "/stdout.yaml"), asJson);
+  ASSERT_EQ(run(hook + " cdi spec --policy enforce --output " + d + "/kernodeck.yml").code, 0);
+  EXPECT_EQ(readYamlWithPyYaml(d + "/kernodeck.yml"), asJson);
+}
+
+// container/k8s/hook-cdi-daemonset.yaml's keeper, run once over a node's /etc/cdi and
+// /var/run/cdi (a temporary tree for /host): the YAML and JSON NVIDIA specs get the hook, each
+// in its own format; other specs and missing names are left alone.
+TEST(HookInstall, CdiDaemonSetKeeperInjectsYamlAndJsonSpecs) {
+  if (!haveTool("python3") || run("python3 -c 'import yaml'").code != 0) GTEST_SKIP() << "needs python3-yaml";
+  std::string host = tempDir("keeperhost");
+  std::string manifest = std::string(SOURCE_DIR) + "/container/k8s/hook-cdi-daemonset.yaml";
+  json keeper = readYamlWithPyYaml(manifest);
+  ASSERT_TRUE(keeper.is_object()) << manifest;
+  keeper = keeper["spec"]["template"]["spec"]["containers"][0];
+  std::string specList;
+  for (const auto& e : keeper["env"])
+    if (e["name"] == "KERNODECK_CDI_SPECS") specList = e["value"];
+  ASSERT_FALSE(specList.empty()) << keeper.dump();
+  auto local = [&](std::string s) {
+    for (size_t at; (at = s.find("/host/")) != std::string::npos;) s.replace(at, 6, host + "/");
+    for (size_t at; (at = s.find("/usr/local/bin/kernodeck-hook")) != std::string::npos;) s.replace(at, 29, HOOK_BIN);
+    return s;
+  };
+  std::string script = local(keeper["args"][0].get<std::string>());
+  size_t sleep = script.find("sleep 30");
+  ASSERT_NE(sleep, std::string::npos) << script;
+  script.replace(sleep, 8, "break");  // one round
+  std::string nvidiaYaml = "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n";
+  std::string nvidiaJson = R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{}}]})";
+  run("mkdir -p " + host + "/etc/cdi " + host + "/var/run/cdi");
+  writeFile(host + "/etc/cdi/nvidia.yaml", nvidiaYaml);
+  writeFile(host + "/var/run/cdi/management.nvidia.com-gpu.json", nvidiaJson);
+  writeFile(host + "/etc/cdi/other-vendor.yaml", "cdiVersion: 0.5.0\nkind: example.com/x\ndevices: []\n");
+  writeFile(host + "/spec-list", local(specList));
+  writeFile(host + "/keeper.sh", "KERNODECK_CDI_SPECS=$(cat " + host + "/spec-list)\n" + script + "\n");
+  RunResult r = run("sh " + host + "/keeper.sh");
+  EXPECT_EQ(r.code, 0) << r.err;
+  json yamlSpec = readYamlWithPyYaml(host + "/etc/cdi/nvidia.yaml");
+  ASSERT_TRUE(yamlSpec.is_object()) << readFile(host + "/etc/cdi/nvidia.yaml");
+  EXPECT_EQ(yamlSpec["containerEdits"]["hooks"][0]["path"], HOOK_BIN);
+  EXPECT_EQ(yamlSpec["devices"][0]["name"], "0");
+  json jsonSpec = json::parse(readFile(host + "/var/run/cdi/management.nvidia.com-gpu.json"), nullptr, false);
+  EXPECT_EQ(jsonSpec["containerEdits"]["hooks"][0]["args"][2], "enforce");
+  EXPECT_EQ(readFile(host + "/etc/cdi/other-vendor.yaml"), "cdiVersion: 0.5.0\nkind: example.com/x\ndevices: []\n");
+  EXPECT_EQ(readFile(host + "/etc/cdi/nvidia.yaml.kernodeck-backup"), nvidiaYaml);
 }

@@ -33,6 +33,11 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
+nlohmann::json readYamlWithPyYaml(const std::string& path) {
+  RunResult r = run("python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' " + path);
+  return nlohmann::json::parse(r.out, nullptr, false);
+}
+
 void writeFile(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
 }

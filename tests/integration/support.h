@@ -19,6 +19,8 @@ std::string tempDir(const std::string& tag);
 bool haveTool(const std::string& name);
 void writeFile(const std::string& path, const std::string& content);
 std::string readFile(const std::string& path);
+// A YAML file as a third party (python3-yaml's safe_load) reads it, as JSON; discarded when unreadable.
+nlohmann::json readYamlWithPyYaml(const std::string& path);
 // Runs `kernodeck audit ARGS --json` and parses the report (null on non-JSON output).
 nlohmann::json auditJson(const std::string& args, int* code = nullptr, std::string* err = nullptr);
 // Builds an OCI layout at DIR from a kdk-mkimage spec; returns the top digest.
