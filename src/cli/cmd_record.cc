@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "options.h"
 #include "kernodeck/probe/resume.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/record/resume_check.h"
@@ -28,25 +29,6 @@ std::string selfPath() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "kernodeck";
-}
-
-// Parses options for "kernodeck NAME VERB"; returns -1 to continue, else an exit code.
-// `visible` is what --help prints (the options without the hidden positional ones).
-int parse(const std::string& name, po::options_description& opts, const po::positional_options_description& pos,
-          const std::vector<std::string>& args, bool& help, const po::options_description* visible = nullptr) {
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "kernodeck %s: %s\n", name.c_str(), e.what());
-    return report::kExitUsage;
-  }
-  if (help) {
-    std::cout << (visible ? *visible : opts) << "\n" << kExitCodesHelp;
-    return 0;
-  }
-  return -1;
 }
 
 int finish(const std::string& name, const report::Report& r, bool json, const std::string& output, const std::string& failOn = "error") {
@@ -122,7 +104,6 @@ int runReference(const std::vector<std::string>& argsIn) {
   bool help = false, json = false;
   std::string output, reference = "reference.json";
   po::options_description opts("usage: kernodeck reference init|show|verify [options]\n\noptions");
-  po::positional_options_description pos;
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
       "output,o", po::value(&output), "write to FILE (init: the reference, default reference.json)")(
       "reference", po::value(&reference), "the reference file (show, verify)");
@@ -146,7 +127,8 @@ int runReference(const std::vector<std::string>& argsIn) {
         "ids", po::value(&ro.ids), "file name of the sample ids inside the output folders")(
         "criterion", po::value(&ro.criteria)->composing(), "exact | abs<=X | rel<=X | cosine>=X | topk:K>=X | knn:K>=X, declared now (repeatable)")(
         "why", po::value(&ro.whys)->composing(), "why this criterion and threshold, one per --criterion (kept in the record)");
-    if (int rc = parse("reference init", opts, pos, args, help); rc >= 0) return rc;
+    if (int rc = parseOptions("reference init", args, opts); rc >= 0) return rc;
+    if (help) return printHelp(opts);
     ro.referenceDir = std::filesystem::path(output.empty() ? "reference.json" : output).parent_path().string();
     if (ro.referenceDir.empty()) ro.referenceDir = ".";
     for (const auto& p : params) {
@@ -187,13 +169,15 @@ int runReference(const std::vector<std::string>& argsIn) {
     return finish("reference init", r, json, "", "none");
   }
   if (verb == "show") {
-    if (int rc = parse("reference show", opts, pos, args, help); rc >= 0) return rc;
+    if (int rc = parseOptions("reference show", args, opts); rc >= 0) return rc;
+    if (help) return printHelp(opts);
     auto ref = loadReference(reference);
     if (!ref.ok()) return documentError("reference show", ref.error());
     return emit(json ? ref->json.dump(2) + "\n" : record::referenceText(*ref), output);
   }
   if (verb == "verify") {
-    if (int rc = parse("reference verify", opts, pos, args, help); rc >= 0) return rc;
+    if (int rc = parseOptions("reference verify", args, opts); rc >= 0) return rc;
+    if (help) return printHelp(opts);
     auto ref = loadReference(reference);
     if (!ref.ok()) return documentError("reference verify", ref.error());
     return finish("reference verify", record::verifyReference(*ref), json, output);
@@ -214,11 +198,8 @@ int runSample(const std::vector<std::string>& argsIn) {
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
       "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference), "the reference (default reference.json)")(
       "fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
-  po::options_description all;
-  all.add(opts).add_options()("outdir", po::value(&outDir));
-  po::positional_options_description pos;
-  pos.add("outdir", 1);
-  if (int rc = parse("sample check", all, pos, args, help, &opts); rc >= 0) return rc;
+  if (int rc = parseOptions("sample check", args, opts, {&outDir}); rc >= 0) return rc;
+  if (help) return printHelp(opts);
   if (outDir.empty()) {
     std::fprintf(stderr, "kernodeck sample check: an output folder is required\n");
     return report::kExitUsage;
@@ -252,13 +233,10 @@ int runDossier(const std::vector<std::string>& argsIn) {
       "python", po::value(&python), "replay --run: use this interpreter as it is instead of a new venv from the recorded one")(
       "repo", po::value(&repo), "replay --run: clone the code from this repository when the dossier carries no code.tar")(
       "work", po::value(&work), "replay --run: the fresh folder to replay in, kept afterwards (absent or empty; default a temporary one)");
-  po::options_description all;
-  all.add(opts).add_options()("dir", po::value(&dir));
-  po::positional_options_description pos;
-  pos.add("dir", 1);
   if (verb != "build" && verb != "verify" && verb != "replay") return usageVerb("dossier", verb, "build, verify or replay");
   std::string cmd = "dossier " + verb;
-  if (int rc = parse(cmd, all, pos, args, help, &opts); rc >= 0) return rc;
+  if (int rc = parseOptions(cmd, args, opts, {&dir}); rc >= 0) return rc;
+  if (help) return printHelp(opts);
   if (dir.empty()) {
     std::fprintf(stderr, "kernodeck %s: a folder is required\n", cmd.c_str());
     return report::kExitUsage;
@@ -301,31 +279,6 @@ int runDossier(const std::vector<std::string>& argsIn) {
   }
   record::ReplayPlanOptions plan{.dossier = dir, .root = "REPLAY", .python = python, .repo = repo};
   return finish(cmd, record::replayDossier(o, *ref, plan), json, output);
-}
-
-int runDiff(const std::vector<std::string>& args) {
-  bool help = false, json = false;
-  std::string output, a, b;
-  po::options_description opts("usage: kernodeck diff A.json B.json (references, reports or dossier inventories)\n\noptions");
-  opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
-      "output,o", po::value(&output), "write the report to FILE");
-  po::options_description all;
-  all.add(opts).add_options()("a", po::value(&a))("b", po::value(&b));
-  po::positional_options_description pos;
-  pos.add("a", 1).add("b", 1);
-  if (int rc = parse("diff", all, pos, args, help, &opts); rc >= 0) return rc;
-  if (b.empty()) {
-    std::fprintf(stderr, "kernodeck diff: two files are required\n");
-    return report::kExitUsage;
-  }
-  auto load = [](const std::string& p) {
-    return loadDocument<record::DiffInput>(p, [](const nlohmann::json& j) { return record::parseDiffInput(j); });
-  };
-  auto da = load(a);
-  if (!da.ok()) return documentError("diff", da.error());
-  auto db = load(b);
-  if (!db.ok()) return documentError("diff", db.error());
-  return finish("diff", record::diffRecords(*da, *db), json, output, "warning");
 }
 
 namespace {
@@ -437,11 +390,8 @@ int runResume(const std::vector<std::string>& argsIn) {
         "keep", po::bool_switch(&co.keep), "check --cmd: keep the work folder (each run's outputs and log)")(
         "atol", po::value(&atol), "built-in exercise: tolerance on losses and parameters (default 0: exact)")(
         "seed", po::value(&seed), "built-in exercise: seed (default 1234)");
-  po::options_description all;
-  all.add(opts).add_options()("checkpoint", po::value(&ckpt));
-  po::positional_options_description pos;
-  pos.add("checkpoint", 1);
-  if (int rc = parse("resume " + verb, all, pos, args, help, &opts); rc >= 0) return rc;
+  if (int rc = parseOptions("resume " + verb, args, opts, {&ckpt}); rc >= 0) return rc;
+  if (help) return printHelp(opts);
   if (verb == "check") {
     // A NUL cannot come from argv: cmdText still holding one means --cmd was not given.
     std::optional<std::string> givenCmd;

@@ -25,7 +25,6 @@ int runProbe(const std::vector<std::string>& args);
 int runReference(const std::vector<std::string>& args);
 int runSample(const std::vector<std::string>& args);
 int runDossier(const std::vector<std::string>& args);
-int runDiff(const std::vector<std::string>& args);
 // `diff`: audit reports compared by the report module, anything else handed to record::diffRecords.
 int runDiffReports(const std::vector<std::string>& args);
 int runResume(const std::vector<std::string>& args);

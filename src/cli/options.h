@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,11 @@ namespace kernodeck::cli {
 // Without `positionals` a positional argument is a usage error.
 int parseOptions(const std::string& command, const std::vector<std::string>& args,
                  boost::program_options::options_description& opts, std::vector<std::string>* positionals = nullptr);
+
+// The same with named positional arguments, each taking at most one, in order ("OUTDIR",
+// "A B"): a missing one stays as it was, one too many is a usage error.
+int parseOptions(const std::string& command, const std::vector<std::string>& args,
+                 boost::program_options::options_description& opts, std::initializer_list<std::string*> positionals);
 
 // Prints OPTS and the exit codes (`exitCodes`, default: the shared kExitCodesHelp) to stdout;
 // returns 0, the exit code of --help.
