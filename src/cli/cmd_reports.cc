@@ -3,7 +3,6 @@
 // can write the newest good one out. Problems are findings of a kernodeck.report/v1 report.
 #include <boost/program_options.hpp>
 #include <cstdio>
-#include <iostream>
 
 #include "commands.h"
 #include "kernodeck/attest/attached_report.h"
@@ -34,14 +33,8 @@ int runReports(const std::vector<std::string>& args) {
   rf.add(opts);
   std::vector<std::string> images;
   if (int rc = parseOptions("reports", args, opts, &images); rc >= 0) return rc;
-  if (help) {
-    std::cout << opts << "\nexit codes: 0 ok, 1 findings at or above --fail-on (no report, a bad one), 2 usage, 3 could not complete\n";
-    return 0;
-  }
-  auto usage = [](const std::string& m) {
-    std::fprintf(stderr, "kernodeck reports: %s\n", m.c_str());
-    return report::kExitUsage;
-  };
+  if (help) return printHelp(opts, "exit codes: 0 ok, 1 findings at or above --fail-on (no report, a bad one), 2 usage, 3 could not complete\n");
+  auto usage = [](const std::string& m) { return usageError("reports", m); };
   if (images.size() != 1) return usage("one IMAGE is required (try --help)");
   image = images[0];
   auto threshold = report::parseFailOn(failOn);
