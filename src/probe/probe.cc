@@ -2,11 +2,9 @@
 #include "kernodeck/probe/probe.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <link.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +17,8 @@
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
+#include "kernodeck/host/host_fs.h"
+#include "kernodeck/host/host_record.h"
 #include "kernodeck/libtorch/plugin.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/python/environment.h"
@@ -96,7 +96,10 @@ LibcudaInfo probeLibcuda() {
 
 class Probe {
  public:
-  explicit Probe(const ProbeOptions& o) : o_(o), r_("probe") {}
+  explicit Probe(const ProbeOptions& o) : o_(o), r_("probe") {
+    if (!o_.devFs) ownDevFs_ = host::diskHostFs(o_.devRoot);
+    devFs_ = o_.devFs ? o_.devFs : ownDevFs_.get();
+  }
 
   report::Report run() {
     r_.declareSteps({"attached_report", "versions", "devices", "compute", "python", "reconcile"});
@@ -118,7 +121,6 @@ class Probe {
   }
 
  private:
-  std::string dev(const std::string& p) const { return (o_.devRoot == "/" ? "" : o_.devRoot) + p; }
 
   void loadContext() {
     // Expectation: a file, else baked into the image, else derived live from the Python inventory.
@@ -140,21 +142,16 @@ class Probe {
         if (build.torch) expect_ = build.expectation(""), expectSource_ = "live Python inventory of " + o_.root;
       }
     }
+    // The host's facts: the hook's record parsed once into HostFacts, else read here.
     if (auto t = util::readFileLimited(o_.hostRecord, 4u << 20); t.ok()) {
-      auto j = json::parse(*t, nullptr, false);
-      if (j.is_object() && j.value("schema", "") == "kernodeck.host/v1") hostRecord_ = j, hostSource_ = o_.hostRecord;
-      else hostError_ = o_.hostRecord + " is not a kernodeck.host/v1 record";
+      if (auto h = host::parseHostRecord(*t); h.ok()) hostFacts_ = std::move(*h), hostSource_ = o_.hostRecord;
+      else hostError_ = o_.hostRecord + " " + h.error().message;
     }
-    if (!hostRecord_) {
-      hostRecord_ = json{{"host", host::readHostFacts(o_.hostRoot).toJson()}};
+    if (hostSource_.empty()) {
+      hostFacts_ = o_.hostFs ? host::readHostFacts(*o_.hostFs) : host::readHostFacts(o_.hostRoot);
       hostSource_ = "read directly under " + o_.hostRoot;
     }
-    const json& nv = (*hostRecord_)["host"]["nvidia"];
-    if (nv.is_object()) {
-      hostDriver_ = nv.value("driver_version", "");
-      hostMaxCuda_ = nv.value("max_cuda", "");
-      if (nv.contains("gpus") && nv["gpus"].is_array()) hostGpus_ = nv["gpus"];
-    }
+    if (hostFacts_.nvidia) hostDriver_ = hostFacts_.nvidia->version, hostMaxCuda_ = hostFacts_.maxCuda;
     expectDevice_ = o_.expect;
     if (expectDevice_ == "auto") expectDevice_ = expect_ && !expect_->accelerator.empty() ? expect_->accelerator : "cpu";
     r_.subject()["expect"] = expectDevice_;
@@ -191,27 +188,16 @@ class Probe {
     json d = json::object();
     json nodes = json::array();
     auto checkNode = [&](const std::string& path) -> std::string {
-      struct stat st {};
-      std::string full = dev(path);
-      if (::stat(full.c_str(), &st) != 0) return "missing";
-      int fd = ::open(full.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
-      if (fd < 0) {
-        int e = errno;
-        if (e == EPERM || e == EACCES)
-          return std::string("cannot be opened: ") + std::strerror(e) +
-                 " (the container's device cgroup denies it: the \"Failed to initialize NVML: Unknown Error\" case)";
-        return std::string("cannot be opened: ") + std::strerror(e);
-      }
-      ::close(fd);
+      host::DeviceOpen d = devFs_->openDevice(path);
+      if (!d.exists) return "missing";
+      if (d.error == EPERM || d.error == EACCES)
+        return std::string("cannot be opened: ") + std::strerror(d.error) +
+               " (the container's device cgroup denies it: the \"Failed to initialize NVML: Unknown Error\" case)";
+      if (d.error != 0) return std::string("cannot be opened: ") + std::strerror(d.error);
       return "";
     };
     std::vector<std::string> gpuNodes;
-    for (const auto& name : [&] {
-           std::vector<std::string> ns;
-           if (auto v = oci::openDirView(dev("/dev")); v.ok()) ns = (*v)->list("");
-           std::sort(ns.begin(), ns.end());
-           return ns;
-         }()) {
+    for (const auto& name : devFs_->list("/dev")) {
       static const std::regex gpu(R"(^nvidia[0-9]+$)");
       if (std::regex_match(name, gpu)) gpuNodes.push_back("/dev/" + name);
     }
@@ -258,12 +244,11 @@ class Probe {
     if (expectDevice_ == "rocm") {
       note("/dev/kfd", checkNode("/dev/kfd"), true);
       bool render = false;
-      if (auto v = oci::openDirView(dev("/dev/dri")); v.ok())
-        for (const auto& n : (*v)->list(""))
-          if (n.rfind("renderD", 0) == 0) {
-            render = true;
-            note("/dev/dri/" + n, checkNode("/dev/dri/" + n), true);
-          }
+      for (const auto& n : devFs_->list("/dev/dri"))
+        if (n.rfind("renderD", 0) == 0) {
+          render = true;
+          note("/dev/dri/" + n, checkNode("/dev/dri/" + n), true);
+        }
       if (!render) {
         nvidiaOk = false;
         if (firstProblem.empty()) firstProblem = "no /dev/dri/renderD* node is visible";
@@ -380,8 +365,8 @@ class Probe {
     if (!hostDriver_.empty() && !reqs.disabled)
       for (const auto& rq : reqs.requirements) {
         if (!checked.insert(rq.text).second) continue;
-        std::string arch = hostGpus_.empty() ? "" : hostGpus_[0].value("arch", "");
-        std::string brand = hostGpus_.empty() ? "" : hostGpus_[0].value("brand", "");
+        std::string arch = hostFacts_.gpus.empty() ? "" : hostFacts_.gpus[0].arch;
+        std::string brand = hostFacts_.gpus.empty() ? "" : hostFacts_.gpus[0].brand;
         std::string why;
         if (gpu::evaluate(rq, {hostMaxCuda_, hostDriver_, arch, brand}, &why) == gpu::Tri::False)
           r_.add("probe.require.unsatisfied", Severity::Error,
@@ -389,7 +374,7 @@ class Probe {
       }
     // GPUs requested vs visible.
     auto visible = gpu::parseVisibleDevices(env.count("NVIDIA_VISIBLE_DEVICES") ? std::optional<std::string>(env["NVIDIA_VISIBLE_DEVICES"]) : std::nullopt);
-    int requested = visible.kind == gpu::VisibleDevices::All ? static_cast<int>(hostGpus_.size())
+    int requested = visible.kind == gpu::VisibleDevices::All ? static_cast<int>(hostFacts_.gpus.size())
                     : visible.kind == gpu::VisibleDevices::List && !visible.requestsMig() ? static_cast<int>(visible.ids.size()) : -1;
     rec["gpus_requested"] = requested;
     rec["gpus_visible"] = visibleGpus_;
@@ -404,12 +389,11 @@ class Probe {
       for (const auto& a : (*pythonTorch_)["arch_list"])
         if (a.is_string()) archList.push_back(a.get<std::string>());
     if (!archList.empty()) rec["arch_list"] = archList;
-    for (const auto& g : hostGpus_) {
-      std::string arch = g.value("arch", "");
-      if (gpu::archRunsOn(archList, arch) != false) continue;
-      std::string sm = gpu::smName(arch);
+    for (const auto& g : hostFacts_.gpus) {
+      if (gpu::archRunsOn(archList, g.arch) != false) continue;
+      std::string sm = gpu::smName(g.arch);
       r_.add("probe.arch.unsupported", Severity::Error,
-             g.value("model", std::string("GPU")) + " is " + sm + " but torch was built for " + util::join(archList, ", ") +
+             (g.model.empty() ? std::string("GPU") : g.model) + " is " + sm + " but torch was built for " + util::join(archList, ", ") +
                  ": kernels will fail with \"no kernel image is available\"; use a torch build that includes " + sm,
              {{"arch", sm}});
     }
@@ -418,12 +402,13 @@ class Probe {
   }
 
   const ProbeOptions& o_;
+  std::unique_ptr<host::HostFs> ownDevFs_;
+  const host::HostFs* devFs_;  // the container's /dev: under devRoot, or the options' devFs (tests)
   report::Report r_;
   std::optional<gpu::Expectation> expect_;
   std::string expectSource_, expectError_;
-  std::optional<json> hostRecord_;
+  host::HostFacts hostFacts_;  // from the host record, else read under hostRoot
   std::string hostSource_, hostError_, hostDriver_, hostMaxCuda_;
-  json hostGpus_ = json::array();
   std::string expectDevice_;
   LibtorchInfo torch_;
   LibcudaInfo libcuda_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -140,12 +141,35 @@ TEST(HostFs, FixtureDescribesNodesAndLinksInAFile) {
   EXPECT_EQ((*fs)->list("/dev/nvidia-caps"), std::vector<std::string>{"nvidia-cap1"});
   EXPECT_FALSE((*fs)->read("/dev/nvidia0", 100));  // a device is never read
   EXPECT_TRUE((*fs)->read("/proc/devices", 1 << 20));
-  for (const char* bad : {"c 195 dev/x\n", "b 8 0 dev/sda\n", "c x 0 dev/y\n"}) {
+  for (const char* bad : {"c 195 dev/x\n", "b 8 0 dev/sda\n", "c x 0 dev/y\n", "c 195 0 dev/z allowed\n"}) {
     std::ofstream(root + "/dev.list") << bad;
     auto b = fixtureHostFs(root);
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_NE(b.error().message.find("dev.list:1"), std::string::npos) << b.error().message;
   }
+}
+
+// The probe opens the container's nodes: in a fixture a node opens unless marked denied (EPERM,
+// as a device cgroup answers), a link opens as the node it names, and anything else is missing.
+TEST(HostFs, FixtureOpensNodesUnlessDenied) {
+  std::string root = kdktest::fixtureCopy("cpu-only");
+  std::ofstream(root + "/dev.list") << "c 195 0 dev/nvidia0\nc 195 1 dev/nvidia1 denied\nl ../nvidia0 dev/char/195:0\n"
+                                       "l ../nvidia1 dev/char/195:1\nl ../nvidia9 dev/char/195:9\n";
+  auto fs = fixtureHostFs(root);
+  ASSERT_TRUE(fs.ok()) << fs.error().message;
+  struct Case {
+    const char* path;
+    bool exists;
+    int error;
+  };
+  for (const Case& c : {Case{"/dev/nvidia0", true, 0}, Case{"/dev/nvidia1", true, EPERM}, Case{"/dev/char/195:0", true, 0},
+                        Case{"/dev/char/195:1", true, EPERM}, Case{"/dev/char/195:9", false, 0}, Case{"/dev/nvidia2", false, 0}}) {
+    DeviceOpen d = (*fs)->openDevice(c.path);
+    EXPECT_EQ(d.exists, c.exists) << c.path;
+    EXPECT_EQ(d.error, c.error) << c.path;
+  }
+  EXPECT_TRUE(diskHostFs(root)->openDevice("/proc/devices").exists);  // on disk: stat, then a real open
+  EXPECT_FALSE(diskHostFs(root)->openDevice("/dev/nvidia0").exists);
 }
 
 // The seam is faithful: a fixture read through its dev.list gives the same facts as the same

@@ -79,6 +79,25 @@ TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
   EXPECT_NE(readFile(dir + "/termlog").find("probe.cuda.unsupported"), std::string::npos);
 }
 
+// A host record with a field of the wrong type is named in a warning, and the probe reads the
+// host itself instead of trusting the rest of the record.
+TEST(Probe, AHostRecordFieldOfTheWrongTypeIsNamed) {
+  std::string dir = tempDir("probe-badrec");
+  writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
+                                      {"host", {{"nvidia", {{"driver_version", "550.54.15"}, {"gpus", json::array({{{"arch", 9.0}}})}}}}}})
+                                    .dump());
+  RunResult raw = run(K + " probe --json --expect cpu --host-root /nonexistent --host-record " + dir + "/host.json");
+  json r = json::parse(raw.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << raw.out << raw.err;
+  ASSERT_EQ(countFindings(r, "probe.host_record.invalid"), 1) << r["findings"].dump(1);
+  for (const auto& f : r["findings"])
+    if (f["code"] == "probe.host_record.invalid") {
+      EXPECT_EQ(f["message"], dir + "/host.json is not a kernodeck.host/v1 record: host.nvidia.gpus[0].arch is not a string");
+    }
+  EXPECT_EQ(r["subject"]["host_record_source"], "read directly under /nonexistent");
+  EXPECT_EQ(r["reconcile"]["host_driver"], "");
+}
+
 // Without an expectation's architecture list, the one the project's torch reports
 // (torch.cuda.get_arch_list(), as the H200 run of scripts/gpu-check showed) is checked against
 // the host's GPUs. The interpreter here is a stand-in that prints what such a torch would.

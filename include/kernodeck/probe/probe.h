@@ -11,6 +11,10 @@
 #include "kernodeck/probe/compute.h"
 #include "kernodeck/report/report.h"
 
+namespace kernodeck::host {
+class HostFs;
+}
+
 namespace kernodeck::probe {
 
 // `--require-report`: the image this probe runs from must carry an attached report that passes,
@@ -40,8 +44,10 @@ struct ProbeOptions {
   std::string expectFrom;                 // kernodeck.expect/v1 file; default /etc/kernodeck/expect.json
   std::string hostRecord = "/run/kernodeck/host.json";
   std::string hostRoot = "/";             // read host facts here when there is no host record
+  const host::HostFs* hostFs = nullptr;   // when set, read them through it instead (tests: a fixture tree)
   std::string root = "/";                 // the container's root, for the live Python inventory
   std::string devRoot = "/";              // where /dev is (tests point it at a fake tree)
+  const host::HostFs* devFs = nullptr;    // when set, /dev is read and opened through it instead (tests)
   ReportCheck checkReport;                // step attached_report; skipped when empty
 };
 
