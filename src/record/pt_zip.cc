@@ -36,12 +36,18 @@ struct PtArchive {
   std::map<std::string, std::string> storages;  // key -> bytes
 };
 
+// libarchive's message for the last error, which may be null.
+std::string archiveError(struct archive* a) {
+  const char* e = archive_error_string(a);
+  return e ? util::printable(e, 120) : "no detail from libarchive";
+}
+
 Result<PtArchive> readArchive(std::string_view bytes) {
   struct archive* a = archive_read_new();
   archive_read_support_format_zip(a);
   std::unique_ptr<struct archive, int (*)(struct archive*)> guard(a, archive_read_free);
   if (archive_read_open_memory(a, bytes.data(), bytes.size()) != ARCHIVE_OK)
-    return Error::Invalid(".pt zip cannot be opened: " + util::printable(archive_error_string(a), 120));
+    return Error::Invalid(".pt zip cannot be opened: " + archiveError(a));
   PtArchive out;
   std::optional<std::string> prefix;
   bool havePickle = false;
@@ -51,7 +57,7 @@ Result<PtArchive> readArchive(std::string_view bytes) {
   for (;;) {
     int r = archive_read_next_header(a, &e);
     if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) return Error::Invalid(".pt zip is corrupt: " + util::printable(archive_error_string(a), 120));
+    if (r < ARCHIVE_WARN) return Error::Invalid(".pt zip is corrupt: " + archiveError(a));
     if (++entries > kMaxEntries) return Error::Invalid(".pt zip has too many entries");
     const char* raw = archive_entry_pathname(e);
     std::string name = raw ? raw : "";
@@ -70,7 +76,7 @@ Result<PtArchive> readArchive(std::string_view bytes) {
     for (;;) {
       la_ssize_t n = archive_read_data(a, buf, sizeof buf);
       if (n < 0) return Error::Invalid(".pt zip entry " + util::printable(name, 80) + " is corrupt: " +
-                                       util::printable(archive_error_string(a), 120));
+                                       archiveError(a));
       if (n == 0) break;
       total += static_cast<uint64_t>(n);
       if (total > kMaxArchiveBytes) return Error::Invalid(".pt zip is too large (over 1 GiB uncompressed)");
