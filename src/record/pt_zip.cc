@@ -197,6 +197,14 @@ class Machine {
     stack_.pop_back();
     return v;
   }
+  // The two top values (below, top), removed from the stack.
+  Result<std::pair<Value, Value>> popPair() {
+    auto top = pop();
+    if (!top) return top.error();
+    auto below = pop();
+    if (!below) return below.error();
+    return std::pair<Value, Value>{*below, *top};
+  }
   // The values above the last MARK, removed from the stack.
   Result<std::vector<Value>> popMark() {
     if (marks_.empty()) return fail("has no MARK to pop to");
@@ -343,12 +351,10 @@ class Machine {
   }
 
   Result<bool> reduce() {
-    auto args = pop();
-    if (!args) return args.error();
-    auto fn = pop();
-    if (!fn) return fn.error();
-    Node* g = as(*fn, Node::GlobalRef);
-    Node* a = as(*args, Node::Tuple);
+    auto fnArgs = popPair();
+    if (!fnArgs) return fnArgs.error();
+    Node* g = as(fnArgs->first, Node::GlobalRef);
+    Node* a = as(fnArgs->second, Node::Tuple);
     if (!g || !a) return fail("REDUCE needs an allowed global and an argument tuple");
     switch (g->global) {
       case Global::OrderedDict:
@@ -391,6 +397,13 @@ class Machine {
     return n;
   }
 
+  // SETITEM(S) and APPEND(S): the values go into the dict or list on top of the stack.
+  Result<bool> intoTop(std::vector<Value> vs, Node::Kind kind, const char* op) {
+    auto n = top(kind, op);
+    if (!n) return n.error();
+    return kind == Node::Dict ? setItems(*n, vs) : appendItems(*n, vs);
+  }
+
   Result<bool> step(unsigned char op) {
     switch (op) {
       case 0x80: {  // PROTO
@@ -412,12 +425,10 @@ class Machine {
         return global(*m, *n);
       }
       case 0x93: {  // STACK_GLOBAL
-        auto n = pop();
-        if (!n) return n.error();
-        auto m = pop();
-        if (!m) return m.error();
-        Node* ns = as(*n, Node::Str);
-        Node* ms = as(*m, Node::Str);
+        auto mn = popPair();
+        if (!mn) return mn.error();
+        Node* ms = as(mn->first, Node::Str);
+        Node* ns = as(mn->second, Node::Str);
         if (!ns || !ms) return fail("STACK_GLOBAL needs two strings");
         return global(ms->text, ns->text);
       }
@@ -461,34 +472,24 @@ class Machine {
         return tuple(std::move(vs));
       }
       case 's': {
-        auto v = pop();
-        if (!v) return v.error();
-        auto k = pop();
-        if (!k) return k.error();
-        auto d = top(Node::Dict, "SETITEM");
-        if (!d) return d.error();
-        return setItems(*d, {*k, *v});
+        auto kv = popPair();
+        if (!kv) return kv.error();
+        return intoTop({kv->first, kv->second}, Node::Dict, "SETITEM");
       }
       case 'u': {
         auto kv = popMark();
         if (!kv) return kv.error();
-        auto d = top(Node::Dict, "SETITEMS");
-        if (!d) return d.error();
-        return setItems(*d, *kv);
+        return intoTop(std::move(*kv), Node::Dict, "SETITEMS");
       }
       case 'a': {
         auto v = pop();
         if (!v) return v.error();
-        auto l = top(Node::List, "APPEND");
-        if (!l) return l.error();
-        return appendItems(*l, {*v});
+        return intoTop({*v}, Node::List, "APPEND");
       }
       case 'e': {
         auto vs = popMark();
         if (!vs) return vs.error();
-        auto l = top(Node::List, "APPENDS");
-        if (!l) return l.error();
-        return appendItems(*l, *vs);
+        return intoTop(std::move(*vs), Node::List, "APPENDS");
       }
       case 'q': case 'r': {  // BINPUT, LONG_BINPUT
         auto i = uint(op == 'q' ? 1 : 4);
