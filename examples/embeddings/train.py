@@ -5,9 +5,8 @@ A small training loop as projects write them, made resumable:
 
   train.py --steps N [--save-at K --checkpoint FILE] [--resume FILE] --out DIR
 
-trains to global step N and writes the final weights to DIR/weights.pt (the state_dict's
-tensors by name). With
---save-at K it writes a checkpoint after step K; with --resume it continues from one. A resumed
+trains to global step N and writes the final weights to DIR/weights.pt (the model's
+state_dict, as torch.save writes it). With --save-at K it writes a checkpoint after step K; with --resume it continues from one. A resumed
 run ends with the same weights as a straight run, bit for bit on CPU, because the checkpoint
 holds everything the trajectory depends on:
 
@@ -121,9 +120,7 @@ def main():
             print(f"checkpoint at step {step}: {args.checkpoint}")
 
     os.makedirs(args.out, exist_ok=True)
-    # A plain dict of tensors rather than the state_dict's OrderedDict (which carries
-    # `_metadata`): every reader loads it, LibTorch's unpickler included.
-    torch.save({name: t.detach().clone() for name, t in model.state_dict().items()}, os.path.join(args.out, "weights.pt"))
+    torch.save(model.state_dict(), os.path.join(args.out, "weights.pt"))
 
 
 if __name__ == "__main__":

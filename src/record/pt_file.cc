@@ -1,15 +1,17 @@
-// `.pt` tensors are read by the LibTorch plugin (pt_torch.cc); this is the
-// plugin-free side of that call (libtorch/abi.h).
+// `.pt` tensors: the zip format is read without LibTorch (pt_zip.cc); the legacy format goes to
+// the LibTorch plugin (pt_torch.cc), this being the plugin-free side of that call (libtorch/abi.h).
 #include "kernodeck/libtorch/plugin.h"
 #include "kernodeck/record/tensor_file.h"
 
 namespace kernodeck::record {
 
 Result<std::vector<Tensor>> parsePt(std::string_view bytes) {
+  if (isTorchZip(bytes)) return parseTorchZip(bytes);
   const libtorch::PluginAbi* abi = libtorch::plugin();
   if (!abi || !abi->parse_pt) {
     std::string why = abi ? "the LibTorch plugin was built for the probe alone" : libtorch::pluginError();
-    return Error::Unsupported(".pt files need LibTorch (" + why + "); use .npy or .safetensors");
+    return Error::Unsupported("this .pt file is in the legacy (pre-zip) format, which needs LibTorch (" + why +
+                              "); save it again with a recent torch, or use .npy or .safetensors");
   }
   struct Out {
     std::vector<Tensor> tensors;

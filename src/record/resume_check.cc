@@ -394,11 +394,11 @@ Result<std::vector<Tensor>> readWeights(const std::string& path) {
   }
   if (st) return parseSafetensors(bytes);
   auto tensors = parsePt(bytes);
-  // LibTorch's unpickler fails on some Python objects with its own assertion text, which
-  // means nothing to a user: said in words, with what to save instead.
+  // Only the legacy (pre-zip) format reaches LibTorch, whose unpickler fails on some Python
+  // objects with its own assertion text, which means nothing to a user: said in words.
   if (!tensors.ok() && tensors.error().message.find("INTERNAL ASSERT") != std::string::npos)
-    return Error::Invalid("LibTorch cannot rebuild what this .pt file holds (an nn.Module state_dict saved as it is, an OrderedDict "
-                          "with _metadata, is one such): save a plain dict of tensors ({k: v for k, v in sd.items()}), .safetensors or .npy");
+    return Error::Invalid("LibTorch cannot rebuild what this legacy-format .pt file holds: save it again with torch.save "
+                          "(the zip format, torch 1.6 and later), or as .safetensors or .npy");
   return tensors;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "element_decode.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::record {
@@ -89,6 +90,10 @@ std::vector<double> fortranToC(const std::vector<double>& f, const std::vector<i
 }
 
 }  // namespace
+
+double decodeLittleEndian(std::string_view dtype, size_t size, const unsigned char* p) {
+  return Decoder{std::string(dtype), size, false}.decode(p);
+}
 
 Result<Tensor> parseNpy(std::string_view b) {
   if (b.size() < 10 || b.substr(0, 6) != "\x93NUMPY") return Error::Invalid("not a .npy file (bad magic)");

@@ -1,6 +1,9 @@
 // libFuzzer targets for every parser of untrusted input. One source, one
 // target per FUZZ_<NAME> definition (see tests/fuzz/CMakeLists.txt); seed
 // corpora live in tests/fuzz/corpus/<name>/. Run them with scripts/fuzz.
+#include <archive.h>
+#include <archive_entry.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -143,6 +146,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)record::parseSafetensors(in);
   (void)record::parseIds(in, "ids.csv");
   (void)record::parseIds(in, "ids.json");
+#elif defined(FUZZ_PT)
+  // A whole .pt zip when the input starts like one; otherwise the input is data.pkl, stored in a
+  // zip beside storages "0" to "7" (so the pickle machine is reached past the zip CRCs).
+  if (in.rfind("PK", 0) == 0) {
+    (void)record::parseTorchZip(in);
+  } else {
+    std::string zip(in.size() + 8192, '\0');
+    size_t used = 0;
+    struct archive* a = archive_write_new();
+    archive_write_set_format_zip(a);
+    archive_write_zip_set_compression_store(a);
+    if (archive_write_open_memory(a, zip.data(), zip.size(), &used) == ARCHIVE_OK) {
+      // data.pkl, then storages "0" to "7" of 64 bytes each.
+      const std::string storage(64, '\x01');
+      for (int k = -1; k < 8; ++k) {
+        std::string name = k < 0 ? "archive/data.pkl" : "archive/data/" + std::to_string(k);
+        std::string_view data = k < 0 ? in : std::string_view(storage);
+        struct archive_entry* e = archive_entry_new();
+        archive_entry_set_pathname(e, name.c_str());
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0644);
+        archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
+        if (archive_write_header(a, e) == ARCHIVE_OK) (void)archive_write_data(a, data.data(), data.size());
+        archive_entry_free(e);
+      }
+      archive_write_close(a);
+      (void)record::parseTorchZip(std::string_view(zip.data(), used));
+    }
+    archive_write_free(a);
+  }
 #elif defined(FUZZ_RECORD_REFERENCE)
   // Any JSON at all through the reference parser and what reads its result (criterion, diff).
   auto j = util::parseJsonText(in, "reference.json");

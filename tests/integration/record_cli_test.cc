@@ -225,4 +225,14 @@ TEST(Record, PtOutputsAndResume) {
                 "/ref.json").code, 0);
   RunResult c = run(K + " sample check --json " + base + "/out --reference " + base + "/ref.json");
   EXPECT_EQ(c.code, 0) << c.out;
+  // A state_dict (an OrderedDict, which LibTorch's unpickler cannot rebuild) is read without
+  // LibTorch: by a kernodeck with no plugin beside it.
+  std::string alone = base + "/alone";
+  run("mkdir -p " + alone + "/exp " + alone + "/out && cp " + K + " " + alone + "/ && cp " + base + "/sd.pt " + alone + "/exp/sd.pt && cp " +
+      base + "/sd.pt " + alone + "/out/sd.pt");
+  ASSERT_EQ(run(alone + "/kernodeck reference init --expected " + alone + "/exp --criterion exact --why 'bitwise on CPU' --host-root /nonexistent -o " +
+                alone + "/ref.json").code, 0);
+  RunResult a = run(alone + "/kernodeck sample check " + alone + "/out --reference " + alone + "/ref.json");
+  EXPECT_EQ(a.code, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("sd.pt:weight meets exact"), std::string::npos) << a.out;
 }

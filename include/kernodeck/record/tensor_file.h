@@ -34,8 +34,19 @@ Result<std::vector<std::string>> parseIds(std::string_view text, const std::stri
 
 namespace kernodeck::record {
 
-// Tensors saved with torch.save (a tensor, or a dict/list of tensors), read with
-// LibTorch; an error when built without LibTorch.
+// Tensors saved with torch.save (a tensor, or a dict/list of tensors: a state_dict, a
+// checkpoint). The zip format is read here (parseTorchZip); what it is not (the legacy format
+// before torch 1.6) goes to the LibTorch plugin, an error when built without LibTorch.
 Result<std::vector<Tensor>> parsePt(std::string_view bytes);
+
+// True when bytes start like a zip (torch.save's format since torch 1.6).
+bool isTorchZip(std::string_view bytes);
+// Reads torch.save's zip format without LibTorch: `<archive>/data.pkl` through a restricted
+// pickle machine (protocols 2 to 5, the opcodes torch.save emits, the globals OrderedDict,
+// _rebuild_tensor_v2, _rebuild_parameter and torch.<Dtype>Storage only), tensors rebuilt from
+// `<archive>/data/<key>` (little-endian; any offset and strides inside the storage). Dict and
+// list items are named as dotted keys and [i]. Limits: 1 GiB uncompressed, 32 MiB of pickle,
+// 2^27 values, nesting 8 deep, 10000 tensors; anything else is a one-line error.
+Result<std::vector<Tensor>> parseTorchZip(std::string_view bytes);
 
 }  // namespace kernodeck::record

@@ -1,0 +1,124 @@
+// torch.save's zip format read without LibTorch (pt_zip.cc), from fixtures written once by
+// tests/fixtures/pt/make_fixtures.py with Debian's python3-torch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "kernodeck/record/tensor_file.h"
+
+using namespace kernodeck::record;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/tests/fixtures/pt/" + name, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::map<std::string, Tensor> byName(const std::vector<Tensor>& ts) {
+  std::map<std::string, Tensor> out;
+  for (const auto& t : ts) out[t.name] = t;
+  return out;
+}
+
+}  // namespace
+
+TEST(PtZip, StateDictIsReadExactly) {
+  std::string bytes = fixture("state_dict.pt");
+  ASSERT_TRUE(isTorchZip(bytes));
+  auto r = parsePt(bytes);  // the zip reader comes first: no LibTorch needed
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].name, "weight");
+  EXPECT_EQ((*r)[0].dtype, "float32");
+  EXPECT_EQ((*r)[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*r)[0].values, (std::vector<double>{0.5, -1.25, 2.0, 3.0, 0.125, -0.75}));
+  EXPECT_EQ((*r)[1].name, "bias");
+  EXPECT_EQ((*r)[1].shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ((*r)[1].values, (std::vector<double>{1.5, -2.5}));
+}
+
+TEST(PtZip, NestedCheckpointNamesEveryTensor) {
+  auto r = parseTorchZip(fixture("checkpoint.pt"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto t = byName(*r);
+  // The step int, the learning rate and the flags are not tensors; int keys are written as numbers.
+  std::vector<std::string> names;
+  for (const auto& x : *r) names.push_back(x.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"model.weight", "model.bias", "optimizer.state.0.momentum_buffer",
+                                             "optimizer.state.1.momentum_buffer", "losses[0]", "losses[1]"}));
+  EXPECT_EQ(t["optimizer.state.0.momentum_buffer"].values, std::vector<double>(6, 1.0));
+  EXPECT_EQ(t["optimizer.state.1.momentum_buffer"].shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(t["losses[0]"].shape, (std::vector<int64_t>{}));
+  EXPECT_EQ(t["losses[1]"].values, (std::vector<double>{0.5}));
+  ASSERT_EQ(t["model.bias"].values.size(), 2u);
+  EXPECT_EQ(t["model.bias"].values[0], static_cast<double>(1.5f - 0.1f));  // after one SGD step
+}
+
+TEST(PtZip, Float16Int64AndBool) {
+  auto r = parseTorchZip(fixture("dtypes.pt"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto t = byName(*r);
+  EXPECT_EQ(t["half"].dtype, "float16");
+  EXPECT_EQ(t["half"].values, (std::vector<double>{1.0, -0.5, 65504.0}));
+  EXPECT_EQ(t["long"].dtype, "int64");
+  EXPECT_EQ(t["long"].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(t["long"].values, (std::vector<double>{1, -2, 3, 1099511627776.0}));
+  EXPECT_EQ(t["flag"].dtype, "bool");
+  EXPECT_EQ(t["flag"].values, (std::vector<double>{1, 0, 1}));
+}
+
+TEST(PtZip, NonContiguousViewsAreGatheredInCOrder) {
+  auto r = parseTorchZip(fixture("views.pt"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto t = byName(*r);
+  EXPECT_EQ(t["t"].shape, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(t["t"].values, (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+  EXPECT_EQ(t["slice"].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(t["slice"].values, (std::vector<double>{4, 6, 8, 10}));  // offset 4, strides (4, 2)
+}
+
+TEST(PtZip, ParameterAndHandWrittenArchive) {
+  auto p = parseTorchZip(fixture("parameter.pt"));
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->size(), 1u);
+  EXPECT_EQ((*p)[0].name, "");
+  EXPECT_EQ((*p)[0].values, (std::vector<double>{2, 4}));
+  auto h = parseTorchZip(fixture("handmade_ok.pt"));
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_EQ((*h)[0].values, (std::vector<double>{1, 2}));
+}
+
+TEST(PtZip, HostileInputIsAOneLineError) {
+  struct Case {
+    std::string bytes;
+    std::string error;
+  };
+  std::string good = fixture("handmade_ok.pt");
+  std::vector<Case> cases = {
+      {fixture("hostile_truncated.pt"), ".pt zip"},
+      {fixture("hostile_global.pt"), "refuses global os.system"},
+      {fixture("hostile_memo.pt"), "memo entry 5 that was never set"},
+      {fixture("hostile_shape.pt"), "reaches past its storage"},
+      {fixture("hostile_storage.pt"), "is smaller than its 4 elements"},
+      {good.substr(0, 40), ".pt zip"},
+      {std::string("PK\x03\x04", 4), ".pt zip"},
+  };
+  for (const auto& c : cases) {
+    auto r = parsePt(c.bytes);
+    ASSERT_FALSE(r.ok()) << c.error;
+    EXPECT_NE(r.error().message.find(c.error), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
+  }
+  // Every prefix of a real file fails cleanly (or, past the data, still reads).
+  std::string sd = fixture("state_dict.pt");
+  for (size_t n = 0; n < sd.size(); n += 7) {
+    auto r = parseTorchZip(sd.substr(0, n));
+    if (!r.ok()) { EXPECT_EQ(r.error().message.find('\n'), std::string::npos); }
+  }
+}
