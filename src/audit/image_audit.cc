@@ -394,16 +394,14 @@ class Pipeline {
   Status walkLayers() {
     auto view = std::make_unique<oci::LayeredView>();
     oci::ScanOptions so = layerScanOptions(opts_);
-    // Read the layers in parallel (bounded), then apply them in order.
-    size_t n = manifest_.layers.size();
+    // Read the layers in parallel (bounded) and apply each, in order, as soon as it and those
+    // before it are read.
     unsigned workers = opts_.parallelLayers ? opts_.parallelLayers : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
     // Shared results, like the local ones, only for content-addressed sources.
     bool shareable = opts_.sharedScans && ref_.transport == oci::Transport::Registry;
-    std::vector<LayerRead> reads = readLayers(*source_, manifest_.layers, so, workers, shareable ? opts_.sharedScans.get() : nullptr);
-
     json layers = json::array();
     std::optional<Error> firstError;
-    for (size_t i = 0; i < n; ++i) {
+    readLayers(*source_, manifest_.layers, so, workers, shareable ? opts_.sharedScans.get() : nullptr, [&](size_t i, LayerRead& read) {
       const oci::Descriptor& d = manifest_.layers[i];
       std::string layerName = std::to_string(i) + ":" + d.digest.str();
       json lj = {{"index", i}, {"digest", d.digest.str()}, {"media_type", d.mediaType}, {"size", d.size}};
@@ -418,20 +416,19 @@ class Pipeline {
         r_.add("layer.mediatype.unknown", Severity::Warning, "layer media type '" + d.mediaType + "' is not a known layer type",
                {{"layer", layerName}});
       if (!d.digest.verifiable()) unverifiable(d, "layer " + layerName);
-      if (reads[i].openError) {
-        r_.add("blob.missing", Severity::Error, reads[i].openError->message, {{"layer", layerName}, {"digest", d.digest.str()}});
-        if (!firstError) firstError = reads[i].openError;
+      if (read.openError) {
+        r_.add("blob.missing", Severity::Error, read.openError->message, {{"layer", layerName}, {"digest", d.digest.str()}});
+        if (!firstError) firstError = read.openError;
         layers.push_back(lj);
-        continue;
+        return;
       }
-      oci::LayerScan& scan = *reads[i].scan;
+      oci::LayerScan& scan = *read.scan;
       verifyLayer(d, i, layerName, scan);
       if (encrypted) {
         lj["encrypted"] = true;
         if (scan.error && !firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
         layers.push_back(lj);
-        reads[i].scan.reset();
-        continue;
+        return;
       }
       if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown && declared != scan.detected &&
           !scan.error)
@@ -457,9 +454,8 @@ class Pipeline {
         lj["error"] = scan.error->message;
         if (!firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
       }
-      layers.push_back(lj);
-      reads[i].scan.reset();  // the view holds what is needed now
-    }
+      layers.push_back(lj);  // the view holds what is needed now: readLayers drops the scan
+    });
     r_.section("layers") = layers;
     view->setHashFiller([source = source_, descs = manifest_.layers](int layer, const std::set<std::string>& paths) {
       return rehashLayer(*source, descs.at(static_cast<size_t>(layer)), paths);

@@ -2,7 +2,11 @@
 #include "kernodeck/audit/layer_reader.h"
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <mutex>
 #include <thread>
 
 #include "kernodeck/audit/image_audit.h"
@@ -10,45 +14,80 @@
 
 namespace kernodeck::audit {
 
-std::vector<LayerRead> readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so,
-                                  unsigned workers, oci::SharedScanStore* shared) {
+void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so, unsigned workers,
+                oci::SharedScanStore* shared, const std::function<void(size_t index, LayerRead& read)>& use) {
   size_t n = layers.size();
   std::vector<LayerRead> out(n);
-  std::atomic<size_t> next{0};
+  std::vector<bool> done(n, false);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t next = 0, used = 0;  // the next layer to read; the layers used so far
+  workers = std::max(1u, workers);
+  auto read = [&](size_t i) {
+    const oci::Descriptor& d = layers[i];
+    LayerRead r;
+    if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest); cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
+      r.scan = std::move(*cached);
+      return r;
+    }
+    if (auto found = shared ? shared->load(d) : std::nullopt) {
+      oci::storeScan(source.scanCacheDir(), d.digest, *found);
+      r.scan = std::move(*found);
+      return r;
+    }
+    auto stream = source.openBlob(d);
+    if (!stream.ok()) {
+      r.openError = stream.error();
+      return r;
+    }
+    oci::ScanOptions mine = so;
+    mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+    mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
+    r.scan = oci::scanLayer(**stream, mine);
+    // Only a complete scan of bytes that matched their digest is worth keeping.
+    if (!r.scan->error && r.scan->digestHex == d.digest.encoded && static_cast<int64_t>(r.scan->compressedSize) == d.size) {
+      oci::storeScan(source.scanCacheDir(), d.digest, *r.scan);
+      if (shared) shared->store(d, *r.scan);
+    }
+    return r;
+  };
   auto work = [&] {
-    for (size_t i; (i = next++) < n;) {
-      const oci::Descriptor& d = layers[i];
-      LayerRead& r = out[i];
-      if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest); cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
-        r.scan = std::move(*cached);
-        continue;
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return next >= n || next < used + workers; });
+        if (next >= n) return;
+        i = next++;
       }
-      if (auto found = shared ? shared->load(d) : std::nullopt) {
-        oci::storeScan(source.scanCacheDir(), d.digest, *found);
-        r.scan = std::move(*found);
-        continue;
-      }
-      auto stream = source.openBlob(d);
-      if (!stream.ok()) {
-        r.openError = stream.error();
-        continue;
-      }
-      oci::ScanOptions mine = so;
-      mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
-      mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
-      r.scan = oci::scanLayer(**stream, mine);
-      // Only a complete scan of bytes that matched their digest is worth keeping.
-      if (!r.scan->error && r.scan->digestHex == d.digest.encoded && static_cast<int64_t>(r.scan->compressedSize) == d.size) {
-        oci::storeScan(source.scanCacheDir(), d.digest, *r.scan);
-        if (shared) shared->store(d, *r.scan);
-      }
+      LayerRead r = read(i);
+      std::lock_guard lock(mu);
+      out[i] = std::move(r);
+      done[i] = true;
+      cv.notify_all();
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned w = 1; w < std::min<size_t>(workers, n); ++w) pool.emplace_back(work);
-  work();
+  for (unsigned w = 0; w < std::min<size_t>(workers, n); ++w) pool.emplace_back(work);
+  for (size_t i = 0; i < n; ++i) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return done[i]; });
+    }
+    use(i, out[i]);
+    {
+      std::lock_guard lock(mu);
+      out[i] = LayerRead{};
+      ++used;
+      cv.notify_all();
+    }
+#ifdef __GLIBC__
+    // The scan was built in a worker's malloc arena, which keeps its freed pages: give them back,
+    // or a big image's peak RSS holds every arena's high-water mark (issue 19).
+    malloc_trim(0);
+#endif
+  }
   for (auto& t : pool) t.join();
-  return out;
 }
 
 std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,

@@ -41,7 +41,8 @@ void verifyOwnedFiles(const oci::FsView& v, PackageDatabase& db) {
       if (!f.missingOk) db.missing.push_back({f.package, f.path, "missing", f.config, -1});
       continue;
     }
-    if (!f.digest.empty() && (n->kind == oci::EntryKind::File || n->kind == oci::EntryKind::Hardlink))
+    if (!f.digest.empty() && (n->kind == oci::EntryKind::File || n->kind == oci::EntryKind::Hardlink) &&
+        !v.hashKnown(*r, f.digestAlgorithm))
       byAlgorithm[f.digestAlgorithm].push_back(*r);
     pending.push_back({&f, *r, std::move(*n)});
   }

@@ -13,7 +13,89 @@ namespace {
 
 std::string joinPath(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
 
+// Lowercase hex of exactly N bytes into `out`; false (and `out` unspecified) otherwise.
+template <size_t N>
+bool fromLowerHex(const std::string& hex, std::array<uint8_t, N>& out) {
+  if (hex.size() != 2 * N) return false;
+  auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  for (size_t i = 0; i < N; ++i) {
+    int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
+
+template <size_t N>
+std::string toLowerHex(const std::array<uint8_t, N>& b) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out(2 * N, '0');
+  for (size_t i = 0; i < N; ++i) {
+    out[2 * i] = digits[b[i] >> 4];
+    out[2 * i + 1] = digits[b[i] & 15];
+  }
+  return out;
+}
+
 }  // namespace
+
+LayeredView::Stored::Stored(const Stored& o)
+    : content(o.content), rare(o.rare ? std::make_unique<Rare>(*o.rare) : nullptr), size(o.size), mode(o.mode),
+      layer(o.layer), dataLayer(o.dataLayer), kind(o.kind), hasSha256(o.hasSha256), hasMd5(o.hasMd5), sha256(o.sha256),
+      md5(o.md5) {}
+
+LayeredView::Stored& LayeredView::Stored::operator=(const Stored& o) {
+  if (this != &o) *this = Stored(o);
+  return *this;
+}
+
+LayeredView::Stored LayeredView::pack(const Node& n) {
+  Stored s;
+  s.content = n.content;
+  s.size = n.size;
+  s.mode = n.mode;
+  s.layer = n.layer;
+  s.dataLayer = n.dataLayer;
+  s.kind = n.kind;
+  Rare r{n.linkTarget, n.dataPath, n.sha1, "", ""};
+  if (!n.sha256.empty()) {
+    s.hasSha256 = fromLowerHex(n.sha256, s.sha256);
+    if (!s.hasSha256) r.sha256 = n.sha256;
+  }
+  if (!n.md5.empty()) {
+    s.hasMd5 = fromLowerHex(n.md5, s.md5);
+    if (!s.hasMd5) r.md5 = n.md5;
+  }
+  if (!r.linkTarget.empty() || !r.dataPath.empty() || !r.sha1.empty() || !r.sha256.empty() || !r.md5.empty())
+    s.rare = std::make_unique<Rare>(std::move(r));
+  return s;
+}
+
+Node LayeredView::unpack(const Stored& s) {
+  Node n{s.kind, s.mode, s.size, s.layer, "", "", "", "", s.content, s.dataLayer, ""};
+  if (s.rare) {
+    n.linkTarget = s.rare->linkTarget;
+    n.dataPath = s.rare->dataPath;
+    n.sha1 = s.rare->sha1;
+    n.sha256 = s.rare->sha256;
+    n.md5 = s.rare->md5;
+  }
+  if (s.hasSha256) n.sha256 = toLowerHex(s.sha256);
+  if (s.hasMd5) n.md5 = toLowerHex(s.md5);
+  return n;
+}
+
+std::string LayeredView::storedHash(const Stored& s, const std::string& a) {
+  if (a == "md5") return s.hasMd5 ? toLowerHex(s.md5) : s.rare ? s.rare->md5 : "";
+  if (a == "sha1") return s.rare ? s.rare->sha1 : "";
+  return s.hasSha256 ? toLowerHex(s.sha256) : s.rare ? s.rare->sha256 : "";
+}
+
+std::map<std::string, Node> LayeredView::nodes() const {
+  std::map<std::string, Node> out;
+  for (const auto& [p, s] : nodes_) out.emplace_hint(out.end(), p, unpack(s));
+  return out;
+}
 
 std::optional<NodeInfo> FsView::info(const std::string& path) const {
   auto n = stat(path);
@@ -103,7 +185,11 @@ Status LayeredView::makeParents(const std::string& dir, int layer, std::set<std:
   for (const auto& part : util::split(dir, '/')) {
     p = joinPath(p, part);
     auto it = nodes_.find(p);
-    if (it == nodes_.end()) nodes_[p] = Node{EntryKind::Dir, 0755, 0, layer, "", "", "", "", nullptr, -1, ""};
+    if (it == nodes_.end()) {
+      Stored d;
+      d.layer = layer;
+      nodes_.emplace(p, std::move(d));
+    }
     else if (it->second.kind != EntryKind::Dir) return Error::Invalid("'" + util::printable(p) + "' is not a directory");
     if (upper) upper->insert(p);
   }
@@ -226,7 +312,7 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       if (!linkVia.empty())
         suspicious.push_back({util::printable(e.path), "hardlink target " + util::printable(e.linkTarget) +
                                                            " reached through symlink '" + util::printable(linkVia) + "'"});
-      n = t->second;
+      n = unpack(t->second);
       if (n.dataPath.empty()) {
         n.dataLayer = t->second.layer;
         n.dataPath = target;
@@ -236,7 +322,7 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       n.dataLayer = layer;  // the bytes are under the tar's name, not where a link led them
       n.dataPath = e.path;
     }
-    nodes_[path] = std::move(n);
+    nodes_[path] = pack(n);
     if (upper) upper->insert(path);
   }
 }
@@ -245,15 +331,15 @@ std::optional<Node> LayeredView::stat(const std::string& path) const {
   if (path.empty()) return Node{};
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return std::nullopt;
-  return it->second;
+  return unpack(it->second);
 }
 
 std::optional<NodeInfo> LayeredView::info(const std::string& path) const {
   if (path.empty()) return NodeInfo{};
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return std::nullopt;
-  const Node& n = it->second;
-  return NodeInfo{n.kind, n.layer, n.kind == EntryKind::Symlink ? n.linkTarget : std::string()};
+  const Stored& n = it->second;
+  return NodeInfo{n.kind, n.layer, n.kind == EntryKind::Symlink && n.rare ? n.rare->linkTarget : std::string()};
 }
 
 std::vector<std::string> LayeredView::list(const std::string& dir) const {
@@ -315,8 +401,6 @@ namespace {
 // The algorithms a layer walk or a second read of a layer records.
 bool recordedAlgorithm(const std::string& a) { return a == "sha256" || a == "md5" || a == "sha1"; }
 
-const std::string& nodeHash(const Node& n, const std::string& a) { return a == "md5" ? n.md5 : a == "sha1" ? n.sha1 : n.sha256; }
-
 const std::string& filledHash(const LayeredView::FileHashes& h, const std::string& a) {
   return a == "md5" ? h.md5 : a == "sha1" ? h.sha1 : h.sha256;
 }
@@ -327,11 +411,19 @@ Result<std::string> LayeredView::hashResolved(const std::string& path, const std
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
   if (!recordedAlgorithm(algorithm)) return Error::Unsupported("hash algorithm '" + algorithm + "' is not recorded");
-  std::string h = nodeHash(it->second, algorithm);
+  std::string h = storedHash(it->second, algorithm);
   if (h.empty())
     if (auto f = filled_.find(path); f != filled_.end()) h = filledHash(f->second, algorithm);
   if (h.empty()) return Error::Unsupported("'" + util::printable(path) + "' was not hashed (not a regular file, sparse or oversized)");
   return h;
+}
+
+bool LayeredView::hashKnown(const std::string& path, const std::string& algorithm) const {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end() || !recordedAlgorithm(algorithm)) return false;
+  const Stored& n = it->second;
+  bool bytes = algorithm == "sha256" ? n.hasSha256 : algorithm == "md5" && n.hasMd5;
+  return bytes || !storedHash(n, algorithm).empty() || filled_.count(path);
 }
 
 void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const {
@@ -342,10 +434,11 @@ void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std
   for (const auto& p : paths) {
     auto it = nodes_.find(p);
     if (it == nodes_.end() || it->second.kind != EntryKind::File) continue;
-    const Node& n = it->second;
-    if (!nodeHash(n, algorithm).empty() || filled_.count(p) || !fillAsked_.insert(p).second) continue;
-    int layer = n.dataPath.empty() ? n.layer : n.dataLayer;
-    const std::string& data = n.dataPath.empty() ? p : n.dataPath;
+    const Stored& n = it->second;
+    if (!storedHash(n, algorithm).empty() || filled_.count(p) || !fillAsked_.insert(p).second) continue;
+    const std::string* dataPath = n.rare && !n.rare->dataPath.empty() ? &n.rare->dataPath : nullptr;
+    int layer = dataPath ? n.dataLayer : n.layer;
+    const std::string& data = dataPath ? *dataPath : p;
     if (layer < 0) continue;
     wanted[layer].insert(data);
     viewPaths[{layer, data}].push_back(p);

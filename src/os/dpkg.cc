@@ -153,7 +153,8 @@ DpkgDatabase readDpkg(const oci::FsView& v, bool verify) {
   }
   // All the paths at once: a view that left some unhashed reads each layer once more at most.
   std::vector<std::string> resolved;
-  for (const auto& t : toVerify) resolved.push_back(t.resolved);
+  for (const auto& t : toVerify)
+    if (!v.hashKnown(t.resolved, "md5")) resolved.push_back(t.resolved);
   v.prepareHashes(resolved, "md5");
   for (const auto& t : toVerify) {
     auto h = v.hashResolved(t.resolved, "md5");

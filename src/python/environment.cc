@@ -92,10 +92,7 @@ Distribution readDistribution(const oci::FsView& v, const std::string& location,
     if (du.ok()) d.directUrl = *du;
     else d.directUrlError = du.error().message;
   }
-  if (auto t = readText(v, join(d.metadataDir, "RECORD"))) {
-    d.hasRecord = true;
-    d.record = parseRecord(*t);
-  }
+  d.hasRecord = readText(v, join(d.metadataDir, "RECORD")).has_value();
   if (auto t = readText(v, join(d.metadataDir, "WHEEL"), 65536)) {
     d.hasWheel = true;
     d.wheel = parseWheel(*t);

@@ -31,6 +31,13 @@ void walkFiles(const oci::FsView& v, const std::string& dir, std::vector<std::st
   }
 }
 
+// The rows of `dist`'s RECORD: those it holds, else parsed now from the view into `storage`.
+const std::vector<RecordRow>& rowsOf(const oci::FsView& v, const Distribution& dist, std::vector<RecordRow>& storage) {
+  if (!dist.record.empty() || !dist.hasRecord) return dist.record;
+  if (auto t = v.readFile(dist.metadataDir + "/RECORD", 16u << 20); t.ok()) storage = parseRecord(*t);
+  return storage;
+}
+
 size_t digestSize(const std::string& algorithm) {
   if (algorithm == "sha256") return 32;
   if (algorithm == "sha384") return 48;
@@ -92,11 +99,12 @@ uint64_t recordCaptureLimit(const std::string& p) {
 }
 
 void recordHashedPaths(const oci::FsView& v, const Distribution& dist, std::vector<std::string>& out) {
-  for (const auto& row : dist.record) {
+  std::vector<RecordRow> storage;
+  for (const auto& row : rowsOf(v, dist, storage)) {
     if (row.algorithm != "sha256" || row.path.ends_with(".pyc")) continue;
     std::string path = joinInside(dist.location, row.path);
     if (path.empty() || path == dist.metadataDir + "/RECORD") continue;
-    if (auto resolved = v.resolve(path, false); resolved.ok()) out.push_back(*resolved);
+    if (auto resolved = v.resolve(path, false); resolved.ok() && !v.hashKnown(*resolved, "sha256")) out.push_back(*resolved);
   }
 }
 
@@ -104,7 +112,8 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
   RecordCheck rc;
   std::set<std::string> listed;
   std::set<std::string> topDirs;
-  for (const auto& row : dist.record) {
+  std::vector<RecordRow> storage;
+  for (const auto& row : rowsOf(v, dist, storage)) {
     std::string path = joinInside(dist.location, row.path);
     if (path.empty()) {
       rc.malformedRows.push_back(row.path);

@@ -206,3 +206,71 @@ TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
   EXPECT_EQ(b.view.hashResolved("etc/b", "sha1").error().code, "unsupported");  // never asked for
   EXPECT_EQ(*b.view.hashResolved("etc/a", "md5"), b.view.stat("etc/a")->md5);  // the walk's hashes still answer
 }
+
+// The view keeps nodes packed (hashes as bytes, rare fields apart): every field a scan gave
+// comes back from stat() as it was written, hashes spelt otherwise included, and hashKnown()
+// says which hashes are held without a read.
+TEST(LayeredView, PackedNodesKeepEveryField) {
+  const std::string sha = util::sha256Hex("a"), md5 = "0cc175b9c0f1b6a831c399e269772661";
+  std::string upper = sha;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  LayerScan s;
+  auto file = [](std::string p, std::string sha256, std::string md5, std::string sha1) {
+    LayerEntry e;
+    e.path = std::move(p), e.kind = EntryKind::File, e.mode = 0644, e.size = 1;
+    e.sha256 = std::move(sha256), e.md5 = std::move(md5), e.sha1 = std::move(sha1);
+    return e;
+  };
+  s.entries.push_back(file("a/plain", sha, md5, ""));
+  s.entries.push_back(file("a/upper", upper, "", "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8"));
+  s.entries.push_back(file("a/short", "abc", "xyz", ""));
+  s.entries.push_back(file("a/none", "", "", ""));
+  LayerEntry link;
+  link.path = "a/link", link.kind = EntryKind::Symlink, link.mode = 0777, link.linkTarget = "plain";
+  s.entries.push_back(link);
+  LayerEntry hard;
+  hard.path = "a/hard", hard.kind = EntryKind::Hardlink, hard.linkTarget = "a/plain";
+  s.entries.push_back(hard);
+  LayeredView v;
+  std::vector<UnsafeEntry> unsafe;
+  v.apply(s, 3, unsafe);
+  ASSERT_TRUE(unsafe.empty());
+
+  struct Case {
+    std::string path;
+    EntryKind kind;
+    std::string sha256, md5, sha1, linkTarget, dataPath;
+    int dataLayer;
+  };
+  const Case cases[] = {
+      {"a/plain", EntryKind::File, sha, md5, "", "", "", -1},
+      {"a/upper", EntryKind::File, upper, "", "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8", "", "", -1},
+      {"a/short", EntryKind::File, "abc", "xyz", "", "", "", -1},
+      {"a/none", EntryKind::File, "", "", "", "", "", -1},
+      {"a/link", EntryKind::Symlink, "", "", "", "plain", "", -1},
+      {"a/hard", EntryKind::File, sha, md5, "", "", "a/plain", 3},  // the target's node, with where its bytes are
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.path);
+    auto n = v.stat(c.path);
+    ASSERT_TRUE(n);
+    EXPECT_EQ(n->kind, c.kind);
+    EXPECT_EQ(n->layer, 3);
+    EXPECT_EQ(n->sha256, c.sha256);
+    EXPECT_EQ(n->md5, c.md5);
+    EXPECT_EQ(n->sha1, c.sha1);
+    EXPECT_EQ(n->linkTarget, c.linkTarget);
+    EXPECT_EQ(n->dataPath, c.dataPath);
+    EXPECT_EQ(n->dataLayer, c.dataLayer);
+    EXPECT_EQ(v.nodes().at(c.path).sha256, c.sha256);
+    EXPECT_EQ(v.hashKnown(c.path, "sha256"), !c.sha256.empty());
+    EXPECT_EQ(v.hashKnown(c.path, "md5"), !c.md5.empty());
+    if (!c.sha256.empty()) {
+      EXPECT_EQ(*v.hashResolved(c.path, "sha256"), c.sha256);
+    }
+  }
+  EXPECT_EQ(v.stat("a")->kind, EntryKind::Dir);  // a parent the layer did not list
+  EXPECT_EQ(v.stat("a")->mode, 0755u);
+  EXPECT_FALSE(v.hashKnown("a/missing", "sha256"));
+  EXPECT_FALSE(v.hashKnown("a/plain", "sha512"));
+}

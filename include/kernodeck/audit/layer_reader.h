@@ -3,6 +3,7 @@
 // pipeline (image_audit) then applies the scans in layer order.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -27,9 +28,12 @@ struct LayerRead {
 // Reads `layers` of `source` with `workers` threads (the caller's among them), each scanned
 // with `so` (its digest algorithm and hash-only mode set per layer). A scan read from the blob
 // is kept in the source's cache, and in `shared` when given, only when it is complete and its
-// bytes matched the descriptor. One result per layer, in order.
-std::vector<LayerRead> readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so,
-                                  unsigned workers, oci::SharedScanStore* shared);
+// bytes matched the descriptor. Each layer's result goes to `use` on the calling thread, in
+// layer order, as soon as it and those before it are read, and is dropped after: a big image's
+// scans are not all held at once (issue 19); no worker reads more than `workers` layers ahead
+// of the one being used.
+void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so, unsigned workers,
+                oci::SharedScanStore* shared, const std::function<void(size_t index, LayerRead& read)>& use);
 
 // Reads layer `d` again for the files in `paths` its walk left unhashed (the hash policy
 // guessed that no package database would ask for them): SHA-256, MD5 and SHA-1 of each, also

@@ -9,6 +9,7 @@
 // chroot would: nothing outside the image is ever reached through a link.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -65,6 +66,10 @@ class FsView {
   // Says which resolved paths hashResolved() will be asked for next, so that a view that
   // left some unhashed during its walk can hash them all in one more pass.
   virtual void prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const {}
+  // Whether hashResolved() would answer for a resolved path from what the view already holds,
+  // with nothing read: such a path need not be passed to prepareHashes() (a list of every file
+  // of a big image costs memory for nothing when the walk hashed them all).
+  virtual bool hashKnown(const std::string& path, const std::string& algorithm) const { return false; }
 
   // Resolves `path` (absolute or relative to the root) inside the root. With
   // followLast false a final symlink is returned as is. Fails on loops (> 40 links).
@@ -103,6 +108,7 @@ class LayeredView : public FsView {
   Result<std::string> readResolved(const std::string& path, uint64_t limit) const override;
   Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override;
   void prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const override;
+  bool hashKnown(const std::string& path, const std::string& algorithm) const override;
 
   // The hashes a second read of a layer found for one file (hex; empty: not hashed).
   struct FileHashes {
@@ -112,7 +118,8 @@ class LayeredView : public FsView {
   using HashFiller = std::function<std::map<std::string, FileHashes>(int layer, const std::set<std::string>& paths)>;
   void setHashFiller(HashFiller f) { filler_ = std::move(f); }
 
-  const std::map<std::string, Node>& nodes() const { return nodes_; }
+  // Every node, unpacked into a copy: for tests and small views (it costs a full Node a path).
+  std::map<std::string, Node> nodes() const;
   size_t size() const { return nodes_.size(); }
 
  private:
@@ -125,7 +132,37 @@ class LayeredView : public FsView {
   // applied wrote): a whiteout or an opaque directory hides lower layers only.
   void hideLower(const std::string& path, const std::set<std::string>& upper);
 
-  std::map<std::string, Node> nodes_;
+  // A node as the view keeps it, for images of hundreds of thousands of files (issue 19): what
+  // Node holds in about a third of the memory. SHA-256 and MD5 in lowercase hex of their
+  // length (all a layer walk writes) are kept as bytes; what most nodes lack (a link target, a
+  // data path, a SHA-1, a hash spelt otherwise) goes to one allocation made only when needed.
+  struct Rare {
+    std::string linkTarget, dataPath, sha1;
+    std::string sha256, md5;  // only when not kept as bytes
+  };
+  struct Stored {
+    std::shared_ptr<const std::string> content;
+    std::unique_ptr<Rare> rare;
+    int64_t size = 0;
+    uint32_t mode = 0755;
+    int32_t layer = -1, dataLayer = -1;
+    EntryKind kind = EntryKind::Dir;
+    bool hasSha256 = false, hasMd5 = false;
+    std::array<uint8_t, 32> sha256{};
+    std::array<uint8_t, 16> md5{};
+
+    Stored() = default;
+    Stored(const Stored& o);
+    Stored& operator=(const Stored& o);
+    Stored(Stored&&) = default;
+    Stored& operator=(Stored&&) = default;
+  };
+  static Stored pack(const Node& n);
+  static Node unpack(const Stored& s);
+  // The hex hash ("sha256", "md5" or "sha1") the walk recorded for a node; empty when none.
+  static std::string storedHash(const Stored& s, const std::string& algorithm);
+
+  std::map<std::string, Stored> nodes_;
   HashFiller filler_;
   // Hashes found by the filler (path -> all of them), and the paths already asked for.
   mutable std::map<std::string, FileHashes> filled_;

@@ -31,7 +31,10 @@ struct Distribution {
   std::optional<DirectUrl> directUrl;
   std::string directUrlError;
   std::vector<std::string> requiresDist;
-  bool hasRecord = false;
+  bool hasRecord = false;          // a RECORD is readable
+  // Its rows when given; findEnvironments leaves them unread (all the rows of a big image at once
+  // cost ~200 bytes a file): checkRecord and recordHashedPaths then parse the RECORD from the
+  // view, one distribution at a time.
   std::vector<RecordRow> record;
   bool hasWheel = false;
   WheelInfo wheel;

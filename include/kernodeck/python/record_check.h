@@ -51,7 +51,8 @@ uint64_t recordCaptureLimit(const std::string& path);
 
 // `.pyc` files and RECORD's own row are skipped, as are rows without a hash.
 RecordCheck checkRecord(const oci::FsView& view, const Distribution& dist);
-// Appends the resolved paths whose SHA-256 checkRecord() will read (for FsView::prepareHashes).
+// Appends the resolved paths whose SHA-256 checkRecord() will read and the view does not hold
+// yet (FsView::hashKnown), for FsView::prepareHashes.
 void recordHashedPaths(const oci::FsView& view, const Distribution& dist, std::vector<std::string>& out);
 
 }  // namespace kernodeck::python
