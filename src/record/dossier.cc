@@ -294,10 +294,14 @@ report::Report buildDossier(const DossierOptions& o) {
     if (withPython)
       for (const auto& e : withPython->environments) {
         freeze += "# " + e.prefix + "\n";
+        std::string lines;
         for (const auto& l : e.freeze) {
           freeze += l + "\n";
-          inventoryHtml += "<tr><td>" + html(e.prefix) + "</td><td>" + html(l) + "</td></tr>\n";
+          lines += "<li>" + field(l) + "</li>";
         }
+        // One row per environment, its packages folded: an image's inventory is hundreds of lines.
+        inventoryHtml += "<tr class=\"environment\"><td>" + field(e.prefix) + "</td><td class=\"count\">" + std::to_string(e.freeze.size()) +
+                         "</td><td><details><summary>packages</summary><ul>" + lines + "</ul></details></td></tr>\n";
       }
     KDK_TRY_STATUS(write(o.dir, "inventory.json", report::redactText(inventory.dump(2)) + "\n"));
     KDK_TRY_STATUS(write(o.dir, "freeze.txt", report::redactText(freeze)));
@@ -345,7 +349,7 @@ report::Report buildDossier(const DossierOptions& o) {
         html(criteriaList) + "</code>.</p>\n" + referenceHtml(ref, o.reports) + reportsHtml(o.reports, reportFiles) +
         "<h2>Steps</h2>\n<table><tr><th>report</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n" +
         findingGroupsHtml(o.reports) +
-        "<h2>Inventory</h2>\n<table><tr><th>environment</th><th>package</th></tr>\n" + inventoryHtml + "</table>\n"
+        "<h2>Inventory</h2>\n<table id=\"inventory\"><tr><th>environment</th><th>packages</th><th>freeze lines</th></tr>\n" + inventoryHtml + "</table>\n"
         "<h2>Inventory diff against the reference</h2>\n" + (diffSummary.empty() ? std::string("<p>no report with Python environments is included</p>\n") : diffSummary) +
         "<table id=\"inventory-diff\"><tr><th>report</th><th>code</th><th>difference</th></tr>\n" +
         (diffHtml.empty() ? std::string("<tr><td colspan=\"3\">no difference</td></tr>\n") : diffHtml) +

@@ -162,12 +162,20 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
                   " --entry-point 'python score.py' --host-root /nonexistent -o " + base + "/ref-git.json").code, 0);
     ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-same.json " + base + "/same --reference " + base + "/ref-git.json").code, 0);
     ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-noise.json " + base + "/noise --reference " + base + "/ref-git.json").code, 1);
+    // An audit's inventory with hostile freeze lines: redacted and escaped, one folded row per environment.
+    json audit = {{"schema", "kernodeck.report/v1"}, {"tool", {{"name", "kernodeck"}, {"command", "audit"}}}, {"subject", {{"reference", "dir:/"}}},
+                  {"steps", json::array()}, {"first_error", nullptr}, {"findings", json::array()},
+                  {"python", {{"environments", {{{"prefix", "/opt/venv"},
+                                                 {"freeze", {"numpy==1.26", "<script>x</script>==1", "p @ https://u:ghp_0123456789abcdefghijABCDEFGHIJ@h/p"}}}}}}}};
+    writeFile(base + "/audit.json", audit.dump());
     RunResult b2 = run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " + base + "/check-same.json --report " +
-                       base + "/check-noise.json");
+                       base + "/check-noise.json --report " + base + "/audit.json");
     ASSERT_EQ(b2.code, 0) << b2.err << b2.out;
     std::string page = readFile(base + "/dossier2/index.html");
     EXPECT_EQ(page.find("<b>1e-4</b>"), std::string::npos);  // the why is someone else's text: escaped
     EXPECT_NE(page.find("&lt;b&gt;1e-4&lt;/b&gt;"), std::string::npos);
+    EXPECT_EQ(page.find("<script>"), std::string::npos);
+    EXPECT_EQ(page.find("ghp_0123456789abcdefghijABCDEFGHIJ"), std::string::npos);
     std::string dom = haveTool("chromium") ? renderInChromium(base + "/dossier2/index.html", base).dom : page;
     auto count = [](const std::string& s, const std::string& what) {
       size_t n = 0;
@@ -181,7 +189,12 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
     EXPECT_NE(dom.find("max abs error"), std::string::npos);  // measured values from the sample checks
     EXPECT_NE(dom.find("(not met)"), std::string::npos);
     // Two runs of sample check, told apart by their subject.
-    EXPECT_EQ(count(dom, "<tr class=\"report\">"), 2u);
+    EXPECT_EQ(count(dom, "<tr class=\"report\">"), 3u);
+    EXPECT_EQ(count(dom, "<tr class=\"environment\">"), 1u);
+    EXPECT_NE(dom.find("<td>/opt/venv</td><td class=\"count\">3</td>"), std::string::npos);
+    // The reference recorded no environment: one "not recorded" line, not one per package.
+    EXPECT_NE(dom.find("0 changed, 0 only in the reference, 0 only in the report, 1 environment(s) not recorded"), std::string::npos);
+    EXPECT_EQ(count(dom, "diff.environment.not_recorded"), 1u);
     EXPECT_EQ(count(dom, "<td class=\"command\">kernodeck sample check</td>"), 2u);
     EXPECT_NE(dom.find(base + "/same"), std::string::npos);
     EXPECT_NE(dom.find(base + "/noise"), std::string::npos);
