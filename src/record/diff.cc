@@ -1,4 +1,7 @@
 // kernodeck diff: two references, reports or inventories, compared on the typed documents.
+#include <algorithm>
+
+#include "kernodeck/python/version.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/util/strings.h"
 
@@ -9,19 +12,141 @@ using report::Severity;
 
 namespace {
 
-// "prefix name" -> version, from pip freeze lines and dpkg packages.
-std::map<std::string, std::string> packagesOf(const DiffInput& d) {
-  std::map<std::string, std::string> out;
+// One side's packages: each Python environment's freeze lines by PEP 503 name, and the OS
+// packages when the document records them.
+struct Packages {
+  struct Env {
+    std::string prefix, interpreter;
+    std::map<std::string, std::string> versions;  // normalised name -> version ("" for a URL line)
+    std::map<std::string, std::string> shown;     // normalised name -> the name as the line spells it
+  };
+  std::vector<Env> envs;
+  bool os = false;
+  std::map<std::string, std::string> dpkg;
+  size_t count() const {
+    size_t n = dpkg.size();
+    for (const auto& e : envs) n += e.versions.size();
+    return n;
+  }
+};
+
+Packages packagesOf(const DiffInput& d) {
+  Packages out;
   const std::vector<Environment>& envs = d.reference ? d.reference->packages.environments : d.report->environments;
-  for (const auto& e : envs)
+  for (const auto& e : envs) {
+    Packages::Env env{e.prefix, e.interpreter, {}, {}};
     for (const auto& s : e.freeze) {
+      if (s.empty() || s[0] == '#' || s[0] == '-') continue;  // comments and pip options name no package
       size_t sep = s.find("==") != std::string::npos ? s.find("==") : s.find(" @ ");
-      std::string name = util::toLower(s.substr(0, sep));
-      out[e.prefix + " " + name] = sep == std::string::npos ? "" : s.substr(sep + (s[sep] == '=' ? 2 : 3));
+      std::string name(util::trim(s.substr(0, sep))), key = python::canonicalizeName(name);
+      env.versions[key] = sep == std::string::npos ? "" : std::string(util::trim(s.substr(sep + (s[sep] == '=' ? 2 : 3))));
+      env.shown[key] = name;
     }
-  if (d.report)
-    for (const auto& [name, version] : d.report->osPackages) out["dpkg " + name] = version;
+    out.envs.push_back(std::move(env));
+  }
+  if (d.report && d.report->hasOsPackages) {
+    out.os = true;
+    for (const auto& [name, version] : d.report->osPackages) out.dpkg[name] = version;
+  }
   return out;
+}
+
+// Whether prefix a names the same place as b seen from another root: a dir:/ audit of a mounted
+// tree reports "/mnt/root/usr/local" where the image's audit reports "/usr/local".
+bool samePlace(const std::string& a, const std::string& b) {
+  auto endsWith = [](const std::string& s, const std::string& tail) {
+    return tail.size() > 1 && s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0 &&
+           s[s.size() - tail.size() - 1] != '/' && tail[0] == '/';
+  };
+  return endsWith(a, b) || endsWith(b, a);
+}
+
+// Pairs each environment of A with the environment of B it is to be compared with: the same
+// prefix; else the same place under another root; else the same interpreter; else, when one
+// environment is left on each side, those two. -1 when B has none to compare with.
+std::vector<int> pairEnvironments(const Packages& a, const Packages& b) {
+  std::vector<int> pair(a.envs.size(), -1);
+  std::vector<bool> used(b.envs.size(), false);
+  auto match = [&](auto&& same) {
+    for (size_t i = 0; i < a.envs.size(); ++i)
+      for (size_t j = 0; pair[i] < 0 && j < b.envs.size(); ++j)
+        if (!used[j] && same(a.envs[i], b.envs[j])) pair[i] = static_cast<int>(j), used[j] = true;
+  };
+  match([](const Packages::Env& x, const Packages::Env& y) { return x.prefix == y.prefix; });
+  match([](const Packages::Env& x, const Packages::Env& y) { return samePlace(x.prefix, y.prefix); });
+  match([](const Packages::Env& x, const Packages::Env& y) {
+    return !x.interpreter.empty() && (x.interpreter == y.interpreter || samePlace(x.interpreter, y.interpreter));
+  });
+  if (std::count(pair.begin(), pair.end(), -1) == 1 && std::count(used.begin(), used.end(), false) == 1)
+    pair[std::find(pair.begin(), pair.end(), -1) - pair.begin()] = static_cast<int>(std::find(used.begin(), used.end(), false) - used.begin());
+  return pair;
+}
+
+// Counts of the package comparison, for the summary line.
+struct PackageCounts {
+  int same = 0, changed = 0, onlyA = 0, onlyB = 0, notRecorded = 0;
+};
+
+// One set of packages against another of the same environment, by normalised name.
+void comparePackages(const std::string& where, const std::map<std::string, std::string>& va, const std::map<std::string, std::string>& vb,
+                     const std::map<std::string, std::string>& shownA, const std::map<std::string, std::string>& shownB,
+                     PackageCounts& n, report::Report& r) {
+  auto shown = [](const std::map<std::string, std::string>& m, const std::string& k) { auto it = m.find(k); return it == m.end() ? k : it->second; };
+  for (const auto& [k, v] : va) {
+    auto it = vb.find(k);
+    if (it == vb.end()) {
+      n.onlyA++;
+      r.add("diff.package.removed", Severity::Warning, shown(shownA, k) + " " + v + " (" + where + ") is only in A", {{"package", k}, {"environment", where}});
+    } else if (it->second != v) {
+      n.changed++;
+      r.add("diff.package.changed", Severity::Warning, shown(shownA, k) + " (" + where + ") is " + v + " in A and " + it->second + " in B",
+            {{"package", k}, {"environment", where}});
+    } else {
+      n.same++;
+    }
+  }
+  for (const auto& [k, v] : vb)
+    if (!va.count(k)) {
+      n.onlyB++;
+      r.add("diff.package.added", Severity::Warning, shown(shownB, k) + " " + v + " (" + where + ") is only in B", {{"package", k}, {"environment", where}});
+    }
+}
+
+// Like with like: each environment against its pair, the OS packages only when both sides
+// record them; an environment or OS inventory one side did not record is one "not recorded"
+// line, not a line per package.
+PackageCounts diffPackages(const Packages& a, const Packages& b, report::Report& r) {
+  PackageCounts n;
+  std::vector<int> pair = pairEnvironments(a, b);
+  std::vector<bool> used(b.envs.size(), false);
+  for (size_t i = 0; i < a.envs.size(); ++i) {
+    const auto& ea = a.envs[i];
+    if (pair[i] < 0) {
+      n.notRecorded++;
+      r.add("diff.environment.not_recorded", Severity::Info,
+            "environment " + ea.prefix + " (" + std::to_string(ea.versions.size()) + " packages) is not recorded in B", {{"environment", ea.prefix}});
+      continue;
+    }
+    const auto& eb = b.envs[pair[i]];
+    used[pair[i]] = true;
+    comparePackages(ea.prefix == eb.prefix ? ea.prefix : ea.prefix + " / " + eb.prefix, ea.versions, eb.versions, ea.shown, eb.shown, n, r);
+  }
+  for (size_t j = 0; j < b.envs.size(); ++j)
+    if (!used[j]) {
+      n.notRecorded++;
+      r.add("diff.environment.not_recorded", Severity::Info,
+            "environment " + b.envs[j].prefix + " (" + std::to_string(b.envs[j].versions.size()) + " packages) is not recorded in A",
+            {{"environment", b.envs[j].prefix}});
+    }
+  if (a.os && b.os) {
+    comparePackages("dpkg", a.dpkg, b.dpkg, {}, {}, n, r);
+  } else if (a.os != b.os) {
+    n.notRecorded++;
+    r.add("diff.environment.not_recorded", Severity::Info,
+          "the OS packages (" + std::to_string(a.os ? a.dpkg.size() : b.dpkg.size()) + ") are not recorded in " + (a.os ? "B" : "A"),
+          {{"environment", "dpkg"}});
+  }
+  return n;
 }
 
 // Inputs by what they are: data, weights, code revision, configs, image digest.
@@ -118,14 +243,8 @@ report::Report diffRecords(const DiffInput& a, const DiffInput& b) {
   r.runStep("compare", [&]() -> Status {
     r.subject()["a"] = a.reference ? "kernodeck.reference/v1" : a.report->schema.empty() ? "inventory" : a.report->schema;
     r.subject()["b"] = b.reference ? "kernodeck.reference/v1" : b.report->schema.empty() ? "inventory" : b.report->schema;
-    auto fa = packagesOf(a), fb = packagesOf(b);
-    for (const auto& [k, v] : fa) {
-      auto it = fb.find(k);
-      if (it == fb.end()) r.add("diff.package.removed", Severity::Warning, k + " " + v + " is only in A", {{"package", k}});
-      else if (it->second != v) r.add("diff.package.changed", Severity::Warning, k + " is " + v + " in A and " + it->second + " in B", {{"package", k}});
-    }
-    for (const auto& [k, v] : fb)
-      if (!fa.count(k)) r.add("diff.package.added", Severity::Warning, k + " " + v + " is only in B", {{"package", k}});
+    Packages fa = packagesOf(a), fb = packagesOf(b);
+    PackageCounts counts = diffPackages(fa, fb, r);
     auto da = inputsOf(a), db = inputsOf(b);
     for (const auto& [k, v] : da)
       if (auto it = db.find(k); it != db.end() && it->second != v) r.add("diff.input.changed", Severity::Error, k + " differs", {{"name", k}});
@@ -152,7 +271,9 @@ report::Report diffRecords(const DiffInput& a, const DiffInput& b) {
     if (a.report && b.report && !a.report->schema.empty() && !b.report->schema.empty()) diffReports(*a.report, *b.report, r);
     std::map<std::string, int> bySeverity;
     for (const auto& f : r.findings()) bySeverity[report::toString(f.severity)]++;
-    r.section("diff") = {{"packages_a", fa.size()}, {"packages_b", fb.size()}, {"differences", bySeverity}};
+    r.section("diff") = {{"packages_a", fa.count()}, {"packages_b", fb.count()}, {"differences", bySeverity},
+                         {"packages", {{"same", counts.same}, {"changed", counts.changed}, {"only_a", counts.onlyA},
+                                       {"only_b", counts.onlyB}, {"environments_not_recorded", counts.notRecorded}}}};
     return {};
   });
   return r;

@@ -76,6 +76,7 @@ Result<std::vector<Environment>> parseEnvironments(const JsonReader& parent) {
     KDK_TRY_STATUS(envs[i].expectObject());
     KDK_TRY_STATUS(envs[i].get("prefix", out[i].prefix));
     KDK_TRY_STATUS(envs[i].getOpt("freeze", out[i].freeze));
+    KDK_TRY_STATUS(envs[i].getOpt("interpreter", out[i].interpreter, true));
   }
   return out;
 }
@@ -262,6 +263,8 @@ Result<ReportDoc> parseReportDoc(const json& j) {
       KDK_TRY_STATUS(f.get("severity", fd.severity));
       KDK_TRY_STATUS(f.get("message", fd.message));
       KDK_TRY_STATUS(f.getOpt("layer", fd.layer));
+      KDK_TRY_STATUS(f.getOpt("package", fd.package, true));
+      KDK_TRY_STATUS(f.getOpt("name", fd.name, true));
       d.findings.push_back(std::move(fd));
     }
   }

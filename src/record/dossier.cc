@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 #include "code_archive.h"
 #include "dossier_layout.h"
@@ -41,6 +42,131 @@ std::string fileSha(const std::string& path) {
   return h.ok() ? h->sha256 : "";
 }
 
+
+// A field from a report or reference as the page shows it: redacted, then escaped (both are
+// someone else's text).
+std::string field(const std::string& s) { return html(report::redactText(s)); }
+
+// A JSON value from a hostile document as short text: strings as they are, numbers and
+// booleans printed, anything else "".
+std::string scalar(const json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_number() || j.is_boolean()) return j.dump();
+  return "";
+}
+std::string scalarAt(const json& j, const char* key) { return j.is_object() && j.contains(key) ? scalar(j.at(key)) : ""; }
+
+int severityRank(const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : s == "info" ? 2 : 3; }
+
+// How an included report is named on the page: its number and command line.
+std::string reportLabel(const ReportDoc& rep, size_t i) {
+  return "report " + std::to_string(i + 1) + " (kernodeck " + (rep.command.empty() ? std::string("?") : rep.command) + ")";
+}
+
+// What tells two runs of the same command apart: the subject's fields, the time and host when
+// the report records them, how it ended, its finding counts and the hash of the document.
+std::string reportsHtml(const std::vector<ReportDoc>& reports, const std::vector<std::string>& files) {
+  std::string rows;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const ReportDoc& rep = reports[i];
+    std::string subject;
+    if (const json& sj = rep.json.is_object() && rep.json.contains("subject") ? rep.json.at("subject") : json(); sj.is_object())
+      for (auto it = sj.begin(); it != sj.end(); ++it)
+        if (std::string v = scalar(it.value()); !v.empty()) subject += (subject.empty() ? "" : "; ") + it.key() + ": " + util::printable(v, 200);
+    std::string created = scalarAt(rep.json, "created");
+    if (created.empty()) created = scalarAt(rep.json, "generated_at");
+    std::string host = rep.json.is_object() && rep.json.contains("host") ? scalarAt(rep.json.at("host"), "hostname") : "";
+    int counts[3] = {0, 0, 0};
+    for (const auto& f : rep.findings)
+      if (int k = severityRank(f.severity); k < 3) counts[k]++;
+    std::string sha = util::sha256Hex(rep.json.dump());
+    rows += "<tr class=\"report\"><td>" + std::to_string(i + 1) + "</td><td class=\"command\">kernodeck " + field(rep.command) + "</td><td>" +
+            field(subject) + "</td><td>" + (created.empty() ? std::string("not recorded") : field(created)) + "</td><td>" +
+            (host.empty() ? std::string("not recorded") : field(host)) + "</td><td class=\"" + (rep.failed() ? "failed" : "passed") + "\">" +
+            (rep.failed() ? "did not complete: " + field(rep.firstError) : std::string("completed")) + "</td><td>" + std::to_string(counts[0]) +
+            " error, " + std::to_string(counts[1]) + " warning, " + std::to_string(counts[2]) + " info</td><td><code>" + html(files[i]) +
+            "</code> sha256 " + sha.substr(0, 12) + "</td></tr>\n";
+  }
+  if (rows.empty()) rows = "<tr><td colspan=\"8\">no report is included</td></tr>\n";
+  return "<h2>Reports</h2>\n<table id=\"reports\"><tr><th>#</th><th>command</th><th>subject</th><th>created</th><th>host</th><th>outcome</th>"
+         "<th>findings</th><th>file</th></tr>\n" + rows + "</table>\n";
+}
+
+// The findings of every report grouped by severity, code and the package (or name) they are
+// about, with counts; each group's messages folded away, the first few of a large group only.
+std::string findingGroupsHtml(const std::vector<ReportDoc>& reports) {
+  struct Group {
+    int count = 0;
+    std::set<size_t> reports;
+    std::vector<std::string> messages;
+  };
+  std::map<std::tuple<int, std::string, std::string, std::string>, Group> groups;
+  for (size_t i = 0; i < reports.size(); ++i)
+    for (const auto& f : reports[i].findings) {
+      Group& g = groups[{severityRank(f.severity), f.severity, f.code, f.package.empty() ? f.name : f.package}];
+      g.count++;
+      g.reports.insert(i + 1);
+      if (g.messages.size() < 20) g.messages.push_back(f.message);
+    }
+  std::string rows;
+  for (const auto& [key, g] : groups) {
+    const std::string &severity = std::get<1>(key), &code = std::get<2>(key), &about = std::get<3>(key);
+    std::string in, list;
+    for (size_t n : g.reports) in += (in.empty() ? "" : ", ") + std::to_string(n);
+    for (const auto& m : g.messages) list += "<li>" + field(m) + "</li>";
+    if (g.count > static_cast<int>(g.messages.size())) list += "<li>and " + std::to_string(g.count - g.messages.size()) + " more</li>";
+    rows += "<tr class=\"group\"><td class=\"" + html(severity) + "\">" + html(severity) + "</td><td>" + field(code) + "</td><td>" + field(about) +
+            "</td><td class=\"count\">" + std::to_string(g.count) + "</td><td>" + in + "</td><td><details><summary>" + field(g.messages[0]) +
+            "</summary><ul>" + list + "</ul></details></td></tr>\n";
+  }
+  if (rows.empty()) rows = "<tr><td colspan=\"6\">no findings</td></tr>\n";
+  return "<h2>Findings</h2>\n<table id=\"findings\"><tr><th>severity</th><th>code</th><th>package</th><th>count</th><th>reports</th>"
+         "<th>messages</th></tr>\n" + rows + "</table>\n";
+}
+
+// The reference: what was run (code, entry point), on what (data, weights), what it should
+// give (outputs) and how that is judged (criteria, their why, and what the included sample
+// checks measured).
+std::string referenceHtml(const Reference& ref, const std::vector<ReportDoc>& reports) {
+  std::string h = "<section id=\"reference\"><h2>Reference</h2>\n<table>";
+  auto row = [&](const std::string& k, const std::string& v) { h += "<tr><th>" + k + "</th><td>" + v + "</td></tr>\n"; };
+  row("created", field(ref.created));
+  row("code", ref.code.repo.empty() ? std::string("no repository recorded")
+                                    : field(ref.code.repo) + " at <code class=\"revision\">" + field(ref.code.revision) + "</code>" +
+                                          (ref.code.dirty ? " <strong class=\"failed\">(dirty: uncommitted changes)</strong>" : " (clean)"));
+  row("entry point", ref.code.entryPoint.empty() ? std::string("not recorded") : "<code>" + field(ref.code.entryPoint) + "</code>");
+  if (!ref.packages.manifestDigest.empty()) row("image", "<code>" + field(ref.packages.manifestDigest) + "</code>");
+  h += "</table>\n<h3>Data and weights</h3>\n<table><tr><th>kind</th><th>name</th><th>sha256</th><th>size</th></tr>\n";
+  for (const auto* list : {&ref.data, &ref.weights})
+    for (const auto& d : *list)
+      h += std::string("<tr><td>") + (list == &ref.data ? "data" : "weights") + "</td><td>" + field(d.name) + "</td><td><code>" +
+           field(d.sha256.substr(0, 12)) + "</code></td><td>" + std::to_string(d.size) + "</td></tr>\n";
+  h += "</table>\n<h3>Expected outputs</h3>\n<table><tr><th>name</th><th>dtype</th><th>shape</th></tr>\n";
+  for (const auto& o : ref.outputs) {
+    std::string shape;
+    for (auto d : o.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    h += "<tr><td>" + field(o.name) + "</td><td>" + field(o.dtype) + "</td><td>(" + shape + ")</td></tr>\n";
+  }
+  h += "</table>\n<h3>Criteria</h3>\n<table id=\"criteria\"><tr><th>criterion</th><th>why</th><th>measured</th></tr>\n";
+  for (const auto& [text, why] : ref.result.criteria) {
+    std::string measured;
+    for (const auto& rep : reports) {
+      const json* cmp = rep.command == "sample check" && rep.json.is_object() && rep.json.contains("comparison") ? &rep.json.at("comparison") : nullptr;
+      if (!cmp || !cmp->is_array()) continue;
+      for (const auto& c : *cmp)
+        if (scalarAt(c, "criterion") == text) {
+          bool pass = c.is_object() && c.contains("pass") && c.at("pass") == true;
+          measured += std::string("<div class=\"") + (pass ? "passed" : "failed") + "\">" + field(scalarAt(c, "output")) + ": " +
+                      field(scalarAt(c, "measure_name")) + " " + field(scalarAt(c, "measure")) + " against " + field(scalarAt(c, "threshold")) +
+                      (pass ? " (met)" : " (not met)") + "</div>";
+        }
+    }
+    h += "<tr class=\"criterion\"><td><code>" + field(text) + "</code></td><td>" + field(why) + "</td><td>" +
+         (measured.empty() ? std::string("no sample check included") : measured) + "</td></tr>\n";
+  }
+  if (ref.result.criteria.empty()) h += "<tr><td colspan=\"3\">none declared</td></tr>\n";
+  return h + "</table></section>\n";
+}
 
 // What a replay needs besides the documents: the code as a `git archive` of the recorded
 // revision, the data and weights, the expected outputs, and the user's own files.
@@ -112,13 +238,13 @@ report::Report buildDossier(const DossierOptions& o) {
     // Everything that lands here passes through redaction: no credential is ever copied in.
     KDK_TRY_STATUS(write(o.dir, "reference.json", report::redactText(ref.json.dump(2)) + "\n"));
     json inventory = json::object();
-    std::string rows, findingsHtml, inventoryHtml, diffHtml;
+    std::string rows, inventoryHtml, diffHtml;
     // The verdict the page opens with: incomplete when a report did not complete, failed when
     // one has error findings, passed otherwise; and why.
     std::string verdict = "passed", why = "every included report completed without an error finding";
     for (size_t i = 0; i < o.reports.size(); ++i) {
       const ReportDoc& rep = o.reports[i];
-      std::string label = "report " + std::to_string(i + 1) + " (kernodeck " + (rep.command.empty() ? std::string("?") : rep.command) + ")";
+      std::string label = reportLabel(rep, i);
       if (rep.failed()) {
         r.add("dossier.report.failed", Severity::Warning, label + " did not complete: " + report::redactText(rep.firstError), {{"name", label}});
         if (verdict != "incomplete") verdict = "incomplete", why = label + " did not complete: " + report::redactText(rep.firstError);
@@ -131,6 +257,8 @@ report::Report buildDossier(const DossierOptions& o) {
       }
     }
     if (o.reports.empty()) verdict = "incomplete", why = "no check report is included";
+    std::vector<std::string> reportFiles;
+    std::string diffSummary;
     for (size_t i = 0; i < o.reports.size(); ++i) {
       const ReportDoc& rep = o.reports[i];
       std::string cmd = rep.command.empty() ? "report" : rep.command;
@@ -138,12 +266,10 @@ report::Report buildDossier(const DossierOptions& o) {
       for (char c : cmd) slug.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '-');
       std::string name = "reports/" + std::to_string(i + 1) + "-" + slug + ".json";
       KDK_TRY_STATUS(write(o.dir, name, report::redactText(rep.json.dump(2)) + "\n"));
+      reportFiles.push_back(name);
       for (const auto& s : rep.steps)
-        rows += "<tr><td>" + html(cmd) + "</td><td>" + html(s.name) + "</td><td class=\"" + html(s.status) + "\">" + html(s.status) +
+        rows += "<tr><td>" + html(std::to_string(i + 1) + ": " + cmd) + "</td><td>" + html(s.name) + "</td><td class=\"" + html(s.status) + "\">" + html(s.status) +
                 "</td><td>" + html(report::redactText(s.error)) + "</td></tr>\n";
-      for (const auto& f : rep.findings)
-        findingsHtml += "<tr><td>" + html(f.severity) + "</td><td>" + html(f.code) + "</td><td>" + html(report::redactText(f.message)) +
-                        "</td></tr>\n";
       if (rep.hasPython && !rep.environments.empty()) {  // an audit's inventory (a probe's python section has none)
         inventory["python"] = rep.python;
         // The observed inventory against the reference's packages.
@@ -151,8 +277,13 @@ report::Report buildDossier(const DossierOptions& o) {
         refIn.reference = ref;
         repIn.report = rep;
         report::Report diff = diffRecords(refIn, repIn);
+        const json& n = diff.sections().contains("diff") ? diff.sections().at("diff").value("packages", json::object()) : json::object();
+        diffSummary += "<p class=\"diff-summary\">" + html(reportLabel(rep, i)) + ": " + std::to_string(diff.findings().size()) + " difference(s): " +
+                       scalarAt(n, "changed") + " changed, " + scalarAt(n, "only_a") + " only in the reference, " + scalarAt(n, "only_b") +
+                       " only in the report, " + scalarAt(n, "environments_not_recorded") + " environment(s) not recorded on one side; " +
+                       scalarAt(n, "same") + " the same.</p>\n";
         for (const auto& f : diff.findings())
-          diffHtml += "<tr><td>" + html(f.code) + "</td><td>" + html(report::redactText(f.message)) + "</td></tr>\n";
+          diffHtml += "<tr><td>" + html(reportLabel(rep, i)) + "</td><td>" + html(f.code) + "</td><td>" + field(f.message) + "</td></tr>\n";
       }
       if (rep.hasOsPackages) inventory["os_packages"] = rep.os;
     }
@@ -163,10 +294,14 @@ report::Report buildDossier(const DossierOptions& o) {
     if (withPython)
       for (const auto& e : withPython->environments) {
         freeze += "# " + e.prefix + "\n";
+        std::string lines;
         for (const auto& l : e.freeze) {
           freeze += l + "\n";
-          inventoryHtml += "<tr><td>" + html(e.prefix) + "</td><td>" + html(l) + "</td></tr>\n";
+          lines += "<li>" + field(l) + "</li>";
         }
+        // One row per environment, its packages folded: an image's inventory is hundreds of lines.
+        inventoryHtml += "<tr class=\"environment\"><td>" + field(e.prefix) + "</td><td class=\"count\">" + std::to_string(e.freeze.size()) +
+                         "</td><td><details><summary>packages</summary><ul>" + lines + "</ul></details></td></tr>\n";
       }
     KDK_TRY_STATUS(write(o.dir, "inventory.json", report::redactText(inventory.dump(2)) + "\n"));
     KDK_TRY_STATUS(write(o.dir, "freeze.txt", report::redactText(freeze)));
@@ -211,12 +346,13 @@ report::Report buildDossier(const DossierOptions& o) {
         ".passed{color:#070}.failed{color:#b00}.skipped{color:#777}.not_reached{color:#a60}</style></head><body>\n"
         "<h1>Kernodeck dossier</h1>\n<p id=\"verdict\" class=\"" + (verdict == "incomplete" ? std::string("not_reached") : verdict) +
         "\"><strong>Verdict: " + verdict + "</strong> &mdash; " + html(why) + "</p>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
-        html(criteriaList) + "</code>.</p>\n"
-        "<h2>Steps</h2>\n<table><tr><th>check</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n"
-        "<h2>Findings</h2>\n<table><tr><th>severity</th><th>code</th><th>message</th></tr>\n" + findingsHtml + "</table>\n"
-        "<h2>Inventory</h2>\n<table><tr><th>environment</th><th>package</th></tr>\n" + inventoryHtml + "</table>\n"
-        "<h2>Inventory diff against the reference</h2>\n<table><tr><th>code</th><th>difference</th></tr>\n" +
-        (diffHtml.empty() ? std::string("<tr><td colspan=\"2\">no difference, or no audit report included</td></tr>\n") : diffHtml) +
+        html(criteriaList) + "</code>.</p>\n" + referenceHtml(ref, o.reports) + reportsHtml(o.reports, reportFiles) +
+        "<h2>Steps</h2>\n<table><tr><th>report</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n" +
+        findingGroupsHtml(o.reports) +
+        "<h2>Inventory</h2>\n<table id=\"inventory\"><tr><th>environment</th><th>packages</th><th>freeze lines</th></tr>\n" + inventoryHtml + "</table>\n"
+        "<h2>Inventory diff against the reference</h2>\n" + (diffSummary.empty() ? std::string("<p>no report with Python environments is included</p>\n") : diffSummary) +
+        "<table id=\"inventory-diff\"><tr><th>report</th><th>code</th><th>difference</th></tr>\n" +
+        (diffHtml.empty() ? std::string("<tr><td colspan=\"3\">no difference</td></tr>\n") : diffHtml) +
         "</table>\n</body></html>\n";
     KDK_TRY_STATUS(write(o.dir, "index.html", page));
     return {};

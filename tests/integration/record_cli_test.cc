@@ -150,6 +150,62 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
     EXPECT_NE(page.dom.find("Kernodeck dossier"), std::string::npos);
     EXPECT_NE(page.dom.find("class=\"passed\""), std::string::npos);
   }
+  // The page of a dossier with a recorded revision, two criteria and two runs of the same command:
+  // the reference section, each report labelled apart, findings grouped with counts.
+  {
+    const std::string git = "git -c user.email=t@example.org -c user.name=t ";
+    ASSERT_EQ(run("mkdir -p " + base + "/code && cd " + base + "/code && echo 'print(1)' > score.py && git init -q && " + git + "add -A && " + git +
+                  "commit -q -m score").code, 0);
+    std::string rev = run("git -C " + base + "/code rev-parse HEAD").out.substr(0, 40);
+    ASSERT_EQ(run("cd " + base + " && " + K + " reference init --repo code --expected expected --ids ids.txt --criterion 'abs<=1e-4'" +
+                  " --why 'scores <b>1e-4</b> below the ranking' --criterion 'knn:3>=0.9' --why 'search ranks by nearest neighbours'" +
+                  " --entry-point 'python score.py' --host-root /nonexistent -o " + base + "/ref-git.json").code, 0);
+    ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-same.json " + base + "/same --reference " + base + "/ref-git.json").code, 0);
+    ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-noise.json " + base + "/noise --reference " + base + "/ref-git.json").code, 1);
+    // An audit's inventory with hostile freeze lines: redacted and escaped, one folded row per environment.
+    json audit = {{"schema", "kernodeck.report/v1"}, {"tool", {{"name", "kernodeck"}, {"command", "audit"}}}, {"subject", {{"reference", "dir:/"}}},
+                  {"steps", json::array()}, {"first_error", nullptr}, {"findings", json::array()},
+                  {"python", {{"environments", {{{"prefix", "/opt/venv"},
+                                                 {"freeze", {"numpy==1.26", "<script>x</script>==1", "p @ https://u:ghp_0123456789abcdefghijABCDEFGHIJ@h/p"}}}}}}}};
+    writeFile(base + "/audit.json", audit.dump());
+    RunResult b2 = run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " + base + "/check-same.json --report " +
+                       base + "/check-noise.json --report " + base + "/audit.json");
+    ASSERT_EQ(b2.code, 0) << b2.err << b2.out;
+    std::string page = readFile(base + "/dossier2/index.html");
+    EXPECT_EQ(page.find("<b>1e-4</b>"), std::string::npos);  // the why is someone else's text: escaped
+    EXPECT_NE(page.find("&lt;b&gt;1e-4&lt;/b&gt;"), std::string::npos);
+    EXPECT_EQ(page.find("<script>"), std::string::npos);
+    EXPECT_EQ(page.find("ghp_0123456789abcdefghijABCDEFGHIJ"), std::string::npos);
+    std::string dom = haveTool("chromium") ? renderInChromium(base + "/dossier2/index.html", base).dom : page;
+    auto count = [](const std::string& s, const std::string& what) {
+      size_t n = 0;
+      for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) n++;
+      return n;
+    };
+    EXPECT_NE(dom.find("<section id=\"reference\">"), std::string::npos);
+    EXPECT_NE(dom.find("<code class=\"revision\">" + rev + "</code>"), std::string::npos) << rev;
+    EXPECT_EQ(count(dom, "<tr class=\"criterion\">"), 2u);
+    EXPECT_NE(dom.find("search ranks by nearest neighbours"), std::string::npos);
+    EXPECT_NE(dom.find("max abs error"), std::string::npos);  // measured values from the sample checks
+    EXPECT_NE(dom.find("(not met)"), std::string::npos);
+    // Two runs of sample check, told apart by their subject.
+    EXPECT_EQ(count(dom, "<tr class=\"report\">"), 3u);
+    EXPECT_EQ(count(dom, "<tr class=\"environment\">"), 1u);
+    EXPECT_NE(dom.find("<td>/opt/venv</td><td class=\"count\">3</td>"), std::string::npos);
+    // The reference recorded no environment: one "not recorded" line, not one per package.
+    EXPECT_NE(dom.find("0 changed, 0 only in the reference, 0 only in the report, 1 environment(s) not recorded"), std::string::npos);
+    EXPECT_EQ(count(dom, "diff.environment.not_recorded"), 1u);
+    EXPECT_EQ(count(dom, "<td class=\"command\">kernodeck sample check</td>"), 2u);
+    EXPECT_NE(dom.find(base + "/same"), std::string::npos);
+    EXPECT_NE(dom.find(base + "/noise"), std::string::npos);
+    // Findings grouped: the two sample.mismatch findings of the noisy run are one row counting 2,
+    // the criterion.met findings of both runs one row counting 6, their messages folded.
+    EXPECT_EQ(count(dom, "<tr class=\"group\">"), 2u) << dom;
+    EXPECT_NE(dom.find("sample.mismatch</td><td></td><td class=\"count\">2</td><td>2</td>"), std::string::npos);
+    EXPECT_NE(dom.find("sample.criterion.met</td><td></td><td class=\"count\">6</td><td>1, 2</td>"), std::string::npos);
+    EXPECT_NE(dom.find("<details><summary>"), std::string::npos);
+    EXPECT_NE(dom.find("Verdict: failed"), std::string::npos);
+  }
   // Without --run the replay verifies the folder and prints the plan --run would carry out, running nothing.
   RunResult replay = run(K + " dossier replay --json " + base + "/dossier");
   json rj = json::parse(replay.out);

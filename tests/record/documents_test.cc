@@ -2,7 +2,10 @@
 // missing required field or a truncated file is one error naming the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernodeck/record/documents.h"
+#include "kernodeck/record/record.h"
 #include "kernodeck/util/json_read.h"
 
 using namespace kernodeck;
@@ -193,4 +196,55 @@ TEST(Documents, ReportsAndInventories) {
   ASSERT_TRUE(inv.ok());
   EXPECT_TRUE(inv->schema.empty());
   EXPECT_FALSE(parseReportDoc(json{{"host", json::object()}}).ok());
+}
+
+// diff compares like with like: the reference's environment with the report's environment of
+// the same prefix (or the same place under another root), packages by PEP 503 name, and what
+// one side did not record is "not recorded", not a line per package.
+TEST(Diff, InventoryLikeWithLike) {
+  json ref = validReference();
+  ref["packages"]["environments"] = {{{"prefix", "/opt/venv"}, {"freeze", {"torch==2.1", "Typing_Extensions==4.9", "numpy==1.26"}}}};
+  auto audit = [](const std::string& prefix, const std::string& torch) {
+    return json{{"schema", "kernodeck.report/v1"},
+                {"tool", {{"name", "kernodeck"}, {"command", "audit"}}},
+                {"subject", {{"reference", "dir:/"}}},
+                {"steps", json::array()},
+                {"first_error", nullptr},
+                {"findings", json::array()},
+                {"python", {{"environments", {{{"prefix", prefix}, {"freeze", {"numpy==1.26", "typing-extensions==4.9", "torch==" + torch}}},
+                                              {{"prefix", "/usr"}, {"freeze", {"pip==23.0"}}}}}}},
+                {"os_packages", {{"packages", {{{"name", "libc6"}, {"version", "2.36"}}, {{"name", "bash"}, {"version", "5.2"}}}}}}};
+  };
+  auto diff = [&](const json& rep) {
+    auto a = parseDiffInput(ref), b = parseDiffInput(rep);
+    EXPECT_TRUE(a.ok() && b.ok());
+    return diffRecords(*a, *b);
+  };
+  auto count = [](const report::Report& r, const std::string& code) {
+    return std::count_if(r.findings().begin(), r.findings().end(), [&](const auto& f) { return f.code == code; });
+  };
+  struct Case {
+    const char* prefix;
+    const char* torch;
+    long changed;
+  } cases[] = {{"/opt/venv", "2.1", 0}, {"/opt/venv", "2.2", 1}, {"/mnt/root/opt/venv", "2.1", 0}, {"/mnt/root/opt/venv", "2.2", 1}};
+  for (const auto& c : cases) {
+    report::Report r = diff(audit(c.prefix, c.torch));
+    SCOPED_TRACE(std::string(c.prefix) + " torch " + c.torch);
+    EXPECT_EQ(count(r, "diff.package.changed"), c.changed);
+    EXPECT_EQ(count(r, "diff.package.added"), 0);
+    EXPECT_EQ(count(r, "diff.package.removed"), 0);
+    // The report's /usr and its OS packages: not in the reference, one line each.
+    EXPECT_EQ(count(r, "diff.environment.not_recorded"), 2);
+    EXPECT_EQ(r.findings().size(), 2u + c.changed);
+    const json& n = r.sections().at("diff").at("packages");
+    EXPECT_EQ(n.at("same"), 3 - c.changed);
+    EXPECT_EQ(n.at("changed"), c.changed);
+    EXPECT_EQ(n.at("environments_not_recorded"), 2);
+    for (const auto& f : r.findings())
+      if (f.code == "diff.package.changed") {
+        EXPECT_EQ(f.evidence.at("package"), "torch");
+        EXPECT_NE(f.message.find("2.1 in A and 2.2 in B"), std::string::npos) << f.message;
+      }
+  }
 }

@@ -37,6 +37,7 @@ struct HashedInput {
 struct Environment {
   std::string prefix;
   std::vector<std::string> freeze;
+  std::string interpreter;  // the environment's interpreter, when the report records it
 };
 
 struct Reference {
@@ -109,6 +110,7 @@ struct ReportDoc {
   std::string firstError;
   struct Finding {
     std::string code, severity, message, layer;
+    std::string package, name;  // the evidence fields that say what the finding is about ("" when absent)
   };
   std::vector<Finding> findings;
   std::string subjectReference, manifestDigest;
