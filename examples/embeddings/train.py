@@ -28,22 +28,10 @@ import random
 import numpy as np
 import torch
 
+from embed import CLASSES, FEATURES, Encoder  # the model embed.py serves
+
 SEED = 1234
-FEATURES, HIDDEN, DIM, CLASSES = 64, 32, 16, 8
 SAMPLES, BATCH = 256, 32
-
-
-class Encoder(torch.nn.Module):
-    """Inputs to embeddings, plus the classification head that trains them."""
-
-    def __init__(self):
-        super().__init__()
-        self.encoder = torch.nn.Sequential(
-            torch.nn.Linear(FEATURES, HIDDEN), torch.nn.Tanh(), torch.nn.Dropout(0.1), torch.nn.Linear(HIDDEN, DIM))
-        self.head = torch.nn.Linear(DIM, CLASSES)
-
-    def forward(self, x):
-        return self.head(self.encoder(x))
 
 
 def training_data():

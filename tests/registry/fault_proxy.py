@@ -38,13 +38,15 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             f.write("%s %s %s\n" % (self.command, self.path, status))
 
     def reply(self, status, body=b"", headers=()):
+        # Logged before the client can have the answer: a test that reads the log once the
+        # client is done sees every request of it.
+        self.log(status)
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.log(status)
 
     def upstream(self):
         req = urllib.request.Request(UPSTREAM + self.path, method=self.command)
@@ -89,6 +91,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         if MODE == "wrongdigest" and is_blob and status == 200 and body:
             body = bytes([body[0] ^ 0xFF]) + body[1:]
         if MODE in ("drop", "stall") and is_blob and status in (200, 206) and len(body) > 16 and (MODE == "stall" or count(path) == 1):
+            self.log("%d-cut" % status)
             self.send_response(status)
             for k, v in out:
                 self.send_header(k, v)
@@ -96,7 +99,6 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
-            self.log("%d-cut" % status)
             if MODE == "stall":
                 time.sleep(60)
             self.close_connection = True
