@@ -32,7 +32,8 @@ std::string verdictOf(const json& r, int failOn) {
 
 Result<oci::Descriptor> attachReport(const json& rep, const registry::ClientOptions& opts, const Key* key) {
   const json subject = rep.is_object() && rep.contains("subject") ? rep["subject"] : json::object();
-  std::string registryName = str(subject, "registry"), repository = str(subject, "repository"), digest = str(subject, "manifest_digest");
+  std::string registryName = str(subject, "registry"), repository = str(subject, "repository"),
+              digest = str(subject, "manifest_digest");
   if (registryName.empty() || repository.empty() || digest.empty())
     return Error::Invalid("--attach needs a registry image whose manifest was read; the report names none");
   KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(registryName + "/" + repository + "@" + digest));
@@ -67,7 +68,8 @@ Result<oci::Descriptor> attachReport(const json& rep, const registry::ClientOpti
 
 namespace {
 
-AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, const oci::Digest& manifest, const Key* key) {
+AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, const oci::Digest& manifest,
+                        const Key* key) {
   AttachedReport out;
   out.artifact = ref.desc;
   out.annotations = ref.desc.annotations;
@@ -81,9 +83,10 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
   if (!art.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + art.error().message);
   out.annotations = art->annotations;
   if (!art->subject || !(art->subject->digest == manifest))
-    return problem("report.subject.mismatch", "report " + where + " is about " +
-                                                  (art->subject ? art->subject->digest.str() : std::string("no manifest")) +
-                                                  ", not the image's manifest " + manifest.str());
+    return problem("report.subject.mismatch",
+                   "report " + where + " is about " +
+                       (art->subject ? art->subject->digest.str() : std::string("no manifest")) +
+                       ", not the image's manifest " + manifest.str());
   const oci::Descriptor* envDesc = nullptr;
   for (const auto& b : art->blobs)
     if (b.mediaType == kDsseMediaType) envDesc = &b;
@@ -94,15 +97,20 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
   if (!env.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + env.error().message);
   if (!env->signatures.empty()) out.keyid = env->signatures.front().keyid;
   if (env->payloadType != kInTotoPayloadType)
-    return problem("report.artifact.corrupt", "report " + where + ": payload type '" + env->payloadType + "' is not in-toto");
+    return problem("report.artifact.corrupt",
+                   "report " + where + ": payload type '" + env->payloadType + "' is not in-toto");
   auto st = parseStatement(env->payload);
   if (!st.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + st.error().message);
   bool names = false;
   for (const auto& s : st->subjects)
-    if (auto it = s.digest.find(manifest.algorithm); it != s.digest.end() && it->second == manifest.encoded) names = true;
-  if (!names) return problem("report.subject.mismatch", "report " + where + ": its signed statement is about another image than " + manifest.str());
+    if (auto it = s.digest.find(manifest.algorithm); it != s.digest.end() && it->second == manifest.encoded)
+      names = true;
+  if (!names)
+    return problem("report.subject.mismatch",
+                   "report " + where + ": its signed statement is about another image than " + manifest.str());
   if (st->predicateType != kReportPredicateType)
-    return problem("report.artifact.corrupt", "report " + where + ": predicate type '" + st->predicateType + "' is not a Kernodeck report");
+    return problem("report.artifact.corrupt",
+                   "report " + where + ": predicate type '" + st->predicateType + "' is not a Kernodeck report");
   out.report = st->predicate;
   out.verdict = verdictOf(st->predicate);
   if (env->signatures.empty()) {
@@ -153,19 +161,20 @@ Requirement requirePassingReport(const std::vector<AttachedReport>& reports, con
     }
   if (reports.empty()) {
     out.findings.push_back({"probe.report.missing", Severity::Error,
-                            "no Kernodeck report is attached to " + manifest.str() + ": this image was not audited", ev});
+                            "no Kernodeck report is attached to " + manifest.str() + ": this image was not audited",
+                            ev});
   } else if (!out.chosen) {
     out.findings.push_back({"probe.report.unverified", Severity::Error,
-                            "none of the " + std::to_string(reports.size()) + " report(s) attached to " + manifest.str() +
-                                " passes its checks (about this image, signed by the required key)",
+                            "none of the " + std::to_string(reports.size()) + " report(s) attached to " +
+                                manifest.str() + " passes its checks (about this image, signed by the required key)",
                             ev});
   } else if (!out.met) {
     ev["artifact"] = out.chosen->artifact.digest.str();
-    out.findings.push_back({"probe.report.failed", Severity::Error,
-                            "the newest verified report of " + manifest.str() + " (" + out.chosen->artifact.digest.str() +
-                                ") says " + (out.chosen->verdict.empty() ? std::string("nothing") : out.chosen->verdict) +
-                                ", not pass",
-                            ev});
+    out.findings.push_back(
+        {"probe.report.failed", Severity::Error,
+         "the newest verified report of " + manifest.str() + " (" + out.chosen->artifact.digest.str() + ") says " +
+             (out.chosen->verdict.empty() ? std::string("nothing") : out.chosen->verdict) + ", not pass",
+         ev});
   }
   return out;
 }

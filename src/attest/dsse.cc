@@ -30,11 +30,13 @@ std::string serializeEnvelope(const Envelope& e) {
 Result<Envelope> parseEnvelope(std::string_view text) {
   json j = json::parse(text, nullptr, false);
   if (!j.is_object()) return Error::Corrupt("not a DSSE envelope: not a JSON object");
-  if (!j.contains("payloadType") || !j["payloadType"].is_string() || !j.contains("payload") || !j["payload"].is_string())
+  if (!j.contains("payloadType") || !j["payloadType"].is_string() || !j.contains("payload") ||
+      !j["payload"].is_string())
     return Error::Corrupt("not a DSSE envelope: payloadType and payload must be strings");
   Envelope e;
   e.payloadType = j["payloadType"].get<std::string>();
-  if (!util::base64Decode(j["payload"].get<std::string>(), e.payload)) return Error::Corrupt("DSSE envelope: the payload is not base64");
+  if (!util::base64Decode(j["payload"].get<std::string>(), e.payload))
+    return Error::Corrupt("DSSE envelope: the payload is not base64");
   if (j.contains("signatures")) {
     if (!j["signatures"].is_array()) return Error::Corrupt("DSSE envelope: signatures is not an array");
     for (const auto& s : j["signatures"]) {
@@ -42,7 +44,8 @@ Result<Envelope> parseEnvelope(std::string_view text) {
         return Error::Corrupt("DSSE envelope: a signature without a \"sig\" string");
       Signature sig;
       if (s.contains("keyid") && s["keyid"].is_string()) sig.keyid = s["keyid"].get<std::string>();
-      if (!util::base64Decode(s["sig"].get<std::string>(), sig.sig)) return Error::Corrupt("DSSE envelope: a signature is not base64");
+      if (!util::base64Decode(s["sig"].get<std::string>(), sig.sig))
+        return Error::Corrupt("DSSE envelope: a signature is not base64");
       e.signatures.push_back(std::move(sig));
     }
   }
@@ -66,7 +69,8 @@ Result<Key> Key::fromPem(std::string_view pem, const std::string& what) {
   for (bool priv : {true, false}) {
     BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
     if (!bio) return Error::Io(what + ": cannot allocate a buffer");
-    k.k_->p = priv ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : PEM_read_bio_PUBKEY(bio, nullptr, nullptr, nullptr);
+    k.k_->p = priv ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr)
+                   : PEM_read_bio_PUBKEY(bio, nullptr, nullptr, nullptr);
     BIO_free(bio);
     k.private_ = priv;
     if (k.k_->p) break;
@@ -80,9 +84,11 @@ Result<Key> Key::fromPem(std::string_view pem, const std::string& what) {
     char group[64] = {0};
     size_t len = 0;
     if (!EVP_PKEY_get_group_name(k.k_->p, group, sizeof group, &len) || std::string(group) != "prime256v1")
-      return Error::Unsupported(what + ": an EC key on curve '" + group + "'; Kernodeck signs with P-256 (prime256v1) or Ed25519");
+      return Error::Unsupported(what + ": an EC key on curve '" + group +
+                                "'; Kernodeck signs with P-256 (prime256v1) or Ed25519");
   } else {
-    return Error::Unsupported(what + ": a " + std::string(EVP_PKEY_get0_type_name(k.k_->p) ? EVP_PKEY_get0_type_name(k.k_->p) : "?") +
+    return Error::Unsupported(what + ": a " +
+                              std::string(EVP_PKEY_get0_type_name(k.k_->p) ? EVP_PKEY_get0_type_name(k.k_->p) : "?") +
                               " key; Kernodeck signs with ECDSA P-256 or Ed25519");
   }
   unsigned char* der = nullptr;
@@ -104,8 +110,9 @@ Result<std::string> Key::sign(std::string_view message) const {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   std::string sig;
   size_t len = 0;
-  bool ok = ctx && EVP_DigestSignInit(ctx, nullptr, ed25519_ ? nullptr : EVP_sha256(), nullptr, k_->p) == 1 &&
-            EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
+  bool ok =
+      ctx && EVP_DigestSignInit(ctx, nullptr, ed25519_ ? nullptr : EVP_sha256(), nullptr, k_->p) == 1 &&
+      EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
   if (ok) {
     sig.resize(len);
     ok = EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
@@ -142,8 +149,9 @@ Status verifyEnvelope(const Envelope& e, const Key& key) {
     tried = true;
     if (key.verify(message, s.sig)) return {};
   }
-  if (!tried) return Error{"signature", "no signature by key " + key.keyid().substr(0, 16) + " (signed by " +
-                                            e.signatures.front().keyid.substr(0, 16) + ")"};
+  if (!tried)
+    return Error{"signature", "no signature by key " + key.keyid().substr(0, 16) + " (signed by " +
+                                  e.signatures.front().keyid.substr(0, 16) + ")"};
   return Error{"signature", "the signature by key " + key.keyid().substr(0, 16) + " does not verify"};
 }
 

@@ -8,7 +8,9 @@ using nlohmann::json;
 std::string serializeStatement(const Statement& s) {
   json subjects = json::array();
   for (const auto& sub : s.subjects) subjects.push_back({{"name", sub.name}, {"digest", sub.digest}});
-  return json{{"_type", kStatementType}, {"subject", subjects}, {"predicateType", s.predicateType}, {"predicate", s.predicate}}.dump();
+  return json{
+      {"_type", kStatementType}, {"subject", subjects}, {"predicateType", s.predicateType}, {"predicate", s.predicate}}
+      .dump();
 }
 
 Result<Statement> parseStatement(std::string_view text) {

@@ -104,8 +104,10 @@ PackageDatabase parseApkInstalled(std::string_view text) {
             uint32_t mode = 0;
             bool ok = !parts[2].empty();
             for (char c : parts[2]) {
-              if (c < '0' || c > '7') ok = false;
-              else mode = mode * 8 + static_cast<uint32_t>(c - '0');
+              if (c < '0' || c > '7')
+                ok = false;
+              else
+                mode = mode * 8 + static_cast<uint32_t>(c - '0');
             }
             if (ok && mode <= 07777) last->mode = mode;
           }

@@ -8,8 +8,9 @@ namespace kernodeck::audit {
 
 namespace {
 
-const char* const kRoots[] = {"opt/conda", "opt/miniconda3", "opt/miniconda", "opt/miniforge3", "opt/mambaforge",
-                              "opt/anaconda3", "root/miniconda3", "root/miniforge3", "root/anaconda3", "usr/local/conda"};
+const char* const kRoots[] = {"opt/conda",      "opt/miniconda3", "opt/miniconda",   "opt/miniforge3",
+                              "opt/mambaforge", "opt/anaconda3",  "root/miniconda3", "root/miniforge3",
+                              "root/anaconda3", "usr/local/conda"};
 
 bool isDir(const oci::FsView& v, const std::string& p) {
   auto r = v.resolve(p);
@@ -17,7 +18,9 @@ bool isDir(const oci::FsView& v, const std::string& p) {
   return n && n->kind == oci::EntryKind::Dir;
 }
 
-std::string join(const std::string& prefix, const std::string& rel) { return prefix.empty() ? rel : prefix + "/" + rel; }
+std::string join(const std::string& prefix, const std::string& rel) {
+  return prefix.empty() ? rel : prefix + "/" + rel;
+}
 
 }  // namespace
 
@@ -54,14 +57,18 @@ Status parseCondaMeta(std::string_view text, const std::string& prefix, PackageD
       f.package = p.name;
       f.path = join(prefix, rel);
       std::string type = str(e, "path_type");
-      f.kind = type == "softlink" ? OwnedFile::Kind::Symlink : type == "directory" ? OwnedFile::Kind::Dir : OwnedFile::Kind::File;
+      f.kind = type == "softlink"    ? OwnedFile::Kind::Symlink
+               : type == "directory" ? OwnedFile::Kind::Dir
+                                     : OwnedFile::Kind::File;
       // A prefix placeholder is rewritten at install: the package's sha256 and size are those of
       // the file before; sha256_in_prefix (recent conda) is the installed file's.
       bool rewritten = e.contains("prefix_placeholder");
       std::string inPrefix = str(e, "sha256_in_prefix"), sha = str(e, "sha256");
       if (f.kind == OwnedFile::Kind::File) {
-        if (!inPrefix.empty()) f.digest = util::toLower(inPrefix);
-        else if (!rewritten) f.digest = util::toLower(sha);
+        if (!inPrefix.empty())
+          f.digest = util::toLower(inPrefix);
+        else if (!rewritten)
+          f.digest = util::toLower(sha);
         if (!f.digest.empty()) f.digestAlgorithm = "sha256";
         if (!rewritten && e.contains("size_in_bytes") && e["size_in_bytes"].is_number_integer())
           f.size = e["size_in_bytes"].get<int64_t>();
@@ -99,7 +106,8 @@ std::vector<std::string> findCondaPrefixes(const oci::FsView& v) {
   return out;
 }
 
-PackageDatabase readConda(const oci::FsView& v, const std::string& prefix, std::vector<std::string>& errors, bool verify) {
+PackageDatabase readConda(const oci::FsView& v, const std::string& prefix, std::vector<std::string>& errors,
+                          bool verify) {
   PackageDatabase db;
   db.manager = "conda";
   db.format = "conda-meta";

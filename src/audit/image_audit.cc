@@ -9,7 +9,6 @@
 #include <set>
 #include <thread>
 
-#include "kernodeck/os/os_release.h"
 #include "kernodeck/audit/layer_reader.h"
 #include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/audit/result_cache.h"
@@ -18,6 +17,7 @@
 #include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/oci/schema_check.h"
 #include "kernodeck/oci/source.h"
+#include "kernodeck/os/os_release.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/strings.h"
@@ -29,7 +29,9 @@ using report::Severity;
 
 namespace {
 
-uint64_t defaultCapture(const std::string& p) { return p == "etc/os-release" || p == "usr/lib/os-release" ? 64 * 1024 : 0; }
+uint64_t defaultCapture(const std::string& p) {
+  return p == "etc/os-release" || p == "usr/lib/os-release" ? 64 * 1024 : 0;
+}
 
 std::string hashHex(const std::string& alg, const std::string& bytes) {
   util::Hasher h(alg);
@@ -50,15 +52,18 @@ class Pipeline {
         oci::looksLikeLocalPath(reference_)) {
       ref = oci::detectLocalRef(reference_);
       if (ref.ok())
-        transportNote = std::string("no transport was given; '") + reference_ + "' holds what " + oci::toString(ref->transport) +
-                        ": reads, so it was read as " + oci::toString(ref->transport) + ":" + reference_;
+        transportNote = std::string("no transport was given; '") + reference_ + "' holds what " +
+                        oci::toString(ref->transport) + ": reads, so it was read as " + oci::toString(ref->transport) +
+                        ":" + reference_;
     }
     struct stat st {};
-    if (ref.ok() && ref->transport == oci::Transport::Dir && ::stat(ref->path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-        ::stat((ref->path + "/manifest.json").c_str(), &st) != 0) {
+    if (ref.ok() && ref->transport == oci::Transport::Dir && ::stat(ref->path.c_str(), &st) == 0 &&
+        S_ISDIR(st.st_mode) && ::stat((ref->path + "/manifest.json").c_str(), &st) != 0) {
       ref->transport = oci::Transport::RootFs;
-      transportNote = "dir:" + ref->path + " has no manifest.json, so it was read as a root filesystem; in skopeo's terms "
-                      "dir: is a directory of blobs and a manifest: name a root filesystem rootfs:" + ref->path;
+      transportNote = "dir:" + ref->path +
+                      " has no manifest.json, so it was read as a root filesystem; in skopeo's terms "
+                      "dir: is a directory of blobs and a manifest: name a root filesystem rootfs:" +
+                      ref->path;
     }
     if (!transportNote.empty())
       r_.add("reference.transport", Severity::Info, transportNote, {{"transport", oci::toString(ref->transport)}});
@@ -166,7 +171,8 @@ class Pipeline {
     r_.runStep("layers", [&]() -> Status {
       json blobs = json::array();
       std::vector<std::pair<const oci::Descriptor*, std::string>> all = {{&manifest_.config, "config"}};
-      for (size_t i = 0; i < manifest_.layers.size(); ++i) all.push_back({&manifest_.layers[i], "layer " + std::to_string(i)});
+      for (size_t i = 0; i < manifest_.layers.size(); ++i)
+        all.push_back({&manifest_.layers[i], "layer " + std::to_string(i)});
       for (const auto& [d, what] : all) {
         json bj = {{"digest", d->digest.str()}, {"media_type", d->mediaType}, {"size", d->size}};
         auto title = d->annotations.find("org.opencontainers.image.title");
@@ -199,13 +205,14 @@ class Pipeline {
     oci::LayerScan scan = oci::scanLayer(**stream, so);
     ev["path"] = source_->where(d);
     if (scan.error) {
-      r_.add("blob.missing", Severity::Error, what + " " + d.digest.str() + " could not be read: " + scan.error->message, ev);
+      r_.add("blob.missing", Severity::Error,
+             what + " " + d.digest.str() + " could not be read: " + scan.error->message, ev);
       return false;
     }
     if (static_cast<int64_t>(scan.compressedSize) != d.size) {
       r_.add("blob.digest.mismatch", Severity::Error,
-             what + " " + d.digest.str() + " has " + std::to_string(scan.compressedSize) + " bytes, its descriptor says " +
-                 std::to_string(d.size),
+             what + " " + d.digest.str() + " has " + std::to_string(scan.compressedSize) +
+                 " bytes, its descriptor says " + std::to_string(d.size),
              ev);
       return false;
     }
@@ -223,7 +230,8 @@ class Pipeline {
     json j = json::parse(bytes, nullptr, false);
     if (j.is_discarded()) return;  // the parser reports it
     for (const auto& issue : check(j, d.mediaType))
-      r_.add(code, Severity::Error, (issue.field.empty() ? std::string("document") : issue.field) + ": " + issue.message,
+      r_.add(code, Severity::Error,
+             (issue.field.empty() ? std::string("document") : issue.field) + ": " + issue.message,
              {{"field", issue.field}, {"digest", d.digest.str()}});
   }
 
@@ -243,7 +251,8 @@ class Pipeline {
   Result<std::string> readVerified(const oci::Descriptor& d, const char* what) {
     if (!d.digest.verifiable()) unverifiable(d, what);
     KDK_TRY_ASSIGN(auto stream, source_->openBlob(d));
-    KDK_TRY_ASSIGN(std::string bytes, oci::readAll(*stream, oci::kMaxManifestBytes, std::string(what) + " " + d.digest.str()));
+    KDK_TRY_ASSIGN(std::string bytes,
+                   oci::readAll(*stream, oci::kMaxManifestBytes, std::string(what) + " " + d.digest.str()));
     if (static_cast<int64_t>(bytes.size()) != d.size) {
       r_.add("blob.digest.mismatch", Severity::Error,
              std::string(what) + " " + d.digest.str() + " has " + std::to_string(bytes.size()) +
@@ -272,8 +281,10 @@ class Pipeline {
     KDK_TRY_ASSIGN(std::string bytes, readVerified(top_, "manifest"));
     KDK_TRY_ASSIGN(oci::DocKind kind, oci::detectKind(bytes, top_.mediaType));
     manifestDesc_ = top_;
-    if (kind == oci::DocKind::Index) checkSchema(bytes, "index.schema.invalid", top_, oci::checkIndexSchema);
-    else if (!source_->synthetic()) checkSchema(bytes, "manifest.schema.invalid", top_, oci::checkManifestSchema);
+    if (kind == oci::DocKind::Index)
+      checkSchema(bytes, "index.schema.invalid", top_, oci::checkIndexSchema);
+    else if (!source_->synthetic())
+      checkSchema(bytes, "manifest.schema.invalid", top_, oci::checkManifestSchema);
     oci::Platform want = opts_.platform ? *opts_.platform : oci::hostPlatform();
     if (kind == oci::DocKind::Index) {
       auto index = oci::parseIndex(bytes);
@@ -291,8 +302,9 @@ class Pipeline {
         r_.subject()["platform"] = oci::normalize(*manifestDesc_.platform).str();
       } else {
         r_.add("index.platform.missing", Severity::Info,
-               "index entry " + manifestDesc_.digest.str() + " names no platform; it is the only such entry, so it was "
-               "chosen, and its platform is the one its config declares",
+               "index entry " + manifestDesc_.digest.str() +
+                   " names no platform; it is the only such entry, so it was "
+                   "chosen, and its platform is the one its config declares",
                {{"digest", manifestDesc_.digest.str()}});
       }
     }
@@ -300,8 +312,10 @@ class Pipeline {
     if (!m.ok()) return Error::Invalid("manifest " + manifestDesc_.digest.str() + ": " + m.error().message);
     manifest_ = *m;
     manifestDigest_ = source_->synthetic() ? std::string() : manifestDesc_.digest.str();
-    if (source_->synthetic()) r_.subject()["manifest_digest"] = nullptr;
-    else r_.subject()["manifest_digest"] = manifestDigest_;
+    if (source_->synthetic())
+      r_.subject()["manifest_digest"] = nullptr;
+    else
+      r_.subject()["manifest_digest"] = manifestDigest_;
     r_.subject()["media_type"] = manifest_.mediaType;
     if (!source_->tag().empty()) r_.subject()["tag"] = source_->tag();
     return {};
@@ -318,8 +332,8 @@ class Pipeline {
     oci::Platform want = opts_.platform ? oci::normalize(*opts_.platform) : oci::hostPlatform();
     oci::Platform have = oci::normalize(config_.platform);
     if (have.os != want.os || have.architecture != want.architecture)
-      r_.add("image.platform.mismatch", Severity::Warning,
-             "image is built for " + have.str() + ", not " + want.str(), {{"digest", manifest_.config.digest.str()}});
+      r_.add("image.platform.mismatch", Severity::Warning, "image is built for " + have.str() + ", not " + want.str(),
+             {{"digest", manifest_.config.digest.str()}});
     if (config_.diffIds.size() != manifest_.layers.size())
       return Error::Invalid("config lists " + std::to_string(config_.diffIds.size()) + " diff_ids for " +
                             std::to_string(manifest_.layers.size()) + " layers");
@@ -380,14 +394,15 @@ class Pipeline {
       pin = "the legacy archive has no manifest digest; its image ID is " + manifest_.config.digest.str();
     } else {
       std::string d = !indexDigest_.empty() ? indexDigest_ : manifestDesc_.digest.str();
-      if (ref_.transport == oci::Transport::OciLayout) pin = "pin it as oci:" + ref_.path + "@" + d;
+      if (ref_.transport == oci::Transport::OciLayout)
+        pin = "pin it as oci:" + ref_.path + "@" + d;
       else if (ref_.transport == oci::Transport::Registry && registryRef_)
         pin = "pin it as " + registryRef_->registry + "/" + registryRef_->repository + "@" + d;
-      else pin = "pin digest " + d;
+      else
+        pin = "pin digest " + d;
     }
     std::string what = source_->tag().empty() ? "no tag or digest" : "tag '" + source_->tag() + "'";
-    r_.add("image.tag.mutable", Severity::Warning,
-           "the reference names " + what + ", which can move; " + pin,
+    r_.add("image.tag.mutable", Severity::Warning, "the reference names " + what + ", which can move; " + pin,
            {{"digest", source_->synthetic() ? manifest_.config.digest.str() : manifestDesc_.digest.str()}});
   }
 
@@ -396,66 +411,73 @@ class Pipeline {
     oci::ScanOptions so = layerScanOptions(opts_);
     // Read the layers in parallel (bounded) and apply each, in order, as soon as it and those
     // before it are read.
-    unsigned workers = opts_.parallelLayers ? opts_.parallelLayers : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+    unsigned workers =
+        opts_.parallelLayers ? opts_.parallelLayers : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
     // Shared results, like the local ones, only for content-addressed sources.
     bool shareable = opts_.sharedScans && ref_.transport == oci::Transport::Registry;
     json layers = json::array();
     std::optional<Error> firstError;
-    readLayers(*source_, manifest_.layers, so, workers, shareable ? opts_.sharedScans.get() : nullptr, [&](size_t i, LayerRead& read) {
-      const oci::Descriptor& d = manifest_.layers[i];
-      std::string layerName = std::to_string(i) + ":" + d.digest.str();
-      json lj = {{"index", i}, {"digest", d.digest.str()}, {"media_type", d.mediaType}, {"size", d.size}};
-      oci::Compression declared = oci::layerCompression(d.mediaType);
-      bool encrypted = oci::encryptedLayer(d.mediaType);
-      if (encrypted)
-        r_.add("layer.encrypted", Severity::Warning,
-               "layer is encrypted (" + d.mediaType + "): its blob is verified, but its files cannot be inspected, so "
-               "the filesystem view lacks them",
-               {{"layer", layerName}, {"digest", d.digest.str()}});
-      else if (declared == oci::Compression::Unknown)
-        r_.add("layer.mediatype.unknown", Severity::Warning, "layer media type '" + d.mediaType + "' is not a known layer type",
-               {{"layer", layerName}});
-      if (!d.digest.verifiable()) unverifiable(d, "layer " + layerName);
-      if (read.openError) {
-        r_.add("blob.missing", Severity::Error, read.openError->message, {{"layer", layerName}, {"digest", d.digest.str()}});
-        if (!firstError) firstError = read.openError;
-        layers.push_back(lj);
-        return;
-      }
-      oci::LayerScan& scan = *read.scan;
-      verifyLayer(d, i, layerName, scan);
-      if (encrypted) {
-        lj["encrypted"] = true;
-        if (scan.error && !firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
-        layers.push_back(lj);
-        return;
-      }
-      if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown && declared != scan.detected &&
-          !scan.error)
-        r_.add("layer.mediatype.mismatch", Severity::Warning,
-               std::string("layer is ") + oci::toString(scan.detected) + " but its media type says " + oci::toString(declared),
-               {{"layer", layerName}});
-      for (const auto& u : scan.unsafe)
-        r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
-               {{"layer", layerName}, {"path", u.name}});
-      std::vector<oci::UnsafeEntry> refused, suspicious = scan.suspicious;
-      view->apply(scan, static_cast<int>(i), refused, suspicious);
-      for (const auto& u : refused)
-        r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
-               {{"layer", layerName}, {"path", u.name}});
-      for (const auto& u : suspicious)
-        r_.add("layer.path.suspicious", Severity::Warning, "tar entry '" + u.name + "': " + u.reason,
-               {{"layer", layerName}, {"path", u.name}});
-      lj["uncompressed_size"] = scan.uncompressedSize;
-      lj["diff_id"] = "sha256:" + scan.diffIdHex;
-      lj["compression"] = oci::toString(scan.detected);
-      lj["files"] = scan.fileCount;
-      if (scan.error) {
-        lj["error"] = scan.error->message;
-        if (!firstError) firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
-      }
-      layers.push_back(lj);  // the view holds what is needed now: readLayers drops the scan
-    });
+    readLayers(*source_, manifest_.layers, so, workers, shareable ? opts_.sharedScans.get() : nullptr,
+               [&](size_t i, LayerRead& read) {
+                 const oci::Descriptor& d = manifest_.layers[i];
+                 std::string layerName = std::to_string(i) + ":" + d.digest.str();
+                 json lj = {{"index", i}, {"digest", d.digest.str()}, {"media_type", d.mediaType}, {"size", d.size}};
+                 oci::Compression declared = oci::layerCompression(d.mediaType);
+                 bool encrypted = oci::encryptedLayer(d.mediaType);
+                 if (encrypted)
+                   r_.add("layer.encrypted", Severity::Warning,
+                          "layer is encrypted (" + d.mediaType +
+                              "): its blob is verified, but its files cannot be inspected, so "
+                              "the filesystem view lacks them",
+                          {{"layer", layerName}, {"digest", d.digest.str()}});
+                 else if (declared == oci::Compression::Unknown)
+                   r_.add("layer.mediatype.unknown", Severity::Warning,
+                          "layer media type '" + d.mediaType + "' is not a known layer type", {{"layer", layerName}});
+                 if (!d.digest.verifiable()) unverifiable(d, "layer " + layerName);
+                 if (read.openError) {
+                   r_.add("blob.missing", Severity::Error, read.openError->message,
+                          {{"layer", layerName}, {"digest", d.digest.str()}});
+                   if (!firstError) firstError = read.openError;
+                   layers.push_back(lj);
+                   return;
+                 }
+                 oci::LayerScan& scan = *read.scan;
+                 verifyLayer(d, i, layerName, scan);
+                 if (encrypted) {
+                   lj["encrypted"] = true;
+                   if (scan.error && !firstError)
+                     firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
+                   layers.push_back(lj);
+                   return;
+                 }
+                 if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown &&
+                     declared != scan.detected && !scan.error)
+                   r_.add("layer.mediatype.mismatch", Severity::Warning,
+                          std::string("layer is ") + oci::toString(scan.detected) + " but its media type says " +
+                              oci::toString(declared),
+                          {{"layer", layerName}});
+                 for (const auto& u : scan.unsafe)
+                   r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
+                          {{"layer", layerName}, {"path", u.name}});
+                 std::vector<oci::UnsafeEntry> refused, suspicious = scan.suspicious;
+                 view->apply(scan, static_cast<int>(i), refused, suspicious);
+                 for (const auto& u : refused)
+                   r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
+                          {{"layer", layerName}, {"path", u.name}});
+                 for (const auto& u : suspicious)
+                   r_.add("layer.path.suspicious", Severity::Warning, "tar entry '" + u.name + "': " + u.reason,
+                          {{"layer", layerName}, {"path", u.name}});
+                 lj["uncompressed_size"] = scan.uncompressedSize;
+                 lj["diff_id"] = "sha256:" + scan.diffIdHex;
+                 lj["compression"] = oci::toString(scan.detected);
+                 lj["files"] = scan.fileCount;
+                 if (scan.error) {
+                   lj["error"] = scan.error->message;
+                   if (!firstError)
+                     firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
+                 }
+                 layers.push_back(lj);  // the view holds what is needed now: readLayers drops the scan
+               });
     r_.section("layers") = layers;
     view->setHashFiller([source = source_, descs = manifest_.layers](int layer, const std::set<std::string>& paths) {
       return rehashLayer(*source, descs.at(static_cast<size_t>(layer)), paths);
@@ -468,10 +490,13 @@ class Pipeline {
   }
 
   void verifyLayer(const oci::Descriptor& d, size_t i, const std::string& layerName, const oci::LayerScan& scan) {
-    std::map<std::string, std::string> ev = {{"layer", layerName}, {"digest", d.digest.str()}, {"path", source_->where(d)}};
+    std::map<std::string, std::string> ev = {
+        {"layer", layerName}, {"digest", d.digest.str()}, {"path", source_->where(d)}};
     if (static_cast<int64_t>(scan.compressedSize) != d.size) {
       r_.add("blob.digest.mismatch", Severity::Error,
-             "layer blob has " + std::to_string(scan.compressedSize) + " bytes, its descriptor says " + std::to_string(d.size), ev);
+             "layer blob has " + std::to_string(scan.compressedSize) + " bytes, its descriptor says " +
+                 std::to_string(d.size),
+             ev);
     } else if (!d.digest.verifiable()) {
       // reported by walkLayers()
     } else if (source_->synthetic()) {
@@ -485,13 +510,15 @@ class Pipeline {
     if (want.algorithm != "sha256") {
       if (unverifiable_.insert(want.str()).second)
         r_.add("blob.digest.unverifiable", Severity::Error,
-               "the config's diff_id " + want.str() + " for layer " + layerName + " uses an algorithm other than sha256, "
-               "which DiffIDs must use",
+               "the config's diff_id " + want.str() + " for layer " + layerName +
+                   " uses an algorithm other than sha256, "
+                   "which DiffIDs must use",
                {{"digest", want.str()}, {"blob", "diff_id"}, {"layer", layerName}});
     } else if (want.encoded != scan.diffIdHex) {
       ev["kind"] = "diff_id";
       r_.add("blob.digest.mismatch", Severity::Error,
-             "uncompressed layer hashes to sha256:" + scan.diffIdHex + ", but the config's diff_id is " + want.str(), ev);
+             "uncompressed layer hashes to sha256:" + scan.diffIdHex + ", but the config's diff_id is " + want.str(),
+             ev);
     }
   }
 
@@ -544,8 +571,10 @@ oci::ScanOptions layerScanOptions(const AuditOptions& opts) {
   };
   // A shared result serves every image with the layer: every file is hashed once, so no audit
   // reading it has to fetch the layer again for a hash the guess left out.
-  if (opts.sharedScans) so.hashes = [](const std::string&) { return unsigned(oci::kHashSha256 | oci::kHashMd5); };
-  else so.hashes = packagesHashPolicy;
+  if (opts.sharedScans)
+    so.hashes = [](const std::string&) { return unsigned(oci::kHashSha256 | oci::kHashMd5); };
+  else
+    so.hashes = packagesHashPolicy;
   return so;
 }
 

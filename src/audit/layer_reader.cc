@@ -14,8 +14,9 @@
 
 namespace kernodeck::audit {
 
-void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so, unsigned workers,
-                oci::SharedScanStore* shared, const std::function<void(size_t index, LayerRead& read)>& use) {
+void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so,
+                unsigned workers, oci::SharedScanStore* shared,
+                const std::function<void(size_t index, LayerRead& read)>& use) {
   size_t n = layers.size();
   std::vector<LayerRead> out(n);
   std::vector<bool> done(n, false);
@@ -26,7 +27,8 @@ void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& la
   auto read = [&](size_t i) {
     const oci::Descriptor& d = layers[i];
     LayerRead r;
-    if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest); cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
+    if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest);
+        cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
       r.scan = std::move(*cached);
       return r;
     }
@@ -45,7 +47,8 @@ void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& la
     mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
     r.scan = oci::scanLayer(**stream, mine);
     // Only a complete scan of bytes that matched their digest is worth keeping.
-    if (!r.scan->error && r.scan->digestHex == d.digest.encoded && static_cast<int64_t>(r.scan->compressedSize) == d.size) {
+    if (!r.scan->error && r.scan->digestHex == d.digest.encoded &&
+        static_cast<int64_t>(r.scan->compressedSize) == d.size) {
       oci::storeScan(source.scanCacheDir(), d.digest, *r.scan);
       if (shared) shared->store(d, *r.scan);
     }
@@ -91,13 +94,15 @@ void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& la
 }
 
 std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
-                                                               const std::set<std::string>& paths) {
+                                                                const std::set<std::string>& paths) {
   std::map<std::string, oci::LayeredView::FileHashes> out;
   auto stream = source.openBlob(d);
   if (!stream.ok()) return out;
   oci::ScanOptions so;
   so.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
-  so.hashes = [&paths](const std::string& p) { return paths.count(p) ? oci::kHashSha256 | oci::kHashMd5 | oci::kHashSha1 : 0u; };
+  so.hashes = [&paths](const std::string& p) {
+    return paths.count(p) ? oci::kHashSha256 | oci::kHashMd5 | oci::kHashSha1 : 0u;
+  };
   oci::LayerScan scan = oci::scanLayer(**stream, so);
   if (scan.error || scan.digestHex != d.digest.encoded) return out;  // not the bytes the walk read
   for (const auto& e : scan.entries)
@@ -116,11 +121,15 @@ std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource
 
 // Declared in image_audit.h, beside the audit whose walk it does ahead of time.
 Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor& layer, const AuditOptions& opts) {
-  std::string dir = opts.registry.noCache ? "" : (opts.registry.cacheDir.empty() ? registry::defaultCacheDir() : opts.registry.cacheDir);
-  if (auto cached = oci::loadScan(dir, layer.digest); cached && static_cast<int64_t>(cached->compressedSize) == layer.size) {
+  std::string dir = opts.registry.noCache
+                        ? ""
+                        : (opts.registry.cacheDir.empty() ? registry::defaultCacheDir() : opts.registry.cacheDir);
+  if (auto cached = oci::loadScan(dir, layer.digest);
+      cached && static_cast<int64_t>(cached->compressedSize) == layer.size) {
     if (opts.sharedScans && !opts.sharedScans->load(layer)) {
       opts.sharedScans->store(layer, *cached);
-      if (!opts.sharedScans->has(layer)) return Error::Io("layer " + layer.digest.str() + ": its result could not be shared");
+      if (!opts.sharedScans->has(layer))
+        return Error::Io("layer " + layer.digest.str() + ": its result could not be shared");
     }
     return true;
   }

@@ -14,7 +14,8 @@ bool kindMatches(OwnedFile::Kind want, oci::EntryKind got) {
     case OwnedFile::Kind::File: return got == oci::EntryKind::File || got == oci::EntryKind::Hardlink;
     case OwnedFile::Kind::Dir: return got == oci::EntryKind::Dir;
     case OwnedFile::Kind::Symlink: return got == oci::EntryKind::Symlink;
-    case OwnedFile::Kind::Other: return got != oci::EntryKind::File && got != oci::EntryKind::Dir && got != oci::EntryKind::Symlink;
+    case OwnedFile::Kind::Other:
+      return got != oci::EntryKind::File && got != oci::EntryKind::Dir && got != oci::EntryKind::Symlink;
     case OwnedFile::Kind::Any: return true;
   }
   return true;
@@ -72,9 +73,12 @@ void verifyOwnedFiles(const oci::FsView& v, PackageDatabase& db) {
       h.update(n.linkTarget);
       if (h.valid() && h.hex() != f.digest) cols[3] = 'L';
     }
-    if (f.kind == OwnedFile::Kind::Symlink && n.kind == oci::EntryKind::Symlink && n.linkTarget != f.linkTarget) cols[3] = 'L';
-    if (cols != "....") db.modified.push_back({f.package, f.path, cols, f.config, n.layer});
-    else if (checkedAll) ++db.verified;
+    if (f.kind == OwnedFile::Kind::Symlink && n.kind == oci::EntryKind::Symlink && n.linkTarget != f.linkTarget)
+      cols[3] = 'L';
+    if (cols != "....")
+      db.modified.push_back({f.package, f.path, cols, f.config, n.layer});
+    else if (checkedAll)
+      ++db.verified;
   }
 }
 

@@ -63,7 +63,9 @@ class PackagesAudit {
     }
     json pkgs = json::array();
     for (const auto& p : db_.packages)
-      pkgs.push_back({{"name", p.name}, {"version", p.version}, {"architecture", p.architecture},
+      pkgs.push_back({{"name", p.name},
+                      {"version", p.version},
+                      {"architecture", p.architecture},
                       {"source", p.source.empty() ? p.name : p.source}});
     section["packages"] = pkgs;
     section["count"] = db_.packages.size();
@@ -72,13 +74,15 @@ class PackagesAudit {
     section["missing"] = db_.missing.size();
     r_.section("os_packages") = section;
     for (const auto& m : db_.modified)
-      r_.add(m.conffile ? "os.package.conffile.modified" : "os.package.modified", m.conffile ? Severity::Info : Severity::Error,
+      r_.add(m.conffile ? "os.package.conffile.modified" : "os.package.modified",
+             m.conffile ? Severity::Info : Severity::Error,
              "/" + m.path + " of package " + m.package + " differs from dpkg's md5sum" +
                  (m.conffile ? " (a configuration file)" : ""),
              {{"package", m.package}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}});
     for (const auto& m : db_.missing)
-      r_.add(m.conffile ? "os.package.conffile.missing" : "os.package.missing_file", m.conffile ? Severity::Info : Severity::Warning,
-             "/" + m.path + " of package " + m.package + " is missing", {{"package", m.package}, {"path", "/" + m.path}});
+      r_.add(m.conffile ? "os.package.conffile.missing" : "os.package.missing_file",
+             m.conffile ? Severity::Info : Severity::Warning, "/" + m.path + " of package " + m.package + " is missing",
+             {{"package", m.package}, {"path", "/" + m.path}});
     return {};
   }
 
@@ -90,9 +94,10 @@ class PackagesAudit {
       PackageDatabase db = read(v_, true);
       if (!db.present) continue;
       if (!db.error.empty()) {
-        r_.add("os.package.unreadable", Severity::Warning, "the " + db.manager + " database cannot be read: " + db.error,
-               {{"path", "/" + db.location}});
-        out.push_back({{"manager", db.manager}, {"location", "/" + db.location}, {"format", db.format}, {"error", db.error}});
+        r_.add("os.package.unreadable", Severity::Warning,
+               "the " + db.manager + " database cannot be read: " + db.error, {{"path", "/" + db.location}});
+        out.push_back(
+            {{"manager", db.manager}, {"location", "/" + db.location}, {"format", db.format}, {"error", db.error}});
         continue;
       }
       json pkgs = json::array();
@@ -103,20 +108,33 @@ class PackagesAudit {
       }
       std::string what = db.manager == "rpm" ? "the rpm database" : "apk's checksum";
       for (const auto& m : db.modified)
-        r_.add(m.config ? "os.package.conffile.modified" : "os.package.modified", m.config ? Severity::Info : Severity::Error,
+        r_.add(m.config ? "os.package.conffile.modified" : "os.package.modified",
+               m.config ? Severity::Info : Severity::Error,
                "/" + m.path + " of package " + m.package + " differs from " + what + " (" + m.detail + ")" +
                    (m.config ? " (a configuration file)" : ""),
-               {{"package", m.package}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}, {"manager", db.manager}, {"verify", m.detail}});
+               {{"package", m.package},
+                {"path", "/" + m.path},
+                {"layer", layerOf(m.layer)},
+                {"manager", db.manager},
+                {"verify", m.detail}});
       for (const auto& m : db.missing)
-        r_.add(m.config ? "os.package.conffile.missing" : "os.package.missing_file", m.config ? Severity::Info : Severity::Warning,
-               "/" + m.path + " of package " + m.package + " is missing", {{"package", m.package}, {"path", "/" + m.path}, {"manager", db.manager}});
+        r_.add(m.config ? "os.package.conffile.missing" : "os.package.missing_file",
+               m.config ? Severity::Info : Severity::Warning, "/" + m.path + " of package " + m.package + " is missing",
+               {{"package", m.package}, {"path", "/" + m.path}, {"manager", db.manager}});
       if (db.unverifiable)
         r_.add("os.package.unverifiable", Severity::Info,
-               std::to_string(db.unverifiable) + " file(s) of the " + db.manager + " database have a digest this view cannot compute",
+               std::to_string(db.unverifiable) + " file(s) of the " + db.manager +
+                   " database have a digest this view cannot compute",
                {{"path", "/" + db.location}});
-      out.push_back({{"manager", db.manager}, {"location", "/" + db.location}, {"format", db.format}, {"packages", pkgs},
-                     {"count", db.packages.size()}, {"files_verified", db.verified}, {"modified", db.modified.size()},
-                     {"missing", db.missing.size()}, {"unverifiable", db.unverifiable}});
+      out.push_back({{"manager", db.manager},
+                     {"location", "/" + db.location},
+                     {"format", db.format},
+                     {"packages", pkgs},
+                     {"count", db.packages.size()},
+                     {"files_verified", db.verified},
+                     {"modified", db.modified.size()},
+                     {"missing", db.missing.size()},
+                     {"unverifiable", db.unverifiable}});
       osDbs_.push_back(std::move(db));
     }
     return out;
@@ -140,38 +158,56 @@ class PackagesAudit {
       std::vector<std::string> errors;
       PackageDatabase db = readConda(v_, prefix, errors, true);
       for (const auto& e : errors)
-        r_.add("conda.metadata.invalid", Severity::Warning, "unreadable conda package record " + e, {{"path", "/" + prefix + "/conda-meta"}});
+        r_.add("conda.metadata.invalid", Severity::Warning, "unreadable conda package record " + e,
+               {{"path", "/" + prefix + "/conda-meta"}});
       json pkgs = json::array();
       std::map<std::string, std::string> condaVersions;  // canonical name -> version
       for (const auto& p : db.packages) {
-        pkgs.push_back({{"name", p.name}, {"version", p.version}, {"build", p.extra.count("build") ? p.extra.at("build") : ""},
-                        {"channel", p.origin}, {"subdir", p.architecture}});
+        pkgs.push_back({{"name", p.name},
+                        {"version", p.version},
+                        {"build", p.extra.count("build") ? p.extra.at("build") : ""},
+                        {"channel", p.origin},
+                        {"subdir", p.architecture}});
         condaVersions[python::canonicalizeName(p.name)] = p.version;
       }
       for (const auto& m : db.modified)
         r_.add("conda.package.modified", Severity::Error,
                "/" + m.path + " of conda package " + m.package + " differs from conda's record (" + m.detail + ")",
-               {{"package", m.package}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}, {"environment", "/" + prefix}, {"verify", m.detail}});
+               {{"package", m.package},
+                {"path", "/" + m.path},
+                {"layer", layerOf(m.layer)},
+                {"environment", "/" + prefix},
+                {"verify", m.detail}});
       for (const auto& m : db.missing)
-        r_.add("conda.package.missing_file", Severity::Warning, "/" + m.path + " of conda package " + m.package + " is missing",
+        r_.add("conda.package.missing_file", Severity::Warning,
+               "/" + m.path + " of conda package " + m.package + " is missing",
                {{"package", m.package}, {"path", "/" + m.path}, {"environment", "/" + prefix}});
       json pip = json::array();
       for (const auto& e : envs_) {
         if (e.prefix != prefix) continue;
         for (const auto& d : e.distributions) {
-          if (db.owns(d.metadataDir + "/METADATA") || db.owns(d.metadataDir + "/PKG-INFO") || db.owns(d.metadataDir)) continue;
-          pip.push_back({{"name", d.name}, {"version", d.version}, {"installer", d.installer}, {"metadata", "/" + d.metadataDir}});
+          if (db.owns(d.metadataDir + "/METADATA") || db.owns(d.metadataDir + "/PKG-INFO") || db.owns(d.metadataDir))
+            continue;
+          pip.push_back({{"name", d.name},
+                         {"version", d.version},
+                         {"installer", d.installer},
+                         {"metadata", "/" + d.metadataDir}});
           auto it = condaVersions.find(d.key);
           if (it != condaVersions.end() && d.parsed && python::Version::parse(it->second).ok() &&
               *python::Version::parse(it->second) != *d.parsed)
             r_.add("conda.package.shadowed", Severity::Warning,
-                   d.name + " " + d.version + " installed by " + (d.installer.empty() ? "pip" : d.installer) + " in /" + prefix +
-                       " shadows conda's " + it->second + ": conda's record of the environment is stale",
+                   d.name + " " + d.version + " installed by " + (d.installer.empty() ? "pip" : d.installer) + " in /" +
+                       prefix + " shadows conda's " + it->second + ": conda's record of the environment is stale",
                    {{"package", d.name}, {"environment", "/" + prefix}, {"installed", d.version}});
         }
       }
-      out.push_back({{"prefix", "/" + prefix}, {"packages", pkgs}, {"count", db.packages.size()}, {"pip_installed", pip},
-                     {"files_verified", db.verified}, {"modified", db.modified.size()}, {"missing", db.missing.size()}});
+      out.push_back({{"prefix", "/" + prefix},
+                     {"packages", pkgs},
+                     {"count", db.packages.size()},
+                     {"pip_installed", pip},
+                     {"files_verified", db.verified},
+                     {"modified", db.modified.size()},
+                     {"missing", db.missing.size()}});
       condaDbs_.push_back(std::move(db));
     }
     return out;
@@ -197,8 +233,9 @@ class PackagesAudit {
     expectation_ = build.expectation(ctx_.imageDigest);
     json torch = nullptr;
     if (build.torch)
-      torch = {{"version", build.torch->version}, {"cuda", build.torch->cuda}, {"hip", build.torch->hip},
-               {"git_version", build.torch->gitVersion}, {"debug", build.torch->debug}, {"location", build.torchLocation}};
+      torch = {{"version", build.torch->version}, {"cuda", build.torch->cuda},
+               {"hip", build.torch->hip},         {"git_version", build.torch->gitVersion},
+               {"debug", build.torch->debug},     {"location", build.torchLocation}};
     section["torch"] = torch;
     section["nvidia_wheels"] = build.nvidiaWheels;
     section["cuda_toolkit"] = build.toolkit;
@@ -215,10 +252,17 @@ class PackagesAudit {
     json pkgs = json::array(), freeze = json::array();
     std::set<std::string> shown;
     for (const auto& d : e.distributions) {
-      json jd = {{"name", d.name}, {"version", d.version}, {"location", "/" + d.location},
-                 {"metadata", "/" + d.metadataDir}, {"installer", d.installer}, {"requested", d.requested},
-                 {"requires_dist", d.requiresDist}, {"layer", d.layer}, {"egg_info", d.eggInfo}};
-      if (d.directUrl) jd["direct_url"] = {{"url", report::redactText(d.directUrl->url)}, {"editable", d.directUrl->editable}};
+      json jd = {{"name", d.name},
+                 {"version", d.version},
+                 {"location", "/" + d.location},
+                 {"metadata", "/" + d.metadataDir},
+                 {"installer", d.installer},
+                 {"requested", d.requested},
+                 {"requires_dist", d.requiresDist},
+                 {"layer", d.layer},
+                 {"egg_info", d.eggInfo}};
+      if (d.directUrl)
+        jd["direct_url"] = {{"url", report::redactText(d.directUrl->url)}, {"editable", d.directUrl->editable}};
       // The archive it was installed from, as direct_url.json records its hash (SBOM hashes).
       if (d.directUrl && !d.directUrl->hashes.empty()) jd["archive_hashes"] = d.directUrl->hashes;
       jd["record"] = d.hasRecord;
@@ -227,7 +271,7 @@ class PackagesAudit {
       pkgs.push_back(jd);
       if (shown.insert(d.key).second)
         freeze.push_back(d.directUrl && !d.directUrl->editable ? d.name + " @ " + report::redactText(d.directUrl->url)
-                                                                : d.name + "==" + d.version);
+                                                               : d.name + "==" + d.version);
     }
     for (const auto& [loc, name] : e.duplicates)
       r_.add("python.distribution.duplicate", Severity::Warning,
@@ -240,20 +284,24 @@ class PackagesAudit {
     markers.erase("platform_version");
     json missing = json::array(), conflicts = json::array();
     for (const auto& issue : python::checkContract(e, markers)) {
-      std::map<std::string, std::string> ev = {{"package", issue.package}, {"version", issue.version},
-                                               {"requirement", issue.requirement}, {"environment", "/" + e.prefix}};
+      std::map<std::string, std::string> ev = {{"package", issue.package},
+                                               {"version", issue.version},
+                                               {"requirement", issue.requirement},
+                                               {"environment", "/" + e.prefix}};
       switch (issue.kind) {
         case python::ContractIssue::Missing:
           missing.push_back({{"package", issue.package}, {"requirement", issue.requirement}});
           r_.add("python.requirement.missing", Severity::Error,
-                 issue.package + " " + issue.version + " requires " + issue.requirement + ", which is not installed", ev);
+                 issue.package + " " + issue.version + " requires " + issue.requirement + ", which is not installed",
+                 ev);
           break;
         case python::ContractIssue::Conflict:
           ev["installed"] = issue.installed;
-          conflicts.push_back({{"package", issue.package}, {"requirement", issue.requirement}, {"installed", issue.installed}});
+          conflicts.push_back(
+              {{"package", issue.package}, {"requirement", issue.requirement}, {"installed", issue.installed}});
           r_.add("python.requirement.conflict", Severity::Error,
-                 issue.package + " " + issue.version + " requires " + issue.requirement + ", but " + issue.dependency + " " +
-                     issue.installed + " is installed",
+                 issue.package + " " + issue.version + " requires " + issue.requirement + ", but " + issue.dependency +
+                     " " + issue.installed + " is installed",
                  ev);
           break;
         case python::ContractIssue::Undecidable:
@@ -311,15 +359,28 @@ class PackagesAudit {
       if (!rc.unlisted.empty()) {
         unl[d.name] = rc.unlisted;
         r_.add("python.record.unlisted", Severity::Info,
-               std::to_string(rc.unlisted.size()) + " file(s) in the package directories of " + d.name + " are not in its RECORD",
+               std::to_string(rc.unlisted.size()) + " file(s) in the package directories of " + d.name +
+                   " are not in its RECORD",
                {{"package", d.name}});
       }
     }
-    return {{"kind", e.kind}, {"creator", e.creator}, {"prefix", "/" + e.prefix}, {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
-            {"python_version", e.version}, {"include_system_site_packages", e.includeSystemSitePackages},
-            {"paths", [&] { json p = json::array(); for (const auto& x : e.paths) p.push_back("/" + x); return p; }()},
-            {"packages", pkgs}, {"freeze", freeze}, {"contract", {{"missing", missing}, {"conflicts", conflicts}}},
-            {"record_files_checked", checkedFiles}, {"unlisted", unl}};
+    return {{"kind", e.kind},
+            {"creator", e.creator},
+            {"prefix", "/" + e.prefix},
+            {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
+            {"python_version", e.version},
+            {"include_system_site_packages", e.includeSystemSitePackages},
+            {"paths",
+             [&] {
+               json p = json::array();
+               for (const auto& x : e.paths) p.push_back("/" + x);
+               return p;
+             }()},
+            {"packages", pkgs},
+            {"freeze", freeze},
+            {"contract", {{"missing", missing}, {"conflicts", conflicts}}},
+            {"record_files_checked", checkedFiles},
+            {"unlisted", unl}};
   }
 
   const python::Distribution* installed(const std::string& key) const {
@@ -338,7 +399,8 @@ class PackagesAudit {
       return (n.rfind("requirements", 0) == 0 || n.rfind("constraints", 0) == 0) && n.ends_with(".txt");
     };
     for (const auto& p : oci::findFiles(v_, isRequirements, 4,
-                                        {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "var/lib", "var/cache", "boot", "run", "usr/src"},
+                                        {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "var/lib",
+                                         "var/cache", "boot", "run", "usr/src"},
                                         {"site-packages", "dist-packages", "node_modules", "__pycache__", ".git"}))
       files.emplace_back("/" + p, python::loadRequirements(p, inImage, ctx_.env));
     auto onHost = [&](const std::string& p) -> std::optional<std::string> {
@@ -354,13 +416,14 @@ class PackagesAudit {
         indexes.push_back(url);
         if (url.find("download.pytorch.org") != std::string::npos) pytorchIndex = true;
         if (hasUserinfoSecret(url))
-          r_.add("secret.leak", Severity::Error, "index URL with a credential in " + name + ": " + report::redactText(url),
-                 {{"path", name}});
+          r_.add("secret.leak", Severity::Error,
+                 "index URL with a credential in " + name + ": " + report::redactText(url), {{"path", name}});
       }
       for (const auto& line : rf.lines) {
         std::string where = line.file + ":" + std::to_string(line.line);
         if (!line.req) {
-          r_.add("python.pin.invalid", Severity::Warning, "cannot parse requirement at " + where + ": " + line.error, {{"path", where}});
+          r_.add("python.pin.invalid", Severity::Warning, "cannot parse requirement at " + where + ": " + line.error,
+                 {{"path", where}});
           continue;
         }
         const auto& req = *line.req;
@@ -368,7 +431,8 @@ class PackagesAudit {
           r_.add("secret.leak", Severity::Error, "requirement URL with a credential at " + where, {{"path", where}});
         if (rf.usesHashes && !python::isPinned(req) && req.url.empty())
           r_.add("python.pin.unpinned", Severity::Warning,
-                 req.name + " at " + where + " is not pinned with == in a hash-checked file (pip --require-hashes refuses it)",
+                 req.name + " at " + where +
+                     " is not pinned with == in a hash-checked file (pip --require-hashes refuses it)",
                  {{"path", where}, {"package", req.name}});
         const python::Distribution* d = installed(req.key);
         if (!d) {
@@ -379,7 +443,8 @@ class PackagesAudit {
         }
         if (!req.specifier.empty() && d->parsed && !req.specifier.contains(*d->parsed, true))
           r_.add("python.pin.mismatch", Severity::Error,
-                 req.name + " is pinned as " + req.specifier.str() + " at " + where + " but " + d->version + " is installed",
+                 req.name + " is pinned as " + req.specifier.str() + " at " + where + " but " + d->version +
+                     " is installed",
                  {{"path", where}, {"package", req.name}, {"installed", d->version}});
         else if (python::isPinned(req) && d->parsed) {
           auto pinned = python::Version::parse(req.specifier.specs()[0].version());
@@ -405,8 +470,10 @@ class PackagesAudit {
       std::string local = plus == std::string::npos ? "" : tv.substr(plus + 1);
       if (local.rfind("cu", 0) == 0 && !indexes.empty() && !pytorchIndex)
         r_.add("python.torch.index", Severity::Warning,
-               "torch " + tv + " is a +" + local + " build, but no requirement file names an index that serves it "
-               "(download.pytorch.org/whl/" + local + "): a rebuild would not get the same wheel",
+               "torch " + tv + " is a +" + local +
+                   " build, but no requirement file names an index that serves it "
+                   "(download.pytorch.org/whl/" +
+                   local + "): a rebuild would not get the same wheel",
                {{"package", "torch"}});
     }
   }
@@ -418,20 +485,23 @@ class PackagesAudit {
         const std::string& url = d.directUrl->url;
         std::string where = "/" + d.metadataDir + "/direct_url.json";
         if (hasUserinfoSecret(url))
-          r_.add("secret.leak", Severity::Error, d.name + " was installed from a URL carrying a credential: " + report::redactText(url),
+          r_.add("secret.leak", Severity::Error,
+                 d.name + " was installed from a URL carrying a credential: " + report::redactText(url),
                  {{"path", where}, {"package", d.name}});
         // An editable install whose source directory is in the image carries its code with it.
         auto code = d.codeLocation.empty() ? Result<std::string>(Error::NotFound("")) : v_.resolve(d.codeLocation);
         bool codeInImage = d.directUrl->editable && code.ok() && v_.info(*code).has_value();
         if (!codeInImage && (url.rfind("file://", 0) == 0 || (!url.empty() && url.front() == '/')))
           r_.add("python.path.leak", Severity::Warning,
-                 d.name + " was installed from a build-machine path (" + report::redactText(url) + "): the image cannot be rebuilt from it",
+                 d.name + " was installed from a build-machine path (" + report::redactText(url) +
+                     "): the image cannot be rebuilt from it",
                  {{"path", where}, {"package", d.name}});
       }
     std::vector<std::string> candidates = {"etc/pip.conf", "etc/xdg/pip/pip.conf", "root/.config/pip/pip.conf",
                                            "root/.pip/pip.conf", "root/.netrc"};
     for (const auto& home : v_.list("home"))
-      for (const char* f : {"/.config/pip/pip.conf", "/.pip/pip.conf", "/.netrc"}) candidates.push_back("home/" + home + f);
+      for (const char* f : {"/.config/pip/pip.conf", "/.pip/pip.conf", "/.netrc"})
+        candidates.push_back("home/" + home + f);
     for (const auto& p : candidates) {
       auto t = v_.readFile(p, 1 << 20);
       if (!t.ok()) continue;
@@ -440,18 +510,20 @@ class PackagesAudit {
       for (const auto& line : util::split(*t, '\n')) {
         ++lineNo;
         std::string lower = util::toLower(line);
-        bool leak = report::looksLikeSecret(line) ||
-                    (netrc && (lower.find("password") != std::string::npos)) ||
-                    (!netrc && (lower.find("password") != std::string::npos || lower.find("token") != std::string::npos) &&
-                     line.find('=') != std::string::npos);
+        bool leak =
+            report::looksLikeSecret(line) || (netrc && (lower.find("password") != std::string::npos)) ||
+            (!netrc && (lower.find("password") != std::string::npos || lower.find("token") != std::string::npos) &&
+             line.find('=') != std::string::npos);
         if (leak)
-          r_.add("secret.leak", Severity::Error, "a credential is stored in /" + p + " (line " + std::to_string(lineNo) + ", value redacted)",
+          r_.add("secret.leak", Severity::Error,
+                 "a credential is stored in /" + p + " (line " + std::to_string(lineNo) + ", value redacted)",
                  {{"path", "/" + p}});
       }
     }
     for (const auto& [k, v] : ctx_.labels)
       if (report::looksLikeSecret(v) || (report::isSecretName(k) && !v.empty()))
-        r_.add("secret.leak", Severity::Error, "image label " + k + " holds a credential (value redacted)", {{"label", k}});
+        r_.add("secret.leak", Severity::Error, "image label " + k + " holds a credential (value redacted)",
+               {{"label", k}});
   }
 
   const oci::FsView& v_;
@@ -467,20 +539,20 @@ class PackagesAudit {
 }  // namespace
 
 uint64_t packagesCaptureLimit(const std::string& path) {
-  return std::max({python::captureLimit(path), os::dpkgCaptureLimit(path), rpmCaptureLimit(path), apkCaptureLimit(path), condaCaptureLimit(path),
-                   python::recordCaptureLimit(path)});
+  return std::max({python::captureLimit(path), os::dpkgCaptureLimit(path), rpmCaptureLimit(path), apkCaptureLimit(path),
+                   condaCaptureLimit(path), python::recordCaptureLimit(path)});
 }
 
 unsigned packagesHashPolicy(const std::string& p) {
   // Compiled bytecode: dpkg ships none (it is compiled after install) and checkRecord skips it.
   // apt's lists and dpkg's own database are state, not package content.
-  if (p.ends_with(".pyc") ||
-      startsWithAny(p, {"var/lib/apt/lists/", "var/lib/dpkg/", "var/cache/", "var/log/"}))
+  if (p.ends_with(".pyc") || startsWithAny(p, {"var/lib/apt/lists/", "var/lib/dpkg/", "var/cache/", "var/log/"}))
     return 0;
   bool sitePackages = p.find("site-packages/") != std::string::npos;
   // pip, uv and conda territory: dpkg installs nothing into a site-packages directory, under
   // /usr/local/lib/pythonX.Y, or in home directories (NVIDIA's CUDA .debs do use /usr/local/cuda*).
-  bool md5 = !sitePackages && !startsWithAny(p, {"usr/local/lib/python", "usr/local/bin/", "home/", "root/", "opt/conda/"});
+  bool md5 =
+      !sitePackages && !startsWithAny(p, {"usr/local/lib/python", "usr/local/bin/", "home/", "root/", "opt/conda/"});
   // dpkg territory outside Python's package directories, where no RECORD is expected (some of
   // Debian's python3-* packages do keep a RECORD, so dist-packages is always hashed); pip as
   // root writes to /usr/local.

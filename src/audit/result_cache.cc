@@ -12,14 +12,16 @@ namespace kernodeck::audit {
 
 using nlohmann::json;
 
-std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest, const oci::Digest& config, const AuditOptions& opts) {
+std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest, const oci::Digest& config,
+                       const AuditOptions& opts) {
   util::Hasher h("sha256");
   h.update("kernodeck.image-result/v1\n");
   h.update(std::string(kVersion) + "\n");
   // Any rebuild of the binary changes the analysis it may do: its size and time are in the key.
   struct stat st {};
   if (::stat("/proc/self/exe", &st) != 0) return {};
-  h.update(std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n");
+  h.update(std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec) + "\n");
   h.update(manifest.str() + "\n" + config.str() + "\n");
   h.update((opts.platform ? oci::normalize(*opts.platform).str() : oci::hostPlatform().str()) + "\n");
   for (const auto& t : opts.pythonTargets) h.update("python " + t + "\n");
@@ -32,12 +34,17 @@ std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest,
 }
 
 void storeResult(const std::string& path, const StoredResult& result) {
-  json rec = {{"steps", json::object()}, {"sections", result.sections}, {"findings", json::array()},
+  json rec = {{"steps", json::object()},
+              {"sections", result.sections},
+              {"findings", json::array()},
               {"expectation", result.expectation.toJson()}};
-  for (const auto& st : result.steps) rec["steps"][st.name] = {{"status", report::toString(st.status)}, {"reason", st.error}};
+  for (const auto& st : result.steps)
+    rec["steps"][st.name] = {{"status", report::toString(st.status)}, {"reason", st.error}};
   for (const auto& f : result.findings)
-    rec["findings"].push_back(
-        {{"code", f.code}, {"severity", report::toString(f.severity)}, {"message", f.message}, {"evidence", f.evidence}});
+    rec["findings"].push_back({{"code", f.code},
+                               {"severity", report::toString(f.severity)},
+                               {"message", f.message},
+                               {"evidence", f.evidence}});
   util::makeDirs(path.substr(0, path.rfind('/')));
   // Not synced: a torn entry does not parse, and is then ignored.
   (void)util::writeFileAtomic(path, rec.dump(), false);

@@ -114,7 +114,8 @@ Result<PackageDatabase> readRpmDatabaseDir(const std::string& dir) {
     }
   } cleanup{ts};
   if (rpmtsOpenDB(ts, O_RDONLY) != 0)
-    return Error::Corrupt("librpm cannot open the rpm database" + (lastRpmError().empty() ? "" : ": " + lastRpmError()));
+    return Error::Corrupt("librpm cannot open the rpm database" +
+                          (lastRpmError().empty() ? "" : ": " + lastRpmError()));
   PackageDatabase db;
   db.manager = "rpm";
   db.present = true;
@@ -153,13 +154,16 @@ Result<PackageDatabase> readRpmDatabaseDir(const std::string& dir) {
       f.config = attrs & RPMFILE_CONFIG;
       f.missingOk = attrs & RPMFILE_MISSINGOK;
       rpm_mode_t mode = rpmfilesFMode(files, i);
-      f.kind = S_ISREG(mode) ? OwnedFile::Kind::File : S_ISDIR(mode) ? OwnedFile::Kind::Dir
-               : S_ISLNK(mode) ? OwnedFile::Kind::Symlink : OwnedFile::Kind::Other;
+      f.kind = S_ISREG(mode)   ? OwnedFile::Kind::File
+               : S_ISDIR(mode) ? OwnedFile::Kind::Dir
+               : S_ISLNK(mode) ? OwnedFile::Kind::Symlink
+                               : OwnedFile::Kind::Other;
       rpmVerifyAttrs vf = rpmfilesVFlags(files, i);
       if (state == RPMFILE_STATE_REPLACED) vf = 0;  // replaced: only its existence can be checked
       if (state == RPMFILE_STATE_WRONGCOLOR) vf &= ~(RPMVERIFY_FILEDIGEST | RPMVERIFY_FILESIZE);
       if (vf & RPMVERIFY_MODE) f.mode = mode & 07777;
-      if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILESIZE)) f.size = static_cast<int64_t>(rpmfilesFSize(files, i));
+      if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILESIZE))
+        f.size = static_cast<int64_t>(rpmfilesFSize(files, i));
       if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILEDIGEST)) {
         int algo = 0;
         size_t len = 0;

@@ -5,52 +5,63 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "options.h"
-#include "registry_flags.h"
 #include "kernodeck/attest/attached_report.h"
 #include "kernodeck/audit/image_audit.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/scan_store.h"
 #include "kernodeck/report/formats.h"
+#include "options.h"
+#include "registry_flags.h"
 
 namespace po = boost::program_options;
 
 namespace kernodeck::cli {
 
 int runAudit(const std::vector<std::string>& args) {
-  po::options_description opts("usage: kernodeck audit IMAGE [options]\n\n"
-                               "IMAGE: oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG|:@N],\n"
-                               "       dir:DIR (skopeo's directory), rootfs:DIR (an unpacked root filesystem),\n"
-                               "       a registry reference, or a local path (read by what it holds)\n\noptions");
+  po::options_description opts(
+      "usage: kernodeck audit IMAGE [options]\n\n"
+      "IMAGE: oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG|:@N],\n"
+      "       dir:DIR (skopeo's directory), rootfs:DIR (an unpacked root filesystem),\n"
+      "       a registry reference, or a local path (read by what it holds)\n\noptions");
   std::string platform, output, expectOut, failOn = "error", format;
   std::vector<std::string> requirements, pythonTargets;
   bool json = false, help = false, reanalyze = false;
   RegistryFlags rf;
-  opts.add_options()
-      ("help,h", po::bool_switch(&help), "show this help")
-      ("platform", po::value(&platform), "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")
-      ("format", po::value(&format), "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON) or html")
-      ("json", po::bool_switch(&json), "the same as --format json")
-      ("output,o", po::value(&output), "write the report to FILE instead of stdout")
-      ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none")
-      ("requirements,r", po::value(&requirements)->composing(), "check installed packages against this requirements file (repeatable)")
-      ("python", po::value(&pythonTargets)->composing(), "audit exactly this Python environment (an interpreter or an environment root in the image or tree; repeatable) instead of searching")
-      ("expect-out", po::value(&expectOut), "write the image's kernodeck.expect/v1 expectation to FILE");
+  opts.add_options()("help,h", po::bool_switch(&help), "show this help")(
+      "platform", po::value(&platform),
+      "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")(
+      "format", po::value(&format),
+      "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON) or html")(
+      "json", po::bool_switch(&json), "the same as --format json")("output,o", po::value(&output),
+                                                                   "write the report to FILE instead of stdout")(
+      "fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none")(
+      "requirements,r", po::value(&requirements)->composing(),
+      "check installed packages against this requirements file (repeatable)")(
+      "python", po::value(&pythonTargets)->composing(),
+      "audit exactly this Python environment (an interpreter or an environment root in the image or tree; repeatable) "
+      "instead of searching")("expect-out", po::value(&expectOut),
+                              "write the image's kernodeck.expect/v1 expectation to FILE");
   rf.add(opts, /*transfers=*/true);
-  opts.add_options()
-      ("reanalyze", po::bool_switch(&reanalyze), "registry: analyse again rather than replay the cached outcome of the same analysis of the same image");
+  opts.add_options()(
+      "reanalyze", po::bool_switch(&reanalyze),
+      "registry: analyse again rather than replay the cached outcome of the same analysis of the same image");
   // Fleet and attestation options (reports attached to the image, shared layer results).
   bool attach = false;
   std::string signKey, cacheRepo;
-  opts.add_options()
-      ("cache-repo", po::value(&cacheRepo), "registry: share layer walk results through this REGISTRY/REPOSITORY (read before walking, pushed after)")
-      ("attach", po::bool_switch(&attach), "push the report to the image's repository as an OCI artifact whose subject is the audited manifest")
-      ("sign-key", po::value(&signKey), "with --attach: sign the report (DSSE, in-toto Statement) with this PEM key (ECDSA P-256 or Ed25519)");
+  opts.add_options()(
+      "cache-repo", po::value(&cacheRepo),
+      "registry: share layer walk results through this REGISTRY/REPOSITORY (read before walking, pushed after)")(
+      "attach", po::bool_switch(&attach),
+      "push the report to the image's repository as an OCI artifact whose subject is the audited manifest")(
+      "sign-key", po::value(&signKey),
+      "with --attach: sign the report (DSSE, in-toto Statement) with this PEM key (ECDSA P-256 or Ed25519)");
   std::vector<std::string> images;
   if (int rc = parseOptions("audit", args, opts, &images); rc >= 0) return rc;
   if (help) return printHelp(opts);
   if (images.empty()) return usageError("audit", "an IMAGE is required (try --help)");
-  if (images.size() > 1) return usageError("audit", "one IMAGE at a time (got " + std::to_string(images.size()) + "; 'kernodeck fleet' audits many)");
+  if (images.size() > 1)
+    return usageError("audit",
+                      "one IMAGE at a time (got " + std::to_string(images.size()) + "; 'kernodeck fleet' audits many)");
   const std::string& image = images[0];
   auto threshold = report::parseFailOn(failOn);
   if (!threshold.ok()) return usageError("audit", threshold.error().message);
@@ -70,11 +81,13 @@ int runAudit(const std::vector<std::string>& args) {
   ao.registry = ro;
   ao.reuseResults = !reanalyze;
   std::optional<attest::Key> key;
-  if (!signKey.empty() && !attach) return usageError("audit", "--sign-key signs the report --attach pushes; give --attach too");
+  if (!signKey.empty() && !attach)
+    return usageError("audit", "--sign-key signs the report --attach pushes; give --attach too");
   if (!signKey.empty()) {
     auto k = attest::Key::fromFile(signKey);
     if (!k.ok() || !k->isPrivate())
-      return usageError("audit", "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
+      return usageError("audit",
+                        "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
     key = std::move(*k);
   }
   if (!cacheRepo.empty()) {
@@ -83,7 +96,8 @@ int runAudit(const std::vector<std::string>& args) {
     ao.sharedScans = *store;
   }
   audit::AuditResult res = audit::auditImage(image, ao);
-  if (attach && res.report.failed()) std::fprintf(stderr, "kernodeck audit: --attach: the audit did not complete; nothing attached\n");
+  if (attach && res.report.failed())
+    std::fprintf(stderr, "kernodeck audit: --attach: the audit did not complete; nothing attached\n");
   if (attach && !res.report.failed()) {
     auto pushed = attest::attachReport(res.report.toJson(), ro, key ? &*key : nullptr);
     if (!pushed.ok()) {

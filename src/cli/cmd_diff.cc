@@ -2,15 +2,15 @@
 // references, inventories and mixed pairs by the record module (record::diffRecords).
 #include <boost/program_options.hpp>
 #include <cstdio>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
-#include "options.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/report/audit_diff.h"
 #include "kernodeck/report/formats.h"
 #include "kernodeck/util/safe_file.h"
+#include "options.h"
 
 namespace po = boost::program_options;
 
@@ -19,11 +19,13 @@ namespace kernodeck::cli {
 int runDiffReports(const std::vector<std::string>& args) {
   bool help = false, json = false;
   std::string output, a, b, format, failOn = "warning";
-  po::options_description opts("usage: kernodeck diff A.json B.json\n\n"
-                               "A and B: two audit reports (kernodeck audit --json), two references or inventories\n\noptions");
-  opts.add_options()("help,h", po::bool_switch(&help), "show this help")(
-      "format", po::value(&format), "text (default), json or html")("json", po::bool_switch(&json), "the same as --format json")(
-      "output,o", po::value(&output), "write the report to FILE")(
+  po::options_description opts(
+      "usage: kernodeck diff A.json B.json\n\n"
+      "A and B: two audit reports (kernodeck audit --json), two references or inventories\n\noptions");
+  opts.add_options()("help,h", po::bool_switch(&help), "show this help")("format", po::value(&format),
+                                                                         "text (default), json or html")(
+      "json", po::bool_switch(&json), "the same as --format json")("output,o", po::value(&output),
+                                                                   "write the report to FILE")(
       "fail-on", po::value(&failOn), "exit 1 on differences at or above: info, warning (default), error, none");
   std::vector<std::string> files;
   if (int rc = parseOptions("diff", args, opts, &files); rc >= 0) return rc;
@@ -35,7 +37,8 @@ int runDiffReports(const std::vector<std::string>& args) {
   auto fmt = report::parseFormatOptions(format, json);
   if (fmt.ok() && *fmt != report::Format::Text && *fmt != report::Format::Json && *fmt != report::Format::Html)
     fmt = Error::Invalid("--format takes text, json or html for a diff");
-  if (!threshold.ok() || !fmt.ok()) return usageError("diff", (!threshold.ok() ? threshold.error() : fmt.error()).message);
+  if (!threshold.ok() || !fmt.ok())
+    return usageError("diff", (!threshold.ok() ? threshold.error() : fmt.error()).message);
   nlohmann::json docs[2];
   for (int i = 0; i < 2; ++i) {
     const std::string& path = i ? b : a;
@@ -46,7 +49,8 @@ int runDiffReports(const std::vector<std::string>& args) {
     }
     docs[i] = nlohmann::json::parse(*text, nullptr, false);
     if (!docs[i].is_object()) {
-      std::fprintf(stderr, "kernodeck diff: %s is not a JSON object (an audit report, reference or inventory)\n", path.c_str());
+      std::fprintf(stderr, "kernodeck diff: %s is not a JSON object (an audit report, reference or inventory)\n",
+                   path.c_str());
       return report::kExitUsage;
     }
   }

@@ -10,8 +10,8 @@
 #include "kernodeck/fleet/run.h"
 #include "kernodeck/fleet/summary.h"
 #include "kernodeck/oci/platform.h"
-#include "kernodeck/report/report.h"
 #include "kernodeck/registry/scan_store.h"
+#include "kernodeck/report/report.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 #include "options.h"
@@ -33,28 +33,32 @@ Result<fleet::Plan> loadPlan(const std::string& path) {
 }
 
 int runPlan(const std::vector<std::string>& args) {
-  po::options_description opts("usage: kernodeck fleet plan (FILE | --catalog REGISTRY[/PREFIX]) --cache-repo REGISTRY/REPO [options]\n\n"
-                               "FILE: image references, one per line ('#' comments)\n\noptions");
+  po::options_description opts(
+      "usage: kernodeck fleet plan (FILE | --catalog REGISTRY[/PREFIX]) --cache-repo REGISTRY/REPO [options]\n\n"
+      "FILE: image references, one per line ('#' comments)\n\noptions");
   std::string catalog, cacheRepo, output, platform;
   int shards = 1;
   bool help = false;
   RegistryFlags rf;
-  opts.add_options()
-      ("help,h", po::bool_switch(&help), "show this help")
-      ("catalog", po::value(&catalog), "every tag of every repository of REGISTRY (under PREFIX), from _catalog and tags/list")
-      ("shards", po::value(&shards), "number of workers (the Indexed Job's completions; default 1)")
-      ("cache-repo", po::value(&cacheRepo), "REGISTRY/REPO where the workers share layer results (required)")
-      ("platform", po::value(&platform), "OS/ARCH[/VARIANT] picked from multi-platform images (default: this host's)")
-      ("output,o", po::value(&output), "write the plan to FILE instead of stdout");
+  opts.add_options()("help,h", po::bool_switch(&help), "show this help")(
+      "catalog", po::value(&catalog),
+      "every tag of every repository of REGISTRY (under PREFIX), from _catalog and tags/list")(
+      "shards", po::value(&shards), "number of workers (the Indexed Job's completions; default 1)")(
+      "cache-repo", po::value(&cacheRepo), "REGISTRY/REPO where the workers share layer results (required)")(
+      "platform", po::value(&platform), "OS/ARCH[/VARIANT] picked from multi-platform images (default: this host's)")(
+      "output,o", po::value(&output), "write the plan to FILE instead of stdout");
   rf.add(opts);
   std::vector<std::string> files;
   if (int rc = parseOptions("fleet plan", args, opts, &files); rc >= 0) return rc;
   if (help) return printHelp(opts, "exit codes: 0 ok, 2 usage, 3 a reference could not be resolved\n");
-  if (files.size() + (catalog.empty() ? 0 : 1) != 1) return usageError("fleet plan", "give either one FILE of references or --catalog (try --help)");
+  if (files.size() + (catalog.empty() ? 0 : 1) != 1)
+    return usageError("fleet plan", "give either one FILE of references or --catalog (try --help)");
   if (shards < 1 || shards > 10000) return usageError("fleet plan", "--shards takes 1 to 10000");
-  if (cacheRepo.empty()) return usageError("fleet plan", "--cache-repo REGISTRY/REPO is required: it is where workers share layer results");
+  if (cacheRepo.empty())
+    return usageError("fleet plan", "--cache-repo REGISTRY/REPO is required: it is where workers share layer results");
   if (std::string e = rf.finish(); !e.empty()) return usageError("fleet plan", e);
-  if (auto s = registry::openRegistryScanStore(cacheRepo, rf.options); !s.ok()) return usageError("fleet plan", s.error().message);
+  if (auto s = registry::openRegistryScanStore(cacheRepo, rf.options); !s.ok())
+    return usageError("fleet plan", s.error().message);
   oci::Platform want = oci::hostPlatform();
   if (!platform.empty()) {
     auto p = oci::parsePlatform(platform);
@@ -72,7 +76,8 @@ int runPlan(const std::vector<std::string>& args) {
     std::fprintf(stderr, "kernodeck fleet plan: %s\n", plan.error().message.c_str());
     return report::kExitIncomplete;
   }
-  std::fprintf(stderr, "kernodeck fleet plan: %zu images, %zu unique layers, %d shards\n", plan->images.size(), plan->layers.size(), shards);
+  std::fprintf(stderr, "kernodeck fleet plan: %zu images, %zu unique layers, %d shards\n", plan->images.size(),
+               plan->layers.size(), shards);
   return emit(plan->toJson().dump(2) + "\n", output);
 }
 
@@ -83,17 +88,17 @@ int runWorker(const std::vector<std::string>& args) {
   double wait = 600;
   bool help = false, redo = false;
   RegistryFlags rf;
-  opts.add_options()
-      ("help,h", po::bool_switch(&help), "show this help")
-      ("plan", po::value(&planFile), "the plan written by 'fleet plan'")
-      ("shard", po::value(&shard), "this worker's shard (default: $JOB_COMPLETION_INDEX)")
-      ("sign-key", po::value(&signKey), "sign the attached reports with this PEM key (ECDSA P-256 or Ed25519)")
-      ("wait", po::value(&wait), "seconds to wait for layers other shards own before walking them here (default 600)")
-      ("redo", po::bool_switch(&redo), "audit again images that already have a good report")
-      ("output,o", po::value(&output), "write the worker's JSON outcome to FILE instead of stdout");
+  opts.add_options()("help,h", po::bool_switch(&help), "show this help")("plan", po::value(&planFile),
+                                                                         "the plan written by 'fleet plan'")(
+      "shard", po::value(&shard), "this worker's shard (default: $JOB_COMPLETION_INDEX)")(
+      "sign-key", po::value(&signKey), "sign the attached reports with this PEM key (ECDSA P-256 or Ed25519)")(
+      "wait", po::value(&wait), "seconds to wait for layers other shards own before walking them here (default 600)")(
+      "redo", po::bool_switch(&redo), "audit again images that already have a good report")(
+      "output,o", po::value(&output), "write the worker's JSON outcome to FILE instead of stdout");
   rf.add(opts);
   if (int rc = parseOptions("fleet run", args, opts); rc >= 0) return rc;
-  if (help) return printHelp(opts, "exit codes: 0 ok, 2 usage, 3 some layer or image could not be done (run it again)\n");
+  if (help)
+    return printHelp(opts, "exit codes: 0 ok, 2 usage, 3 some layer or image could not be done (run it again)\n");
   if (shard < 0) {
     const char* idx = std::getenv("JOB_COMPLETION_INDEX");
     auto v = idx ? util::parseUint(idx) : std::nullopt;
@@ -104,11 +109,15 @@ int runWorker(const std::vector<std::string>& args) {
   if (std::string e = rf.finish(); !e.empty()) return usageError("fleet run", e);
   auto plan = loadPlan(planFile);
   if (!plan.ok()) return usageError("fleet run", plan.error().message);
-  if (shard >= plan->shards) return usageError("fleet run", "shard " + std::to_string(shard) + " is not in the plan's 0.." + std::to_string(plan->shards - 1));
+  if (shard >= plan->shards)
+    return usageError(
+        "fleet run", "shard " + std::to_string(shard) + " is not in the plan's 0.." + std::to_string(plan->shards - 1));
   std::optional<attest::Key> key;
   if (!signKey.empty()) {
     auto k = attest::Key::fromFile(signKey);
-    if (!k.ok() || !k->isPrivate()) return usageError("fleet run", "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
+    if (!k.ok() || !k->isPrivate())
+      return usageError("fleet run",
+                        "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
     key = std::move(*k);
   }
   fleet::RunOptions ro{shard, rf.options, key ? &*key : nullptr, wait, redo};
@@ -124,17 +133,19 @@ int runSummary(const std::vector<std::string>& args) {
   std::string planFile, keyFile, output, html, failOn = "error";
   bool help = false, asJson = false;
   RegistryFlags rf;
-  opts.add_options()
-      ("help,h", po::bool_switch(&help), "show this help")
-      ("plan", po::value(&planFile), "the plan written by 'fleet plan'")
-      ("key", po::value(&keyFile), "count only reports whose signature verifies with this PEM key")
-      ("json", po::bool_switch(&asJson), "print kernodeck.fleet-summary/v1 JSON instead of text")
-      ("html", po::value(&html), "also write an HTML page to FILE")
-      ("fail-on", po::value(&failOn), "an image fails on findings at or above: info, warning, error (default), none")
-      ("output,o", po::value(&output), "write the summary to FILE instead of stdout");
+  opts.add_options()("help,h", po::bool_switch(&help), "show this help")("plan", po::value(&planFile),
+                                                                         "the plan written by 'fleet plan'")(
+      "key", po::value(&keyFile), "count only reports whose signature verifies with this PEM key")(
+      "json", po::bool_switch(&asJson), "print kernodeck.fleet-summary/v1 JSON instead of text")(
+      "html", po::value(&html), "also write an HTML page to FILE")(
+      "fail-on", po::value(&failOn), "an image fails on findings at or above: info, warning, error (default), none")(
+      "output,o", po::value(&output), "write the summary to FILE instead of stdout");
   rf.add(opts);
   if (int rc = parseOptions("fleet summary", args, opts); rc >= 0) return rc;
-  if (help) return printHelp(opts, "exit codes: 0 every image passes, 1 some image fails, 2 usage, 3 some report is missing or incomplete\n");
+  if (help)
+    return printHelp(
+        opts,
+        "exit codes: 0 every image passes, 1 some image fails, 2 usage, 3 some report is missing or incomplete\n");
   auto threshold = report::parseFailOn(failOn);
   if (!threshold.ok()) return usageError("fleet summary", threshold.error().message);
   if (std::string e = rf.finish(); !e.empty()) return usageError("fleet summary", e);
@@ -160,9 +171,10 @@ int runFleet(const std::vector<std::string>& args) {
     const char* name;
     int (*fn)(const std::vector<std::string>&);
     const char* summary;
-  } subs[] = {{"plan", runPlan, "resolve images, dedupe manifests and layers, and split the work into shards"},
-              {"run", runWorker, "one worker: walk its layers, share the results, audit its images and attach the reports"},
-              {"summary", runSummary, "gather the attached reports of a plan's images into one table (text, JSON, HTML)"}};
+  } subs[] = {
+      {"plan", runPlan, "resolve images, dedupe manifests and layers, and split the work into shards"},
+      {"run", runWorker, "one worker: walk its layers, share the results, audit its images and attach the reports"},
+      {"summary", runSummary, "gather the attached reports of a plan's images into one table (text, JSON, HTML)"}};
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::FILE* f = args.empty() ? stderr : stdout;
     std::fprintf(f, "usage: kernodeck fleet SUBCOMMAND [ARGS...]\n\n");
@@ -171,7 +183,8 @@ int runFleet(const std::vector<std::string>& args) {
   }
   for (const auto& s : subs)
     if (args[0] == s.name) return s.fn(std::vector<std::string>(args.begin() + 1, args.end()));
-  std::fprintf(stderr, "kernodeck fleet: unknown subcommand '%s' (plan, run, summary)\n", util::printable(args[0], 60).c_str());
+  std::fprintf(stderr, "kernodeck fleet: unknown subcommand '%s' (plan, run, summary)\n",
+               util::printable(args[0], 60).c_str());
   return report::kExitUsage;
 }
 

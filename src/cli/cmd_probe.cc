@@ -22,7 +22,9 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
   std::string image = req.image.rfind("docker://", 0) == 0 ? req.image.substr(9) : req.image;
   KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image));
   if (!ref.digest)
-    return Error::Invalid("image '" + req.image + "' is not named by digest (REF@sha256:...): a tag may name another image than the one running");
+    return Error::Invalid(
+        "image '" + req.image +
+        "' is not named by digest (REF@sha256:...): a tag may name another image than the one running");
   KDK_TRY_ASSIGN(attest::Key k, attest::Key::fromFile(req.keyFile));
   auto key = std::make_shared<attest::Key>(std::move(k));
   registry::ClientOptions opts;
@@ -37,13 +39,17 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
     sec["image"] = ref.registry + "/" + ref.repository + "@" + ref.digest->str();
     sec["keyid"] = key->keyid();
     registry::Client client(ref, opts);
-    KDK_TRY_ASSIGN(oci::Descriptor manifest, registry::resolveImageManifest(client, ref.digest->str(), oci::hostPlatform()));
+    KDK_TRY_ASSIGN(oci::Descriptor manifest,
+                   registry::resolveImageManifest(client, ref.digest->str(), oci::hostPlatform()));
     sec["manifest_digest"] = manifest.digest.str();
     KDK_TRY_ASSIGN(std::vector<attest::AttachedReport> found, attest::readReports(client, manifest.digest, key.get()));
     attest::Requirement req = attest::requirePassingReport(found, manifest.digest);
     json list = json::array();
     for (const auto& a : found)
-      list.push_back({{"artifact", a.artifact.digest.str()}, {"verdict", a.verdict}, {"signature", a.signature}, {"keyid", a.keyid}});
+      list.push_back({{"artifact", a.artifact.digest.str()},
+                      {"verdict", a.verdict},
+                      {"signature", a.signature},
+                      {"keyid", a.keyid}});
     sec["reports"] = list;
     sec["met"] = req.met;
     if (req.chosen) sec["chosen"] = {{"artifact", req.chosen->artifact.digest.str()}, {"verdict", req.chosen->verdict}};
@@ -54,6 +60,8 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
 
 }  // namespace
 
-int runProbe(const std::vector<std::string>& args) { return probe::probeCommand(args, "kernodeck probe", makeReportCheck); }
+int runProbe(const std::vector<std::string>& args) {
+  return probe::probeCommand(args, "kernodeck probe", makeReportCheck);
+}
 
 }  // namespace kernodeck::cli

@@ -1,8 +1,8 @@
 // kernodeck reference init|show|verify, sample check, dossier build|verify|replay, diff, resume check|inspect.
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -11,13 +11,13 @@
 #include <optional>
 
 #include "commands.h"
-#include "options.h"
 #include "kernodeck/probe/resume.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/record/resume_check.h"
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "options.h"
 
 namespace po = boost::program_options;
 
@@ -31,7 +31,8 @@ std::string selfPath() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "kernodeck";
 }
 
-int finish(const std::string& name, const report::Report& r, bool json, const std::string& output, const std::string& failOn = "error") {
+int finish(const std::string& name, const report::Report& r, bool json, const std::string& output,
+           const std::string& failOn = "error") {
   auto t = report::parseFailOn(failOn);
   if (!t.ok()) {
     std::fprintf(stderr, "kernodeck %s: %s\n", name.c_str(), t.error().message.c_str());
@@ -46,7 +47,8 @@ int finish(const std::string& name, const report::Report& r, bool json, const st
 // the command takes (not JSON, a field of the wrong type, a hostile path), 3 when it could
 // not be read at all.
 int documentExit(const Error& e) {
-  return e.code == "invalid" || e.code == "corrupt" || e.code == "unsafe" ? report::kExitUsage : report::kExitIncomplete;
+  return e.code == "invalid" || e.code == "corrupt" || e.code == "unsafe" ? report::kExitUsage
+                                                                          : report::kExitIncomplete;
 }
 
 // Prints "kernodeck CMD: MESSAGE" and returns the document's exit code.
@@ -66,7 +68,8 @@ Result<T> loadDocument(const std::string& path, Parse parse) {
 
 // A reference, with its relative paths resolved against the folder it lies in.
 Result<record::Reference> loadReference(const std::string& path) {
-  KDK_TRY_ASSIGN(record::Reference ref, loadDocument<record::Reference>(path, [](const nlohmann::json& j) { return record::parseReference(j); }));
+  KDK_TRY_ASSIGN(record::Reference ref, loadDocument<record::Reference>(
+                                            path, [](const nlohmann::json& j) { return record::parseReference(j); }));
   ref.baseDir = std::filesystem::path(path).parent_path().string();
   return ref;
 }
@@ -110,23 +113,32 @@ int runReference(const std::vector<std::string>& argsIn) {
   if (verb == "init") {
     record::ReferenceOptions ro;
     std::vector<std::string> data, weights, params, seeds, determinism;
-    opts.add_options()("repo", po::value(&ro.repo), "git repository of the code")("entry-point", po::value(&ro.entryPoint), "the command or script that produces the outputs")(
+    opts.add_options()("repo", po::value(&ro.repo), "git repository of the code")(
+        "entry-point", po::value(&ro.entryPoint), "the command or script that produces the outputs")(
         "outputs", po::value(&ro.outputs), "the folder the entry point writes its outputs to")(
         "config", po::value(&ro.configs)->composing(), "configuration file (hashed; repeatable)")(
-        "param", po::value(&params)->composing(), "parameter KEY=VALUE (repeatable)")("preprocessing", po::value(&ro.preprocessing), "preprocessing, in words")(
+        "param", po::value(&params)->composing(), "parameter KEY=VALUE (repeatable)")(
+        "preprocessing", po::value(&ro.preprocessing), "preprocessing, in words")(
         "data", po::value(&data)->composing(), "NAME=PATH[,provenance=SRC][,access=HOW] (repeatable)")(
         "weights", po::value(&weights)->composing(), "NAME=PATH[,provenance=SRC][,access=HOW] (repeatable)")(
         "packages-from", po::value(&ro.packagesReport), "a kernodeck audit --json report (image or dir:/)")(
         "requirements", po::value(&ro.requirements), "or a requirements file")(
-        "python", po::value(&ro.python), "the base interpreter a replay makes the project's venv from (e.g. /usr/bin/python3)")("host-record", po::value(&ro.hostRecord), "kernodeck.host/v1 record (default: read the host)")(
+        "python", po::value(&ro.python),
+        "the base interpreter a replay makes the project's venv from (e.g. /usr/bin/python3)")(
+        "host-record", po::value(&ro.hostRecord), "kernodeck.host/v1 record (default: read the host)")(
         "host-root", po::value(&ro.hostRoot), "host root to read (default /)")(
-        "accelerator", po::value(&ro.accelerator), "the accelerator the project expects: cuda, rocm or cpu (default: as the host shows)")(
+        "accelerator", po::value(&ro.accelerator),
+        "the accelerator the project expects: cuda, rocm or cpu (default: as the host shows)")(
         "seed", po::value(&seeds)->composing(), "a seed the project sets, NAME=VALUE (repeatable)")(
-        "determinism", po::value(&determinism)->composing(), "a determinism setting the project makes, NAME=VALUE, e.g. "
-                                                             "torch.use_deterministic_algorithms=True (repeatable)")("expected", po::value(&ro.expected), "folder of expected outputs")(
+        "determinism", po::value(&determinism)->composing(),
+        "a determinism setting the project makes, NAME=VALUE, e.g. "
+        "torch.use_deterministic_algorithms=True (repeatable)")("expected", po::value(&ro.expected),
+                                                                "folder of expected outputs")(
         "ids", po::value(&ro.ids), "file name of the sample ids inside the output folders")(
-        "criterion", po::value(&ro.criteria)->composing(), "exact | abs<=X | rel<=X | cosine>=X | topk:K>=X | knn:K>=X, declared now (repeatable)")(
-        "why", po::value(&ro.whys)->composing(), "why this criterion and threshold, one per --criterion (kept in the record)");
+        "criterion", po::value(&ro.criteria)->composing(),
+        "exact | abs<=X | rel<=X | cosine>=X | topk:K>=X | knn:K>=X, declared now (repeatable)")(
+        "why", po::value(&ro.whys)->composing(),
+        "why this criterion and threshold, one per --criterion (kept in the record)");
     if (int rc = parseOptions("reference init", args, opts); rc >= 0) return rc;
     if (help) return printHelp(opts);
     ro.referenceDir = std::filesystem::path(output.empty() ? "reference.json" : output).parent_path().string();
@@ -143,7 +155,8 @@ int runReference(const std::vector<std::string>& argsIn) {
       for (const auto& p : *list) {
         size_t eq = p.find('=');
         if (eq == std::string::npos || eq == 0) {
-          std::fprintf(stderr, "kernodeck reference init: --%s takes NAME=VALUE\n", list == &seeds ? "seed" : "determinism");
+          std::fprintf(stderr, "kernodeck reference init: --%s takes NAME=VALUE\n",
+                       list == &seeds ? "seed" : "determinism");
           return report::kExitUsage;
         }
         (list == &seeds ? ro.seeds : ro.determinism)[p.substr(0, eq)] = p.substr(eq + 1);
@@ -186,8 +199,9 @@ int runReference(const std::vector<std::string>& argsIn) {
 }
 
 int runSample(const std::vector<std::string>& argsIn) {
-  if (int rc = verbOrHelp(argsIn, "sample", "usage: kernodeck sample check OUTDIR --reference reference.json\n\n"
-                                            "  check   reload the outputs in OUTDIR and check them against the reference");
+  if (int rc = verbOrHelp(argsIn, "sample",
+                          "usage: kernodeck sample check OUTDIR --reference reference.json\n\n"
+                          "  check   reload the outputs in OUTDIR and check them against the reference");
       rc >= 0)
     return rc;
   if (argsIn[0] != "check") return usageVerb("sample", argsIn[0], "check");
@@ -196,7 +210,8 @@ int runSample(const std::vector<std::string>& argsIn) {
   std::string output, reference = "reference.json", outDir, failOn = "error";
   po::options_description opts("usage: kernodeck sample check OUTDIR --reference reference.json\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
-      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference), "the reference (default reference.json)")(
+      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference),
+                                                                  "the reference (default reference.json)")(
       "fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
   if (int rc = parseOptions("sample check", args, opts, {&outDir}); rc >= 0) return rc;
   if (help) return printHelp(opts);
@@ -210,11 +225,13 @@ int runSample(const std::vector<std::string>& argsIn) {
 }
 
 int runDossier(const std::vector<std::string>& argsIn) {
-  if (int rc = verbOrHelp(argsIn, "dossier",
-                          "usage: kernodeck dossier build|verify|replay DIR [options]\n\n"
-                          "  build   write the dossier: reference, reports, inventory, procedure, MANIFEST.sha256, index.html\n"
-                          "  verify  check every file against MANIFEST.sha256\n"
-                          "  replay  verify, then print the plan --run carries out (each action checked); --run replays the project in a fresh folder");
+  if (int rc = verbOrHelp(
+          argsIn, "dossier",
+          "usage: kernodeck dossier build|verify|replay DIR [options]\n\n"
+          "  build   write the dossier: reference, reports, inventory, procedure, MANIFEST.sha256, index.html\n"
+          "  verify  check every file against MANIFEST.sha256\n"
+          "  replay  verify, then print the plan --run carries out (each action checked); --run replays the project in "
+          "a fresh folder");
       rc >= 0)
     return rc;
   std::string verb = argsIn[0];
@@ -225,15 +242,23 @@ int runDossier(const std::vector<std::string>& argsIn) {
   bool runProject = false;
   po::options_description opts("usage: kernodeck dossier build|verify|replay DIR [options]\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
-      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference), "build: the reference (default reference.json)")(
+      "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference),
+                                                                  "build: the reference (default reference.json)")(
       "report", po::value(&reports)->composing(), "build: a check report to include (repeatable)")(
-      "outputs", po::value(&outputs), "build: the sample folder the procedure checks (default: the reference's --outputs)")(
-      "include", po::value(&includes)->composing(), "build: a file or folder of yours to carry under files/ (repeatable)")(
-      "run", po::bool_switch(&runProject), "replay: replay the project itself in a fresh folder (code, data, venv, entry point, sample check)")(
-      "python", po::value(&python), "replay --run: use this interpreter as it is instead of a new venv from the recorded one")(
-      "repo", po::value(&repo), "replay --run: clone the code from this repository when the dossier carries no code.tar")(
-      "work", po::value(&work), "replay --run: the fresh folder to replay in, kept afterwards (absent or empty; default a temporary one)");
-  if (verb != "build" && verb != "verify" && verb != "replay") return usageVerb("dossier", verb, "build, verify or replay");
+      "outputs", po::value(&outputs),
+      "build: the sample folder the procedure checks (default: the reference's --outputs)")(
+      "include", po::value(&includes)->composing(),
+      "build: a file or folder of yours to carry under files/ (repeatable)")(
+      "run", po::bool_switch(&runProject),
+      "replay: replay the project itself in a fresh folder (code, data, venv, entry point, sample check)")(
+      "python", po::value(&python),
+      "replay --run: use this interpreter as it is instead of a new venv from the recorded one")(
+      "repo", po::value(&repo),
+      "replay --run: clone the code from this repository when the dossier carries no code.tar")(
+      "work", po::value(&work),
+      "replay --run: the fresh folder to replay in, kept afterwards (absent or empty; default a temporary one)");
+  if (verb != "build" && verb != "verify" && verb != "replay")
+    return usageVerb("dossier", verb, "build, verify or replay");
   std::string cmd = "dossier " + verb;
   if (int rc = parseOptions(cmd, args, opts, {&dir}); rc >= 0) return rc;
   if (help) return printHelp(opts);
@@ -266,15 +291,18 @@ int runDossier(const std::vector<std::string>& argsIn) {
   record::ReplayOptions o;
   o.dir = dir;
   o.manifest = std::move(manifest).value();
-  auto procedure = loadDocument<record::Procedure>(dir + "/procedure.json", [](const nlohmann::json& j) { return record::parseProcedure(j); });
+  auto procedure = loadDocument<record::Procedure>(dir + "/procedure.json",
+                                                   [](const nlohmann::json& j) { return record::parseProcedure(j); });
   if (!procedure.ok()) return documentError(cmd, procedure.error());
   o.procedure = std::move(procedure).value();
   auto ref = loadReference(dir + "/reference.json");
   if (!ref.ok()) return documentError(cmd, ref.error());
   if (runProject) {
     // The interpreter runs with the code's folder as its working directory: made absolute here.
-    if (std::error_code ec; !python.empty() && python.find('/') != std::string::npos) python = std::filesystem::absolute(python, ec).string();
-    record::ProjectReplayOptions po{.dossier = std::move(o), .reference = std::move(ref).value(), .python = python, .repo = repo, .work = work};
+    if (std::error_code ec; !python.empty() && python.find('/') != std::string::npos)
+      python = std::filesystem::absolute(python, ec).string();
+    record::ProjectReplayOptions po{
+        .dossier = std::move(o), .reference = std::move(ref).value(), .python = python, .repo = repo, .work = work};
     return finish(cmd, record::replayProject(po), json, output);
   }
   record::ReplayPlanOptions plan{.dossier = dir, .root = "REPLAY", .python = python, .repo = repo};
@@ -319,8 +347,9 @@ const char* const kResumeCheckUsage =
     "options";
 
 // `resume check` with --cmd or a command after `--`: the options checked, the user's training run.
-int runResumeCommand(const std::optional<std::string>& cmdText, const std::vector<std::string>& tail, record::ResumeCommandOptions o,
-                     const std::string& criterion, bool json, const std::string& output) {
+int runResumeCommand(const std::optional<std::string>& cmdText, const std::vector<std::string>& tail,
+                     record::ResumeCommandOptions o, const std::string& criterion, bool json,
+                     const std::string& output) {
   auto usage = [](const std::string& m) {
     std::fprintf(stderr, "kernodeck resume check: %s\n", util::printable(m, 400).c_str());
     return static_cast<int>(report::kExitUsage);
@@ -340,7 +369,8 @@ int runResumeCommand(const std::optional<std::string>& cmdText, const std::vecto
   o.inspect = [](const std::string& path) { return probe::resumeInspect(path); };
   report::Report r = record::resumeCheckCommand(o);
   if (o.keep && r.subject().contains("work_folder"))
-    std::fprintf(stderr, "kernodeck resume check: the work folder is kept: %s\n", report::stringAt(r.subject(), "work_folder").c_str());
+    std::fprintf(stderr, "kernodeck resume check: the work folder is kept: %s\n",
+                 report::stringAt(r.subject(), "work_folder").c_str());
   return finish("resume check", r, json, output);
 }
 
@@ -356,7 +386,8 @@ int runResume(const std::vector<std::string>& argsIn) {
     return rc;
   std::string verb = argsIn[0];
   if (verb == "_continue" && argsIn.size() == 5)
-    return probe::resumeContinue(argsIn[1], std::atoi(argsIn[2].c_str()), static_cast<unsigned>(std::atoi(argsIn[3].c_str())), argsIn[4]);
+    return probe::resumeContinue(argsIn[1], std::atoi(argsIn[2].c_str()),
+                                 static_cast<unsigned>(std::atoi(argsIn[3].c_str())), argsIn[4]);
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end()), tail;
   // Everything after `--` is the user's command, one word per argument, never an option of ours.
   bool dashDash = false;
@@ -366,7 +397,8 @@ int runResume(const std::vector<std::string>& argsIn) {
     args.erase(dd, args.end());
   }
   if (dashDash && verb != "check") {
-    std::fprintf(stderr, "kernodeck resume %s: a command after -- goes with 'resume check' only\n", util::printable(verb, 60).c_str());
+    std::fprintf(stderr, "kernodeck resume %s: a command after -- goes with 'resume check' only\n",
+                 util::printable(verb, 60).c_str());
     return report::kExitUsage;
   }
   bool help = false, json = false;
@@ -383,8 +415,10 @@ int runResume(const std::vector<std::string>& argsIn) {
         "at", po::value(&o.at), "check: checkpoint after step K (default 10)")(
         "cmd", po::value(&cmdText), "check: your training command, with placeholders (above)")(
         "weights", po::value(&co.weights), "check --cmd: the final weights file the command writes in {out}")(
-        "criterion", po::value(&criterion), "check --cmd: exact (default) | abs<=X | rel<=X | cosine>=X, on every weight tensor")(
-        "checkpoint-name", po::value(&co.checkpointName), "check --cmd: the checkpoint file in {out} (default checkpoint.pt)")(
+        "criterion", po::value(&criterion),
+        "check --cmd: exact (default) | abs<=X | rel<=X | cosine>=X, on every weight tensor")(
+        "checkpoint-name", po::value(&co.checkpointName),
+        "check --cmd: the checkpoint file in {out} (default checkpoint.pt)")(
         "timeout", po::value(&co.timeoutSeconds), "check --cmd: seconds each run may take (default 600)")(
         "cwd", po::value(&co.cwd), "check --cmd: folder the command runs in (default: the current one)")(
         "keep", po::bool_switch(&co.keep), "check --cmd: keep the work folder (each run's outputs and log)")(
@@ -398,7 +432,9 @@ int runResume(const std::vector<std::string>& argsIn) {
     if (cmdText != std::string(1, '\0')) givenCmd = cmdText;
     bool command = givenCmd || dashDash;
     if (command && (!std::isnan(atol) || seed != LLONG_MIN)) {
-      std::fprintf(stderr, "kernodeck resume check: --atol and --seed belong to the built-in exercise; with a command, declare --criterion\n");
+      std::fprintf(stderr,
+                   "kernodeck resume check: --atol and --seed belong to the built-in exercise; with a command, declare "
+                   "--criterion\n");
       return report::kExitUsage;
     }
     if (command) {
@@ -407,7 +443,9 @@ int runResume(const std::vector<std::string>& argsIn) {
       return runResumeCommand(givenCmd, tail, co, criterion, json, output);
     }
     if (!co.weights.empty() || !criterion.empty() || !co.cwd.empty() || co.keep) {
-      std::fprintf(stderr, "kernodeck resume check: --weights, --criterion, --cwd and --keep need a command (--cmd or after --)\n");
+      std::fprintf(
+          stderr,
+          "kernodeck resume check: --weights, --criterion, --cwd and --keep need a command (--cmd or after --)\n");
       return report::kExitUsage;
     }
     if (seed != LLONG_MIN && (seed < 0 || seed > UINT_MAX)) {

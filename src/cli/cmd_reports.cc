@@ -17,23 +17,27 @@ using nlohmann::json;
 namespace kernodeck::cli {
 
 int runReports(const std::vector<std::string>& args) {
-  po::options_description opts("usage: kernodeck reports IMAGE [options]\n\n"
-                               "IMAGE: a registry reference (REGISTRY/REPO:TAG or @DIGEST)\n\noptions");
+  po::options_description opts(
+      "usage: kernodeck reports IMAGE [options]\n\n"
+      "IMAGE: a registry reference (REGISTRY/REPO:TAG or @DIGEST)\n\noptions");
   std::string image, keyFile, fetch, output, platform, failOn = "error";
   bool asJson = false, help = false;
   RegistryFlags rf;
-  opts.add_options()
-      ("help,h", po::bool_switch(&help), "show this help")
-      ("key", po::value(&keyFile), "verify each report's signature with this PEM public (or private) key")
-      ("fetch", po::value(&fetch), "write the newest report without problems (the audit's JSON report) to FILE ('-': stdout)")
-      ("platform", po::value(&platform), "OS/ARCH[/VARIANT] of a multi-platform image (default: this host's)")
-      ("json", po::bool_switch(&asJson), "print the kernodeck.report/v1 JSON report instead of text")
-      ("output,o", po::value(&output), "write the listing to FILE instead of stdout")
-      ("fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
+  opts.add_options()("help,h", po::bool_switch(&help), "show this help")(
+      "key", po::value(&keyFile), "verify each report's signature with this PEM public (or private) key")(
+      "fetch", po::value(&fetch),
+      "write the newest report without problems (the audit's JSON report) to FILE ('-': stdout)")(
+      "platform", po::value(&platform), "OS/ARCH[/VARIANT] of a multi-platform image (default: this host's)")(
+      "json", po::bool_switch(&asJson), "print the kernodeck.report/v1 JSON report instead of text")(
+      "output,o", po::value(&output), "write the listing to FILE instead of stdout")(
+      "fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
   rf.add(opts);
   std::vector<std::string> images;
   if (int rc = parseOptions("reports", args, opts, &images); rc >= 0) return rc;
-  if (help) return printHelp(opts, "exit codes: 0 ok, 1 findings at or above --fail-on (no report, a bad one), 2 usage, 3 could not complete\n");
+  if (help)
+    return printHelp(
+        opts,
+        "exit codes: 0 ok, 1 findings at or above --fail-on (no report, a bad one), 2 usage, 3 could not complete\n");
   auto usage = [](const std::string& m) { return usageError("reports", m); };
   if (images.size() != 1) return usage("one IMAGE is required (try --help)");
   image = images[0];
@@ -64,7 +68,8 @@ int runReports(const std::vector<std::string>& args) {
     rep.subject()["registry"] = ref->registry;
     rep.subject()["repository"] = ref->repository;
     client = std::make_unique<registry::Client>(*ref, rf.options);
-    KDK_TRY_ASSIGN(manifest, registry::resolveImageManifest(*client, ref->digest ? ref->digest->str() : ref->tag, want));
+    KDK_TRY_ASSIGN(manifest,
+                   registry::resolveImageManifest(*client, ref->digest ? ref->digest->str() : ref->tag, want));
     rep.subject()["manifest_digest"] = manifest.digest.str();
     return {};
   });
@@ -75,7 +80,10 @@ int runReports(const std::vector<std::string>& args) {
   });
   json list = json::array();
   for (const auto& r : found) {
-    json j = {{"artifact", r.artifact.digest.str()}, {"verdict", r.verdict}, {"signature", r.signature}, {"keyid", r.keyid},
+    json j = {{"artifact", r.artifact.digest.str()},
+              {"verdict", r.verdict},
+              {"signature", r.signature},
+              {"keyid", r.keyid},
               {"annotations", r.annotations}};
     if (!r.problems.empty()) j["problems"] = r.problems.size();
     list.push_back(j);
@@ -87,16 +95,21 @@ int runReports(const std::vector<std::string>& args) {
     rep.add("report.missing", report::Severity::Error, "no Kernodeck report is attached to " + manifest.digest.str(),
             {{"digest", manifest.digest.str()}});
   else if (!rep.failed() && !best)
-    rep.add("report.missing", report::Severity::Error, "no attached report of " + manifest.digest.str() + " passes its checks",
+    rep.add("report.missing", report::Severity::Error,
+            "no attached report of " + manifest.digest.str() + " passes its checks",
             {{"digest", manifest.digest.str()}});
-  if (best) rep.section("newest") = {{"artifact", best->artifact.digest.str()}, {"verdict", best->verdict}, {"signature", best->signature}};
+  if (best)
+    rep.section("newest") = {
+        {"artifact", best->artifact.digest.str()}, {"verdict", best->verdict}, {"signature", best->signature}};
 
   std::string text;
   if (asJson) {
     text = rep.toJson().dump(2) + "\n";
   } else {
     for (const auto& r : found) {
-      auto created = r.annotations.count("org.opencontainers.image.created") ? r.annotations.at("org.opencontainers.image.created") : "-";
+      auto created = r.annotations.count("org.opencontainers.image.created")
+                         ? r.annotations.at("org.opencontainers.image.created")
+                         : "-";
       text += r.artifact.digest.str() + "  " + created + "  " + (r.verdict.empty() ? "-" : r.verdict) + "  " +
               (r.signature.empty() ? "-" : r.signature) + (r.problems.empty() ? "" : "  (problems)") + "\n";
     }

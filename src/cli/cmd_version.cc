@@ -15,7 +15,8 @@ namespace kernodeck::cli {
 int runVersion(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (a == "-h" || a == "--help") {
-      std::printf("usage: kernodeck version\n\nprints the version of kernodeck and its components\n\n%s", kExitCodesHelp);
+      std::printf("usage: kernodeck version\n\nprints the version of kernodeck and its components\n\n%s",
+                  kExitCodesHelp);
       return 0;
     }
     std::fprintf(stderr, "kernodeck version: unexpected argument '%s' (try --help)\n", util::printable(a, 60).c_str());

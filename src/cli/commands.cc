@@ -11,10 +11,13 @@ namespace kernodeck::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"audit", "audit an image or root filesystem without running it", runAudit},
-      {"probe", "inside the container: see the devices, compute with LibTorch, reconcile image, host and live view", runProbe},
-      {"reference", "declare the reference (code, data, weights, packages, system, criterion) and verify it", runReference},
+      {"probe", "inside the container: see the devices, compute with LibTorch, reconcile image, host and live view",
+       runProbe},
+      {"reference", "declare the reference (code, data, weights, packages, system, criterion) and verify it",
+       runReference},
       {"sample", "check sample outputs against the reference under its declared criterion", runSample},
-      {"resume", "check that training resumes from a checkpoint on the same trajectory; inspect checkpoints", runResume},
+      {"resume", "check that training resumes from a checkpoint on the same trajectory; inspect checkpoints",
+       runResume},
       {"dossier", "build, verify and replay the final folder of a reproduction", runDossier},
       {"diff", "compare two audit reports (packages and findings), references or inventories", runDiffReports},
       {"fleet", "audit every image of a registry in shards (plan, run, summary), sharing layer results", runFleet},

@@ -35,8 +35,9 @@ int parseOptions(const std::string& command, const std::vector<std::string>& arg
   std::vector<std::string> given;
   if (int rc = parseOptions(command, args, opts, &given); rc >= 0) return rc;
   if (given.size() > positionals.size())
-    return usageError(command, "unexpected argument '" + given[positionals.size()] + "'" +
-                                   (positionals.size() == 0 ? "" : " (it takes " + std::to_string(positionals.size()) + ")"));
+    return usageError(command,
+                      "unexpected argument '" + given[positionals.size()] + "'" +
+                          (positionals.size() == 0 ? "" : " (it takes " + std::to_string(positionals.size()) + ")"));
   auto it = positionals.begin();
   for (auto& g : given) **it++ = std::move(g);
   return -1;

@@ -5,19 +5,22 @@ namespace po = boost::program_options;
 namespace kernodeck::cli {
 
 void RegistryFlags::add(po::options_description& opts, bool transfers) {
-  opts.add_options()
-      ("insecure", po::bool_switch(&insecure), "registry: allow plain HTTP and unverified TLS (always allowed for loopback)")
-      ("tls-verify", po::value(&tlsVerify), "registry: false is the same as --insecure")
-      ("cert-dir", po::value(&options.certDir), "registry: directory of extra CA certificates (*.crt)")
-      ("authfile", po::value(&authfile), "registry: credentials file read first (auth.json or docker config.json format)")
-      ("cache-dir", po::value(&options.cacheDir), "registry: blob and layer-result cache (default $XDG_CACHE_HOME/kernodeck)")
-      ("no-cache", po::bool_switch(&noCache), "registry: neither read nor write the local cache")
-      ("retries", po::value(&options.retries), "registry: retries of a failed request (default 4)")
-      ("timeout", po::value(&options.connectTimeoutS), "registry: connect timeout in seconds (default 10)");
+  opts.add_options()("insecure", po::bool_switch(&insecure),
+                     "registry: allow plain HTTP and unverified TLS (always allowed for loopback)")(
+      "tls-verify", po::value(&tlsVerify), "registry: false is the same as --insecure")(
+      "cert-dir", po::value(&options.certDir), "registry: directory of extra CA certificates (*.crt)")(
+      "authfile", po::value(&authfile),
+      "registry: credentials file read first (auth.json or docker config.json format)")(
+      "cache-dir", po::value(&options.cacheDir),
+      "registry: blob and layer-result cache (default $XDG_CACHE_HOME/kernodeck)")(
+      "no-cache", po::bool_switch(&noCache), "registry: neither read nor write the local cache")(
+      "retries", po::value(&options.retries), "registry: retries of a failed request (default 4)")(
+      "timeout", po::value(&options.connectTimeoutS), "registry: connect timeout in seconds (default 10)");
   if (transfers)
-    opts.add_options()
-        ("retry-max-time", po::value(&options.retryMaxSeconds), "registry: seconds spent waiting to retry one request (default 60)")
-        ("stall-timeout", po::value(&options.stallTimeoutS), "registry: abort a transfer idle for this many seconds (default 30)");
+    opts.add_options()("retry-max-time", po::value(&options.retryMaxSeconds),
+                       "registry: seconds spent waiting to retry one request (default 60)")(
+        "stall-timeout", po::value(&options.stallTimeoutS),
+        "registry: abort a transfer idle for this many seconds (default 30)");
 }
 
 std::string RegistryFlags::finish() {

@@ -18,7 +18,9 @@ using nlohmann::json;
 
 namespace {
 
-json descJson(const oci::Descriptor& d) { return {{"mediaType", d.mediaType}, {"digest", d.digest.str()}, {"size", d.size}}; }
+json descJson(const oci::Descriptor& d) {
+  return {{"mediaType", d.mediaType}, {"digest", d.digest.str()}, {"size", d.size}};
+}
 
 }  // namespace
 
@@ -27,12 +29,16 @@ json Plan::toJson() const {
   for (const auto& i : images) {
     json layerList = json::array();
     for (const auto& l : i.layers) layerList.push_back(l.str());
-    imgs.push_back({{"repository", i.repository}, {"tags", i.tags}, {"manifest", descJson(i.manifest)}, {"layers", layerList},
+    imgs.push_back({{"repository", i.repository},
+                    {"tags", i.tags},
+                    {"manifest", descJson(i.manifest)},
+                    {"layers", layerList},
                     {"shard", i.shard}});
   }
-  for (const auto& l : layers) lays.push_back({{"layer", descJson(l.desc)}, {"repository", l.repository}, {"shard", l.shard}});
-  return {{"schema", kSchema}, {"shards", shards}, {"cache_repo", cacheRepo}, {"platform", platform},
-          {"shard_bytes", shardBytes()}, {"images", imgs}, {"layers", lays}};
+  for (const auto& l : layers)
+    lays.push_back({{"layer", descJson(l.desc)}, {"repository", l.repository}, {"shard", l.shard}});
+  return {{"schema", kSchema},           {"shards", shards}, {"cache_repo", cacheRepo}, {"platform", platform},
+          {"shard_bytes", shardBytes()}, {"images", imgs},   {"layers", lays}};
 }
 
 std::vector<uint64_t> Plan::shardBytes() const {
@@ -44,13 +50,15 @@ std::vector<uint64_t> Plan::shardBytes() const {
 
 Result<Plan> parsePlan(std::string_view text) {
   json j = json::parse(text, nullptr, false);
-  if (!j.is_object() || j.value("schema", "") != Plan::kSchema) return Error::Invalid(std::string("not a ") + Plan::kSchema + " plan");
+  if (!j.is_object() || j.value("schema", "") != Plan::kSchema)
+    return Error::Invalid(std::string("not a ") + Plan::kSchema + " plan");
   try {
     Plan p;
     p.shards = j.at("shards").get<int>();
     p.cacheRepo = j.at("cache_repo").get<std::string>();
     p.platform = j.value("platform", "");
-    if (p.shards < 1 || p.shards > 100000) return Error::Invalid("the plan's shard count " + std::to_string(p.shards) + " is out of range");
+    if (p.shards < 1 || p.shards > 100000)
+      return Error::Invalid("the plan's shard count " + std::to_string(p.shards) + " is out of range");
     for (const auto& i : j.at("images")) {
       PlannedImage img;
       img.repository = i.at("repository").get<std::string>();
@@ -61,7 +69,8 @@ Result<Plan> parsePlan(std::string_view text) {
         img.layers.push_back(d);
       }
       img.shard = i.at("shard").get<int>();
-      if (img.shard < 0 || img.shard >= p.shards) return Error::Invalid("image " + img.ref() + " has shard " + std::to_string(img.shard));
+      if (img.shard < 0 || img.shard >= p.shards)
+        return Error::Invalid("image " + img.ref() + " has shard " + std::to_string(img.shard));
       p.images.push_back(std::move(img));
     }
     for (const auto& l : j.at("layers")) {
@@ -69,7 +78,8 @@ Result<Plan> parsePlan(std::string_view text) {
       KDK_TRY_ASSIGN(pl.desc, oci::parseDescriptor(l.at("layer")));
       pl.repository = l.at("repository").get<std::string>();
       pl.shard = l.at("shard").get<int>();
-      if (pl.shard < 0 || pl.shard >= p.shards) return Error::Invalid("layer " + pl.desc.digest.str() + " has shard " + std::to_string(pl.shard));
+      if (pl.shard < 0 || pl.shard >= p.shards)
+        return Error::Invalid("layer " + pl.desc.digest.str() + " has shard " + std::to_string(pl.shard));
       p.layers.push_back(std::move(pl));
     }
     return p;
@@ -84,7 +94,8 @@ void assignShards(Plan& plan) {
   std::vector<size_t> order(plan.layers.size());
   std::iota(order.begin(), order.end(), size_t(0));
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (plan.layers[a].desc.size != plan.layers[b].desc.size) return plan.layers[a].desc.size > plan.layers[b].desc.size;
+    if (plan.layers[a].desc.size != plan.layers[b].desc.size)
+      return plan.layers[a].desc.size > plan.layers[b].desc.size;
     return plan.layers[a].desc.digest < plan.layers[b].desc.digest;
   });
   std::vector<uint64_t> load(static_cast<size_t>(n), 0);
@@ -132,8 +143,8 @@ Result<std::vector<std::string>> catalogRefs(const std::string& registryPrefix, 
   return out;
 }
 
-Result<Plan> makePlan(const std::vector<std::string>& refs, int shards, const std::string& cacheRepo, const oci::Platform& platform,
-                      const registry::ClientOptions& opts) {
+Result<Plan> makePlan(const std::vector<std::string>& refs, int shards, const std::string& cacheRepo,
+                      const oci::Platform& platform, const registry::ClientOptions& opts) {
   Plan plan;
   plan.shards = shards;
   plan.cacheRepo = cacheRepo;
@@ -141,7 +152,8 @@ Result<Plan> makePlan(const std::vector<std::string>& refs, int shards, const st
   std::map<std::string, size_t> imageAt;  // repository@digest -> index
   std::map<std::string, size_t> layerAt;  // digest -> index
   for (const auto& raw : refs) {
-    KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(raw.rfind("docker://", 0) == 0 ? raw.substr(9) : raw));
+    KDK_TRY_ASSIGN(registry::Reference ref,
+                   registry::parseReference(raw.rfind("docker://", 0) == 0 ? raw.substr(9) : raw));
     registry::Client c(ref, opts);
     auto manifest = registry::resolveImageManifest(c, ref.digest ? ref.digest->str() : ref.tag, platform);
     if (!manifest.ok()) return Error{manifest.error().code, raw + ": " + manifest.error().message};

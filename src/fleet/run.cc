@@ -35,8 +35,8 @@ bool hasCurrentReport(const PlannedImage& img, const RunOptions& opts) {
   if (!reports.ok()) return false;
   for (const auto& r : *reports) {
     auto v = r.annotations.find("dev.kernodeck.analysis-version");
-    if (r.problems.empty() && r.report && r.verdict != "incomplete" && v != r.annotations.end() && v->second == std::to_string(kAnalysisVersion) &&
-        (!opts.signKey || r.signature == "verified"))
+    if (r.problems.empty() && r.report && r.verdict != "incomplete" && v != r.annotations.end() &&
+        v->second == std::to_string(kAnalysisVersion) && (!opts.signKey || r.signature == "verified"))
       return true;
   }
   return false;
@@ -67,11 +67,13 @@ RunOutcome runShard(const Plan& plan, const RunOptions& opts) {
     if (!done.ok()) {
       out.layersFailed++;
       entry["error"] = done.error().message;
-      std::fprintf(stderr, "kernodeck fleet run: layer %s: %s\n", l.desc.digest.str().c_str(), done.error().message.c_str());
+      std::fprintf(stderr, "kernodeck fleet run: layer %s: %s\n", l.desc.digest.str().c_str(),
+                   done.error().message.c_str());
     } else {
       (*done ? out.layersShared : out.layersWalked)++;
       entry["status"] = *done ? "shared" : "walked";
-      std::fprintf(stderr, "kernodeck fleet run: layer %s %s\n", l.desc.digest.str().c_str(), *done ? "already shared" : "walked");
+      std::fprintf(stderr, "kernodeck fleet run: layer %s %s\n", l.desc.digest.str().c_str(),
+                   *done ? "already shared" : "walked");
     }
     out.log.push_back(entry);
   }

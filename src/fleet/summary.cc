@@ -19,7 +19,10 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
   std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity)
   std::map<std::string, int> failingLayers;                  // layer -> failing images that have it
   for (const auto& img : plan.images) {
-    json row = {{"image", img.ref()}, {"repository", img.repository}, {"tags", img.tags}, {"manifest_digest", img.manifest.digest.str()}};
+    json row = {{"image", img.ref()},
+                {"repository", img.repository},
+                {"tags", img.tags},
+                {"manifest_digest", img.manifest.digest.str()}};
     std::string verdict = "missing";
     auto ref = registry::parseReference(img.ref());
     if (!ref.ok()) {
@@ -48,9 +51,9 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
           }
         row["findings"] = counts;
       } else {
-        row["problem"] = reports->empty() ? "no report attached" : reports->front().problems.empty()
-                                                                       ? "no attached report passes its checks"
-                                                                       : reports->front().problems.front().message;
+        row["problem"] = reports->empty()                    ? "no report attached"
+                         : reports->front().problems.empty() ? "no attached report passes its checks"
+                                                             : reports->front().problems.front().message;
       }
     }
     row["verdict"] = verdict;
@@ -61,7 +64,8 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
   }
   json byCode = json::array();
   for (const auto& [code, v] : codes) byCode.push_back({{"code", code}, {"severity", v.second}, {"images", v.first}});
-  std::stable_sort(byCode.begin(), byCode.end(), [](const json& a, const json& b) { return a["images"].get<int>() > b["images"].get<int>(); });
+  std::stable_sort(byCode.begin(), byCode.end(),
+                   [](const json& a, const json& b) { return a["images"].get<int>() > b["images"].get<int>(); });
   json layers = json::array();
   std::vector<std::pair<std::string, int>> fl(failingLayers.begin(), failingLayers.end());
   std::stable_sort(fl.begin(), fl.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -72,8 +76,11 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
     // A layer of one image is that image's own; the question is which shared (base) layers fail.
     if (total >= 2) layers.push_back({{"layer", fl[i].first}, {"failing_images", fl[i].second}, {"images", total}});
   }
-  return {{"schema", "kernodeck.fleet-summary/v1"}, {"images", images}, {"verdicts", verdicts},
-          {"findings_by_code", byCode}, {"failing_layers", layers}};
+  return {{"schema", "kernodeck.fleet-summary/v1"},
+          {"images", images},
+          {"verdicts", verdicts},
+          {"findings_by_code", byCode},
+          {"failing_layers", layers}};
 }
 
 int summaryExitCode(const json& s) {
@@ -87,24 +94,27 @@ std::string summaryText(const json& s) {
   std::string out = "kernodeck fleet summary: " + std::to_string(s["images"].size()) + " images\n\n";
   for (const auto& row : s["images"]) {
     char line[512];
-    std::snprintf(line, sizeof line, "  %-10s %s", row["verdict"].get<std::string>().c_str(), row["image"].get<std::string>().c_str());
+    std::snprintf(line, sizeof line, "  %-10s %s", row["verdict"].get<std::string>().c_str(),
+                  row["image"].get<std::string>().c_str());
     out += line;
     if (row.contains("problem")) out += "  (" + row["problem"].get<std::string>() + ")";
     out += "\n";
   }
   out += "\nVerdicts:";
-  for (const char* v : {"pass", "fail", "incomplete", "missing"}) out += std::string(" ") + v + " " + std::to_string(s["verdicts"].value(v, 0));
+  for (const char* v : {"pass", "fail", "incomplete", "missing"})
+    out += std::string(" ") + v + " " + std::to_string(s["verdicts"].value(v, 0));
   out += "\n";
   if (!s["findings_by_code"].empty()) {
     out += "\nFindings by code (images)\n";
     for (const auto& c : s["findings_by_code"])
-      out += "  " + std::to_string(c["images"].get<int>()) + "  " + c["code"].get<std::string>() + " (" + c["severity"].get<std::string>() + ")\n";
+      out += "  " + std::to_string(c["images"].get<int>()) + "  " + c["code"].get<std::string>() + " (" +
+             c["severity"].get<std::string>() + ")\n";
   }
   if (!s["failing_layers"].empty()) {
     out += "\nLayers most common among failing images\n";
     for (const auto& l : s["failing_layers"])
-      out += "  " + std::to_string(l["failing_images"].get<int>()) + "/" + std::to_string(l["images"].get<int>()) + "  " +
-             l["layer"].get<std::string>() + "\n";
+      out += "  " + std::to_string(l["failing_images"].get<int>()) + "/" + std::to_string(l["images"].get<int>()) +
+             "  " + l["layer"].get<std::string>() + "\n";
   }
   return out;
 }
@@ -116,28 +126,33 @@ std::string esc(const std::string& s) { return util::htmlEscape(s); }
 }  // namespace
 
 std::string summaryHtml(const json& s) {
-  std::string o = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck fleet summary</title>\n"
-                  "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:left}.pass{color:#070}.fail{color:#b00}"
-                  ".incomplete,.missing{color:#a60}</style></head><body>\n<h1>Kernodeck fleet summary</h1>\n<p>";
+  std::string o =
+      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck fleet summary</title>\n"
+      "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:left}.pass{color:#070}.fail{color:#b00}"
+      ".incomplete,.missing{color:#a60}</style></head><body>\n<h1>Kernodeck fleet summary</h1>\n<p>";
   for (const char* v : {"pass", "fail", "incomplete", "missing"})
     o += std::string("<span class=\"") + v + "\">" + v + ": " + std::to_string(s["verdicts"].value(v, 0)) + "</span> ";
-  o += "</p>\n<h2>Images</h2>\n<table>\n<tr><th>image</th><th>tags</th><th>verdict</th><th>errors</th><th>warnings</th></tr>\n";
+  o += "</p>\n<h2>Images</h2>\n<table>\n<tr><th>image</th><th>tags</th><th>verdict</th><th>errors</th><th>warnings</"
+       "th></tr>\n";
   for (const auto& row : s["images"]) {
     std::string tags;
     for (const auto& t : row["tags"]) tags += (tags.empty() ? "" : ", ") + t.get<std::string>();
     std::string v = row["verdict"].get<std::string>();
     json f = row.value("findings", json::object());
-    o += "<tr><td>" + esc(row["image"].get<std::string>()) + "</td><td>" + esc(tags) + "</td><td class=\"" + v + "\">" + v + "</td><td>" +
-         std::to_string(f.value("error", 0)) + "</td><td>" + std::to_string(f.value("warning", 0)) + "</td></tr>\n";
+    o += "<tr><td>" + esc(row["image"].get<std::string>()) + "</td><td>" + esc(tags) + "</td><td class=\"" + v + "\">" +
+         v + "</td><td>" + std::to_string(f.value("error", 0)) + "</td><td>" + std::to_string(f.value("warning", 0)) +
+         "</td></tr>\n";
   }
   o += "</table>\n<h2>Findings by code</h2>\n<table>\n<tr><th>code</th><th>severity</th><th>images</th></tr>\n";
   for (const auto& c : s["findings_by_code"])
-    o += "<tr><td>" + esc(c["code"].get<std::string>()) + "</td><td>" + esc(c["severity"].get<std::string>()) + "</td><td>" +
-         std::to_string(c["images"].get<int>()) + "</td></tr>\n";
-  o += "</table>\n<h2>Layers most common among failing images</h2>\n<table>\n<tr><th>layer</th><th>failing images</th><th>images</th></tr>\n";
+    o += "<tr><td>" + esc(c["code"].get<std::string>()) + "</td><td>" + esc(c["severity"].get<std::string>()) +
+         "</td><td>" + std::to_string(c["images"].get<int>()) + "</td></tr>\n";
+  o += "</table>\n<h2>Layers most common among failing images</h2>\n<table>\n<tr><th>layer</th><th>failing "
+       "images</th><th>images</th></tr>\n";
   for (const auto& l : s["failing_layers"])
-    o += "<tr><td>" + esc(l["layer"].get<std::string>()) + "</td><td>" + std::to_string(l["failing_images"].get<int>()) + "</td><td>" +
-         std::to_string(l["images"].get<int>()) + "</td></tr>\n";
+    o += "<tr><td>" + esc(l["layer"].get<std::string>()) + "</td><td>" +
+         std::to_string(l["failing_images"].get<int>()) + "</td><td>" + std::to_string(l["images"].get<int>()) +
+         "</td></tr>\n";
   return o + "</table>\n</body></html>\n";
 }
 

@@ -28,11 +28,10 @@ std::string majorMinor(std::string_view v) {
 const std::vector<CudaDriverRow>& cudaDriverTable() {
   // CUDA toolkit release notes, "CUDA Toolkit and Corresponding Driver Versions" (Linux, GA).
   static const std::vector<CudaDriverRow> table = {
-      {"10.0", "410.48"},    {"10.1", "418.39"},    {"10.2", "440.33"},    {"11.0", "450.36.06"},
-      {"11.1", "455.23"},    {"11.2", "460.27.03"}, {"11.3", "465.19.01"}, {"11.4", "470.42.01"},
-      {"11.5", "495.29.05"}, {"11.6", "510.39.01"}, {"11.7", "515.43.04"}, {"11.8", "520.61.05"},
-      {"12.0", "525.60.13"}, {"12.1", "530.30.02"}, {"12.2", "535.54.03"}, {"12.3", "545.23.06"},
-      {"12.4", "550.54.14"}, {"12.5", "555.42.02"}, {"12.6", "560.28.03"}, {"12.8", "570.26"},
+      {"10.0", "410.48"},    {"10.1", "418.39"},    {"10.2", "440.33"},    {"11.0", "450.36.06"}, {"11.1", "455.23"},
+      {"11.2", "460.27.03"}, {"11.3", "465.19.01"}, {"11.4", "470.42.01"}, {"11.5", "495.29.05"}, {"11.6", "510.39.01"},
+      {"11.7", "515.43.04"}, {"11.8", "520.61.05"}, {"12.0", "525.60.13"}, {"12.1", "530.30.02"}, {"12.2", "535.54.03"},
+      {"12.3", "545.23.06"}, {"12.4", "550.54.14"}, {"12.5", "555.42.02"}, {"12.6", "560.28.03"}, {"12.8", "570.26"},
       {"12.9", "575.51.03"}, {"13.0", "580.65.06"},
   };
   return table;
@@ -75,8 +74,8 @@ CudaVerdict checkCuda(std::string_view driver, std::string_view cuda, const std:
   std::string major = util::split(want, '.')[0];
   const char* floor = minorCompatFloor(major);
   if (floor && !max.empty() && util::split(max, '.')[0] == major && compareVersions(driver, floor) >= 0)
-    return {CudaSupport::MinorVersionCompat,
-            "driver " + std::string(driver) + " runs CUDA " + want + " through minor-version compatibility (no newer PTX JIT)"};
+    return {CudaSupport::MinorVersionCompat, "driver " + std::string(driver) + " runs CUDA " + want +
+                                                 " through minor-version compatibility (no newer PTX JIT)"};
   std::string branch = util::split(driver, '.')[0];
   for (const auto& b : compatBranches)
     if (b == branch)

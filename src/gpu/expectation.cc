@@ -14,7 +14,8 @@ Result<const json*> at(const json& j, std::initializer_list<const char*> path, s
   const json* cur = &j;
   name.clear();
   for (const char* k : path) {
-    if (!cur->is_object()) return Error::Invalid("expectation field '" + name + "' is " + cur->type_name() + ", not an object");
+    if (!cur->is_object())
+      return Error::Invalid("expectation field '" + name + "' is " + cur->type_name() + ", not an object");
     name += (name.empty() ? "" : ".") + std::string(k);
     auto it = cur->find(k);
     if (it == cur->end() || it->is_null()) return static_cast<const json*>(nullptr);
@@ -27,7 +28,8 @@ Result<std::string> getStr(const json& j, std::initializer_list<const char*> pat
   std::string name;
   KDK_TRY_ASSIGN(const json* v, at(j, path, name));
   if (!v) return std::string();
-  if (!v->is_string()) return Error::Invalid("expectation field '" + name + "' is " + v->type_name() + ", not a string");
+  if (!v->is_string())
+    return Error::Invalid("expectation field '" + name + "' is " + v->type_name() + ", not a string");
   return v->get<std::string>();
 }
 
@@ -36,10 +38,12 @@ Result<std::vector<std::string>> getList(const json& j, std::initializer_list<co
   KDK_TRY_ASSIGN(const json* v, at(j, path, name));
   std::vector<std::string> out;
   if (!v) return out;
-  if (!v->is_array()) return Error::Invalid("expectation field '" + name + "' is " + v->type_name() + ", not an array of strings");
+  if (!v->is_array())
+    return Error::Invalid("expectation field '" + name + "' is " + v->type_name() + ", not an array of strings");
   for (size_t i = 0; i < v->size(); ++i) {
     if (!(*v)[i].is_string())
-      return Error::Invalid("expectation field '" + name + "[" + std::to_string(i) + "]' is " + (*v)[i].type_name() + ", not a string");
+      return Error::Invalid("expectation field '" + name + "[" + std::to_string(i) + "]' is " + (*v)[i].type_name() +
+                            ", not a string");
     out.push_back((*v)[i].get<std::string>());
   }
   return out;
@@ -53,12 +57,14 @@ Result<Expectation> parseExpectation(std::string_view text) {
   if (!j.is_object()) return Error::Invalid(std::string("expectation is a JSON ") + j.type_name() + ", not an object");
   auto schema = getStr(j, {"schema"});
   if (!schema.ok() || *schema != "kernodeck.expect/v1")
-    return Error::Invalid("expectation schema is '" + (schema.ok() ? util::printable(*schema, 60) : std::string("(not a string)")) +
+    return Error::Invalid("expectation schema is '" +
+                          (schema.ok() ? util::printable(*schema, 60) : std::string("(not a string)")) +
                           "', not kernodeck.expect/v1");
   Expectation e;
   KDK_TRY_ASSIGN(e.accelerator, getStr(j, {"accelerator"}));
   if (!e.accelerator.empty() && e.accelerator != "cuda" && e.accelerator != "rocm" && e.accelerator != "cpu")
-    return Error::Invalid("expectation field 'accelerator' is '" + util::printable(e.accelerator, 40) + "', not cuda, rocm or cpu");
+    return Error::Invalid("expectation field 'accelerator' is '" + util::printable(e.accelerator, 40) +
+                          "', not cuda, rocm or cpu");
   KDK_TRY_ASSIGN(e.imageDigest, getStr(j, {"image", "digest"}));
   KDK_TRY_ASSIGN(e.torchVersion, getStr(j, {"torch", "version"}));
   KDK_TRY_ASSIGN(e.torchCuda, getStr(j, {"torch", "cuda"}));
@@ -75,8 +81,11 @@ json Expectation::toJson() const {
   return {{"schema", "kernodeck.expect/v1"},
           {"accelerator", orNull(accelerator)},
           {"image", {{"digest", orNull(imageDigest)}}},
-          {"torch", {{"version", orNull(torchVersion)}, {"cuda", orNull(torchCuda)}, {"hip", orNull(torchHip)},
-                     {"arch_list", torchArchList}}},
+          {"torch",
+           {{"version", orNull(torchVersion)},
+            {"cuda", orNull(torchCuda)},
+            {"hip", orNull(torchHip)},
+            {"arch_list", torchArchList}}},
           {"cuda", {{"runtime", orNull(cudaRuntime)}, {"compat_driver_branches", compatDriverBranches}}},
           {"nvidia", {{"require", nvidiaRequire}}}};
 }

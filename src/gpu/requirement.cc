@@ -37,11 +37,13 @@ Result<std::optional<Condition>> parseCondition(std::string_view s) {
 }
 
 Tri evalCondition(const Condition& c, const Properties& p) {
-  const std::string& have = c.property == "cuda" ? p.cuda : c.property == "driver" ? p.driver
-                                                          : c.property == "arch" ? p.arch : p.brand;
+  const std::string& have = c.property == "cuda"     ? p.cuda
+                            : c.property == "driver" ? p.driver
+                            : c.property == "arch"   ? p.arch
+                                                     : p.brand;
   if (have.empty()) return Tri::Unknown;
-  int cmp = c.property == "brand" ? util::toLower(have).compare(util::toLower(c.value))
-                                  : compareVersions(have, c.value);
+  int cmp =
+      c.property == "brand" ? util::toLower(have).compare(util::toLower(c.value)) : compareVersions(have, c.value);
   cmp = cmp < 0 ? -1 : cmp > 0 ? 1 : 0;
   bool ok = (c.op == "=" && cmp == 0) || (c.op == "!=" && cmp != 0) || (c.op == "<" && cmp < 0) ||
             (c.op == "<=" && cmp <= 0) || (c.op == ">" && cmp > 0) || (c.op == ">=" && cmp >= 0);
@@ -116,13 +118,15 @@ ContainerRequirements requirementsFromEnv(const std::map<std::string, std::strin
       return out;
     }
     if (!v)
-      out.ignored.push_back("NVIDIA_DISABLE_REQUIRE=" + util::printable(dis->second, 40) +
-                            " is not a boolean the toolkit reads (1, t, true, TRUE, True, 0, f, false...), so it counts as false: "
-                            "the requirements are checked");
+      out.ignored.push_back(
+          "NVIDIA_DISABLE_REQUIRE=" + util::printable(dis->second, 40) +
+          " is not a boolean the toolkit reads (1, t, true, TRUE, True, 0, f, false...), so it counts as false: "
+          "the requirements are checked");
   }
   if (env.count("NVIDIA_DISABLE_REQUIRES") && dis == env.end())
-    out.ignored.push_back("NVIDIA_DISABLE_REQUIRES is set, but the toolkit reads NVIDIA_DISABLE_REQUIRE (no S): "
-                          "the requirements are checked");
+    out.ignored.push_back(
+        "NVIDIA_DISABLE_REQUIRES is set, but the toolkit reads NVIDIA_DISABLE_REQUIRE (no S): "
+        "the requirements are checked");
   for (const auto& [k, v] : env) {
     if (!k.starts_with("NVIDIA_REQUIRE_") || k.starts_with("NVIDIA_REQUIRE_JETPACK")) continue;
     auto r = parseRequirement(v);
@@ -141,7 +145,8 @@ ContainerRequirements requirementsFromEnv(const std::map<std::string, std::strin
       r->source = "CUDA_VERSION";
       out.requirements.push_back(*r);
     } else {
-      out.errors.push_back("CUDA_VERSION: '" + util::printable(cv, 40) + "' is not a version (the toolkit refuses such a legacy image)");
+      out.errors.push_back("CUDA_VERSION: '" + util::printable(cv, 40) +
+                           "' is not a version (the toolkit refuses such a legacy image)");
     }
   }
   return out;

@@ -21,8 +21,10 @@ std::vector<std::optional<std::string>> valuesOf(const std::vector<std::string>&
   std::string eq = std::string(name) + "=";
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--") break;
-    if (args[i] == name) out.push_back(i + 1 < args.size() ? std::optional<std::string>(args[++i]) : std::nullopt);
-    else if (args[i].starts_with(eq)) out.push_back(args[i].substr(eq.size()));
+    if (args[i] == name)
+      out.push_back(i + 1 < args.size() ? std::optional<std::string>(args[++i]) : std::nullopt);
+    else if (args[i].starts_with(eq))
+      out.push_back(args[i].substr(eq.size()));
   }
   return out;
 }
@@ -30,7 +32,8 @@ std::vector<std::optional<std::string>> valuesOf(const std::vector<std::string>&
 }  // namespace
 
 FlagParts splitFlag(const std::string& arg) {
-  if (size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) return {arg.substr(0, eq), arg.substr(eq + 1), true};
+  if (size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos)
+    return {arg.substr(0, eq), arg.substr(eq + 1), true};
   return {arg, "", false};
 }
 
@@ -39,14 +42,18 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
   // 1. The policy, before anything can fail.
   auto policies = valuesOf(args, "--policy");
   std::string policyError;
-  if (policies.size() > 1) policyError = "--policy is given " + std::to_string(policies.size()) + " times";
-  else if (policies.size() == 1 && !policies[0]) policyError = "--policy has no value";
+  if (policies.size() > 1)
+    policyError = "--policy is given " + std::to_string(policies.size()) + " times";
+  else if (policies.size() == 1 && !policies[0])
+    policyError = "--policy has no value";
   else if (policies.size() == 1 && *policies[0] != "warn" && *policies[0] != "enforce")
     policyError = "--policy takes warn or enforce, not '" + util::printable(*policies[0], 40) + "'";
-  cl.options.policy = !policyError.empty() || (policies.size() == 1 && *policies[0] == "enforce") ? Policy::Enforce : Policy::Warn;
+  cl.options.policy =
+      !policyError.empty() || (policies.size() == 1 && *policies[0] == "enforce") ? Policy::Enforce : Policy::Warn;
   if (!policyError.empty()) cl.usageError = policyError + " (a broken policy is read as enforce)";
   // 2. Where to log, so that a usage error is logged too.
-  if (auto logs = valuesOf(args, "--log"); logs.size() == 1 && logs[0] && !logs[0]->empty()) cl.options.logFile = *logs[0];
+  if (auto logs = valuesOf(args, "--log"); logs.size() == 1 && logs[0] && !logs[0]->empty())
+    cl.options.logFile = *logs[0];
 
   // 3. The whole line, strictly.
   auto fail = [&](std::string why) {
@@ -73,8 +80,11 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
       continue;
     }
     auto [name, value, inlineValue] = splitFlag(a);
-    bool* seen = name == "--policy" ? &seenPolicy : name == "--host-root" ? &seenRoot : name == "--log" ? &seenLog
-               : name == "--timeout-ms" ? &seenTimeout : nullptr;
+    bool* seen = name == "--policy"       ? &seenPolicy
+                 : name == "--host-root"  ? &seenRoot
+                 : name == "--log"        ? &seenLog
+                 : name == "--timeout-ms" ? &seenTimeout
+                                          : nullptr;
     if (!seen) {
       std::string suggestion;
       for (const char* known : {"--policy", "--host-root", "--log", "--timeout-ms", "--help", "--version"})
@@ -89,18 +99,21 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
     }
     if (name == "--policy") continue;  // decided above
     if (value.empty()) return fail(name + " needs a non-empty value");
-    if (name == "--host-root") cl.options.hostRoot = value;
-    else if (name == "--log") continue;  // taken by the scan, which also knows whether it is given once
+    if (name == "--host-root")
+      cl.options.hostRoot = value;
+    else if (name == "--log")
+      continue;  // taken by the scan, which also knows whether it is given once
     else {
       auto ms = util::parseUint(value);
       if (!ms) return fail("--timeout-ms takes a number of milliseconds, not '" + util::printable(value, 40) + "'");
       if (*ms == 0 || *ms > kMaxTimeoutMs)
-        return fail("--timeout-ms " + util::printable(value, 40) + " is out of range: give 1.." + std::to_string(kMaxTimeoutMs) +
-                    " (0 would leave no time to read the container state)");
+        return fail("--timeout-ms " + util::printable(value, 40) + " is out of range: give 1.." +
+                    std::to_string(kMaxTimeoutMs) + " (0 would leave no time to read the container state)");
       cl.timeoutMs = static_cast<unsigned>(*ms);
     }
   }
-  if (cl.positional.size() == 1) cl.options.stage = cl.positional[0];
+  if (cl.positional.size() == 1)
+    cl.options.stage = cl.positional[0];
   else if (cl.positional.size() > 1)
     return fail("one stage argument expected, got " + std::to_string(cl.positional.size()));
   return cl;
@@ -124,7 +137,8 @@ const char* usageText() {
          "\n"
          "installing (see hooks/README.md):\n"
          "  kernodeck-hook cdi spec [--output FILE] [HOOK FLAGS]     a CDI spec whose device runs the hook\n"
-         "  kernodeck-hook cdi inject SPEC [HOOK FLAGS]              add the hook to a CDI spec's top-level edits (YAML or JSON)\n"
+         "  kernodeck-hook cdi inject SPEC [HOOK FLAGS]              add the hook to a CDI spec's top-level edits "
+         "(YAML or JSON)\n"
          "  kernodeck-hook runc-config CONFIG.json [HOOK FLAGS]      add the hook to a runc/crun config.json\n"
          "  kernodeck-hook hooks-d [HOOK FLAGS]                      print an OCI hooks.d file\n";
 }

@@ -1,8 +1,8 @@
 // See container_check.h. Every finding names the mismatch and a plain fix.
 #include "kernodeck/hook/container_check.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/util/strings.h"
@@ -90,8 +90,10 @@ class Checker {
     const std::string& driver = host_.nvidia->version;
     int hostGpus = 0;
     for (const auto& g : host_.gpus) hostGpus += g.excluded ? 0 : 1;
-    if (visible_.kind == VisibleDevices::All) out_.requestedGpus = -1;
-    else if (visible_.kind == VisibleDevices::List) out_.requestedGpus = static_cast<int>(visible_.ids.size());
+    if (visible_.kind == VisibleDevices::All)
+      out_.requestedGpus = -1;
+    else if (visible_.kind == VisibleDevices::List)
+      out_.requestedGpus = static_cast<int>(visible_.ids.size());
 
     // Requirements from the environment, as the NVIDIA toolkit reads them, and from the expectation
     // (named after it in messages), unless the same text is already in the environment.
@@ -127,7 +129,8 @@ class Checker {
       if (v.support == CudaSupport::Unsupported)
         add("hook.cuda.unsupported", Severity::Error,
             "torch " + expect_->torchVersion + " is built for CUDA " + expect_->torchCuda + " but " + v.explanation +
-                "; upgrade the node's driver or use a torch build for CUDA " + (host_.maxCuda.empty() ? "<= the driver's" : host_.maxCuda),
+                "; upgrade the node's driver or use a torch build for CUDA " +
+                (host_.maxCuda.empty() ? "<= the driver's" : host_.maxCuda),
             ev);
       else if (v.support != CudaSupport::Native)
         add("hook.cuda.compat", Severity::Info, v.explanation, ev);
@@ -136,8 +139,9 @@ class Checker {
     checkNvidiaNodes(nvDevices, hostGpus);
     for (const auto& l : host_.devCharMissing)
       add("host.devchar.missing", Severity::Warning,
-          "host link " + l + " is missing: after a systemd daemon-reload the container can lose GPU access "
-          "(\"Failed to initialize NVML: Unknown Error\"); run nvidia-ctk system create-dev-char-symlinks");
+          "host link " + l +
+              " is missing: after a systemd daemon-reload the container can lose GPU access "
+              "(\"Failed to initialize NVML: Unknown Error\"); run nvidia-ctk system create-dev-char-symlinks");
   }
 
   // The expectation's torch architectures against the GPUs passed in (all of them when the
@@ -146,8 +150,9 @@ class Checker {
     bool anyGpu = std::any_of(spec_.devices.begin(), spec_.devices.end(),
                               [](const oci::LinuxDevice& d) { return isGpuNode(d.path); });
     for (const auto& g : host_.gpus) {
-      bool passed = std::any_of(spec_.devices.begin(), spec_.devices.end(),
-                                [&](const oci::LinuxDevice& d) { return d.path == "/dev/nvidia" + std::to_string(g.minor); });
+      bool passed = std::any_of(spec_.devices.begin(), spec_.devices.end(), [&](const oci::LinuxDevice& d) {
+        return d.path == "/dev/nvidia" + std::to_string(g.minor);
+      });
       if (g.excluded || (anyGpu && !passed) || archRunsOn(expect_->torchArchList, g.arch) != false) continue;
       std::string sm = smName(g.arch);
       add("hook.arch.unsupported", Severity::Error,
@@ -194,12 +199,15 @@ class Checker {
       Tri t = evaluate(r, p, &why, &failed);
       if (t == Tri::False) {
         // The fix depends on what failed: a driver too old, or a GPU of another kind.
-        bool driverSide = std::any_of(failed.begin(), failed.end(),
-                                      [](const Condition& c) { return c.property == "cuda" || c.property == "driver"; });
-        std::string gpu = (p.arch.empty() ? "" : "arch " + p.arch) + (p.brand.empty() ? "" : std::string(p.arch.empty() ? "" : ", ") + "brand " + p.brand);
-        std::string fix = driverSide ? "update the driver or use an image built for an older CUDA"
-                                     : "run it on a GPU that meets it (this one is " + (gpu.empty() ? std::string("of unknown kind") : gpu) +
-                                           ") or relax the requirement";
+        bool driverSide = std::any_of(failed.begin(), failed.end(), [](const Condition& c) {
+          return c.property == "cuda" || c.property == "driver";
+        });
+        std::string gpu = (p.arch.empty() ? "" : "arch " + p.arch) +
+                          (p.brand.empty() ? "" : std::string(p.arch.empty() ? "" : ", ") + "brand " + p.brand);
+        std::string fix = driverSide
+                              ? "update the driver or use an image built for an older CUDA"
+                              : "run it on a GPU that meets it (this one is " +
+                                    (gpu.empty() ? std::string("of unknown kind") : gpu) + ") or relax the requirement";
         add("hook.require.unsatisfied", Severity::Error,
             r.source + " '" + r.text + "' is not met by driver " + driver + " (CUDA " + host_.maxCuda + ")" +
                 (gpu.empty() ? "" : ", " + gpu) + ": " + why + "; " + fix,
@@ -221,24 +229,31 @@ class Checker {
       if (n && !n->problem.empty())
         add("hook.host.node", Severity::Error,
             std::string("host device ") + p + " is " + n->problem +
-                (std::string(p) == "/dev/nvidia-uvm" ? "; load nvidia-uvm (modprobe nvidia-uvm, or nvidia-modprobe -u -c=0)" : "; check the driver installation"),
+                (std::string(p) == "/dev/nvidia-uvm"
+                     ? "; load nvidia-uvm (modprobe nvidia-uvm, or nvidia-modprobe -u -c=0)"
+                     : "; check the driver installation"),
             {{"path", p}});
     }
     if (!nvDevices) {
       bool nvidiaHook = std::any_of(spec_.hookPaths.begin(), spec_.hookPaths.end(), [](const std::string& h) {
-        return h.find("nvidia-container-runtime-hook") != std::string::npos || h.find("nvidia-container-toolkit") != std::string::npos ||
-               h.find("nvidia-ctk") != std::string::npos;
+        return h.find("nvidia-container-runtime-hook") != std::string::npos ||
+               h.find("nvidia-container-toolkit") != std::string::npos || h.find("nvidia-ctk") != std::string::npos;
       });
       // Say why the container counts as a GPU container: the fix differs.
-      std::string asks = legacyAll_ ? "the image is a legacy CUDA image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA), which the NVIDIA toolkit gives every GPU,"
-                         : visible_.requestsGpus() ? "NVIDIA_VISIBLE_DEVICES asks for GPUs"
-                                                   : "the image's expectation says it needs CUDA, NVIDIA_VISIBLE_DEVICES is not set,";
+      std::string asks = legacyAll_ ? "the image is a legacy CUDA image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA), "
+                                      "which the NVIDIA toolkit gives every GPU,"
+                         : visible_.requestsGpus()
+                             ? "NVIDIA_VISIBLE_DEVICES asks for GPUs"
+                             : "the image's expectation says it needs CUDA, NVIDIA_VISIBLE_DEVICES is not set,";
       if (nvidiaHook)
-        add("hook.device.injected", Severity::Info, "GPU devices are injected by the NVIDIA runtime hook, not listed in the spec");
+        add("hook.device.injected", Severity::Info,
+            "GPU devices are injected by the NVIDIA runtime hook, not listed in the spec");
       else
         add("hook.device.missing", Severity::Error,
-            asks + " but the spec passes no NVIDIA device and no NVIDIA hook will inject one: "
-            "the container would see no GPU; run it with the NVIDIA runtime, CDI devices (--device nvidia.com/gpu=...) or the device plugin");
+            asks +
+                " but the spec passes no NVIDIA device and no NVIDIA hook will inject one: "
+                "the container would see no GPU; run it with the NVIDIA runtime, CDI devices (--device "
+                "nvidia.com/gpu=...) or the device plugin");
       return;
     }
     auto passed = [&](const std::string& p) {
@@ -247,7 +262,8 @@ class Checker {
     for (const char* p : {"/dev/nvidiactl", "/dev/nvidia-uvm"})
       if (!passed(p))
         add("hook.device.missing", Severity::Error,
-            std::string(p) + " is not passed into the container; CUDA cannot start without it (add it to the device list)",
+            std::string(p) +
+                " is not passed into the container; CUDA cannot start without it (add it to the device list)",
             {{"path", p}});
     int gpuNodes = static_cast<int>(std::count_if(out_.passedNodes.begin(), out_.passedNodes.end(), isGpuNode));
     int want = out_.requestedGpus == -1 ? hostGpus : out_.requestedGpus;
@@ -256,23 +272,26 @@ class Checker {
                               [](const std::string& p) { return p.rfind("/dev/nvidia-caps/", 0) == 0; });
       if (!caps)
         add("hook.device.missing", Severity::Error,
-            "MIG devices are requested but no /dev/nvidia-caps/* node is passed: the MIG instance is not reachable", {});
+            "MIG devices are requested but no /dev/nvidia-caps/* node is passed: the MIG instance is not reachable",
+            {});
       want = std::max(1, gpuNodes);  // several MIG instances may share one GPU node
     }
     if (gpuNodes < want)
       add("hook.device.missing", Severity::Error,
-          std::to_string(want) + " GPU(s) requested but " + std::to_string(gpuNodes) + " /dev/nvidiaN node(s) passed", {});
+          std::to_string(want) + " GPU(s) requested but " + std::to_string(gpuNodes) + " /dev/nvidiaN node(s) passed",
+          {});
     for (const auto& d : spec_.devices) {
       const host::DeviceNode* n = host_.node(d.path);
       if (!n) {
         if (isGpuNode(d.path))
-          add("hook.device.unknown", Severity::Error, d.path + " is passed but the host has no such GPU", {{"path", d.path}});
+          add("hook.device.unknown", Severity::Error, d.path + " is passed but the host has no such GPU",
+              {{"path", d.path}});
         continue;
       }
       if (n->major >= 0 && d.major >= 0 && (d.major != n->major || (n->minor >= 0 && d.minor != n->minor)))
         add("hook.device.mismatch", Severity::Warning,
-            d.path + " is passed as " + std::to_string(d.major) + ":" + std::to_string(d.minor) + " but the host's is " +
-                std::to_string(n->major) + ":" + std::to_string(n->minor),
+            d.path + " is passed as " + std::to_string(d.major) + ":" + std::to_string(d.minor) +
+                " but the host's is " + std::to_string(n->major) + ":" + std::to_string(n->minor),
             {{"path", d.path}});
     }
   }
@@ -287,8 +306,8 @@ class Checker {
       return std::find(out_.passedNodes.begin(), out_.passedNodes.end(), p) != out_.passedNodes.end();
     };
     if (!passed("/dev/kfd"))
-      add("hook.device.missing", Severity::Error, "/dev/kfd is not passed into the container; ROCm cannot start without it",
-          {{"path", "/dev/kfd"}});
+      add("hook.device.missing", Severity::Error,
+          "/dev/kfd is not passed into the container; ROCm cannot start without it", {{"path", "/dev/kfd"}});
     bool render = std::any_of(out_.passedNodes.begin(), out_.passedNodes.end(),
                               [](const std::string& p) { return p.rfind("/dev/dri/renderD", 0) == 0; });
     if (!render)
@@ -321,7 +340,8 @@ class Checker {
 }  // namespace
 
 ContainerCheck checkContainer(const host::HostFacts& host, const oci::ContainerSpec& spec,
-                              const std::optional<Expectation>& expect, const std::map<std::string, uint32_t>& hostGroups) {
+                              const std::optional<Expectation>& expect,
+                              const std::map<std::string, uint32_t>& hostGroups) {
   return Checker(host, spec, expect, hostGroups).run();
 }
 

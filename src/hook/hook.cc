@@ -72,13 +72,16 @@ ExpectationRead readExpectation(const std::string& root, const std::string& path
     return out;
   }
   if (node->kind != oci::EntryKind::File) {
-    out.problem = shown + " is " + (node->kind == oci::EntryKind::Dir ? "a directory" : node->kind == oci::EntryKind::Fifo ? "a FIFO" : "a special file") +
+    out.problem = shown + " is " +
+                  (node->kind == oci::EntryKind::Dir    ? "a directory"
+                   : node->kind == oci::EntryKind::Fifo ? "a FIFO"
+                                                        : "a special file") +
                   ", not a regular file";
     return out;
   }
   if (static_cast<uint64_t>(node->size) > kMaxExpectationBytes) {
-    out.problem = shown + " is " + std::to_string(node->size) + " bytes, over the " + util::humanBytes(kMaxExpectationBytes) +
-                  " limit for an expectation";
+    out.problem = shown + " is " + std::to_string(node->size) + " bytes, over the " +
+                  util::humanBytes(kMaxExpectationBytes) + " limit for an expectation";
     return out;
   }
   auto text = (*view)->readResolved(*resolved, kMaxExpectationBytes);
@@ -87,8 +90,10 @@ ExpectationRead readExpectation(const std::string& root, const std::string& path
     return out;
   }
   auto e = gpu::parseExpectation(*text);
-  if (e.ok()) out.value = *e;
-  else out.problem = shown + ": " + e.error().message;
+  if (e.ok())
+    out.value = *e;
+  else
+    out.problem = shown + ": " + e.error().message;
   return out;
 }
 
@@ -98,16 +103,20 @@ Outcome run(const Options& opts, std::string_view stateJson) {
   auto t0 = std::chrono::steady_clock::now();
   Outcome out;
   Policy policy = opts.policy;
-  json log = {{"time", util::utcTimestamp()}, {"stage", opts.stage}, {"node_policy", opts.policy == Policy::Enforce ? "enforce" : "warn"}};
+  json log = {{"time", util::utcTimestamp()},
+              {"stage", opts.stage},
+              {"node_policy", opts.policy == Policy::Enforce ? "enforce" : "warn"}};
   auto finish = [&](bool block, const std::string& reason) {
     bool enforce = policy == Policy::Enforce;
     out.exitCode = block && enforce ? (opts.usageError.empty() ? 1 : 2) : 0;
     if (!reason.empty())
-      out.message = std::string("kernodeck-hook: ") + (block && enforce ? "refused: " : "warning: ") + report::redactText(reason);
+      out.message =
+          std::string("kernodeck-hook: ") + (block && enforce ? "refused: " : "warning: ") + report::redactText(reason);
     log["policy"] = enforce ? "enforce" : "warn";
     log["decision"] = !block ? "allow" : enforce ? "block" : "warn";
     log["reason"] = report::redactText(reason);
-    log["duration_us"] = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+    log["duration_us"] =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
     appendLog(opts.logFile, log);
     return out;
   };
@@ -127,10 +136,12 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     if (bundle != st->bundle) log["bundle_via"] = bundle;
     auto cfgText = util::readFileLimited(bundle + "/config.json", 4u << 20);
     if (!cfgText.ok())
-      return finish(true, cfgText.error().message +
-                              (st->bundle == "/" ? " (the runtime passed bundle \"/\", as crun does for a user namespace with devices, "
-                                                   "containers/crun#2261, and the container process's directory has no config.json)"
-                                                 : ""));
+      return finish(
+          true,
+          cfgText.error().message +
+              (st->bundle == "/" ? " (the runtime passed bundle \"/\", as crun does for a user namespace with devices, "
+                                   "containers/crun#2261, and the container process's directory has no config.json)"
+                                 : ""));
     auto spec = oci::parseContainerConfig(*cfgText, bundle);
     if (!spec.ok()) return finish(true, spec.error().message);
 
@@ -164,21 +175,26 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     if (!hostRoot.ok()) {
       // Nothing about the host is known: its verdicts ("no NVIDIA driver") would be wrong.
       check.findings.clear();
-      check.findings.push_back({"hook.hostroot.unreadable", report::Severity::Error,
-                                hostRoot.error().message + ": the hook cannot check anything; fix --host-root in the hook's configuration",
-                                {{"host_root", opts.hostRoot}}});
+      check.findings.push_back(
+          {"hook.hostroot.unreadable",
+           report::Severity::Error,
+           hostRoot.error().message + ": the hook cannot check anything; fix --host-root in the hook's configuration",
+           {{"host_root", opts.hostRoot}}});
     }
     if (!expect.problem.empty())
-      check.findings.insert(check.findings.begin(),
-                            report::Finding{"hook.expectation.invalid", report::Severity::Error,
-                                            "the image's expectation " + expect.problem +
-                                                "; fix it (kernodeck audit --expect-out writes a valid one) or remove it",
-                                            {{"path", expectPath}}});
+      check.findings.insert(
+          check.findings.begin(),
+          report::Finding{"hook.expectation.invalid",
+                          report::Severity::Error,
+                          "the image's expectation " + expect.problem +
+                              "; fix it (kernodeck audit --expect-out writes a valid one) or remove it",
+                          {{"path", expectPath}}});
 
     json findings = json::array();
     std::string firstError;
     for (const auto& f : check.findings) {
-      json jf = {{"code", f.code}, {"severity", report::toString(f.severity)}, {"message", report::redactText(f.message)}};
+      json jf = {
+          {"code", f.code}, {"severity", report::toString(f.severity)}, {"message", report::redactText(f.message)}};
       for (const auto& [k, v] : f.evidence) jf[k] = report::redactText(v);
       findings.push_back(jf);
       if (f.severity == report::Severity::Error && firstError.empty()) firstError = f.code + ": " + f.message;
@@ -196,7 +212,9 @@ Outcome run(const Options& opts, std::string_view stateJson) {
                   {"expectation", expect.value ? expect.value->toJson() : json(nullptr)},
                   {"verdicts", findings},
                   {"policy", policy == Policy::Enforce ? "enforce" : "warn"},
-                  {"decision", !block ? "allow" : policy == Policy::Enforce ? "block" : "warn"}};
+                  {"decision", !block                      ? "allow"
+                               : policy == Policy::Enforce ? "block"
+                                                           : "warn"}};
     log["gpu_container"] = check.gpuContainer;
     log["verdicts"] = findings;
     if (!(block && policy == Policy::Enforce)) {

@@ -11,11 +11,13 @@ namespace kernodeck::hook {
 using nlohmann::ordered_json;
 
 Result<HookEntry> makeHookEntry(const std::string& binary, const std::vector<std::string>& hookFlags) {
-  if (binary.empty() || binary.front() != '/') return Error::Invalid("--binary must be an absolute path, not '" + util::printable(binary, 80) + "'");
+  if (binary.empty() || binary.front() != '/')
+    return Error::Invalid("--binary must be an absolute path, not '" + util::printable(binary, 80) + "'");
   std::vector<std::string> flags = hookFlags;
   CommandLine cl = parseCommandLine(flags);
   if (!cl.usageError.empty()) return Error::Invalid("hook flags: " + cl.usageError);
-  if (!cl.positional.empty()) return Error::Invalid("hook flags: unexpected argument '" + util::printable(cl.positional[0], 60) + "'");
+  if (!cl.positional.empty())
+    return Error::Invalid("hook flags: unexpected argument '" + util::printable(cl.positional[0], 60) + "'");
   if (cl.help || cl.version) return Error::Invalid("hook flags: --help and --version are not hook flags");
   if (cl.options.logFile.empty()) {
     flags.push_back("--log");
@@ -56,7 +58,8 @@ bool validKind(const std::string& kind) {
   size_t slash = kind.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == kind.size()) return false;
   std::string vendor = kind.substr(0, slash), cls = kind.substr(slash + 1);
-  if (!std::isalpha(static_cast<unsigned char>(vendor[0])) || !std::isalnum(static_cast<unsigned char>(vendor.back()))) return false;
+  if (!std::isalpha(static_cast<unsigned char>(vendor[0])) || !std::isalnum(static_cast<unsigned char>(vendor.back())))
+    return false;
   for (char c : vendor)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') return false;
   if (!std::isalpha(static_cast<unsigned char>(cls[0]))) return false;
@@ -72,7 +75,8 @@ Status validateEdits(const ordered_json& edits, const std::string& where) {
     for (size_t i = 0; i < edits["hooks"].size(); ++i) {
       const auto& h = edits["hooks"][i];
       std::string at = where + ".hooks[" + std::to_string(i) + "]";
-      if (!h.is_object() || !h.contains("hookName") || !h["hookName"].is_string() || !h.contains("path") || !h["path"].is_string())
+      if (!h.is_object() || !h.contains("hookName") || !h["hookName"].is_string() || !h.contains("path") ||
+          !h["path"].is_string())
         return Error::Invalid(at + " needs a hookName and a path");
     }
   }
@@ -89,10 +93,12 @@ ordered_json cdiSpec(const HookEntry& e, const std::string& kind, const std::str
 
 Status validateCdiSpec(const ordered_json& spec) {
   if (!spec.is_object()) return Error::Invalid("a CDI spec is an object (a JSON object, a YAML mapping)");
-  if (!spec.contains("cdiVersion") || !spec["cdiVersion"].is_string()) return Error::Invalid("cdiVersion is missing or not a string");
+  if (!spec.contains("cdiVersion") || !spec["cdiVersion"].is_string())
+    return Error::Invalid("cdiVersion is missing or not a string");
   auto v = util::split(spec["cdiVersion"].get<std::string>(), '.');
   if (v.size() != 3 || !util::parseUint(v[0]) || !util::parseUint(v[1]) || !util::parseUint(v[2]))
-    return Error::Invalid("cdiVersion '" + util::printable(spec["cdiVersion"].get<std::string>(), 20) + "' is not MAJOR.MINOR.PATCH");
+    return Error::Invalid("cdiVersion '" + util::printable(spec["cdiVersion"].get<std::string>(), 20) +
+                          "' is not MAJOR.MINOR.PATCH");
   if (!spec.contains("kind") || !spec["kind"].is_string() || !validKind(spec["kind"].get<std::string>()))
     return Error::Invalid("kind is missing or not VENDOR/CLASS");
   if (!spec.contains("devices") || !spec["devices"].is_array() || spec["devices"].empty())
@@ -133,11 +139,13 @@ Result<ordered_json> addHookToCdiSpec(ordered_json spec, const HookEntry& e) {
 
 Result<ordered_json> addHookToRuntimeConfig(ordered_json config, const HookEntry& e) {
   if (!config.is_object()) return Error::Invalid("a runtime config.json is a JSON object");
-  if (!config.contains("ociVersion") || !config["ociVersion"].is_string()) return Error::Invalid("ociVersion is missing: not an OCI runtime config");
+  if (!config.contains("ociVersion") || !config["ociVersion"].is_string())
+    return Error::Invalid("ociVersion is missing: not an OCI runtime config");
   if (config.contains("hooks") && !config["hooks"].is_object()) return Error::Invalid("hooks is not an object");
   ordered_json& hooks = config["hooks"];
   if (hooks.is_null()) hooks = ordered_json::object();
-  if (hooks.contains("createRuntime") && !hooks["createRuntime"].is_array()) return Error::Invalid("hooks.createRuntime is not an array");
+  if (hooks.contains("createRuntime") && !hooks["createRuntime"].is_array())
+    return Error::Invalid("hooks.createRuntime is not an array");
   ordered_json ours = {{"path", e.path}, {"args", e.args}, {"timeout", e.timeoutSeconds}};
   hooks["createRuntime"] = withOurHook(hooks.value("createRuntime", ordered_json::array()), ours);
   return config;

@@ -20,7 +20,8 @@ using nlohmann::ordered_json;
 namespace {
 
 const char* kUsage =
-    "usage: kernodeck-hook cdi spec [--output FILE] [--format json|yaml] [--kind VENDOR/CLASS] [--device NAME] [--binary PATH] [HOOK FLAGS]\n"
+    "usage: kernodeck-hook cdi spec [--output FILE] [--format json|yaml] [--kind VENDOR/CLASS] [--device NAME] "
+    "[--binary PATH] [HOOK FLAGS]\n"
     "       kernodeck-hook cdi inject SPEC.yaml|SPEC.json [--binary PATH] [HOOK FLAGS]\n"
     "       kernodeck-hook runc-config CONFIG.json [--binary PATH] [HOOK FLAGS]\n"
     "       kernodeck-hook hooks-d [--output FILE] [--binary PATH] [HOOK FLAGS]\n"
@@ -39,12 +40,18 @@ ConfigArgs parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size() && c.error.empty(); ++i) {
     const std::string& a = args[i];
     auto [name, value, inlineValue] = splitFlag(a);
-    std::string* own = name == "--output" ? &c.output : name == "--format" ? &c.format : name == "--kind" ? &c.kind
-                     : name == "--device" ? &c.device : name == "--binary" ? &c.binary : nullptr;
+    std::string* own = name == "--output"   ? &c.output
+                       : name == "--format" ? &c.format
+                       : name == "--kind"   ? &c.kind
+                       : name == "--device" ? &c.device
+                       : name == "--binary" ? &c.binary
+                                            : nullptr;
     bool hookValued = name == "--policy" || name == "--host-root" || name == "--log" || name == "--timeout-ms";
     if (!own && !hookValued) {
-      if (a.starts_with("-")) c.hookFlags.push_back(a);  // the hook's parser names it
-      else c.positional.push_back(a);
+      if (a.starts_with("-"))
+        c.hookFlags.push_back(a);  // the hook's parser names it
+      else
+        c.positional.push_back(a);
       continue;
     }
     if (!inlineValue) {
@@ -54,8 +61,10 @@ ConfigArgs parse(const std::vector<std::string>& args) {
       }
       value = args[++i];
     }
-    if (own) *own = value;
-    else c.hookFlags.insert(c.hookFlags.end(), {name, value});
+    if (own)
+      *own = value;
+    else
+      c.hookFlags.insert(c.hookFlags.end(), {name, value});
   }
   return c;
 }
@@ -75,7 +84,8 @@ Result<std::string> render(const ordered_json& doc, bool yaml) {
   if (!yaml) return doc.dump(2) + "\n";
   KDK_TRY_ASSIGN(std::string text, emitYaml(doc));
   auto back = parseYaml(text);
-  if (!back.ok() || back->dump() != doc.dump()) return Error::Corrupt("the YAML written would not read back as the spec; nothing written");
+  if (!back.ok() || back->dump() != doc.dump())
+    return Error::Corrupt("the YAML written would not read back as the spec; nothing written");
   return text;
 }
 
@@ -105,7 +115,8 @@ int editFile(const std::string& file, const char* what, bool mayBeYaml, Edit edi
     doc = std::move(*parsed);
   } else {
     doc = ordered_json::parse(*text, nullptr, false);
-    if (doc.is_discarded()) return fail(2, file + " is not JSON" + (mayBeYaml ? " (a YAML spec must be named .yaml or .yml)" : ""));
+    if (doc.is_discarded())
+      return fail(2, file + " is not JSON" + (mayBeYaml ? " (a YAML spec must be named .yaml or .yml)" : ""));
   }
   Result<ordered_json> edited = edit(doc);
   if (!edited.ok()) return fail(2, file + " is not " + what + ": " + edited.error().message);
@@ -130,7 +141,8 @@ int configCommand(const std::vector<std::string>& args) {
   if (!c.error.empty()) return fail(2, c.error + "\n" + kUsage);
   auto pos = [&](size_t i) { return i < c.positional.size() ? c.positional[i] : std::string(); };
   std::string cmd = pos(0) == "cdi" ? "cdi " + pos(1) : pos(0);
-  size_t wantPositional = cmd == "cdi inject" || cmd == "runc-config" ? (cmd == "runc-config" ? 2 : 3) : (cmd == "cdi spec" ? 2 : 1);
+  size_t wantPositional =
+      cmd == "cdi inject" || cmd == "runc-config" ? (cmd == "runc-config" ? 2 : 3) : (cmd == "cdi spec" ? 2 : 1);
   if (cmd != "cdi spec" && cmd != "cdi inject" && cmd != "runc-config" && cmd != "hooks-d")
     return fail(2, "unknown command '" + util::printable(cmd, 40) + "'\n" + kUsage);
   if (c.positional.size() != wantPositional) return fail(2, "wrong number of arguments for " + cmd + "\n" + kUsage);
@@ -151,7 +163,8 @@ int configCommand(const std::vector<std::string>& args) {
   }
   if (cmd == "cdi inject")
     return editFile(pos(2), "a CDI spec", true, [&](const ordered_json& d) { return addHookToCdiSpec(d, *entry); });
-  return editFile(pos(1), "an OCI runtime config", false, [&](const ordered_json& d) { return addHookToRuntimeConfig(d, *entry); });
+  return editFile(pos(1), "an OCI runtime config", false,
+                  [&](const ordered_json& d) { return addHookToRuntimeConfig(d, *entry); });
 }
 
 }  // namespace kernodeck::hook

@@ -31,9 +31,12 @@ static std::string readStdin(std::chrono::steady_clock::time_point deadline) {
   std::string s;
   char buf[16384];  // a state is a few KiB; a smaller buffer touches fewer pages
   while (s.size() < (1u << 20)) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) break;
-    struct pollfd p {0, POLLIN, 0};
+    struct pollfd p {
+      0, POLLIN, 0
+    };
     int r = ::poll(&p, 1, static_cast<int>(left));
     if (r <= 0) break;
     ssize_t n = ::read(0, buf, sizeof buf);
@@ -44,7 +47,8 @@ static std::string readStdin(std::chrono::steady_clock::time_point deadline) {
 }
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::string(argv[1]) == "cdi" || std::string(argv[1]) == "runc-config" || std::string(argv[1]) == "hooks-d"))
+  if (argc > 1 &&
+      (std::string(argv[1]) == "cdi" || std::string(argv[1]) == "runc-config" || std::string(argv[1]) == "hooks-d"))
     return hook::configCommand(std::vector<std::string>(argv + 1, argv + argc));
   hook::CommandLine cl = hook::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   gEnforce = cl.options.policy == hook::Policy::Enforce;

@@ -55,14 +55,21 @@ std::optional<ordered_json> integerOf(std::string_view s) {
   }
   unsigned base = 10;
   auto prefixed = [&](char lower) { return s.size() > 2 && s[0] == '0' && (s[1] == lower || s[1] == lower - 32); };
-  if (prefixed('x')) base = 16, s.remove_prefix(2);
-  else if (prefixed('o')) base = 8, s.remove_prefix(2);
-  else if (prefixed('b')) base = 2, s.remove_prefix(2);
-  else if (s.size() > 1 && s[0] == '0') base = 8, s.remove_prefix(1);
+  if (prefixed('x'))
+    base = 16, s.remove_prefix(2);
+  else if (prefixed('o'))
+    base = 8, s.remove_prefix(2);
+  else if (prefixed('b'))
+    base = 2, s.remove_prefix(2);
+  else if (s.size() > 1 && s[0] == '0')
+    base = 8, s.remove_prefix(1);
   if (s.empty()) return std::nullopt;
   unsigned __int128 v = 0;
   for (char c : s) {
-    unsigned d = c >= '0' && c <= '9' ? unsigned(c - '0') : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10) : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10) : 99;
+    unsigned d = c >= '0' && c <= '9'   ? unsigned(c - '0')
+                 : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
+                 : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
+                                        : 99;
     if (d >= base) return std::nullopt;
     v = v * base + d;
     if (v > (static_cast<unsigned __int128>(1) << 64)) return std::nullopt;
@@ -125,14 +132,17 @@ bool needsQuotes(const std::string& s) {
   if (s.empty() || !resolvePlain(s).is_string()) return true;
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   bool numberLike = digit(s[0]) || (s.size() > 1 && (s[0] == '+' || s[0] == '-' || s[0] == '.') && digit(s[1]));
-  if (numberLike && (s.find(':') != std::string::npos || s.find('-', 1) != std::string::npos)) return true;  // 1:20, 2002-12-14
+  if (numberLike && (s.find(':') != std::string::npos || s.find('-', 1) != std::string::npos))
+    return true;  // 1:20, 2002-12-14
   std::string lower;
   for (char ch : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return lower == "null" || lower == "true" || lower == "false" || lower == ".inf" || lower == "-.inf" || lower == "+.inf" || lower == ".nan" ||
-         lower == "=" || lower == "<<";
+  return lower == "null" || lower == "true" || lower == "false" || lower == ".inf" || lower == "-.inf" ||
+         lower == "+.inf" || lower == ".nan" || lower == "=" || lower == "<<";
 }
 
-std::string at(const yaml_mark_t& m) { return "line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1); }
+std::string at(const yaml_mark_t& m) {
+  return "line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1);
+}
 
 std::string tagOf(const yaml_char_t* tag) { return tag ? reinterpret_cast<const char*>(tag) : ""; }
 
@@ -171,7 +181,8 @@ Result<ordered_json> parseYaml(std::string_view text) {
   int documents = 0;
   // Places `v` (a finished node) into the open container, or makes it the document.
   // `raw` is a scalar's text (a key's), `plainScalar` whether it was unquoted (only then is << a merge key).
-  auto place = [&](ordered_json v, bool isScalar, bool plainScalar, const std::string& raw, const yaml_mark_t& m) -> Status {
+  auto place = [&](ordered_json v, bool isScalar, bool plainScalar, const std::string& raw,
+                   const yaml_mark_t& m) -> Status {
     if (stack.empty()) {
       document = std::move(v);
       return {};
@@ -184,7 +195,8 @@ Result<ordered_json> parseYaml(std::string_view text) {
     if (!f.haveKey) {
       if (!isScalar) return Error::Invalid("YAML " + at(m) + ": a key that is not a scalar");
       if (plainScalar && raw == "<<") return Error::Invalid("YAML " + at(m) + ": merge keys (<<) are not supported");
-      if (!f.keys.insert(raw).second) return Error::Invalid("YAML " + at(m) + ": duplicate key '" + util::printable(raw, 60) + "'");
+      if (!f.keys.insert(raw).second)
+        return Error::Invalid("YAML " + at(m) + ": duplicate key '" + util::printable(raw, 60) + "'");
       f.key = raw;
       f.haveKey = true;
       return {};
@@ -206,8 +218,7 @@ Result<ordered_json> parseYaml(std::string_view text) {
     switch (ev.e.type) {
       case YAML_STREAM_START_EVENT:
       case YAML_DOCUMENT_END_EVENT:
-      case YAML_NO_EVENT:
-        break;
+      case YAML_NO_EVENT: break;
       case YAML_STREAM_END_EVENT:
         if (!document) return Error::Invalid("no YAML document");
         return std::move(*document);
@@ -215,12 +226,14 @@ Result<ordered_json> parseYaml(std::string_view text) {
         if (++documents > 1) return Error::Invalid("YAML " + at(m) + ": more than one document");
         break;
       case YAML_ALIAS_EVENT:
-        return Error::Invalid("YAML " + at(m) + ": aliases (*" + util::printable(tagOf(ev.e.data.alias.anchor), 40) + ") are not supported");
+        return Error::Invalid("YAML " + at(m) + ": aliases (*" + util::printable(tagOf(ev.e.data.alias.anchor), 40) +
+                              ") are not supported");
       case YAML_SCALAR_EVENT: {
-        if (++nodes > kYamlMaxNodes) return Error::Invalid("YAML " + at(m) + ": more than " + std::to_string(kYamlMaxNodes) + " nodes");
+        if (++nodes > kYamlMaxNodes)
+          return Error::Invalid("YAML " + at(m) + ": more than " + std::to_string(kYamlMaxNodes) + " nodes");
         if (ev.e.data.scalar.length > kYamlMaxScalar)
-          return Error::Invalid("YAML " + at(m) + ": a scalar of " + std::to_string(ev.e.data.scalar.length) + " bytes (at most " +
-                                std::to_string(kYamlMaxScalar) + ")");
+          return Error::Invalid("YAML " + at(m) + ": a scalar of " + std::to_string(ev.e.data.scalar.length) +
+                                " bytes (at most " + std::to_string(kYamlMaxScalar) + ")");
         std::string raw(reinterpret_cast<const char*>(ev.e.data.scalar.value), ev.e.data.scalar.length);
         std::string tag = tagOf(ev.e.data.scalar.tag);
         if (!tag.empty() && tag != YAML_STR_TAG)
@@ -232,10 +245,12 @@ Result<ordered_json> parseYaml(std::string_view text) {
       case YAML_SEQUENCE_START_EVENT:
       case YAML_MAPPING_START_EVENT: {
         bool mapping = ev.e.type == YAML_MAPPING_START_EVENT;
-        if (++nodes > kYamlMaxNodes) return Error::Invalid("YAML " + at(m) + ": more than " + std::to_string(kYamlMaxNodes) + " nodes");
+        if (++nodes > kYamlMaxNodes)
+          return Error::Invalid("YAML " + at(m) + ": more than " + std::to_string(kYamlMaxNodes) + " nodes");
         if (stack.size() >= static_cast<size_t>(kYamlMaxDepth))
           return Error::Invalid("YAML " + at(m) + ": nested deeper than " + std::to_string(kYamlMaxDepth));
-        if (!stack.empty() && stack.back().mapping && !stack.back().haveKey) return Error::Invalid("YAML " + at(m) + ": a key that is not a scalar");
+        if (!stack.empty() && stack.back().mapping && !stack.back().haveKey)
+          return Error::Invalid("YAML " + at(m) + ": a key that is not a scalar");
         std::string tag = tagOf(mapping ? ev.e.data.mapping_start.tag : ev.e.data.sequence_start.tag);
         if (!tag.empty() && tag != (mapping ? YAML_MAP_TAG : YAML_SEQ_TAG))
           return Error::Invalid("YAML " + at(m) + ": the tag '" + util::printable(tag, 60) + "' is not supported");
@@ -274,15 +289,19 @@ struct Emitter {
     return 1;
   }
   Status emit(yaml_event_t& ev, bool initialized) {
-    if (!initialized || !yaml_emitter_emit(&e, &ev)) return Error::Invalid(std::string("YAML output: ") + (e.problem ? e.problem : "cannot be written"));
+    if (!initialized || !yaml_emitter_emit(&e, &ev))
+      return Error::Invalid(std::string("YAML output: ") + (e.problem ? e.problem : "cannot be written"));
     return {};
   }
   // A string that must be quoted is double-quoted, as go-yaml writes it (name: "0").
   Status scalar(const std::string& text, bool plainImplicit) {
     yaml_event_t ev;
-    int ok = yaml_scalar_event_initialize(&ev, nullptr, nullptr, reinterpret_cast<const yaml_char_t*>(text.data()), static_cast<int>(text.size()),
-                                          plainImplicit, 1, plainImplicit ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-    if (!ok) return Error::Invalid("YAML output: '" + util::printable(text, 60) + "' is not UTF-8");  // libyaml's only refusal here
+    int ok = yaml_scalar_event_initialize(&ev, nullptr, nullptr, reinterpret_cast<const yaml_char_t*>(text.data()),
+                                          static_cast<int>(text.size()), plainImplicit, 1,
+                                          plainImplicit ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    if (!ok)
+      return Error::Invalid("YAML output: '" + util::printable(text, 60) +
+                            "' is not UTF-8");  // libyaml's only refusal here
     return emit(ev, ok);
   }
 };
@@ -319,7 +338,8 @@ Result<std::string> emitYaml(const ordered_json& doc) {
     todo.pop_back();
     if (s.close) {
       --depth;
-      KDK_TRY_STATUS(em.emit(ev, s.mapping ? yaml_mapping_end_event_initialize(&ev) : yaml_sequence_end_event_initialize(&ev)));
+      KDK_TRY_STATUS(
+          em.emit(ev, s.mapping ? yaml_mapping_end_event_initialize(&ev) : yaml_sequence_end_event_initialize(&ev)));
       continue;
     }
     if (s.key) {
@@ -328,7 +348,8 @@ Result<std::string> emitYaml(const ordered_json& doc) {
     }
     const ordered_json& v = *s.value;
     if (v.is_object() || v.is_array()) {
-      if (++depth > static_cast<size_t>(kYamlMaxDepth)) return Error::Invalid("YAML output: nested deeper than " + std::to_string(kYamlMaxDepth));
+      if (++depth > static_cast<size_t>(kYamlMaxDepth))
+        return Error::Invalid("YAML output: nested deeper than " + std::to_string(kYamlMaxDepth));
       bool mapping = v.is_object();
       int ok = mapping ? yaml_mapping_start_event_initialize(&ev, nullptr, nullptr, 1, YAML_BLOCK_MAPPING_STYLE)
                        : yaml_sequence_start_event_initialize(&ev, nullptr, nullptr, 1, YAML_BLOCK_SEQUENCE_STYLE);

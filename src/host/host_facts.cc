@@ -29,8 +29,8 @@ DeviceNode checkNode(const HostFs& fs, const std::string& path, int major, int m
   if (!st.isChar) {
     n.problem = "not a character device";
   } else if (major >= 0 && (st.major != major || (minor >= 0 && st.minor != minor))) {
-    n.problem = "is " + std::to_string(st.major) + ":" + std::to_string(st.minor) + ", expected " + std::to_string(major) + ":" +
-                std::to_string(minor);
+    n.problem = "is " + std::to_string(st.major) + ":" + std::to_string(st.minor) + ", expected " +
+                std::to_string(major) + ":" + std::to_string(minor);
   }
   return n;
 }
@@ -85,7 +85,8 @@ Status checkHostRoot(const std::string& root) {
     return {};
   };
   std::string shown = util::printable(root, 200);
-  if (std::string why = readableDir(root); !why.empty()) return Error::Io("host root " + shown + " is unreadable: " + why);
+  if (std::string why = readableDir(root); !why.empty())
+    return Error::Io("host root " + shown + " is unreadable: " + why);
   std::string proc = (root == "/" ? "" : root) + "/proc";
   if (std::string why = readableDir(proc); !why.empty())
     return Error::Io("host root " + shown + " has no readable proc/ directory (" + why + ")");
@@ -117,13 +118,16 @@ HostFacts readHostFacts(const HostFs& fs) {
       if (!info) continue;
       auto g = parseGpuInformation(*info);
       if (!g) {
-        h.problems.push_back("/proc/driver/nvidia/gpus/" + util::printable(bus) + "/information is not in a known format");
+        h.problems.push_back("/proc/driver/nvidia/gpus/" + util::printable(bus) +
+                             "/information is not in a known format");
         continue;
       }
       if (g->busLocation.empty()) g->busLocation = bus;
       h.gpus.push_back(*g);
     }
-    int nvMajor = devices.count("nvidia-frontend") ? devices["nvidia-frontend"] : devices.count("nvidia") ? devices["nvidia"] : 195;
+    int nvMajor = devices.count("nvidia-frontend") ? devices["nvidia-frontend"]
+                  : devices.count("nvidia")        ? devices["nvidia"]
+                                                   : 195;
     h.nodes.push_back(checkNode(fs, "/dev/nvidiactl", nvMajor, 255));
     for (const auto& g : h.gpus)
       if (g.minor >= 0) h.nodes.push_back(checkNode(fs, "/dev/nvidia" + std::to_string(g.minor), nvMajor, g.minor));
@@ -188,12 +192,20 @@ nlohmann::json HostFacts::toJson() const {
           {"max_cuda", maxCuda}};
     json gs = json::array();
     for (const auto& g : gpus)
-      gs.push_back({{"model", g.model}, {"uuid", g.uuid}, {"bus_location", g.busLocation}, {"minor", g.minor},
-                    {"excluded", g.excluded}, {"arch", g.arch}, {"brand", g.brand}});
+      gs.push_back({{"model", g.model},
+                    {"uuid", g.uuid},
+                    {"bus_location", g.busLocation},
+                    {"minor", g.minor},
+                    {"excluded", g.excluded},
+                    {"arch", g.arch},
+                    {"brand", g.brand}});
     nv["gpus"] = gs;
     json ns = json::array();
     for (const auto& n : nodes)
-      ns.push_back({{"path", n.path}, {"present", n.present}, {"major", n.major}, {"minor", n.minor},
+      ns.push_back({{"path", n.path},
+                    {"present", n.present},
+                    {"major", n.major},
+                    {"minor", n.minor},
                     {"problem", n.problem.empty() ? json(nullptr) : json(n.problem)}});
     nv["device_nodes"] = ns;
     json ms = json::array();
@@ -210,7 +222,8 @@ nlohmann::json HostFacts::toJson() const {
     amd["agents"] = as;
     json ns = json::array();
     for (const auto& n : amdNodes)
-      ns.push_back({{"path", n.path}, {"present", n.present}, {"problem", n.problem.empty() ? json(nullptr) : json(n.problem)}});
+      ns.push_back(
+          {{"path", n.path}, {"present", n.present}, {"problem", n.problem.empty() ? json(nullptr) : json(n.problem)}});
     amd["device_nodes"] = ns;
   }
   j["amd"] = amd;
@@ -221,7 +234,8 @@ nlohmann::json HostFacts::toJson() const {
 std::string HostFacts::toText() const {
   std::ostringstream o;
   o << "host root " << root << "\n";
-  if (!nvidia) o << "NVIDIA: no driver loaded\n";
+  if (!nvidia)
+    o << "NVIDIA: no driver loaded\n";
   else {
     o << "NVIDIA driver " << nvidia->version << " (" << (nvidia->openModule ? "open" : "proprietary")
       << " kernel module), CUDA up to " << (maxCuda.empty() ? "?" : maxCuda) << "\n";
@@ -229,15 +243,18 @@ std::string HostFacts::toText() const {
       o << "  GPU " << g.minor << ": " << g.model << "  " << g.uuid << "  " << g.busLocation
         << (g.arch.empty() ? "" : "  sm " + g.arch) << (g.excluded ? "  (excluded)" : "") << "\n";
     for (const auto& n : nodes)
-      o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
+      o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path
+        << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
     if (!mig.empty()) o << "  MIG: " << mig.size() << " access capabilities\n";
-    for (const auto& l : devCharMissing) o << "  missing link " << l << " (cgroup device rules may break after a daemon-reload)\n";
+    for (const auto& l : devCharMissing)
+      o << "  missing link " << l << " (cgroup device rules may break after a daemon-reload)\n";
   }
   if (amdDriver) {
     o << "AMD amdgpu " << (amdgpuVersion.empty() ? "?" : amdgpuVersion) << "\n";
     for (const auto& a : amdAgents) o << "  agent " << a.node << ": " << a.gfx << " renderD" << a.renderMinor << "\n";
     for (const auto& n : amdNodes)
-      o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
+      o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path
+        << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
   }
   if (!nvidia && !amdDriver) o << "no GPU driver: a CPU-only node\n";
   for (const auto& p : problems) o << "problem: " << p << "\n";

@@ -68,8 +68,10 @@ DeviceOpen openPath(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return d;
   d.exists = true;
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) d.error = errno;
-  else ::close(fd);
+  if (fd < 0)
+    d.error = errno;
+  else
+    ::close(fd);
   return d;
 }
 
@@ -79,7 +81,9 @@ class DiskHostFs : public HostFs {
     prefix_ = root == "/" ? "" : root;
     while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
   }
-  std::optional<std::string> read(const std::string& path, size_t limit) const override { return readSmall(prefix_ + path, limit); }
+  std::optional<std::string> read(const std::string& path, size_t limit) const override {
+    return readSmall(prefix_ + path, limit);
+  }
   std::vector<std::string> list(const std::string& dir) const override { return listDir(prefix_ + dir); }
   NodeStat lstat(const std::string& path) const override { return lstatPath(prefix_ + path); }
   DeviceOpen openDevice(const std::string& path) const override { return openPath(prefix_ + path); }
@@ -104,7 +108,8 @@ class FixtureHostFs : public DiskHostFs {
     std::set<std::string> names(disk.begin(), disk.end());
     std::string prefix = dir + "/";
     for (const auto& [p, s] : nodes_)
-      if (p.starts_with(prefix) && p.find('/', prefix.size()) == std::string::npos) names.insert(p.substr(prefix.size()));
+      if (p.starts_with(prefix) && p.find('/', prefix.size()) == std::string::npos)
+        names.insert(p.substr(prefix.size()));
     return {names.begin(), names.end()};
   }
   NodeStat lstat(const std::string& path) const override {
@@ -122,8 +127,8 @@ class FixtureHostFs : public DiskHostFs {
   }
 
  private:
-  std::map<std::string, NodeStat> nodes_;   // absolute host path -> what lstat says
-  std::set<std::string> denied_;            // nodes whose open fails with EPERM
+  std::map<std::string, NodeStat> nodes_;     // absolute host path -> what lstat says
+  std::set<std::string> denied_;              // nodes whose open fails with EPERM
   std::map<std::string, std::string> links_;  // absolute link path -> absolute target
 };
 
@@ -156,7 +161,8 @@ Result<std::unique_ptr<HostFs>> fixtureHostFs(const std::string& root) {
       return Error::Invalid(where + ": expected 'c MAJOR MINOR PATH [denied]' or 'l TARGET PATH'");
     }
   }
-  return std::unique_ptr<HostFs>(std::make_unique<FixtureHostFs>(root, std::move(nodes), std::move(denied), std::move(links)));
+  return std::unique_ptr<HostFs>(
+      std::make_unique<FixtureHostFs>(root, std::move(nodes), std::move(denied), std::move(links)));
 }
 
 }  // namespace kernodeck::host

@@ -43,8 +43,11 @@ Status readBool(const json& obj, const char* key, const std::string& at, bool& o
 Result<NvidiaGpu> parseGpu(const json& g, const std::string& at) {
   if (!g.is_object()) return fieldError(at, "an object");
   NvidiaGpu gpu;
-  for (auto [key, out] : {std::pair{"model", &gpu.model}, {"uuid", &gpu.uuid}, {"bus_location", &gpu.busLocation},
-                          {"arch", &gpu.arch}, {"brand", &gpu.brand}})
+  for (auto [key, out] : {std::pair{"model", &gpu.model},
+                          {"uuid", &gpu.uuid},
+                          {"bus_location", &gpu.busLocation},
+                          {"arch", &gpu.arch},
+                          {"brand", &gpu.brand}})
     KDK_TRY_STATUS(readString(g, key, at, *out));
   KDK_TRY_STATUS(readInt(g, "minor", at, gpu.minor));
   KDK_TRY_STATUS(readBool(g, "excluded", at, gpu.excluded));

@@ -61,14 +61,19 @@ std::optional<NvidiaGpu> parseGpuInformation(std::string_view text) {
     if (colon == std::string::npos) continue;
     std::string key(util::trim(std::string_view(line).substr(0, colon)));
     std::string value(util::trim(std::string_view(line).substr(colon + 1)));
-    if (key == "Model") g.model = value;
-    else if (key == "GPU UUID") g.uuid = value;
-    else if (key == "Bus Location") g.busLocation = value;
-    else if (key == "Bus Type") g.busType = value;
+    if (key == "Model")
+      g.model = value;
+    else if (key == "GPU UUID")
+      g.uuid = value;
+    else if (key == "Bus Location")
+      g.busLocation = value;
+    else if (key == "Bus Type")
+      g.busType = value;
     else if (key == "Device Minor") {
       auto n = util::parseUint(value);
       if (n && *n < 256) g.minor = static_cast<int>(*n);
-    } else if (key == "GPU Excluded") g.excluded = util::iequals(value, "yes");
+    } else if (key == "GPU Excluded")
+      g.excluded = util::iequals(value, "yes");
   }
   if (g.model.empty() && g.uuid.empty()) return std::nullopt;
   auto [arch, brand] = inferArchAndBrand(g.model);
@@ -82,8 +87,14 @@ std::map<std::string, int> parseProcDevices(std::string_view text) {
   bool chars = false;
   for (const auto& raw : util::split(text.substr(0, 65536), '\n')) {
     std::string_view line = util::trim(raw);
-    if (line == "Character devices:") { chars = true; continue; }
-    if (line == "Block devices:") { chars = false; continue; }
+    if (line == "Character devices:") {
+      chars = true;
+      continue;
+    }
+    if (line == "Block devices:") {
+      chars = false;
+      continue;
+    }
     if (!chars || line.empty()) continue;
     size_t sp = line.find(' ');
     if (sp == std::string_view::npos) continue;
@@ -142,16 +153,21 @@ std::string gfxName(uint64_t v) {
 
 std::pair<std::string, std::string> inferArchAndBrand(std::string_view modelRaw) {
   std::string model = util::toLower(modelRaw);
-  struct Row { const char* needle; const char* arch; const char* brand; };
+  struct Row {
+    const char* needle;
+    const char* arch;
+    const char* brand;
+  };
   // Order matters: the first match wins (H200 before H20, L40 before L4...).
   static const Row rows[] = {
-      {"b200", "10.0", "nvidia"}, {"b100", "10.0", "nvidia"}, {"gb200", "10.0", "nvidia"},
-      {"h200", "9.0", "nvidia"},  {"h100", "9.0", "nvidia"},  {"gh200", "9.0", "nvidia"}, {"h20", "9.0", "nvidia"},
-      {"l40", "8.9", "nvidia"},   {"l4", "8.9", "nvidia"},    {"rtx 40", "8.9", "geforce"},
-      {"a100", "8.0", "nvidia"},  {"a30", "8.0", "nvidia"},   {"a800", "8.0", "nvidia"},
-      {"a40", "8.6", "nvidia"},   {"a10", "8.6", "nvidia"},   {"a16", "8.6", "nvidia"}, {"a2", "8.6", "nvidia"},
-      {"rtx 30", "8.6", "geforce"}, {"t4", "7.5", "tesla"},   {"rtx 20", "7.5", "geforce"},
-      {"v100", "7.0", "tesla"},   {"p100", "6.0", "tesla"},   {"p40", "6.1", "tesla"}, {"p4", "6.1", "tesla"},
+      {"b200", "10.0", "nvidia"},   {"b100", "10.0", "nvidia"},   {"gb200", "10.0", "nvidia"},
+      {"h200", "9.0", "nvidia"},    {"h100", "9.0", "nvidia"},    {"gh200", "9.0", "nvidia"},
+      {"h20", "9.0", "nvidia"},     {"l40", "8.9", "nvidia"},     {"l4", "8.9", "nvidia"},
+      {"rtx 40", "8.9", "geforce"}, {"a100", "8.0", "nvidia"},    {"a30", "8.0", "nvidia"},
+      {"a800", "8.0", "nvidia"},    {"a40", "8.6", "nvidia"},     {"a10", "8.6", "nvidia"},
+      {"a16", "8.6", "nvidia"},     {"a2", "8.6", "nvidia"},      {"rtx 30", "8.6", "geforce"},
+      {"t4", "7.5", "tesla"},       {"rtx 20", "7.5", "geforce"}, {"v100", "7.0", "tesla"},
+      {"p100", "6.0", "tesla"},     {"p40", "6.1", "tesla"},      {"p4", "6.1", "tesla"},
       {"k80", "3.7", "tesla"},
   };
   for (const auto& r : rows)

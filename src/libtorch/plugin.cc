@@ -43,7 +43,9 @@ const Loaded& loaded() {
       }
       if (p.error.empty()) p.error = r.error().message;
     }
-    if (p.error.empty()) p.error = "this kernodeck has no LibTorch plugin (built without LibTorch, or libkernodeck_torch.so is not beside it)";
+    if (p.error.empty())
+      p.error =
+          "this kernodeck has no LibTorch plugin (built without LibTorch, or libkernodeck_torch.so is not beside it)";
   });
   return p;
 }
@@ -67,13 +69,16 @@ Result<const PluginAbi*> loadPlugin(const std::string& path) {
   if (!abi) return refuse("the LibTorch plugin returned no interface");
   // abi_version and struct_size lead the struct in every version, so they can be read first.
   if (abi->abi_version != kAbiVersion)
-    return refuse("LibTorch plugin ABI version " + std::to_string(abi->abi_version) + ", this kernodeck expects version " +
-                  std::to_string(kAbiVersion) + ": install the plugin built with this kernodeck");
+    return refuse("LibTorch plugin ABI version " + std::to_string(abi->abi_version) +
+                  ", this kernodeck expects version " + std::to_string(kAbiVersion) +
+                  ": install the plugin built with this kernodeck");
   if (abi->struct_size != sizeof(PluginAbi))
     return refuse("LibTorch plugin ABI version " + std::to_string(abi->abi_version) + " has a " +
-                  std::to_string(abi->struct_size) + "-byte interface, this kernodeck's version " + std::to_string(kAbiVersion) +
-                  " has " + std::to_string(sizeof(PluginAbi)) + " bytes: install the plugin built with this kernodeck");
-  if (!abi->torch_info || !abi->compute || !abi->cxx_build) return refuse("the LibTorch plugin lacks its probe entry points");
+                  std::to_string(abi->struct_size) + "-byte interface, this kernodeck's version " +
+                  std::to_string(kAbiVersion) + " has " + std::to_string(sizeof(PluginAbi)) +
+                  " bytes: install the plugin built with this kernodeck");
+  if (!abi->torch_info || !abi->compute || !abi->cxx_build)
+    return refuse("the LibTorch plugin lacks its probe entry points");
   return abi;
 }
 
@@ -86,8 +91,9 @@ Result<const PluginAbi*> reportEntries(const PluginAbi* abi) {
   if (!abi->resume_check || !abi->resume_inspect || !abi->resume_continue)
     return Error::Unsupported("the LibTorch plugin was built for the probe alone (no resume entry points)");
   if (std::string(abi->cxx_build) != KDK_TORCH_CXX_BUILD)
-    return Error::Unsupported(std::string("the LibTorch plugin was compiled as \"") + abi->cxx_build + "\", this kernodeck as \"" +
-                              KDK_TORCH_CXX_BUILD + "\": a report cannot cross between them; rebuild both together");
+    return Error::Unsupported(std::string("the LibTorch plugin was compiled as \"") + abi->cxx_build +
+                              "\", this kernodeck as \"" + KDK_TORCH_CXX_BUILD +
+                              "\": a report cannot cross between them; rebuild both together");
   return abi;
 }
 

@@ -19,10 +19,7 @@ extern "C" __attribute__((visibility("default"))) const kernodeck::libtorch::Plu
       nullptr,
       nullptr,
 #else
-      &lt::entry::resumeCheck,
-      &lt::entry::resumeInspect,
-      &lt::entry::resumeContinue,
-      &lt::entry::parsePt,
+      &lt::entry::resumeCheck, &lt::entry::resumeInspect, &lt::entry::resumeContinue, &lt::entry::parsePt,
 #endif
   };
   return &abi;

@@ -6,8 +6,7 @@ namespace {
 bool isAlgComponentChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool isAlgSeparator(char c) { return c == '+' || c == '.' || c == '_' || c == '-'; }
 bool isEncodedChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '=' ||
-         c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '=' || c == '_' || c == '-';
 }
 bool isLowerHex(std::string_view s) {
   for (char c : s)
@@ -41,10 +40,8 @@ Result<Digest> parseDigest(std::string_view s) {
   if (enc.empty()) return bad("empty encoded part");
   for (char c : enc)
     if (!isEncodedChar(c)) return bad("bad character in encoded part");
-  if (alg == "sha256" && (enc.size() != 64 || !isLowerHex(enc)))
-    return bad("sha256 needs 64 lower-case hex digits");
-  if (alg == "sha512" && (enc.size() != 128 || !isLowerHex(enc)))
-    return bad("sha512 needs 128 lower-case hex digits");
+  if (alg == "sha256" && (enc.size() != 64 || !isLowerHex(enc))) return bad("sha256 needs 64 lower-case hex digits");
+  if (alg == "sha512" && (enc.size() != 128 || !isLowerHex(enc))) return bad("sha512 needs 128 lower-case hex digits");
   return Digest{std::string(alg), std::string(enc)};
 }
 

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 
@@ -22,12 +22,21 @@ namespace {
 class Fd {
  public:
   explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept { std::swap(fd_, o.fd_); return *this; }
+  Fd& operator=(Fd&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
   Fd(const Fd&) = delete;
   int get() const { return fd_; }
-  int release() { int f = fd_; fd_ = -1; return f; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
 
  private:
   int fd_;
@@ -51,7 +60,8 @@ class DirView : public FsView {
     Fd parent = openParent(path, base);
     if (parent.get() < 0) return std::nullopt;
     struct stat st {};
-    int rc = base.empty() ? ::fstat(parent.get(), &st) : ::fstatat(parent.get(), base.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    int rc =
+        base.empty() ? ::fstat(parent.get(), &st) : ::fstatat(parent.get(), base.c_str(), &st, AT_SYMLINK_NOFOLLOW);
     if (rc != 0) return std::nullopt;
     Node n;
     n.kind = kindOf(st.st_mode);
@@ -94,11 +104,13 @@ class DirView : public FsView {
 
  private:
   // Feeds the regular file at a resolved path to `sink`, opened without following a link.
-  Status readChunks(const std::string& path, uint64_t limit, const std::function<void(const char*, size_t)>& sink) const {
+  Status readChunks(const std::string& path, uint64_t limit,
+                    const std::function<void(const char*, size_t)>& sink) const {
     std::string base;
     Fd parent = openParent(path, base);
     std::string where = rootPath_ + "/" + util::printable(path);
-    if (parent.get() < 0 || base.empty()) return Error::NotFound("'" + util::printable(path) + "' is not in " + rootPath_);
+    if (parent.get() < 0 || base.empty())
+      return Error::NotFound("'" + util::printable(path) + "' is not in " + rootPath_);
     Fd f(::openat(parent.get(), base.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (f.get() < 0) return Error::Io("cannot open " + where + ": " + std::strerror(errno));
     struct stat st {};

@@ -31,8 +31,7 @@ Result<std::string> readAll(ByteStream& s, uint64_t limit, const std::string& wh
   while (true) {
     KDK_TRY_ASSIGN(size_t n, s.read(buf, sizeof buf));
     if (n == 0) return out;
-    if (out.size() + n > limit)
-      return Error::Invalid(what + " is larger than " + util::humanBytes(limit));
+    if (out.size() + n > limit) return Error::Invalid(what + " is larger than " + util::humanBytes(limit));
     out.append(buf, n);
   }
 }
@@ -155,8 +154,7 @@ class TarAccess : public FileAccess {
     int rc;
     while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
       const char* p = archive_entry_pathname(e);
-      if (p && normalizeMember(p) == target)
-        return std::unique_ptr<ByteStream>(new ArchiveStream(a, where(target)));
+      if (p && normalizeMember(p) == target) return std::unique_ptr<ByteStream>(new ArchiveStream(a, where(target)));
       archive_read_data_skip(a);
     }
     std::string msg = util::printable(archive_error_string(a) ? archive_error_string(a) : "not found");
@@ -189,9 +187,7 @@ class TarAccess : public FileAccess {
 
 }  // namespace
 
-std::unique_ptr<FileAccess> openDirAccess(const std::string& dir) {
-  return std::make_unique<DirAccess>(dir);
-}
+std::unique_ptr<FileAccess> openDirAccess(const std::string& dir) { return std::make_unique<DirAccess>(dir); }
 
 Result<std::unique_ptr<FileAccess>> openTarAccess(const std::string& file) {
   struct stat st {};

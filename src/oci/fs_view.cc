@@ -1,7 +1,7 @@
 #include "kernodeck/oci/fs_view.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 
 #include "kernodeck/util/path.h"
@@ -40,8 +40,16 @@ std::string toLowerHex(const std::array<uint8_t, N>& b) {
 }  // namespace
 
 LayeredView::Stored::Stored(const Stored& o)
-    : content(o.content), rare(o.rare ? std::make_unique<Rare>(*o.rare) : nullptr), size(o.size), mode(o.mode),
-      layer(o.layer), dataLayer(o.dataLayer), kind(o.kind), hasSha256(o.hasSha256), hasMd5(o.hasMd5), sha256(o.sha256),
+    : content(o.content),
+      rare(o.rare ? std::make_unique<Rare>(*o.rare) : nullptr),
+      size(o.size),
+      mode(o.mode),
+      layer(o.layer),
+      dataLayer(o.dataLayer),
+      kind(o.kind),
+      hasSha256(o.hasSha256),
+      hasMd5(o.hasMd5),
+      sha256(o.sha256),
       md5(o.md5) {}
 
 LayeredView::Stored& LayeredView::Stored::operator=(const Stored& o) {
@@ -137,8 +145,8 @@ Result<std::string> FsView::walk(std::string_view path, bool followLast, bool al
     auto n = info(p);
     if (!n) {
       if (todo.empty() || allowMissing) continue;  // a missing final component resolves to itself
-      return Error::NotFound("'" + util::printable(path) + "' does not exist in the image ('" +
-                             util::printable(p) + "' is missing)");
+      return Error::NotFound("'" + util::printable(path) + "' does not exist in the image ('" + util::printable(p) +
+                             "' is missing)");
     }
     if (n->kind == EntryKind::Symlink && (followLast || !todo.empty())) {
       if (++links > maxLinks)
@@ -189,8 +197,8 @@ Status LayeredView::makeParents(const std::string& dir, int layer, std::set<std:
       Stored d;
       d.layer = layer;
       nodes_.emplace(p, std::move(d));
-    }
-    else if (it->second.kind != EntryKind::Dir) return Error::Invalid("'" + util::printable(p) + "' is not a directory");
+    } else if (it->second.kind != EntryKind::Dir)
+      return Error::Invalid("'" + util::printable(p) + "' is not a directory");
     if (upper) upper->insert(p);
   }
   return {};
@@ -236,8 +244,12 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
     auto refuse = [&](const std::string& why) { unsafe.push_back({util::printable(entryName(e)), why}); };
     // containerd: the parent is resolved inside the root (fs.RootPath), the base name is not.
     size_t slash = e.path.rfind('/');
-    std::string parent = e.kind == EntryKind::Opaque ? e.path : slash == std::string::npos ? "" : e.path.substr(0, slash);
-    std::string base = e.kind == EntryKind::Opaque ? "" : slash == std::string::npos ? e.path : e.path.substr(slash + 1);
+    std::string parent = e.kind == EntryKind::Opaque  ? e.path
+                         : slash == std::string::npos ? ""
+                                                      : e.path.substr(0, slash);
+    std::string base = e.kind == EntryKind::Opaque  ? ""
+                       : slash == std::string::npos ? e.path
+                                                    : e.path.substr(slash + 1);
     std::string resolved = parent, via;
     if (!parent.empty()) {
       auto it = nodes_.find(parent);
@@ -253,7 +265,8 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
     std::string path = base.empty() ? resolved : joinPath(resolved, base);
     if (!via.empty())
       suspicious.push_back({util::printable(entryName(e)), "written through symlink '" + util::printable(via) +
-                                                               "': a runtime applies it at '/" + util::printable(path) + "'"});
+                                                               "': a runtime applies it at '/" + util::printable(path) +
+                                                               "'"});
     if (auto st = makeParents(resolved, layer, upper); !st.ok()) {
       refuse(st.error().message + " (a runtime fails to unpack the layer)");
       continue;
@@ -264,7 +277,8 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
     }
     if (e.kind == EntryKind::Whiteout) {
       if (upperSet.count(path)) {
-        refuse("whiteout of '" + util::printable(path) + "', which this same layer wrote (containerd's overlay applier "
+        refuse("whiteout of '" + util::printable(path) +
+               "', which this same layer wrote (containerd's overlay applier "
                "fails on it; the OCI spec keeps what the layer wrote)");
         hideLower(path, upperSet);
       } else {
@@ -289,7 +303,8 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       std::string_view raw = e.linkTarget;
       size_t ls = raw.rfind('/');
       std::string linkVia;
-      auto dir = walk(ls == std::string_view::npos ? std::string_view() : raw.substr(0, ls + 1), true, true, kMaxLinks, &linkVia);
+      auto dir = walk(ls == std::string_view::npos ? std::string_view() : raw.substr(0, ls + 1), true, true, kMaxLinks,
+                      &linkVia);
       if (!dir.ok()) {
         refuse("hardlink target " + util::printable(e.linkTarget) + ": " + dir.error().message);
         continue;
@@ -299,7 +314,8 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       if (file == "..") {
         size_t k = target.rfind('/');
         target = k == std::string::npos ? "" : target.substr(0, k);
-      } else if (!file.empty() && file != ".") target = joinPath(target, std::string(file));
+      } else if (!file.empty() && file != ".")
+        target = joinPath(target, std::string(file));
       auto t = nodes_.find(target);
       if (target.empty() || (t != nodes_.end() && t->second.kind == EntryKind::Dir)) {
         refuse("hardlink to a directory ('/" + util::printable(target) + "')");
@@ -311,7 +327,8 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
       }
       if (!linkVia.empty())
         suspicious.push_back({util::printable(e.path), "hardlink target " + util::printable(e.linkTarget) +
-                                                           " reached through symlink '" + util::printable(linkVia) + "'"});
+                                                           " reached through symlink '" + util::printable(linkVia) +
+                                                           "'"});
       n = unpack(t->second);
       if (n.dataPath.empty()) {
         n.dataLayer = t->second.layer;
@@ -376,7 +393,9 @@ std::vector<std::string> findFiles(const FsView& v, const std::function<bool(con
   std::vector<std::string> out;
   std::deque<std::pair<std::string, int>> q = {{"", 0}};
   size_t visited = 0;
-  auto in = [](const std::vector<std::string>& list, const std::string& s) { return std::find(list.begin(), list.end(), s) != list.end(); };
+  auto in = [](const std::vector<std::string>& list, const std::string& s) {
+    return std::find(list.begin(), list.end(), s) != list.end();
+  };
   while (!q.empty() && visited < 20000) {
     auto [dir, depth] = q.front();
     q.pop_front();
@@ -414,7 +433,9 @@ Result<std::string> LayeredView::hashResolved(const std::string& path, const std
   std::string h = storedHash(it->second, algorithm);
   if (h.empty())
     if (auto f = filled_.find(path); f != filled_.end()) h = filledHash(f->second, algorithm);
-  if (h.empty()) return Error::Unsupported("'" + util::printable(path) + "' was not hashed (not a regular file, sparse or oversized)");
+  if (h.empty())
+    return Error::Unsupported("'" + util::printable(path) +
+                              "' was not hashed (not a regular file, sparse or oversized)");
   return h;
 }
 

@@ -45,8 +45,10 @@ const char* toString(EntryKind k) {
 std::string cleanEntryPath(std::string_view name, std::string& note) {
   util::RootedPath r = util::cleanRooted(name);
   note.clear();
-  if (r.dotdot) note = "'..' in the path";
-  else if (r.absolute && !r.path.empty()) note = "absolute path";  // "/" alone is the root entry umoci writes
+  if (r.dotdot)
+    note = "'..' in the path";
+  else if (r.absolute && !r.path.empty())
+    note = "absolute path";  // "/" alone is the root entry umoci writes
   return std::move(r.path);
 }
 
@@ -293,7 +295,8 @@ la_ssize_t IsalGzip::read(char* buf, size_t n, std::string& error) {
         next = reinterpret_cast<uint8_t*>(p_->inBuf.data());
         avail = static_cast<uint32_t>(*r);
       }
-      if (avail == 0) done_ = true;
+      if (avail == 0)
+        done_ = true;
       else {
         isal_inflate_reset(&st_);
         st_.crc_flag = ISAL_GZIP;
@@ -415,7 +418,8 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
       le.linkTarget = archive_entry_hardlink(e);
       std::string targetNote;
       (void)cleanEntryPath(le.linkTarget, targetNote);
-      if (!targetNote.empty() && note.empty()) note = "hardlink target " + util::printable(le.linkTarget) + ": " + targetNote;
+      if (!targetNote.empty() && note.empty())
+        note = "hardlink target " + util::printable(le.linkTarget) + ": " + targetNote;
     }
     if (le.kind == EntryKind::Symlink) {
       const char* t = archive_entry_symlink(e);
@@ -429,10 +433,10 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
       ok = false;
       reason = "claims " + util::humanBytes(static_cast<uint64_t>(le.size));
     }
-    if (ok && !ignore && le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque &&
-        !seen.insert(le.path).second)
+    if (ok && !ignore && le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque && !seen.insert(le.path).second)
       out.suspicious.push_back({util::printable(name), "duplicate entry (the later one wins)"});
-    if (!ok) out.unsafe.push_back({util::printable(name), reason});
+    if (!ok)
+      out.unsafe.push_back({util::printable(name), reason});
     else if (!note.empty())
       out.suspicious.push_back({util::printable(name), note + " (a runtime applies it inside the root)"});
 
@@ -547,11 +551,11 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
   std::thread producer, hasher;
   if (!out.error) {
     if (!useIsal) switch (archive_filter_code(inflater, 0)) {
-      case ARCHIVE_FILTER_GZIP: out.detected = Compression::Gzip; break;
-      case ARCHIVE_FILTER_ZSTD: out.detected = Compression::Zstd; break;
-      case ARCHIVE_FILTER_NONE: out.detected = Compression::None; break;
-      default: out.detected = Compression::Unknown;
-    }
+        case ARCHIVE_FILTER_GZIP: out.detected = Compression::Gzip; break;
+        case ARCHIVE_FILTER_ZSTD: out.detected = Compression::Zstd; break;
+        case ARCHIVE_FILTER_NONE: out.detected = Compression::None; break;
+        default: out.detected = Compression::Unknown;
+      }
     producer = std::thread([&pipe] { pipe.produce(); });
     hasher = std::thread([&pipe] { pipe.hashDiffId(); });
     started = true;
@@ -584,12 +588,14 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
     producer.join();
     hasher.join();
   }
-  pipe.drain();  // the producer did, unless it never started
+  pipe.drain();                                 // the producer did, unless it never started
   if (pipe.inError) out.error = *pipe.inError;  // the cause of whatever failed after it
   archive_read_free(inflater);
   out.compressedSize = pipe.compressedBytes;
-  if (pipe.streamHashes) out.digestHex = in.digestHex().value_or("");  // empty: the stream ended early
-  else out.digestHex = pipe.compressed.hex();
+  if (pipe.streamHashes)
+    out.digestHex = in.digestHex().value_or("");  // empty: the stream ended early
+  else
+    out.digestHex = pipe.compressed.hex();
   out.uncompressedSize = pipe.uncompressedBytes;
   out.diffIdHex = pipe.uncompressed.hex();
   return out;

@@ -46,12 +46,14 @@ class LayoutSource : public ImageSource {
       : fa_(std::move(fa)), tag_(std::move(tag)), digest_(std::move(digest)) {}
 
   Result<Descriptor> resolve() override {
-    if (!fa_->exists("oci-layout")) return Error::Invalid(fa_->where("oci-layout") + " is missing: not an OCI image layout");
+    if (!fa_->exists("oci-layout"))
+      return Error::Invalid(fa_->where("oci-layout") + " is missing: not an OCI image layout");
     KDK_TRY_ASSIGN(json layout, readJson(*fa_, "oci-layout"));
     if (!layout.is_object() || !layout.contains("imageLayoutVersion") || !layout["imageLayoutVersion"].is_string())
       return Error::Invalid(fa_->where("oci-layout") + " has no imageLayoutVersion");
     if (std::string v = layout["imageLayoutVersion"].get<std::string>(); v != "1.0.0")
-      findings_.push_back({"layout.schema.invalid", "error",
+      findings_.push_back({"layout.schema.invalid",
+                           "error",
                            fa_->where("oci-layout") + ": imageLayoutVersion is '" + util::printable(v.substr(0, 40)) +
                                "', the image spec defines only 1.0.0",
                            {{"field", "imageLayoutVersion"}}});
@@ -69,15 +71,16 @@ class LayoutSource : public ImageSource {
     for (size_t i = 0; i < index["manifests"].size(); ++i) {
       const json& j = index["manifests"][i];
       std::string name, rawDigest;
-      if (j.is_object() && j.contains("annotations") && j["annotations"].is_object() && j["annotations"].contains(kRefName) &&
-          j["annotations"][kRefName].is_string())
+      if (j.is_object() && j.contains("annotations") && j["annotations"].is_object() &&
+          j["annotations"].contains(kRefName) && j["annotations"][kRefName].is_string())
         name = j["annotations"][kRefName].get<std::string>();
       if (j.is_object() && j.contains("digest") && j["digest"].is_string()) rawDigest = j["digest"].get<std::string>();
       entries.push_back({i, name, rawDigest, parseDescriptor(j)});
     }
     auto bad = [&](const Entry& e) {
       return Error::Invalid(fa_->where("index.json") + " manifests[" + std::to_string(e.n) + "]" +
-                            (e.name.empty() ? "" : " ('" + util::printable(e.name) + "')") + ": " + e.desc.error().message);
+                            (e.name.empty() ? "" : " ('" + util::printable(e.name) + "')") + ": " +
+                            e.desc.error().message);
     };
     if (digest_) {
       for (const auto& e : entries) {
@@ -181,21 +184,26 @@ class DockerArchiveSource : public ImageSource {
     }
     if (index_) {
       if (*index_ >= mj.size())
-        return Error::NotFound("no image @" + std::to_string(*index_) + " in " + fa_->where("manifest.json") + ", which holds " +
-                               std::to_string(mj.size()) + " (counted from @0)");
+        return Error::NotFound("no image @" + std::to_string(*index_) + " in " + fa_->where("manifest.json") +
+                               ", which holds " + std::to_string(mj.size()) + " (counted from @0)");
       chosen = &mj[*index_];
     } else if (tag_.empty()) {
       if (mj.size() != 1)
-        return Error::Invalid(fa_->where("manifest.json") + " holds " + std::to_string(mj.size()) +
-                              " images; name one as docker-archive:FILE:REPO:TAG or docker-archive:FILE:@N (tags: " + tags + ")");
+        return Error::Invalid(
+            fa_->where("manifest.json") + " holds " + std::to_string(mj.size()) +
+            " images; name one as docker-archive:FILE:REPO:TAG or docker-archive:FILE:@N (tags: " + tags + ")");
       chosen = &mj[0];
     }
-    if (!chosen) return Error::NotFound("no image tagged '" + tag_ + "' in " + fa_->where("manifest.json") + " (has: " + tags + ")");
+    if (!chosen)
+      return Error::NotFound("no image tagged '" + tag_ + "' in " + fa_->where("manifest.json") + " (has: " + tags +
+                             ")");
     const json& e = *chosen;
     if (!e.contains("Config") || !e["Config"].is_string() || !e.contains("Layers") || !e["Layers"].is_array())
       return Error::Invalid(fa_->where("manifest.json") + " entry lacks Config or Layers");
-    if (!tag_.empty()) resolvedTag_ = tag_;
-    else if (e.contains("RepoTags") && e["RepoTags"].is_array() && !e["RepoTags"].empty() && e["RepoTags"][0].is_string())
+    if (!tag_.empty())
+      resolvedTag_ = tag_;
+    else if (e.contains("RepoTags") && e["RepoTags"].is_array() && !e["RepoTags"].empty() &&
+             e["RepoTags"][0].is_string())
       resolvedTag_ = e["RepoTags"][0].get<std::string>();
 
     std::string configName = e["Config"].get<std::string>();
@@ -241,7 +249,8 @@ class DockerArchiveSource : public ImageSource {
         d.digest.encoded == util::sha256Hex(manifestBytes_))
       return std::unique_ptr<ByteStream>(new MemoryStream(manifestBytes_));
     auto it = paths_.find(d.digest.str());
-    if (it == paths_.end()) return Error::NotFound("blob " + d.digest.str() + " is not in " + fa_->where("manifest.json"));
+    if (it == paths_.end())
+      return Error::NotFound("blob " + d.digest.str() + " is not in " + fa_->where("manifest.json"));
     return fa_->open(it->second);
   }
 
@@ -297,10 +306,8 @@ Result<std::unique_ptr<ImageSource>> openImageSource(const ImageRef& ref) {
       KDK_TRY_ASSIGN(auto fa, openTarAccess(ref.path));
       return std::unique_ptr<ImageSource>(new DockerArchiveSource(std::move(fa), ref.tag, ref.sourceIndex));
     }
-    case Transport::Dir:
-      return openSkopeoDir(ref.path);
-    case Transport::RootFs:
-      return Error::Invalid("rootfs: references are root filesystems, not image sources");
+    case Transport::Dir: return openSkopeoDir(ref.path);
+    case Transport::RootFs: return Error::Invalid("rootfs: references are root filesystems, not image sources");
     case Transport::Registry:
       return Error::Unsupported("registry references are not supported yet: '" + ref.raw +
                                 "' (use oci:, oci-archive:, docker-archive:, dir: or rootfs:)");

@@ -21,31 +21,40 @@ Result<ImageRef> detectLocalRef(const std::string& path) {
   r.path = path;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    return Error::NotFound("'" + path + "' does not exist; a local image is named oci:DIR, oci-archive:FILE, "
+    return Error::NotFound("'" + path +
+                           "' does not exist; a local image is named oci:DIR, oci-archive:FILE, "
                            "docker-archive:FILE, dir:DIR (skopeo) or rootfs:DIR");
   auto has = [&](const char* name) {
     struct stat s {};
     return ::stat((path + "/" + name).c_str(), &s) == 0;
   };
   if (S_ISDIR(st.st_mode)) {
-    if (has("oci-layout")) r.transport = Transport::OciLayout;
-    else if (has("manifest.json")) r.transport = Transport::Dir;
-    else if (has("etc") || has("usr") || has("bin")) r.transport = Transport::RootFs;
+    if (has("oci-layout"))
+      r.transport = Transport::OciLayout;
+    else if (has("manifest.json"))
+      r.transport = Transport::Dir;
+    else if (has("etc") || has("usr") || has("bin"))
+      r.transport = Transport::RootFs;
     else
-      return Error::Invalid("'" + path + "' is a directory with no oci-layout, no manifest.json and no etc/, usr/ or "
+      return Error::Invalid("'" + path +
+                            "' is a directory with no oci-layout, no manifest.json and no etc/, usr/ or "
                             "bin/: name it as oci:DIR, dir:DIR (skopeo) or rootfs:DIR");
     return r;
   }
   if (S_ISREG(st.st_mode)) {
     auto fa = openTarAccess(path);
     if (!fa.ok())
-      return Error::Invalid("'" + path + "' is a file but not a tar archive: a local image file is named "
+      return Error::Invalid("'" + path +
+                            "' is a file but not a tar archive: a local image file is named "
                             "docker-archive:FILE or oci-archive:FILE");
     // docker 25+ archives hold both manifest.json and an OCI layout: docker-archive reads both.
-    if ((*fa)->exists("manifest.json")) r.transport = Transport::DockerArchive;
-    else if ((*fa)->exists("oci-layout")) r.transport = Transport::OciArchive;
+    if ((*fa)->exists("manifest.json"))
+      r.transport = Transport::DockerArchive;
+    else if ((*fa)->exists("oci-layout"))
+      r.transport = Transport::OciArchive;
     else
-      return Error::Invalid("'" + path + "' is a tar archive with neither manifest.json nor oci-layout: not a "
+      return Error::Invalid("'" + path +
+                            "' is a tar archive with neither manifest.json nor oci-layout: not a "
                             "docker-archive: or oci-archive: image");
     return r;
   }

@@ -35,8 +35,7 @@ const char* toString(Compression c) {
 }
 
 bool validMediaType(std::string_view mt) {
-  static const std::regex re(
-      R"(^[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}$)");
+  static const std::regex re(R"(^[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}$)");
   return std::regex_match(mt.begin(), mt.end(), re);
 }
 
@@ -49,8 +48,7 @@ std::string Platform::str() const {
 namespace {
 
 Result<json> parseJson(std::string_view bytes, const char* what) {
-  if (bytes.size() > kMaxManifestBytes)
-    return Error::Invalid(std::string(what) + " is larger than 4 MiB");
+  if (bytes.size() > kMaxManifestBytes) return Error::Invalid(std::string(what) + " is larger than 4 MiB");
   json j = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error::Invalid(std::string(what) + " is not valid JSON");
   if (!j.is_object()) return Error::Invalid(std::string(what) + " is not a JSON object");
@@ -85,8 +83,7 @@ std::string optString(const json& j, const char* field) {
 }
 
 Status checkSchemaVersion(const json& j, const char* what) {
-  if (!j.contains("schemaVersion") || !j["schemaVersion"].is_number_integer() ||
-      j["schemaVersion"].get<int64_t>() != 2)
+  if (!j.contains("schemaVersion") || !j["schemaVersion"].is_number_integer() || j["schemaVersion"].get<int64_t>() != 2)
     return Error::Invalid(std::string(what) + ": schemaVersion must be 2");
   return {};
 }
@@ -96,8 +93,7 @@ Status checkSchemaVersion(const json& j, const char* what) {
 Result<Descriptor> parseDescriptor(const json& j) {
   if (!j.is_object()) return Error::Invalid("descriptor is not an object");
   Descriptor d;
-  if (!j.contains("mediaType") || !j["mediaType"].is_string())
-    return Error::Invalid("descriptor has no mediaType");
+  if (!j.contains("mediaType") || !j["mediaType"].is_string()) return Error::Invalid("descriptor has no mediaType");
   d.mediaType = j["mediaType"].get<std::string>();
   if (!validMediaType(d.mediaType))
     return Error::Invalid("descriptor mediaType '" + d.mediaType.substr(0, 100) + "' is malformed");
@@ -114,17 +110,15 @@ Result<Descriptor> parseDescriptor(const json& j) {
     if (!p.is_object() || !p.contains("os") || !p["os"].is_string() || !p.contains("architecture") ||
         !p["architecture"].is_string())
       return Error::Invalid("descriptor " + d.digest.str() + " has a malformed platform");
-    d.platform = Platform{p["os"].get<std::string>(), p["architecture"].get<std::string>(),
-                          optString(p, "variant"), optString(p, "os.version")};
+    d.platform = Platform{p["os"].get<std::string>(), p["architecture"].get<std::string>(), optString(p, "variant"),
+                          optString(p, "os.version")};
   }
   return d;
 }
 
 Result<DocKind> detectKind(std::string_view bytes, std::string_view hint) {
   auto isIndexType = [](std::string_view mt) { return mt == media::kOciIndex || mt == media::kDockerList; };
-  auto isManifestType = [](std::string_view mt) {
-    return mt == media::kOciManifest || mt == media::kDockerManifest;
-  };
+  auto isManifestType = [](std::string_view mt) { return mt == media::kOciManifest || mt == media::kDockerManifest; };
   if (isIndexType(hint)) return DocKind::Index;
   if (isManifestType(hint)) return DocKind::Manifest;
   KDK_TRY_ASSIGN(json j, parseJson(bytes, "manifest"));
@@ -167,8 +161,7 @@ Result<Index> parseIndex(std::string_view bytes) {
   ix.mediaType = optString(j, "mediaType");
   if (!ix.mediaType.empty() && ix.mediaType != media::kOciIndex && ix.mediaType != media::kDockerList)
     return Error::Invalid("index mediaType '" + ix.mediaType.substr(0, 100) + "' is not an image index");
-  if (!j.contains("manifests") || !j["manifests"].is_array())
-    return Error::Invalid("index has no manifests array");
+  if (!j.contains("manifests") || !j["manifests"].is_array()) return Error::Invalid("index has no manifests array");
   for (const auto& m : j["manifests"]) {
     KDK_TRY_ASSIGN(Descriptor d, parseDescriptor(m));
     ix.manifests.push_back(std::move(d));
@@ -180,11 +173,10 @@ Result<Index> parseIndex(std::string_view bytes) {
 Result<ImageConfig> parseConfig(std::string_view bytes) {
   KDK_TRY_ASSIGN(json j, parseJson(bytes, "image config"));
   ImageConfig c;
-  if (!j.contains("architecture") || !j["architecture"].is_string() || !j.contains("os") ||
-      !j["os"].is_string())
+  if (!j.contains("architecture") || !j["architecture"].is_string() || !j.contains("os") || !j["os"].is_string())
     return Error::Invalid("image config lacks architecture or os");
-  c.platform = Platform{j["os"].get<std::string>(), j["architecture"].get<std::string>(),
-                        optString(j, "variant"), optString(j, "os.version")};
+  c.platform = Platform{j["os"].get<std::string>(), j["architecture"].get<std::string>(), optString(j, "variant"),
+                        optString(j, "os.version")};
   c.created = optString(j, "created");
   if (j.contains("config") && j["config"].is_object()) {
     const json& cc = j["config"];

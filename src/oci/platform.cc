@@ -9,9 +9,12 @@ namespace kernodeck::oci {
 Platform normalize(Platform p) {
   p.os = util::toLower(p.os);
   std::string a = util::toLower(p.architecture);
-  if (a == "x86_64" || a == "x86-64") a = "amd64";
-  else if (a == "aarch64") a = "arm64";
-  else if (a == "i386" || a == "i686") a = "386";
+  if (a == "x86_64" || a == "x86-64")
+    a = "amd64";
+  else if (a == "aarch64")
+    a = "arm64";
+  else if (a == "i386" || a == "i686")
+    a = "386";
   else if (a == "armhf" || a == "armv7l" || a == "armv7") {
     a = "arm";
     if (p.variant.empty()) p.variant = "v7";
@@ -78,8 +81,8 @@ Result<size_t> selectPlatform(const Index& index, const Platform& wantRaw) {
   std::string avail;
   for (const auto& d : index.manifests)
     if (d.platform) avail += (avail.empty() ? "" : ", ") + normalize(*d.platform).str();
-  return Error::NotFound("no manifest for platform " + want.str() + " in the index (has: " +
-                         (avail.empty() ? "none with a platform" : avail) + ")");
+  return Error::NotFound("no manifest for platform " + want.str() +
+                         " in the index (has: " + (avail.empty() ? "none with a platform" : avail) + ")");
 }
 
 }  // namespace kernodeck::oci

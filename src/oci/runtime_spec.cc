@@ -48,7 +48,8 @@ Result<ContainerSpec> parseContainerConfig(std::string_view text, const std::str
     std::string p = str(j["root"], "path");
     if (p.empty()) p = "rootfs";
     c.rootPath = p.front() == '/' ? p : bundle + "/" + p;
-    c.rootReadonly = j["root"].contains("readonly") && j["root"]["readonly"].is_boolean() && j["root"]["readonly"].get<bool>();
+    c.rootReadonly =
+        j["root"].contains("readonly") && j["root"]["readonly"].is_boolean() && j["root"]["readonly"].get<bool>();
   }
   if (j.contains("process") && j["process"].is_object()) {
     const json& p = j["process"];
@@ -65,7 +66,8 @@ Result<ContainerSpec> parseContainerConfig(std::string_view text, const std::str
       for (const auto& g : p["user"]["additionalGids"])
         if (g.is_number_unsigned()) c.additionalGids.push_back(g.get<uint32_t>());
   }
-  if (j.contains("linux") && j["linux"].is_object() && j["linux"].contains("devices") && j["linux"]["devices"].is_array())
+  if (j.contains("linux") && j["linux"].is_object() && j["linux"].contains("devices") &&
+      j["linux"]["devices"].is_array())
     for (const auto& d : j["linux"]["devices"]) {
       if (!d.is_object()) continue;
       LinuxDevice ld{str(d, "path"), str(d, "type"), -1, -1};
@@ -78,7 +80,8 @@ Result<ContainerSpec> parseContainerConfig(std::string_view text, const std::str
     for (auto it = j["hooks"].begin(); it != j["hooks"].end(); ++it)
       if (it.value().is_array())
         for (const auto& h : it.value())
-          if (h.is_object() && h.contains("path") && h["path"].is_string()) c.hookPaths.push_back(h["path"].get<std::string>());
+          if (h.is_object() && h.contains("path") && h["path"].is_string())
+            c.hookPaths.push_back(h["path"].get<std::string>());
   return c;
 }
 

@@ -29,10 +29,14 @@ std::string pathFor(const std::string& dir, const Digest& d) {
 
 void escapeInto(std::string& out, std::string_view s) {
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\n') out += "\\n";
-    else out.push_back(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out.push_back(c);
   }
 }
 
@@ -139,9 +143,11 @@ std::string encodeScan(const Digest& d, const LayerScan& s) {
   std::string out = header.dump() + "\n";
   for (const auto& e : s.entries) {
     escapeInto(out, e.path);
-    out += "\t" + std::to_string(static_cast<int>(e.kind)) + "\t" + std::to_string(e.mode) + "\t" + std::to_string(e.size) + "\t";
+    out += "\t" + std::to_string(static_cast<int>(e.kind)) + "\t" + std::to_string(e.mode) + "\t" +
+           std::to_string(e.size) + "\t";
     escapeInto(out, e.linkTarget);
-    out += "\t" + e.sha256 + "\t" + e.md5 + "\t" + e.sha1 + "\t" + (e.content ? util::base64Encode(*e.content) : std::string("-")) + "\n";
+    out += "\t" + e.sha256 + "\t" + e.md5 + "\t" + e.sha1 + "\t" +
+           (e.content ? util::base64Encode(*e.content) : std::string("-")) + "\n";
   }
   return out;
 }

@@ -49,13 +49,13 @@ class Checker {
     const json& v = obj[field];
     if (nullable && v.is_null()) return false;
     bool ok = want == json::value_t::number_integer ? v.is_number_integer()
-              : want == json::value_t::number_float  ? v.is_number()
-                                                      : v.type() == want;
+              : want == json::value_t::number_float ? v.is_number()
+                                                    : v.type() == want;
     if (!ok) {
-      const char* w = want == json::value_t::string          ? "a string"
-                      : want == json::value_t::array         ? "an array"
-                      : want == json::value_t::object        ? "an object"
-                      : want == json::value_t::boolean       ? "a boolean"
+      const char* w = want == json::value_t::string           ? "a string"
+                      : want == json::value_t::array          ? "an array"
+                      : want == json::value_t::object         ? "an object"
+                      : want == json::value_t::boolean        ? "a boolean"
                       : want == json::value_t::number_integer ? "an integer"
                                                               : "a number";
       fail(at(path, field), std::string("must be ") + w + ", not " + typeName(v));
@@ -74,20 +74,23 @@ class Checker {
     if (!type(obj, path, field, json::value_t::object, false, nullable)) return;
     for (auto it = obj[field].begin(); it != obj[field].end(); ++it)
       if (!it.value().is_string())
-        fail(at(path, field) + "[\"" + util::printable(it.key()) + "\"]", std::string("must be a string, not ") + typeName(it.value()));
+        fail(at(path, field) + "[\"" + util::printable(it.key()) + "\"]",
+             std::string("must be a string, not ") + typeName(it.value()));
   }
 
   void objectMap(const json& obj, const std::string& path, const char* field, bool nullable = false) {
     if (!type(obj, path, field, json::value_t::object, false, nullable)) return;
     for (auto it = obj[field].begin(); it != obj[field].end(); ++it)
       if (!it.value().is_object())
-        fail(at(path, field) + "[\"" + util::printable(it.key()) + "\"]", std::string("must be an object, not ") + typeName(it.value()));
+        fail(at(path, field) + "[\"" + util::printable(it.key()) + "\"]",
+             std::string("must be an object, not ") + typeName(it.value()));
   }
 
   void mediaType(const json& obj, const std::string& path, const char* field, bool required) {
     if (!type(obj, path, field, json::value_t::string, required)) return;
     std::string mt = obj[field].get<std::string>();
-    if (!validMediaType(mt)) fail(at(path, field), "'" + util::printable(mt.substr(0, 100)) + "' is not a media type (type/subtype)");
+    if (!validMediaType(mt))
+      fail(at(path, field), "'" + util::printable(mt.substr(0, 100)) + "' is not a media type (type/subtype)");
   }
 
   void platform(const json& obj, const std::string& path) {
@@ -111,17 +114,21 @@ class Checker {
     std::optional<Digest> digest;
     if (type(d, path, "digest", json::value_t::string, true)) {
       auto pd = parseDigest(d["digest"].get<std::string>());
-      if (!pd.ok()) fail(at(path, "digest"), pd.error().message);
-      else digest = *pd;
+      if (!pd.ok())
+        fail(at(path, "digest"), pd.error().message);
+      else
+        digest = *pd;
     }
     bool sized = type(d, path, "size", json::value_t::number_integer, true);
     if (sized && d["size"].get<int64_t>() < 0) fail(at(path, "size"), "must not be negative");
     if (type(d, path, "urls", json::value_t::array)) {
       const json& u = d["urls"];
       for (size_t i = 0; i < u.size(); ++i) {
-        if (!u[i].is_string()) fail(item(at(path, "urls"), i), std::string("must be a string, not ") + typeName(u[i]));
+        if (!u[i].is_string())
+          fail(item(at(path, "urls"), i), std::string("must be a string, not ") + typeName(u[i]));
         else if (!isUri(u[i].get<std::string>()))
-          fail(item(at(path, "urls"), i), "'" + util::printable(u[i].get<std::string>().substr(0, 100)) + "' is not a URI");
+          fail(item(at(path, "urls"), i),
+               "'" + util::printable(u[i].get<std::string>().substr(0, 100)) + "' is not a URI");
       }
     }
     stringMap(d, path, "annotations");
@@ -137,7 +144,8 @@ class Checker {
         else if (digest && digest->verifiable()) {
           util::Hasher h(digest->algorithm);
           h.update(raw);
-          if (h.hex() != digest->encoded) fail(at(path, "data"), "does not hash to the descriptor's digest " + digest->str());
+          if (h.hex() != digest->encoded)
+            fail(at(path, "data"), "does not hash to the descriptor's digest " + digest->str());
         }
       }
     }
@@ -166,7 +174,8 @@ class Checker {
     if (declared.empty() || !doc.contains("mediaType") || !doc["mediaType"].is_string()) return;
     std::string own = doc["mediaType"].get<std::string>();
     if (own != declared)
-      fail("mediaType", "the document says '" + util::printable(own.substr(0, 100)) + "', the descriptor that points to it says '" +
+      fail("mediaType", "the document says '" + util::printable(own.substr(0, 100)) +
+                            "', the descriptor that points to it says '" +
                             util::printable(std::string(declared.substr(0, 100))) + "'");
   }
 
@@ -185,8 +194,8 @@ bool isUri(std::string_view s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return false;
   }
   for (char c : s)
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' || c == '^' ||
-        c == '`' || c == '{' || c == '|' || c == '}')
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' ||
+        c == '^' || c == '`' || c == '{' || c == '|' || c == '}')
       return false;
   return true;
 }
@@ -206,8 +215,10 @@ std::vector<SchemaIssue> checkManifestSchema(const json& doc, std::string_view d
   std::vector<SchemaIssue> out;
   Checker c(out);
   if (!c.header(doc, declared, "a manifest")) return out;
-  if (!doc.contains("config")) c.fail("config", "is required");
-  else c.descriptor(doc["config"], "config");
+  if (!doc.contains("config"))
+    c.fail("config", "is required");
+  else
+    c.descriptor(doc["config"], "config");
   if (c.type(doc, "", "layers", json::value_t::array, true)) {
     if (doc["layers"].empty()) c.fail("layers", "must list at least one layer");
     for (size_t i = 0; i < doc["layers"].size(); ++i) c.descriptor(doc["layers"][i], item("layers", i));

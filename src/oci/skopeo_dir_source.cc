@@ -15,7 +15,8 @@ class SkopeoDirSource : public ImageSource {
   explicit SkopeoDirSource(std::unique_ptr<FileAccess> fa) : fa_(std::move(fa)) {}
 
   Result<Descriptor> resolve() override {
-    if (!fa_->exists("manifest.json")) return Error::Invalid(fa_->where("manifest.json") + " is missing: not a skopeo dir: image");
+    if (!fa_->exists("manifest.json"))
+      return Error::Invalid(fa_->where("manifest.json") + " is missing: not a skopeo dir: image");
     if (fa_->exists("version")) {
       auto v = fa_->read("version", 4096);
       if (v.ok() && v->rfind("Directory Transport Version: 1.", 0) != 0)
@@ -27,7 +28,8 @@ class SkopeoDirSource : public ImageSource {
     top_ = Digest{"sha256", util::sha256Hex(bytes)};
     std::string mt = kind == DocKind::Index ? media::kOciIndex : media::kOciManifest;
     // The document's own media type, when it states one (a Docker manifest or list).
-    if (auto j = nlohmann::json::parse(bytes, nullptr, false); j.is_object() && j.contains("mediaType") && j["mediaType"].is_string())
+    if (auto j = nlohmann::json::parse(bytes, nullptr, false);
+        j.is_object() && j.contains("mediaType") && j["mediaType"].is_string())
       mt = j["mediaType"].get<std::string>();
     return Descriptor{mt, top_, static_cast<int64_t>(bytes.size()), {}, {}, {}};
   }

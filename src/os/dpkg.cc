@@ -11,8 +11,7 @@ std::vector<DpkgPackage> parseDpkgStatus(std::string_view text, bool all) {
   DpkgPackage cur;
   std::string field;
   auto flush = [&] {
-    if (!cur.name.empty() && (all || cur.status == "install ok installed" || cur.status.empty()))
-      out.push_back(cur);
+    if (!cur.name.empty() && (all || cur.status == "install ok installed" || cur.status.empty())) out.push_back(cur);
     cur = DpkgPackage{};
     field.clear();
   };
@@ -38,11 +37,16 @@ std::vector<DpkgPackage> parseDpkgStatus(std::string_view text, bool all) {
     if (colon == std::string::npos) continue;
     field = util::toLower(line.substr(0, colon));
     std::string value(util::trim(std::string_view(line).substr(colon + 1)));
-    if (field == "package") cur.name = value;
-    else if (field == "version") cur.version = value;
-    else if (field == "architecture") cur.architecture = value;
-    else if (field == "source") cur.source = value;
-    else if (field == "status") cur.status = value;
+    if (field == "package")
+      cur.name = value;
+    else if (field == "version")
+      cur.version = value;
+    else if (field == "architecture")
+      cur.architecture = value;
+    else if (field == "source")
+      cur.source = value;
+    else if (field == "status")
+      cur.status = value;
   }
   flush();
   return out;
@@ -114,7 +118,8 @@ DpkgDatabase readDpkg(const oci::FsView& v, bool verify) {
         std::string key(k);
         if (line.rfind(key, 0) != 0) continue;
         std::string pat(util::trim(std::string_view(line).substr(key.size())));
-        if (!pat.empty() && (pat[0] == '=' || pat[0] == ' ')) pat = std::string(util::trim(std::string_view(pat).substr(1)));
+        if (!pat.empty() && (pat[0] == '=' || pat[0] == ' '))
+          pat = std::string(util::trim(std::string_view(pat).substr(1)));
         if (!pat.empty() && pat[0] == '/') pat = pat.substr(1);
         if (!pat.empty()) filters.emplace_back(key == "path-include", pat);
       }

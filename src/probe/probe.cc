@@ -13,7 +13,6 @@
 #include <regex>
 #include <set>
 
-#include "kernodeck/os/os_release.h"
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
@@ -21,6 +20,7 @@
 #include "kernodeck/host/host_record.h"
 #include "kernodeck/libtorch/plugin.h"
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/os/os_release.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/torch_build.h"
 #include "kernodeck/util/process.h"
@@ -108,27 +108,33 @@ class Probe {
     r_.subject()["reference"] = std::string("probe on ") + host;
     // First: a node that requires an audited image learns it before anything else; a registry it
     // cannot reach fails the step and leaves the rest not reached (exit 3), never a pass.
-    if (o_.checkReport) r_.runStep("attached_report", [&] { return o_.checkReport(r_); });
-    else r_.skipStep("attached_report", "no --require-report");
+    if (o_.checkReport)
+      r_.runStep("attached_report", [&] { return o_.checkReport(r_); });
+    else
+      r_.skipStep("attached_report", "no --require-report");
     loadContext();
     r_.runStep("versions", [&] { return versions(); });
     r_.runStep("devices", [&] { return devices(); });
     r_.runStep("compute", [&] { return compute(); });
-    if (o_.python.empty()) r_.skipStep("python", "no --python interpreter given");
-    else r_.runStep("python", [&] { return pythonStep(); });
+    if (o_.python.empty())
+      r_.skipStep("python", "no --python interpreter given");
+    else
+      r_.runStep("python", [&] { return pythonStep(); });
     r_.runStep("reconcile", [&] { return reconcile(); });
     return std::move(r_);
   }
 
  private:
-
   void loadContext() {
     // Expectation: a file, else baked into the image, else derived live from the Python inventory.
-    std::string file = !o_.expectFrom.empty() ? o_.expectFrom : (o_.root == "/" ? "" : o_.root) + "/etc/kernodeck/expect.json";
+    std::string file =
+        !o_.expectFrom.empty() ? o_.expectFrom : (o_.root == "/" ? "" : o_.root) + "/etc/kernodeck/expect.json";
     if (auto t = util::readFileLimited(file, 1 << 20); t.ok()) {
       auto e = gpu::parseExpectation(*t);
-      if (e.ok()) expect_ = *e, expectSource_ = file;
-      else expectError_ = file + ": " + e.error().message;
+      if (e.ok())
+        expect_ = *e, expectSource_ = file;
+      else
+        expectError_ = file + ": " + e.error().message;
     } else if (!o_.expectFrom.empty()) {
       expectError_ = t.error().message;
     }
@@ -144,8 +150,10 @@ class Probe {
     }
     // The host's facts: the hook's record parsed once into HostFacts, else read here.
     if (auto t = util::readFileLimited(o_.hostRecord, 4u << 20); t.ok()) {
-      if (auto h = host::parseHostRecord(*t); h.ok()) hostFacts_ = std::move(*h), hostSource_ = o_.hostRecord;
-      else hostError_ = o_.hostRecord + " " + h.error().message;
+      if (auto h = host::parseHostRecord(*t); h.ok())
+        hostFacts_ = std::move(*h), hostSource_ = o_.hostRecord;
+      else
+        hostError_ = o_.hostRecord + " " + h.error().message;
     }
     if (hostSource_.empty()) {
       hostFacts_ = o_.hostFs ? host::readHostFacts(*o_.hostFs) : host::readHostFacts(o_.hostRoot);
@@ -153,7 +161,8 @@ class Probe {
     }
     if (hostFacts_.nvidia) hostDriver_ = hostFacts_.nvidia->version, hostMaxCuda_ = hostFacts_.maxCuda;
     expectDevice_ = o_.expect;
-    if (expectDevice_ == "auto") expectDevice_ = expect_ && !expect_->accelerator.empty() ? expect_->accelerator : "cpu";
+    if (expectDevice_ == "auto")
+      expectDevice_ = expect_ && !expect_->accelerator.empty() ? expect_->accelerator : "cpu";
     r_.subject()["expect"] = expectDevice_;
     r_.subject()["expectation_source"] = expect_ ? json(expectSource_) : json(nullptr);
     r_.subject()["host_record_source"] = hostSource_;
@@ -165,8 +174,11 @@ class Probe {
     json v;
     v["kernodeck"] = kVersion;
     torch_ = libtorchInfo();
-    v["libtorch"] = torch_.available ? json{{"version", torch_.version}, {"cuda_build", torch_.cudaBuild}, {"hip_build", torch_.hipBuild},
-                                            {"cuda_available", torch_.cudaAvailable}, {"cuda_devices", torch_.cudaDevices}}
+    v["libtorch"] = torch_.available ? json{{"version", torch_.version},
+                                            {"cuda_build", torch_.cudaBuild},
+                                            {"hip_build", torch_.hipBuild},
+                                            {"cuda_available", torch_.cudaAvailable},
+                                            {"cuda_devices", torch_.cudaDevices}}
                                      : json(nullptr);
     if (auto t = util::readFileLimited((o_.root == "/" ? "" : o_.root) + "/etc/os-release", 65536); t.ok()) {
       auto kv = os::parseOsRelease(*t);
@@ -207,7 +219,8 @@ class Probe {
       nodes.push_back({{"path", path}, {"problem", problem.empty() ? json(nullptr) : json(problem)}});
       if (!problem.empty()) {
         if (problem.find("cgroup") != std::string::npos)
-          r_.add("probe.device.denied", Severity::Error, path + " " + problem + "; fix the device rules (CDI, device plugin, or the runtime's cgroup setup)",
+          r_.add("probe.device.denied", Severity::Error,
+                 path + " " + problem + "; fix the device rules (CDI, device plugin, or the runtime's cgroup setup)",
                  {{"path", path}});
         if (required) {
           nvidiaOk = false;
@@ -225,19 +238,26 @@ class Probe {
       }
       for (const auto& g : gpuNodes) note(g, checkNode(g), wantCuda);
       libcuda_ = probeLibcuda();
-      json lc = {{"loaded", libcuda_.loaded}, {"path", libcuda_.path}, {"file_driver", libcuda_.fileDriver},
-                 {"cuda_driver_api", libcuda_.driverApi}, {"error", libcuda_.error}};
+      json lc = {{"loaded", libcuda_.loaded},
+                 {"path", libcuda_.path},
+                 {"file_driver", libcuda_.fileDriver},
+                 {"cuda_driver_api", libcuda_.driverApi},
+                 {"error", libcuda_.error}};
       d["libcuda"] = lc;
       if (!libcuda_.loaded && wantCuda) {
         nvidiaOk = false;
         if (firstProblem.empty()) firstProblem = "libcuda.so.1 cannot be loaded: " + libcuda_.error;
       }
-      if (libcuda_.loaded && !libcuda_.fileDriver.empty() && !hostDriver_.empty() && libcuda_.fileDriver != hostDriver_) {
+      if (libcuda_.loaded && !libcuda_.fileDriver.empty() && !hostDriver_.empty() &&
+          libcuda_.fileDriver != hostDriver_) {
         bool compat = libcuda_.path.find("compat") != std::string::npos;
         r_.add(compat ? "probe.libcuda.compat" : "probe.libcuda.mismatch", compat ? Severity::Warning : Severity::Error,
-               "libcuda.so.1 is " + libcuda_.path + " (driver " + libcuda_.fileDriver + ") but the host's kernel driver is " + hostDriver_ +
-                   (compat ? ": a cuda-compat library shadows the host driver; it only works on the driver branches it supports"
-                           : ": user-space and kernel driver differ (\"driver/library version mismatch\"); mount the host's driver libraries"),
+               "libcuda.so.1 is " + libcuda_.path + " (driver " + libcuda_.fileDriver +
+                   ") but the host's kernel driver is " + hostDriver_ +
+                   (compat ? ": a cuda-compat library shadows the host driver; it only works on the driver branches it "
+                             "supports"
+                           : ": user-space and kernel driver differ (\"driver/library version mismatch\"); mount the "
+                             "host's driver libraries"),
                {{"path", libcuda_.path}});
       }
     }
@@ -256,7 +276,8 @@ class Probe {
     }
     if (wantCuda && nvidiaOk && torch_.available && !torch_.cudaAvailable) {
       nvidiaOk = false;
-      firstProblem = "LibTorch " + torch_.version + " sees no CUDA device" + (torch_.cudaBuild ? "" : " (it is a CPU-only build)");
+      firstProblem =
+          "LibTorch " + torch_.version + " sees no CUDA device" + (torch_.cudaBuild ? "" : " (it is a CPU-only build)");
     }
     d["nodes"] = nodes;
     d["visible_gpu_nodes"] = gpuNodes;
@@ -276,21 +297,30 @@ class Probe {
       r_.section("compute") = c;
       // Why: a build without LibTorch, or a plugin that is missing or of another build.
       const std::string why = libtorch::pluginError();
-      if (expectDevice_ != "cpu") return Error{"unsupported", "LibTorch is unavailable (" + why + "); it cannot compute on " + expectDevice_};
+      if (expectDevice_ != "cpu")
+        return Error{"unsupported", "LibTorch is unavailable (" + why + "); it cannot compute on " + expectDevice_};
       r_.skipStep("compute", "LibTorch is unavailable: " + why);
       return {};
     }
     std::vector<std::string> devs = {"cpu"};
-    if (expectDevice_ == "cuda" || expectDevice_ == "rocm") devs.push_back("cuda");  // ROCm builds of torch use the cuda device type
+    if (expectDevice_ == "cuda" || expectDevice_ == "rocm")
+      devs.push_back("cuda");  // ROCm builds of torch use the cuda device type
     auto results = runCompute(devs, o_.tolerance);
     json rs = json::array();
     std::string firstError;
     for (const auto& res : results) {
-      rs.push_back({{"device", res.device}, {"ok", res.ok}, {"max_abs_diff", res.maxAbsDiff}, {"max_rel_diff", res.maxRelDiff},
-                    {"checksum", res.checksum}, {"finite", res.finite}, {"error", res.error.empty() ? json(nullptr) : json(res.error)}});
+      rs.push_back({{"device", res.device},
+                    {"ok", res.ok},
+                    {"max_abs_diff", res.maxAbsDiff},
+                    {"max_rel_diff", res.maxRelDiff},
+                    {"checksum", res.checksum},
+                    {"finite", res.finite},
+                    {"error", res.error.empty() ? json(nullptr) : json(res.error)}});
       if (!res.ok && firstError.empty()) firstError = res.error;
-      if (!res.finite) r_.add("probe.compute.nonfinite", Severity::Error, res.error, {{"device", res.device}});
-      else if (!res.ok) r_.add("probe.compute.mismatch", Severity::Error, res.error, {{"device", res.device}});
+      if (!res.finite)
+        r_.add("probe.compute.nonfinite", Severity::Error, res.error, {{"device", res.device}});
+      else if (!res.ok)
+        r_.add("probe.compute.mismatch", Severity::Error, res.error, {{"device", res.device}});
     }
     c["results"] = rs;
     c["matmul"] = {{"n", 256}, {"dtype", "float32"}, {"seed", 1234}};
@@ -333,23 +363,28 @@ class Probe {
   }
 
   Status reconcile() {
-    json rec = {{"expectation", expect_ ? expect_->toJson() : json(nullptr)}, {"host_driver", hostDriver_},
+    json rec = {{"expectation", expect_ ? expect_->toJson() : json(nullptr)},
+                {"host_driver", hostDriver_},
                 {"host_max_cuda", hostMaxCuda_}};
     std::string torchCuda = expect_ ? expect_->torchCuda : "";
     if (torchCuda.empty() && pythonTorch_ && pythonTorch_->contains("cuda") && (*pythonTorch_)["cuda"].is_string())
       torchCuda = gpu::majorMinor((*pythonTorch_)["cuda"].get<std::string>());
     if (!torchCuda.empty() && !hostDriver_.empty()) {
-      auto v = gpu::checkCuda(hostDriver_, torchCuda, expect_ ? expect_->compatDriverBranches : std::vector<std::string>{});
+      auto v =
+          gpu::checkCuda(hostDriver_, torchCuda, expect_ ? expect_->compatDriverBranches : std::vector<std::string>{});
       rec["cuda_support"] = gpu::toString(v.support);
       if (v.support == gpu::CudaSupport::Unsupported)
         r_.add("probe.cuda.unsupported", Severity::Error,
-               "torch is built for CUDA " + torchCuda + " but " + v.explanation + "; upgrade the node's driver to at least the " +
-                   "branch for CUDA " + torchCuda + ", or install a torch build for CUDA " + (hostMaxCuda_.empty() ? "the driver supports" : hostMaxCuda_),
+               "torch is built for CUDA " + torchCuda + " but " + v.explanation +
+                   "; upgrade the node's driver to at least the " + "branch for CUDA " + torchCuda +
+                   ", or install a torch build for CUDA " +
+                   (hostMaxCuda_.empty() ? "the driver supports" : hostMaxCuda_),
                {{"driver", hostDriver_}, {"cuda", torchCuda}});
       else if (v.support != gpu::CudaSupport::Native)
         r_.add("probe.cuda.compat", Severity::Info, v.explanation, {{"driver", hostDriver_}, {"cuda", torchCuda}});
     } else if (!torchCuda.empty() && hostDriver_.empty() && expectDevice_ == "cuda") {
-      r_.add("probe.driver.unknown", Severity::Warning, "no host record and no readable NVIDIA driver: the CUDA build cannot be checked");
+      r_.add("probe.driver.unknown", Severity::Warning,
+             "no host record and no readable NVIDIA driver: the CUDA build cannot be checked");
     }
     // NVIDIA_REQUIRE_* of the process environment and the expectation.
     std::map<std::string, std::string> env;
@@ -359,7 +394,8 @@ class Probe {
       if (eq != std::string::npos && kv.rfind("NVIDIA_", 0) == 0) env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     if (expect_)
-      for (size_t i = 0; i < expect_->nvidiaRequire.size(); ++i) env["NVIDIA_REQUIRE_KERNODECK_" + std::to_string(i)] = expect_->nvidiaRequire[i];
+      for (size_t i = 0; i < expect_->nvidiaRequire.size(); ++i)
+        env["NVIDIA_REQUIRE_KERNODECK_" + std::to_string(i)] = expect_->nvidiaRequire[i];
     auto reqs = gpu::requirementsFromEnv(env);
     std::set<std::string> checked;  // the image's variable and the expectation often say the same thing: once
     if (!hostDriver_.empty() && !reqs.disabled)
@@ -370,22 +406,28 @@ class Probe {
         std::string why;
         if (gpu::evaluate(rq, {hostMaxCuda_, hostDriver_, arch, brand}, &why) == gpu::Tri::False)
           r_.add("probe.require.unsatisfied", Severity::Error,
-                 "requirement '" + rq.text + "' is not met by driver " + hostDriver_ + ": " + why, {{"requirement", rq.text}});
+                 "requirement '" + rq.text + "' is not met by driver " + hostDriver_ + ": " + why,
+                 {{"requirement", rq.text}});
       }
     // GPUs requested vs visible.
-    auto visible = gpu::parseVisibleDevices(env.count("NVIDIA_VISIBLE_DEVICES") ? std::optional<std::string>(env["NVIDIA_VISIBLE_DEVICES"]) : std::nullopt);
+    auto visible = gpu::parseVisibleDevices(
+        env.count("NVIDIA_VISIBLE_DEVICES") ? std::optional<std::string>(env["NVIDIA_VISIBLE_DEVICES"]) : std::nullopt);
     int requested = visible.kind == gpu::VisibleDevices::All ? static_cast<int>(hostFacts_.gpus.size())
-                    : visible.kind == gpu::VisibleDevices::List && !visible.requestsMig() ? static_cast<int>(visible.ids.size()) : -1;
+                    : visible.kind == gpu::VisibleDevices::List && !visible.requestsMig()
+                        ? static_cast<int>(visible.ids.size())
+                        : -1;
     rec["gpus_requested"] = requested;
     rec["gpus_visible"] = visibleGpus_;
     if (requested > 0 && visibleGpus_ < requested)
       r_.add("probe.gpu.count", Severity::Error,
-             std::to_string(requested) + " GPU(s) requested (NVIDIA_VISIBLE_DEVICES) but " + std::to_string(visibleGpus_) +
+             std::to_string(requested) + " GPU(s) requested (NVIDIA_VISIBLE_DEVICES) but " +
+                 std::to_string(visibleGpus_) +
                  " visible in the container: check the device plugin's allocation and the runtime's device injection");
     // GPU capability vs the torch build's architectures: the expectation's list, else the one
     // the project's torch reports (a pip wheel's version.py does not carry it).
     std::vector<std::string> archList = expect_ ? expect_->torchArchList : std::vector<std::string>{};
-    if (archList.empty() && pythonTorch_ && pythonTorch_->contains("arch_list") && (*pythonTorch_)["arch_list"].is_array())
+    if (archList.empty() && pythonTorch_ && pythonTorch_->contains("arch_list") &&
+        (*pythonTorch_)["arch_list"].is_array())
       for (const auto& a : (*pythonTorch_)["arch_list"])
         if (a.is_string()) archList.push_back(a.get<std::string>());
     if (!archList.empty()) rec["arch_list"] = archList;
@@ -393,7 +435,8 @@ class Probe {
       if (gpu::archRunsOn(archList, g.arch) != false) continue;
       std::string sm = gpu::smName(g.arch);
       r_.add("probe.arch.unsupported", Severity::Error,
-             (g.model.empty() ? std::string("GPU") : g.model) + " is " + sm + " but torch was built for " + util::join(archList, ", ") +
+             (g.model.empty() ? std::string("GPU") : g.model) + " is " + sm + " but torch was built for " +
+                 util::join(archList, ", ") +
                  ": kernels will fail with \"no kernel image is available\"; use a torch build that includes " + sm,
              {{"arch", sm}});
     }

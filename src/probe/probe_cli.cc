@@ -21,14 +21,16 @@ const char* kHelp =
     "  --atol X, --rtol X           tolerances against the CPU result, declared before the run (default 1e-3 each)\n"
     "  --python PATH                also run this interpreter's torch with a built-in script\n"
     "  --python-timeout S           seconds allowed for --python (default 60)\n"
-    "  --expect-from FILE           kernodeck.expect/v1 (default /etc/kernodeck/expect.json, else the live Python inventory)\n"
+    "  --expect-from FILE           kernodeck.expect/v1 (default /etc/kernodeck/expect.json, else the live Python "
+    "inventory)\n"
     "  --host-record FILE           kernodeck.host/v1 (default /run/kernodeck/host.json, else read the host)\n"
     "  --host-root DIR              host root to read without a host record (default /)\n"
     "  --dev-root DIR               look for /dev under DIR (default /)\n"
     "  --json                       print the kernodeck.report/v1 JSON report\n"
     "  -o, --output FILE            write the report to FILE\n"
     "  --fail-on LEVEL              exit 1 on findings at or above info, warning, error (default), none\n"
-    "  --termination-log FILE       on failure, write a one-line verdict here (default /dev/termination-log if present)\n\n"
+    "  --termination-log FILE       on failure, write a one-line verdict here (default /dev/termination-log if "
+    "present)\n\n"
     "attached report (run only audited images; kernodeck probe, not the probe-only kernodeck-probe):\n"
     "  --require-report             the image must carry a report attached by `kernodeck audit --attach --sign-key`,\n"
     "                               signed by --key, about this image, whose verdict is pass (else exit 1, whatever\n"
@@ -88,12 +90,21 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       req.insecure = reportFlag = true;
       continue;
     }
-    std::string* target = a == "--expect" ? &o.expect : a == "--python" ? &o.python : a == "--expect-from" ? &o.expectFrom
-                        : a == "--host-record" ? &o.hostRecord : a == "--host-root" ? &o.hostRoot : a == "--dev-root" ? &o.devRoot
-                        : a == "--output" || a == "-o" ? &output : a == "--fail-on" ? &failOn
-                        : a == "--termination-log" ? &terminationLog : nullptr;
-    std::string* reportTarget = a == "--key" ? &req.keyFile : a == "--image" ? &req.image : a == "--authfile" ? &req.authfile
-                              : a == "--cert-dir" ? &req.certDir : nullptr;
+    std::string* target = a == "--expect"                ? &o.expect
+                          : a == "--python"              ? &o.python
+                          : a == "--expect-from"         ? &o.expectFrom
+                          : a == "--host-record"         ? &o.hostRecord
+                          : a == "--host-root"           ? &o.hostRoot
+                          : a == "--dev-root"            ? &o.devRoot
+                          : a == "--output" || a == "-o" ? &output
+                          : a == "--fail-on"             ? &failOn
+                          : a == "--termination-log"     ? &terminationLog
+                                                         : nullptr;
+    std::string* reportTarget = a == "--key"        ? &req.keyFile
+                                : a == "--image"    ? &req.image
+                                : a == "--authfile" ? &req.authfile
+                                : a == "--cert-dir" ? &req.certDir
+                                                    : nullptr;
     if (target || reportTarget) {
       auto v = next();
       if (!v) return usage("option " + a + " needs a value");
@@ -104,9 +115,12 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     if (a == "--retries" || a == "--timeout") {
       auto v = next();
       auto d = v ? parseDouble(*v) : std::nullopt;
-      if (!d || *d > 100 || (a == "--timeout" && *d < 1)) return usage("option " + a + " needs a number from " + (a == "--timeout" ? "1" : "0") + " to 100");
-      if (a == "--retries") req.retries = static_cast<int>(*d);
-      else req.timeoutS = static_cast<long>(*d);
+      if (!d || *d > 100 || (a == "--timeout" && *d < 1))
+        return usage("option " + a + " needs a number from " + (a == "--timeout" ? "1" : "0") + " to 100");
+      if (a == "--retries")
+        req.retries = static_cast<int>(*d);
+      else
+        req.timeoutS = static_cast<long>(*d);
       reportFlag = true;
       continue;
     }
@@ -114,9 +128,12 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       auto v = next();
       auto d = v ? parseDouble(*v) : std::nullopt;
       if (!d) return usage("option " + a + " needs a non-negative number");
-      if (a == "--atol") o.tolerance.atol = *d;
-      else if (a == "--rtol") o.tolerance.rtol = *d;
-      else o.pythonTimeoutS = static_cast<unsigned>(*d);
+      if (a == "--atol")
+        o.tolerance.atol = *d;
+      else if (a == "--rtol")
+        o.tolerance.rtol = *d;
+      else
+        o.pythonTimeoutS = static_cast<unsigned>(*d);
       continue;
     }
     return usage("unrecognised option '" + a + "'");
@@ -129,14 +146,19 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
   if (requireReport) {
     // Never a silent pass: a build that cannot ask a registry says so and stops.
     if (!reportCheck) {
-      std::fprintf(stderr, "%s: --require-report: this build has no registry client and cannot check attached reports; "
-                   "use the kernodeck binary's `kernodeck probe`\n", prog.c_str());
+      std::fprintf(stderr,
+                   "%s: --require-report: this build has no registry client and cannot check attached reports; "
+                   "use the kernodeck binary's `kernodeck probe`\n",
+                   prog.c_str());
       return 2;
     }
-    if (req.keyFile.empty()) return usage("--require-report needs --key, the public key the report must be signed with");
+    if (req.keyFile.empty())
+      return usage("--require-report needs --key, the public key the report must be signed with");
     if (req.image.empty())
       if (const char* env = std::getenv("KERNODECK_IMAGE")) req.image = env;
-    if (req.image.empty()) return usage("--require-report needs the image this probe runs from: --image REF@sha256:DIGEST or $KERNODECK_IMAGE");
+    if (req.image.empty())
+      return usage(
+          "--require-report needs the image this probe runs from: --image REF@sha256:DIGEST or $KERNODECK_IMAGE");
     auto check = reportCheck(req);
     if (!check.ok()) return usage("--require-report: " + check.error().message);
     o.checkReport = std::move(*check);
@@ -159,7 +181,9 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
   if (r.failed()) std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
   if (rc != 0) {
     struct stat st {};
-    std::string path = !terminationLog.empty() ? terminationLog : ::stat("/dev/termination-log", &st) == 0 ? "/dev/termination-log" : "";
+    std::string path = !terminationLog.empty()                    ? terminationLog
+                       : ::stat("/dev/termination-log", &st) == 0 ? "/dev/termination-log"
+                                                                  : "";
     if (!path.empty())
       if (FILE* f = std::fopen(path.c_str(), "w")) {
         std::string msg = terminationMessage(r, rc) + "\n";

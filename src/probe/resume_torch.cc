@@ -1,16 +1,16 @@
 // See resume.h. LibTorch is used here and in torch_compute.cc only.
-#include <unistd.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <cstdint>
 #include <torch/torch.h>
+#include <unistd.h>
+#include <cstdint>
 
 #include <archive.h>
 #include <archive_entry.h>
 
 #include <algorithm>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "kernodeck/libtorch/abi.h"
 #include "kernodeck/probe/resume.h"
@@ -103,14 +103,16 @@ struct Continued {
   std::string error;
 };
 
-Continued continueInFreshProcess(const std::string& self, const std::string& ckpt, int steps, unsigned seed, const std::string& out) {
+Continued continueInFreshProcess(const std::string& self, const std::string& ckpt, int steps, unsigned seed,
+                                 const std::string& out) {
   Continued c;
   util::ProcessSpec spec;
   spec.argv = {self, "resume", "_continue", ckpt, std::to_string(steps), std::to_string(seed), out};
   spec.timeoutMs = 10u * 60 * 1000;
   auto pr = util::runProcess(spec);
   if (!pr.ok() || !pr->ok()) {
-    c.error = pr.ok() ? "the fresh process " + pr->describe() + (pr->lastLine().empty() ? "" : ": " + pr->lastLine()) : pr.error().message;
+    c.error = pr.ok() ? "the fresh process " + pr->describe() + (pr->lastLine().empty() ? "" : ": " + pr->lastLine())
+                      : pr.error().message;
     return c;
   }
   auto text = util::readFileLimited(out, 16u << 20);
@@ -133,11 +135,34 @@ Continued continueInFreshProcess(const std::string& self, const std::string& ckp
 }
 
 // The key names Kernodeck recognises in a checkpoint (model, optimizer, RNG, step, scheduler).
-const std::vector<std::string> kKnownKeys = {
-    "model", "model_state_dict", "state_dict", "net", "optimizer", "optimizer_state_dict", "optim", "rng_state", "rng",
-    "torch_rng_state", "torch_rng", "cuda_rng_state", "cuda_rng", "numpy_rng", "numpy_rng_state", "np_rng", "py_rng", "python_rng",
-    "python_rng_state", "random_state", "rng_states", "step", "global_step", "epoch", "iteration", "scheduler", "lr_scheduler",
-    "scheduler_state_dict"};
+const std::vector<std::string> kKnownKeys = {"model",
+                                             "model_state_dict",
+                                             "state_dict",
+                                             "net",
+                                             "optimizer",
+                                             "optimizer_state_dict",
+                                             "optim",
+                                             "rng_state",
+                                             "rng",
+                                             "torch_rng_state",
+                                             "torch_rng",
+                                             "cuda_rng_state",
+                                             "cuda_rng",
+                                             "numpy_rng",
+                                             "numpy_rng_state",
+                                             "np_rng",
+                                             "py_rng",
+                                             "python_rng",
+                                             "python_rng_state",
+                                             "random_state",
+                                             "rng_states",
+                                             "step",
+                                             "global_step",
+                                             "epoch",
+                                             "iteration",
+                                             "scheduler",
+                                             "lr_scheduler",
+                                             "scheduler_state_dict"};
 
 // A parameter or buffer name of an nn.Module state_dict ("fc1.weight", "bias").
 bool looksLikeParameter(const std::string& k) {
@@ -164,7 +189,8 @@ std::set<std::string> scanPickleKeys(const std::string& path, const std::vector<
     std::string pkl;
     char buf[65536];
     la_ssize_t k;
-    while ((k = archive_read_data(a, buf, sizeof buf)) > 0 && pkl.size() < (64u << 20)) pkl.append(buf, static_cast<size_t>(k));
+    while ((k = archive_read_data(a, buf, sizeof buf)) > 0 && pkl.size() < (64u << 20))
+      pkl.append(buf, static_cast<size_t>(k));
     // A plain model state_dict: parameter names ("fc1.weight") as SHORT_BINUNICODE (protocol 4)
     // or BINUNICODE (protocol 2, torch.save's default) strings.
     for (char op : {'\x8c', 'X'}) {
@@ -254,18 +280,25 @@ report::Report resumeCheck(const ResumeOptions& o) {
   r.runStep("compare", [&]() -> Status {
     double dl = losses.size() == full.losses.size() ? maxDiff(losses, full.losses) : INFINITY;
     double dp = maxDiff(params, full.params);
-    r.section("resume") = {{"straight_losses", losses}, {"resumed_losses", full.losses}, {"max_loss_diff", dl}, {"max_param_diff", dp}};
+    r.section("resume") = {
+        {"straight_losses", losses}, {"resumed_losses", full.losses}, {"max_loss_diff", dl}, {"max_param_diff", dp}};
     if (dl > o.atol || dp > o.atol) {
       r.add("resume.diverged", report::Severity::Error,
-            "the resumed run differs from the straight run: loss by " + std::to_string(dl) + ", parameters by " + std::to_string(dp));
-      return Error::Invalid("the resumed trajectory does not match the straight one within atol " + std::to_string(o.atol));
+            "the resumed run differs from the straight run: loss by " + std::to_string(dl) + ", parameters by " +
+                std::to_string(dp));
+      return Error::Invalid("the resumed trajectory does not match the straight one within atol " +
+                            std::to_string(o.atol));
     }
     return {};
   });
   r.runStep("ablation", [&]() -> Status {
     json rows = json::array();
-    struct Variant { const char* piece; Pieces p; } variants[] = {
-        {"optimizer state", {false, true, true}}, {"RNG state", {true, false, true}}, {"step counter and LR schedule", {true, true, false}}};
+    struct Variant {
+      const char* piece;
+      Pieces p;
+    } variants[] = {{"optimizer state", {false, true, true}},
+                    {"RNG state", {true, false, true}},
+                    {"step counter and LR schedule", {true, true, false}}};
     for (const auto& v : variants) {
       Continued c = run(v.p, std::string(v.piece).substr(0, 3));
       if (!c.ok) return Error::Io(std::string("the variant without ") + v.piece + " failed: " + c.error);
@@ -278,9 +311,10 @@ report::Report resumeCheck(const ResumeOptions& o) {
         }
       rows.push_back({{"without", v.piece}, {"max_loss_diff", dl}, {"first_divergent_step", firstDiff}});
       r.add("resume.requires", report::Severity::Info,
-            std::string("leaving out the ") + v.piece + (dl > o.atol ? " breaks the trajectory from step " + std::to_string(firstDiff) +
-                                                                           " (loss off by up to " + std::to_string(dl) + ")"
-                                                                     : " changes nothing in this exercise"),
+            std::string("leaving out the ") + v.piece +
+                (dl > o.atol ? " breaks the trajectory from step " + std::to_string(firstDiff) +
+                                   " (loss off by up to " + std::to_string(dl) + ")"
+                             : " changes nothing in this exercise"),
             {{"piece", v.piece}});
     }
     r.section("ablation") = rows;
@@ -333,15 +367,20 @@ report::Report resumeInspect(const std::string& path) {
       return {};
     } catch (const std::exception& e) {
       // LibTorch's own messages (assertions, file names inside the archive) mean nothing to a user.
-      return Error::Invalid(path + " is not a checkpoint Kernodeck can read: neither a torch.save dictionary nor a LibTorch archive");
+      return Error::Invalid(
+          path + " is not a checkpoint Kernodeck can read: neither a torch.save dictionary nor a LibTorch archive");
     }
   });
   r.runStep("assess", [&]() -> Status {
-    struct Need { const char* piece; std::vector<const char*> names; } needs[] = {
+    struct Need {
+      const char* piece;
+      std::vector<const char*> names;
+    } needs[] = {
         {"model", {"model", "model_state_dict", "state_dict", "net", "(parameters)"}},
         {"optimizer state", {"optimizer", "optimizer_state_dict", "optim"}},
-        {"RNG state", {"rng_state", "rng", "torch_rng_state", "torch_rng", "cuda_rng_state", "cuda_rng", "numpy_rng", "numpy_rng_state",
-                       "np_rng", "py_rng", "python_rng", "python_rng_state", "random_state", "rng_states"}},
+        {"RNG state",
+         {"rng_state", "rng", "torch_rng_state", "torch_rng", "cuda_rng_state", "cuda_rng", "numpy_rng",
+          "numpy_rng_state", "np_rng", "py_rng", "python_rng", "python_rng_state", "random_state", "rng_states"}},
         {"step counter", {"step", "global_step", "epoch", "iteration"}},
         {"LR scheduler", {"scheduler", "lr_scheduler", "scheduler_state_dict"}}};
     if (format.find("plain state_dict") != std::string::npos) keys.insert("(parameters)");
@@ -354,7 +393,9 @@ report::Report resumeInspect(const std::string& path) {
       bool scheduler = std::string(n.piece) == "LR scheduler";
       if (!found)
         r.add("resume.checkpoint.missing",
-              std::string(n.piece) == "model" ? report::Severity::Error : scheduler ? report::Severity::Info : report::Severity::Warning,
+              std::string(n.piece) == "model" ? report::Severity::Error
+              : scheduler                     ? report::Severity::Info
+                                              : report::Severity::Warning,
               std::string("the checkpoint holds no ") + n.piece +
                   (scheduler ? ": a training that uses an LR scheduler will not resume its schedule"
                              : ": a resume will not continue the same trajectory"),

@@ -40,7 +40,8 @@ Outcome compute(const torch::Tensor& a, const torch::Tensor& b, const torch::Dev
 
 }  // namespace
 
-std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, const Tolerance& tol, int n, unsigned seed) {
+std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, const Tolerance& tol, int n,
+                                      unsigned seed) {
   std::vector<ComputeResult> out;
   torch::manual_seed(seed);
   auto a = torch::randn({n, n}, torch::kFloat32);
@@ -65,7 +66,8 @@ std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, c
       r.maxRelDiff = (diff / (ref.product.abs() + 1e-12)).max().item<double>();
       bool within = torch::allclose(o.product, ref.product, tol.rtol, tol.atol);
       r.ok = r.finite && within;
-      if (!r.finite) r.error = "non-finite values in the result on " + name;
+      if (!r.finite)
+        r.error = "non-finite values in the result on " + name;
       else if (!within)
         r.error = "result on " + name + " differs from the CPU beyond the declared tolerance (max abs diff " +
                   std::to_string(r.maxAbsDiff) + ")";
@@ -86,7 +88,9 @@ std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, c
       }
       // TF32 would change float32 matmul results on Ampere and later; the check wants IEEE float32.
       at::globalContext().setAllowTF32CuBLAS(false);
-      for (int i = 0; i < count; ++i) check("cuda:" + std::to_string(i), "cuda:" + std::to_string(i), torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(i)));
+      for (int i = 0; i < count; ++i)
+        check("cuda:" + std::to_string(i), "cuda:" + std::to_string(i),
+              torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(i)));
     }
   }
   return out;
@@ -110,7 +114,8 @@ void compute(const char* const* devices, size_t device_count, double atol, doubl
              ComputeSink row) {
   std::vector<std::string> names(devices, devices + device_count);
   for (const auto& r : probe::torchimpl::runCompute(names, probe::Tolerance{atol, rtol}, n, seed)) {
-    ComputeRow c{r.device.c_str(), r.deviceName.c_str(), r.ok, r.error.c_str(), r.maxAbsDiff, r.maxRelDiff, r.checksum, r.finite};
+    ComputeRow c{r.device.c_str(), r.deviceName.c_str(), r.ok,       r.error.c_str(),
+                 r.maxAbsDiff,     r.maxRelDiff,         r.checksum, r.finite};
     row(ctx, &c);
   }
 }

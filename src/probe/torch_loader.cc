@@ -12,8 +12,8 @@ namespace {
 void appendTo(void* ctx, const char* s, size_t n) { static_cast<std::string*>(ctx)->assign(s, n); }
 
 void addRow(void* ctx, const libtorch::ComputeRow* c) {
-  static_cast<std::vector<ComputeResult>*>(ctx)->push_back(
-      ComputeResult{c->device, c->device_name, c->ok != 0, c->error, c->max_abs_diff, c->max_rel_diff, c->checksum, c->finite != 0});
+  static_cast<std::vector<ComputeResult>*>(ctx)->push_back(ComputeResult{
+      c->device, c->device_name, c->ok != 0, c->error, c->max_abs_diff, c->max_rel_diff, c->checksum, c->finite != 0});
 }
 
 }  // namespace
@@ -32,7 +32,8 @@ LibtorchInfo libtorchInfo() {
   return info;
 }
 
-std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, const Tolerance& tol, int n, unsigned seed) {
+std::vector<ComputeResult> runCompute(const std::vector<std::string>& devices, const Tolerance& tol, int n,
+                                      unsigned seed) {
   std::vector<ComputeResult> out;
   const libtorch::PluginAbi* abi = libtorch::plugin();
   if (!abi) return out;
@@ -51,7 +52,8 @@ report::Report resumeCheck(const ResumeOptions& o) {
     return r;
   }
   r.declareSteps({"train"});
-  r.runStep("train", [&] { return Status(Error::Unsupported("the resume check needs LibTorch: " + abi.error().message)); });
+  r.runStep("train",
+            [&] { return Status(Error::Unsupported("the resume check needs LibTorch: " + abi.error().message)); });
   return r;
 }
 
@@ -69,7 +71,8 @@ report::Report resumeInspect(const std::string& checkpoint) {
     return r;
   }
   r.declareSteps({"read"});
-  r.runStep("read", [&] { return Status(Error::Unsupported("reading checkpoints needs LibTorch: " + abi.error().message)); });
+  r.runStep("read",
+            [&] { return Status(Error::Unsupported("reading checkpoints needs LibTorch: " + abi.error().message)); });
   return r;
 }
 

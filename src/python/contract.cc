@@ -36,7 +36,8 @@ std::vector<ContractIssue> checkContract(const PythonEnv& env, const MarkerEnv& 
       }
       const Distribution* dep = it->second;
       bool ok;
-      if (dep->parsed) ok = req->specifier.contains(*dep->parsed, true);
+      if (dep->parsed)
+        ok = req->specifier.contains(*dep->parsed, true);
       else {  // a legacy, non-PEP 440 version: only === can match it
         ok = req->specifier.empty();
         for (const auto& s : req->specifier.specs()) ok = s.containsString(dep->version);

@@ -1,7 +1,7 @@
 #include "kernodeck/python/environment.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <regex>
 #include <set>
@@ -52,7 +52,9 @@ std::vector<std::string> pythonLibVersions(const oci::FsView& v, const std::stri
     std::string ver = versionOfLibDir(n);
     if (!ver.empty() && isDir(v, join(libDir, n))) out.push_back(ver);
   }
-  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return Version::parse(a)->operator<=>(*Version::parse(b)) < 0; });
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+    return Version::parse(a)->operator<=>(*Version::parse(b)) < 0;
+  });
   return out;
 }
 
@@ -89,8 +91,10 @@ Distribution readDistribution(const oci::FsView& v, const std::string& location,
   d.requested = exists(v, join(d.metadataDir, "REQUESTED"));
   if (auto t = readText(v, join(d.metadataDir, "direct_url.json"), 1 << 20)) {
     auto du = parseDirectUrl(*t);
-    if (du.ok()) d.directUrl = *du;
-    else d.directUrlError = du.error().message;
+    if (du.ok())
+      d.directUrl = *du;
+    else
+      d.directUrlError = du.error().message;
   }
   d.hasRecord = readText(v, join(d.metadataDir, "RECORD")).has_value();
   if (auto t = readText(v, join(d.metadataDir, "WHEEL"), 65536)) {
@@ -166,7 +170,8 @@ void inventoryLinkedCode(const oci::FsView& v, PythonEnv& env, const std::string
       auto t = readText(v, join(loc, e), 65536);
       if (!t) continue;
       auto paths = pthPaths(*t);
-      if (!paths.empty()) d.codeLocation = paths.front()[0] == '/' ? imagePath(paths.front()) : join(loc, paths.front());
+      if (!paths.empty())
+        d.codeLocation = paths.front()[0] == '/' ? imagePath(paths.front()) : join(loc, paths.front());
       // setuptools' finder mode: "import __editable___NAME_finder; ...", whose MAPPING names the
       // directory of each top-level package.
       static const std::regex finderImport(R"(^import (__editable___[A-Za-z0-9_]+_finder);)");
@@ -174,7 +179,8 @@ void inventoryLinkedCode(const oci::FsView& v, PythonEnv& env, const std::string
       std::smatch fm, mm;
       std::string first(util::trim(*t));
       if (std::regex_search(first, fm, finderImport))
-        if (auto finder = readText(v, join(loc, fm[1].str() + ".py"), 1 << 20); finder && std::regex_search(*finder, mm, mapping))
+        if (auto finder = readText(v, join(loc, fm[1].str() + ".py"), 1 << 20);
+            finder && std::regex_search(*finder, mm, mapping))
           d.codeLocation = imagePath(mm[1].str());
     }
   }
@@ -188,7 +194,8 @@ void inventoryLinkedCode(const oci::FsView& v, PythonEnv& env, const std::string
       std::string stem = e.substr(0, e.size() - 9);
       std::string infoEntry;
       for (const auto& n : v.list(project))
-        if (n.ends_with(".egg-info") && canonicalizeName(n.substr(0, n.size() - 9)) == canonicalizeName(stem)) infoEntry = n;
+        if (n.ends_with(".egg-info") && canonicalizeName(n.substr(0, n.size() - 9)) == canonicalizeName(stem))
+          infoEntry = n;
       Distribution d;
       if (!infoEntry.empty()) d = readDistribution(v, project, infoEntry);
       if (d.key.empty()) {
@@ -247,10 +254,11 @@ void addTargetDirs(const oci::FsView& v, std::vector<PythonEnv>& envs) {
   std::set<std::string> known;
   for (const auto& e : envs) known.insert(e.paths.begin(), e.paths.end());
   std::set<std::string> dirs;
-  for (const auto& meta : oci::findFiles(v, [](const std::string& n) { return n == "METADATA"; }, 5,
-                                         {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "usr/lib64", "var/lib", "var/cache",
-                                          "boot", "run", "tmp", "usr/local/lib", "opt/conda"},
-                                         {"site-packages", "dist-packages", "node_modules", "__pycache__", ".git", "envs"})) {
+  for (const auto& meta :
+       oci::findFiles(v, [](const std::string& n) { return n == "METADATA"; }, 5,
+                      {"proc", "sys", "dev", "usr/share", "usr/include", "usr/lib", "usr/lib64", "var/lib", "var/cache",
+                       "boot", "run", "tmp", "usr/local/lib", "opt/conda"},
+                      {"site-packages", "dist-packages", "node_modules", "__pycache__", ".git", "envs"})) {
     std::string distInfo = dirName(meta);
     if (!distInfo.ends_with(".dist-info")) continue;
     std::string dir = dirName(distInfo);
@@ -274,22 +282,40 @@ void addTargetDirs(const oci::FsView& v, std::vector<PythonEnv>& envs) {
 
 // Directories the search for environments does not enter: virtual file systems, and trees
 // that hold no environment but many directories. Reported as not searched when present.
-const std::vector<std::string> kUnsearched = {"proc", "sys", "dev", "run", "boot", "tmp", "usr/share", "usr/include",
-                                              "usr/src", "usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu",
-                                              "usr/lib/modules", "lib/modules", "usr/lib/firmware", "lib/firmware",
-                                              "var/lib/dpkg", "var/cache", "var/lib/containers", "var/lib/docker",
+const std::vector<std::string> kUnsearched = {"proc",
+                                              "sys",
+                                              "dev",
+                                              "run",
+                                              "boot",
+                                              "tmp",
+                                              "usr/share",
+                                              "usr/include",
+                                              "usr/src",
+                                              "usr/lib/x86_64-linux-gnu",
+                                              "usr/lib/aarch64-linux-gnu",
+                                              "usr/lib/modules",
+                                              "lib/modules",
+                                              "usr/lib/firmware",
+                                              "lib/firmware",
+                                              "var/lib/dpkg",
+                                              "var/cache",
+                                              "var/lib/containers",
+                                              "var/lib/docker",
                                               "snap"};
 // Directory names never entered: package trees and caches, where an environment is not.
-const std::vector<std::string> kUnsearchedNames = {"site-packages", "dist-packages", "node_modules", "__pycache__", ".git"};
-constexpr int kSearchDepth = 6;            // directories below the root
-constexpr size_t kSearchBudget = 50000;    // directories listed in all
+const std::vector<std::string> kUnsearchedNames = {"site-packages", "dist-packages", "node_modules", "__pycache__",
+                                                   ".git"};
+constexpr int kSearchDepth = 6;          // directories below the root
+constexpr size_t kSearchBudget = 50000;  // directories listed in all
 
 // Breadth-first from the root: directories holding a pyvenv.cfg (venvs), a conda-meta directory
 // (conda prefixes and their envs/*), or both bin/ and lib/ (other prefixes: pyenv's versions,
 // a Python built with --prefix), with what was left out in `notSearched`.
 void searchPrefixes(const oci::FsView& v, std::vector<std::string>& venvs, std::vector<std::string>& condas,
                     std::vector<std::string>& prefixes, std::vector<std::string>& notSearched) {
-  auto in = [](const std::vector<std::string>& list, const std::string& s) { return std::find(list.begin(), list.end(), s) != list.end(); };
+  auto in = [](const std::vector<std::string>& list, const std::string& s) {
+    return std::find(list.begin(), list.end(), s) != list.end();
+  };
   std::deque<std::pair<std::string, int>> q = {{"", 0}};
   size_t visited = 0, tooDeep = 0;
   std::string firstTooDeep;
@@ -318,8 +344,10 @@ void searchPrefixes(const oci::FsView& v, std::vector<std::string>& venvs, std::
         if (in(kUnsearched, p)) notSearched.push_back("/" + p);
         continue;
       }
-      if (depth < kSearchDepth) q.emplace_back(p, depth + 1);
-      else if (!tooDeep++) firstTooDeep = p;
+      if (depth < kSearchDepth)
+        q.emplace_back(p, depth + 1);
+      else if (!tooDeep++)
+        firstTooDeep = p;
     }
     if (bin && lib && !dir.empty() && dir != "usr" && dir != "usr/local") prefixes.push_back(dir);
   }
@@ -335,7 +363,8 @@ std::map<std::string, std::string> parseCfg(const std::string& text) {
   for (const auto& line : util::split(text, '\n')) {
     size_t eq = line.find('=');
     if (eq == std::string::npos) continue;
-    kv[util::toLower(util::trim(std::string_view(line).substr(0, eq)))] = std::string(util::trim(std::string_view(line).substr(eq + 1)));
+    kv[util::toLower(util::trim(std::string_view(line).substr(0, eq)))] =
+        std::string(util::trim(std::string_view(line).substr(eq + 1)));
   }
   return kv;
 }
@@ -363,14 +392,16 @@ uint64_t captureLimit(const std::string& p) {
   std::string parent = baseName(dirName(p));
   if (uint64_t l = linkedCodeCaptureLimit(base, parent)) return l;
   if (parent.ends_with(".dist-info") || parent.ends_with(".egg-info")) {
-    static const std::set<std::string> files = {"METADATA", "RECORD", "WHEEL", "INSTALLER", "REQUESTED",
-                                                "direct_url.json", "PKG-INFO", "requires.txt", "installed-files.txt"};
+    static const std::set<std::string> files = {"METADATA",  "RECORD",       "WHEEL",
+                                                "INSTALLER", "REQUESTED",    "direct_url.json",
+                                                "PKG-INFO",  "requires.txt", "installed-files.txt"};
     return files.count(base) ? (16u << 20) : 0;
   }
   if (base.ends_with(".egg-info")) return 1 << 20;  // egg-info as a single file
   if (base == "pyvenv.cfg") return 65536;
   if (base == "version.py" && parent == "torch") return 65536;
-  if ((base.rfind("requirements", 0) == 0 || base.rfind("constraints", 0) == 0) && base.ends_with(".txt")) return 1 << 20;
+  if ((base.rfind("requirements", 0) == 0 || base.rfind("constraints", 0) == 0) && base.ends_with(".txt"))
+    return 1 << 20;
   if (base == "pip.conf" || base == ".netrc" || base == "pip.ini") return 65536;
   if (base == "version.json" && parent.rfind("cuda", 0) == 0) return 65536;
   return 0;
@@ -381,7 +412,8 @@ namespace {
 // The environment builders, one per layout, shared by discovery and by --python targets.
 class Builder {
  public:
-  Builder(const oci::FsView& v, const std::string& hint, std::vector<PythonEnv>& envs) : v_(v), hint_(hint), envs_(envs) {}
+  Builder(const oci::FsView& v, const std::string& hint, std::vector<PythonEnv>& envs)
+      : v_(v), hint_(hint), envs_(envs) {}
 
   bool has(const std::string& prefix) const {
     return std::any_of(envs_.begin(), envs_.end(), [&](const PythonEnv& e) { return e.prefix == prefix; });
@@ -395,7 +427,8 @@ class Builder {
     if (exists(v_, "usr/bin/python" + ver)) e.interpreter = "usr/bin/python" + ver;
     withVersion(e, ver);
     e.paths = {"usr/local/lib/python" + ver + "/dist-packages", "usr/lib/python3/dist-packages",
-               "usr/lib/python" + ver + "/dist-packages", "usr/lib64/python" + ver + "/site-packages",  // RHEL: lib64 first
+               "usr/lib/python" + ver + "/dist-packages",
+               "usr/lib64/python" + ver + "/site-packages",  // RHEL: lib64 first
                "usr/lib/python" + ver + "/site-packages"};
     if (ver.rfind("2.", 0) == 0) e.paths[1] = "usr/lib/python2.7/dist-packages";
     if (e.interpreter.empty() && !isDir(v_, "usr/lib/python" + ver + "/dist-packages")) return false;
@@ -453,11 +486,17 @@ class Builder {
   bool any(const std::string& prefix, const std::string& ver) {
     if (exists(v_, join(prefix, "pyvenv.cfg"))) return venv(prefix);
     bool found = false;
-    std::vector<std::string> vers = ver.empty() ? pythonLibVersions(v_, prefix == "usr" ? "usr/lib" : join(prefix, "lib"))
-                                                : std::vector<std::string>{ver};
+    std::vector<std::string> vers = ver.empty()
+                                        ? pythonLibVersions(v_, prefix == "usr" ? "usr/lib" : join(prefix, "lib"))
+                                        : std::vector<std::string>{ver};
     for (const auto& x : vers) {
-      if (prefix == "usr") found |= systemPython(x);
-      else found |= prefixed(prefix == "usr/local" ? "local" : isDir(v_, join(prefix, "conda-meta")) ? "conda" : "prefix", prefix, x);
+      if (prefix == "usr")
+        found |= systemPython(x);
+      else
+        found |= prefixed(prefix == "usr/local"                   ? "local"
+                          : isDir(v_, join(prefix, "conda-meta")) ? "conda"
+                                                                  : "prefix",
+                          prefix, x);
     }
     return found;
   }

@@ -29,10 +29,13 @@ namespace {
 std::optional<std::string> unescapePython(std::string_view in) {
   std::string out;
   auto utf8 = [&](uint32_t cp) {
-    if (cp < 0x80) out.push_back(static_cast<char>(cp));
-    else if (cp < 0x800) out += {static_cast<char>(0xc0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3f))};
+    if (cp < 0x80)
+      out.push_back(static_cast<char>(cp));
+    else if (cp < 0x800)
+      out += {static_cast<char>(0xc0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3f))};
     else if (cp < 0x10000)
-      out += {static_cast<char>(0xe0 | (cp >> 12)), static_cast<char>(0x80 | ((cp >> 6) & 0x3f)), static_cast<char>(0x80 | (cp & 0x3f))};
+      out += {static_cast<char>(0xe0 | (cp >> 12)), static_cast<char>(0x80 | ((cp >> 6) & 0x3f)),
+              static_cast<char>(0x80 | (cp & 0x3f))};
     else
       out += {static_cast<char>(0xf0 | (cp >> 18)), static_cast<char>(0x80 | ((cp >> 12) & 0x3f)),
               static_cast<char>(0x80 | ((cp >> 6) & 0x3f)), static_cast<char>(0x80 | (cp & 0x3f))};
@@ -42,7 +45,10 @@ std::optional<std::string> unescapePython(std::string_view in) {
     uint32_t v = 0;
     for (size_t k = at; k < at + n; ++k) {
       char c = in[k];
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
       if (d < 0) return std::nullopt;
       v = v * 16 + static_cast<uint32_t>(d);
     }
@@ -57,7 +63,9 @@ std::optional<std::string> unescapePython(std::string_view in) {
     char c = in[i];
     switch (c) {
       case '\n': break;
-      case '\\': case '\'': case '"': out.push_back(c); break;
+      case '\\':
+      case '\'':
+      case '"': out.push_back(c); break;
       case 'a': out.push_back('\a'); break;
       case 'b': out.push_back('\b'); break;
       case 'f': out.push_back('\f'); break;
@@ -65,7 +73,9 @@ std::optional<std::string> unescapePython(std::string_view in) {
       case 'r': out.push_back('\r'); break;
       case 't': out.push_back('\t'); break;
       case 'v': out.push_back('\v'); break;
-      case 'x': case 'u': case 'U': {
+      case 'x':
+      case 'u':
+      case 'U': {
         size_t n = c == 'x' ? 2 : c == 'u' ? 4 : 8;
         auto v = hex(i + 1, n);
         if (!v || *v > 0x10ffff) return std::nullopt;
@@ -78,7 +88,8 @@ std::optional<std::string> unescapePython(std::string_view in) {
         if (c >= '0' && c <= '7') {
           uint32_t v = 0;
           size_t k = 0;
-          for (; k < 3 && i + k < in.size() && in[i + k] >= '0' && in[i + k] <= '7'; ++k) v = v * 8 + static_cast<uint32_t>(in[i + k] - '0');
+          for (; k < 3 && i + k < in.size() && in[i + k] >= '0' && in[i + k] <= '7'; ++k)
+            v = v * 8 + static_cast<uint32_t>(in[i + k] - '0');
           utf8(v);
           i += k - 1;
         } else {
@@ -89,7 +100,6 @@ std::optional<std::string> unescapePython(std::string_view in) {
   }
   return out;
 }
-
 
 const char* kVariables[] = {"python_version", "python_full_version", "os_name", "sys_platform", "platform_release",
                             "platform_system", "platform_version", "platform_machine", "platform_python_implementation",
@@ -123,7 +133,8 @@ class Parser {
   using NodeP = std::shared_ptr<const Marker::Node>;
 
   Error err(const std::string& what) {
-    return Error::Invalid("invalid marker '" + util::printable(s_, 120) + "': " + what + " at position " + std::to_string(pos_));
+    return Error::Invalid("invalid marker '" + util::printable(s_, 120) + "': " + what + " at position " +
+                          std::to_string(pos_));
   }
   void skipWs() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -294,10 +305,14 @@ MarkerEnv imageMarkerEnv(std::string_view full, std::string_view ociArch, std::s
   e["sys_platform"] = "linux";
   e["platform_system"] = "Linux";
   std::string m = std::string(ociArch);
-  if (m == "amd64") m = "x86_64";
-  else if (m == "arm64") m = "aarch64";
-  else if (m == "386") m = "i686";
-  else if (m == "arm") m = "armv7l";
+  if (m == "amd64")
+    m = "x86_64";
+  else if (m == "arm64")
+    m = "aarch64";
+  else if (m == "386")
+    m = "i686";
+  else if (m == "arm")
+    m = "armv7l";
   e["platform_machine"] = m;
   e["implementation_name"] = std::string(impl);
   e["platform_python_implementation"] = impl == "pypy" ? "PyPy" : "CPython";
@@ -318,7 +333,8 @@ namespace {
 
 std::string canonicalOf(const Marker::Node& n, Marker::Node::Kind parent) {
   if (n.kind != Marker::Node::Compare) {
-    std::string s = canonicalOf(*n.left, n.kind) + (n.kind == Marker::Node::And ? " and " : " or ") + canonicalOf(*n.right, n.kind);
+    std::string s =
+        canonicalOf(*n.left, n.kind) + (n.kind == Marker::Node::And ? " and " : " or ") + canonicalOf(*n.right, n.kind);
     return n.kind == Marker::Node::Or && parent == Marker::Node::And ? "(" + s + ")" : s;
   }
   bool extra = (n.lhsVar && n.lhs == "extra") || (n.rhsVar && n.rhs == "extra");

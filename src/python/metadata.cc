@@ -13,12 +13,18 @@ CoreMetadata parseCoreMetadata(std::string_view text) {
     if (key.empty()) return;
     std::string k = util::toLower(key);
     std::string v(util::trim(value));
-    if (k == "name") m.name = v;
-    else if (k == "version") m.version = v;
-    else if (k == "requires-python") m.requiresPython = v;
-    else if (k == "summary") m.summary = v;
-    else if (k == "requires-dist") m.requiresDist.push_back(v);
-    else if (k == "provides-extra") m.providesExtra.push_back(v);
+    if (k == "name")
+      m.name = v;
+    else if (k == "version")
+      m.version = v;
+    else if (k == "requires-python")
+      m.requiresPython = v;
+    else if (k == "summary")
+      m.summary = v;
+    else if (k == "requires-dist")
+      m.requiresDist.push_back(v);
+    else if (k == "provides-extra")
+      m.providesExtra.push_back(v);
     key.clear();
     value.clear();
   };
@@ -54,9 +60,12 @@ std::vector<std::string> parseRequiresTxt(std::string_view text) {
       continue;
     }
     std::string m;
-    if (!extra.empty() && !marker.empty()) m = "(" + marker + ") and extra == \"" + extra + "\"";
-    else if (!extra.empty()) m = "extra == \"" + extra + "\"";
-    else if (!marker.empty()) m = marker;
+    if (!extra.empty() && !marker.empty())
+      m = "(" + marker + ") and extra == \"" + extra + "\"";
+    else if (!extra.empty())
+      m = "extra == \"" + extra + "\"";
+    else if (!marker.empty())
+      m = marker;
     out.push_back(m.empty() ? line : line + "; " + m);
   }
   return out;
@@ -127,10 +136,14 @@ WheelInfo parseWheel(std::string_view text) {
     if (colon == std::string::npos) continue;
     std::string k = util::toLower(util::trim(std::string_view(raw).substr(0, colon)));
     std::string v(util::trim(std::string_view(raw).substr(colon + 1)));
-    if (k == "wheel-version") w.wheelVersion = v;
-    else if (k == "generator") w.generator = v;
-    else if (k == "root-is-purelib") w.rootIsPurelib = util::toLower(v) == "true";
-    else if (k == "tag") w.tags.push_back(v);
+    if (k == "wheel-version")
+      w.wheelVersion = v;
+    else if (k == "generator")
+      w.generator = v;
+    else if (k == "root-is-purelib")
+      w.rootIsPurelib = util::toLower(v) == "true";
+    else if (k == "tag")
+      w.tags.push_back(v);
   }
   return w;
 }

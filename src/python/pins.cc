@@ -94,13 +94,22 @@ void load(const std::string& path, bool constraint, int depth, RequirementsFile&
       return std::nullopt;
     };
     if (w[0].rfind("-", 0) == 0) {
-      auto either = [&](size_t& i, const char* a, const char* b) { auto v = optValue(i, a); return v ? v : optValue(i, b); };
-      auto rel = [&](const std::string& v) { return v.front() == '/' || dirOf(path).empty() ? v : dirOf(path) + "/" + v; };
+      auto either = [&](size_t& i, const char* a, const char* b) {
+        auto v = optValue(i, a);
+        return v ? v : optValue(i, b);
+      };
+      auto rel = [&](const std::string& v) {
+        return v.front() == '/' || dirOf(path).empty() ? v : dirOf(path) + "/" + v;
+      };
       for (size_t i = 0; i < w.size(); ++i) {
-        if (auto r = either(i, "-r", "--requirement")) load(rel(*r), constraint, depth + 1, out, stack, read, env);
-        else if (auto c = either(i, "-c", "--constraint")) load(rel(*c), true, depth + 1, out, stack, read, env);
-        else if (auto u = either(i, "-i", "--index-url")) out.indexUrls.push_back(*u);
-        else if (auto x = optValue(i, "--extra-index-url")) out.indexUrls.push_back(*x);
+        if (auto r = either(i, "-r", "--requirement"))
+          load(rel(*r), constraint, depth + 1, out, stack, read, env);
+        else if (auto c = either(i, "-c", "--constraint"))
+          load(rel(*c), true, depth + 1, out, stack, read, env);
+        else if (auto u = either(i, "-i", "--index-url"))
+          out.indexUrls.push_back(*u);
+        else if (auto x = optValue(i, "--extra-index-url"))
+          out.indexUrls.push_back(*x);
       }
       continue;
     }
@@ -122,8 +131,10 @@ void load(const std::string& path, bool constraint, int depth, RequirementsFile&
     }
     pl.text = reqText;
     auto r = Requirement::parse(reqText);
-    if (r.ok()) pl.req = *r;
-    else pl.error = r.error().message;
+    if (r.ok())
+      pl.req = *r;
+    else
+      pl.error = r.error().message;
     out.lines.push_back(std::move(pl));
   }
   stack.erase(path);

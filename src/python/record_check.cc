@@ -78,7 +78,8 @@ std::string classifyRecordQuirk(const std::string& recordPath, bool metadataFile
   std::string first = content->substr(0, eol);
   if (first.find("python") == std::string::npos && first.find("/bin/sh") == std::string::npos) return "";
   std::string body = eol == std::string::npos ? "" : content->substr(eol);
-  for (const char* shebang : {"#!python", "#!/usr/bin/python", "#!/usr/bin/python3", "#!/usr/bin/env python", "#!/usr/bin/env python3"}) {
+  for (const char* shebang :
+       {"#!python", "#!/usr/bin/python", "#!/usr/bin/python3", "#!/usr/bin/env python", "#!/usr/bin/env python3"}) {
     util::Hasher h(algorithm);
     if (!h.valid()) break;
     h.update(shebang);
@@ -104,7 +105,8 @@ void recordHashedPaths(const oci::FsView& v, const Distribution& dist, std::vect
     if (row.algorithm != "sha256" || row.path.ends_with(".pyc")) continue;
     std::string path = joinInside(dist.location, row.path);
     if (path.empty() || path == dist.metadataDir + "/RECORD") continue;
-    if (auto resolved = v.resolve(path, false); resolved.ok() && !v.hashKnown(*resolved, "sha256")) out.push_back(*resolved);
+    if (auto resolved = v.resolve(path, false); resolved.ok() && !v.hashKnown(*resolved, "sha256"))
+      out.push_back(*resolved);
   }
 }
 
@@ -126,7 +128,8 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
     // First component of in-package paths: the package's own directories.
     if (row.path.find("..") == std::string::npos && row.path.find('/') != std::string::npos) {
       std::string top = row.path.substr(0, row.path.find('/'));
-      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && top != "__pycache__") topDirs.insert(dist.location + "/" + top);
+      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && top != "__pycache__")
+        topDirs.insert(dist.location + "/" + top);
     }
     ++rc.checked;
     auto resolved = v.resolve(path, false);
@@ -162,10 +165,12 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
       continue;
     }
     auto content = v.readResolved(*resolved, 64u << 10);
-    std::string quirk = classifyRecordQuirk(row.path, path == dist.metadataDir + "/METADATA", content.ok() ? &*content : nullptr,
-                                            row.algorithm, want);
-    if (!quirk.empty()) rc.quirks.push_back({path, node->layer, want, hex, quirk});
-    else rc.modified.push_back({path, node->layer, want, hex, ""});
+    std::string quirk = classifyRecordQuirk(row.path, path == dist.metadataDir + "/METADATA",
+                                            content.ok() ? &*content : nullptr, row.algorithm, want);
+    if (!quirk.empty())
+      rc.quirks.push_back({path, node->layer, want, hex, quirk});
+    else
+      rc.modified.push_back({path, node->layer, want, hex, ""});
   }
   for (const auto& dir : topDirs) {
     std::vector<std::string> files;

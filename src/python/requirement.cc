@@ -30,15 +30,21 @@ Result<Requirement> Requirement::parse(std::string_view raw) {
   std::string s(sv);
   Requirement r;
   r.text = s;
-  auto bad = [&](const std::string& why) { return Error::Invalid("invalid requirement '" + util::printable(s, 120) + "': " + why); };
+  auto bad = [&](const std::string& why) {
+    return Error::Invalid("invalid requirement '" + util::printable(s, 120) + "': " + why);
+  };
   if (s.find_first_of("\r\n") != std::string::npos) return bad("a line break");
   size_t i = 0;
-  auto isNameChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
+  auto isNameChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  };
   while (i < s.size() && isNameChar(s[i])) ++i;
   r.name = s.substr(0, i);
   if (!isName(r.name)) return bad("expected a package name at the start");
   r.key = canonicalizeName(r.name);
-  auto ws = [&] { while (i < s.size() && isWs(s[i])) ++i; };
+  auto ws = [&] {
+    while (i < s.size() && isWs(s[i])) ++i;
+  };
   ws();
   if (i < s.size() && s[i] == '[') {
     size_t end = s.find(']', i);
@@ -47,7 +53,9 @@ Result<Requirement> Requirement::parse(std::string_view raw) {
     if (!inside.empty())
       for (const auto& e : util::split(inside, ',')) {
         std::string x(util::trim(e));
-        if (!isName(x)) return bad(x.empty() ? "expected an extra name after a comma" : "bad extra name '" + util::printable(x, 40) + "'");
+        if (!isName(x))
+          return bad(x.empty() ? "expected an extra name after a comma"
+                               : "bad extra name '" + util::printable(x, 40) + "'");
         r.extras.push_back(x);
       }
     i = end + 1;
@@ -80,7 +88,8 @@ Result<Requirement> Requirement::parse(std::string_view raw) {
     auto set = SpecifierSet::parse(spec);
     if (!set.ok()) return bad(set.error().message);
     // A trailing comma or an empty part between commas names no specifier.
-    if (!util::trim(spec).empty() && set->specs().size() != util::split(spec, ',').size()) return bad("an empty specifier");
+    if (!util::trim(spec).empty() && set->specs().size() != util::split(spec, ',').size())
+      return bad("an empty specifier");
     r.specifier = *set;
   }
   if (hasSemicolon && util::trim(markerText).empty()) return bad("expected a marker after ';'");

@@ -12,7 +12,8 @@ namespace kernodeck::python {
 namespace {
 
 bool isDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 // packaging's _version_split: epoch first, then release parts, pre-release split off.
@@ -69,7 +70,9 @@ Result<Specifier> Specifier::parse(std::string_view raw) {
   }
   if (sp.op_.empty()) return Error::Invalid("invalid specifier '" + util::printable(s, 80) + "': no operator");
   sp.version_ = std::string(util::trim(std::string_view(s).substr(sp.op_.size())));
-  auto bad = [&](const std::string& why) { return Error::Invalid("invalid specifier '" + util::printable(s, 80) + "': " + why); };
+  auto bad = [&](const std::string& why) {
+    return Error::Invalid("invalid specifier '" + util::printable(s, 80) + "': " + why);
+  };
   if (sp.version_.empty()) return bad("no version");
   if (sp.op_ == "===") {
     if (sp.version_.find_first_of(" \t,;") != std::string::npos) return bad("bad arbitrary version");
@@ -174,7 +177,8 @@ std::string SpecifierSet::str() const {
 
 bool SpecifierSet::contains(const Version& v, std::optional<bool> pre) const {
   bool allow = false;
-  if (pre) allow = *pre;
+  if (pre)
+    allow = *pre;
   else
     for (const auto& s : specs_) allow |= s.prereleases();
   if (!allow && v.isPrerelease()) return false;

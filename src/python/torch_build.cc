@@ -23,17 +23,23 @@ std::optional<TorchVersionPy> parseTorchVersionPy(std::string_view text) {
       value = "";
     else
       value = raw;
-    if (key == "__version__") t.version = value, any = true;
-    else if (key == "cuda") t.cuda = value;
-    else if (key == "hip") t.hip = value;
-    else if (key == "git_version") t.gitVersion = value;
-    else if (key == "debug") t.debug = value == "True";
+    if (key == "__version__")
+      t.version = value, any = true;
+    else if (key == "cuda")
+      t.cuda = value;
+    else if (key == "hip")
+      t.hip = value;
+    else if (key == "git_version")
+      t.gitVersion = value;
+    else if (key == "debug")
+      t.debug = value == "True";
   }
   if (!any) return std::nullopt;
   return t;
 }
 
-CudaBuild readCudaBuild(const oci::FsView& v, const std::vector<PythonEnv>& envs, const std::map<std::string, std::string>& env) {
+CudaBuild readCudaBuild(const oci::FsView& v, const std::vector<PythonEnv>& envs,
+                        const std::map<std::string, std::string>& env) {
   CudaBuild b;
   for (const auto& e : envs) {
     for (const auto& d : e.distributions) {
@@ -59,7 +65,8 @@ CudaBuild readCudaBuild(const oci::FsView& v, const std::vector<PythonEnv>& envs
       std::smatch m;
       if (std::regex_match(lib, m, re)) {
         std::string branch = m[1].str();
-        if (std::find(b.compatDriverBranches.begin(), b.compatDriverBranches.end(), branch) == b.compatDriverBranches.end())
+        if (std::find(b.compatDriverBranches.begin(), b.compatDriverBranches.end(), branch) ==
+            b.compatDriverBranches.end())
           b.compatDriverBranches.push_back(branch);
       }
     }
@@ -78,22 +85,27 @@ CudaBuild readCudaBuild(const oci::FsView& v, const std::vector<PythonEnv>& envs
       for (char c : cuda)
         if (std::isdigit(static_cast<unsigned char>(c))) digits.push_back(c);
       if ("cu" + digits != local)
-        b.inconsistencies.push_back("torch " + tv + " carries the label +" + local + " but torch.version.cuda is " + cuda);
+        b.inconsistencies.push_back("torch " + tv + " carries the label +" + local + " but torch.version.cuda is " +
+                                    cuda);
     }
-    if (local == "cpu" && !cuda.empty()) b.inconsistencies.push_back("torch " + tv + " is labelled CPU-only but was built for CUDA " + cuda);
+    if (local == "cpu" && !cuda.empty())
+      b.inconsistencies.push_back("torch " + tv + " is labelled CPU-only but was built for CUDA " + cuda);
     if (!cuda.empty()) {
       std::string major = util::split(cuda, '.')[0];
       for (const auto& [name, ver] : b.nvidiaWheels) {
         static const std::regex cuTag(R"(-cu(\d+)$)");
         std::smatch m;
         if (std::regex_search(name, m, cuTag) && m[1].str() != major)
-          b.inconsistencies.push_back("torch is built for CUDA " + cuda + " but " + name + " " + ver + " is installed (CUDA " + m[1].str() + ")");
+          b.inconsistencies.push_back("torch is built for CUDA " + cuda + " but " + name + " " + ver +
+                                      " is installed (CUDA " + m[1].str() + ")");
       }
-      if (auto it = b.nvidiaWheels.find("nvidia-cuda-runtime-cu" + major); it != b.nvidiaWheels.end() &&
-          gpu::compareVersions(gpu::majorMinor(it->second), gpu::majorMinor(cuda)) < 0)
-        b.inconsistencies.push_back("torch is built for CUDA " + cuda + " but the CUDA runtime wheel is only " + it->second);
+      if (auto it = b.nvidiaWheels.find("nvidia-cuda-runtime-cu" + major);
+          it != b.nvidiaWheels.end() && gpu::compareVersions(gpu::majorMinor(it->second), gpu::majorMinor(cuda)) < 0)
+        b.inconsistencies.push_back("torch is built for CUDA " + cuda + " but the CUDA runtime wheel is only " +
+                                    it->second);
       if (!b.envCudaVersion.empty() && util::split(b.envCudaVersion, '.')[0] != major)
-        b.inconsistencies.push_back("the image's CUDA_VERSION " + b.envCudaVersion + " is another major release than torch's CUDA " + cuda);
+        b.inconsistencies.push_back("the image's CUDA_VERSION " + b.envCudaVersion +
+                                    " is another major release than torch's CUDA " + cuda);
     }
     if (cuda.empty() && b.torch->hip.empty() && !b.nvidiaWheels.empty())
       b.inconsistencies.push_back("torch " + tv + " is a CPU build, yet NVIDIA CUDA wheels are installed");
@@ -114,8 +126,10 @@ gpu::Expectation CudaBuild::expectation(const std::string& imageDigest) const {
     if (auto it = nvidiaWheels.find(k); it != nvidiaWheels.end() && e.cudaRuntime.empty()) e.cudaRuntime = it->second;
   if (e.cudaRuntime.empty()) e.cudaRuntime = toolkit;
   e.compatDriverBranches = compatDriverBranches;
-  if (!envRequireCuda.empty()) e.nvidiaRequire.push_back(envRequireCuda);
-  else if (!envCudaVersion.empty()) e.nvidiaRequire.push_back("cuda>=" + gpu::majorMinor(envCudaVersion));
+  if (!envRequireCuda.empty())
+    e.nvidiaRequire.push_back(envRequireCuda);
+  else if (!envCudaVersion.empty())
+    e.nvidiaRequire.push_back("cuda>=" + gpu::majorMinor(envCudaVersion));
   return e;
 }
 

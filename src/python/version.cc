@@ -11,13 +11,12 @@ namespace {
 
 // packaging.version.VERSION_PATTERN, anchored, case-insensitive.
 const std::regex& versionRe() {
-  static const std::regex re(
-      R"(^\s*v?(?:(?:([0-9]+)!)?([0-9]+(?:\.[0-9]+)*))"
-      R"(([-_\.]?(alpha|a|beta|b|preview|pre|c|rc)[-_\.]?([0-9]+)?)?)"
-      R"(((?:-([0-9]+))|(?:[-_\.]?(post|rev|r)[-_\.]?([0-9]+)?))?)"
-      R"(([-_\.]?(dev)[-_\.]?([0-9]+)?)?)"
-      R"((?:\+([a-z0-9]+(?:[-_\.][a-z0-9]+)*))?)\s*$)",
-      std::regex::icase);
+  static const std::regex re(R"(^\s*v?(?:(?:([0-9]+)!)?([0-9]+(?:\.[0-9]+)*))"
+                             R"(([-_\.]?(alpha|a|beta|b|preview|pre|c|rc)[-_\.]?([0-9]+)?)?)"
+                             R"(((?:-([0-9]+))|(?:[-_\.]?(post|rev|r)[-_\.]?([0-9]+)?))?)"
+                             R"(([-_\.]?(dev)[-_\.]?([0-9]+)?)?)"
+                             R"((?:\+([a-z0-9]+(?:[-_\.][a-z0-9]+)*))?)\s*$)",
+                             std::regex::icase);
   return re;
 }
 
@@ -29,13 +28,16 @@ std::string_view stripPythonWhitespace(std::string_view s) {
     if (t.empty()) return 0;
     unsigned char c = static_cast<unsigned char>(t[0]);
     if (c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f)) return 1;
-    if (t.size() >= 2 && c == 0xc2 && (static_cast<unsigned char>(t[1]) == 0x85 || static_cast<unsigned char>(t[1]) == 0xa0)) return 2;
+    if (t.size() >= 2 && c == 0xc2 &&
+        (static_cast<unsigned char>(t[1]) == 0x85 || static_cast<unsigned char>(t[1]) == 0xa0))
+      return 2;
     if (t.size() >= 3) {
       unsigned char c1 = static_cast<unsigned char>(t[1]), c2 = static_cast<unsigned char>(t[2]);
-      if (c == 0xe1 && c1 == 0x9a && c2 == 0x80) return 3;                                     // U+1680
-      if (c == 0xe2 && c1 == 0x80 && (c2 <= 0x8a || c2 == 0xa8 || c2 == 0xa9 || c2 == 0xaf)) return 3;  // U+2000..200A, 2028, 2029, 202F
-      if (c == 0xe2 && c1 == 0x81 && c2 == 0x9f) return 3;                                     // U+205F
-      if (c == 0xe3 && c1 == 0x80 && c2 == 0x80) return 3;                                     // U+3000
+      if (c == 0xe1 && c1 == 0x9a && c2 == 0x80) return 3;  // U+1680
+      if (c == 0xe2 && c1 == 0x80 && (c2 <= 0x8a || c2 == 0xa8 || c2 == 0xa9 || c2 == 0xaf))
+        return 3;                                           // U+2000..200A, 2028, 2029, 202F
+      if (c == 0xe2 && c1 == 0x81 && c2 == 0x9f) return 3;  // U+205F
+      if (c == 0xe3 && c1 == 0x80 && c2 == 0x80) return 3;  // U+3000
     }
     return 0;
   };
@@ -75,9 +77,12 @@ Result<Version> Version::parse(std::string_view sv) {
   }
   if (m[3].matched) {
     std::string l = util::toLower(m[4].str());
-    if (l == "alpha") l = "a";
-    else if (l == "beta") l = "b";
-    else if (l == "c" || l == "pre" || l == "preview") l = "rc";
+    if (l == "alpha")
+      l = "a";
+    else if (l == "beta")
+      l = "b";
+    else if (l == "c" || l == "pre" || l == "preview")
+      l = "rc";
     auto n = num(m[5]);
     if (!n) return bad();
     v.pre_ = std::make_pair(l, *n);
@@ -98,8 +103,10 @@ Result<Version> Version::parse(std::string_view sv) {
       if (c == '-' || c == '_') c = '.';
     for (const auto& seg : util::split(l, '.')) {
       auto n = util::parseUint(seg);
-      if (n) v.local_.emplace_back(*n);
-      else v.local_.emplace_back(seg);
+      if (n)
+        v.local_.emplace_back(*n);
+      else
+        v.local_.emplace_back(seg);
     }
   }
   return v;
@@ -123,8 +130,10 @@ std::string Version::localStr() const {
   std::string s;
   for (size_t i = 0; i < local_.size(); ++i) {
     if (i) s += ".";
-    if (auto* n = std::get_if<uint64_t>(&local_[i])) s += std::to_string(*n);
-    else s += std::get<std::string>(local_[i]);
+    if (auto* n = std::get_if<uint64_t>(&local_[i]))
+      s += std::to_string(*n);
+    else
+      s += std::get<std::string>(local_[i]);
   }
   return s;
 }
@@ -164,12 +173,17 @@ std::strong_ordering Version::operator<=>(const Version& o) const {
     return {0, v.pre_->first, v.pre_->second};
   };
   if (auto c = preKey(*this) <=> preKey(o); c != 0) return c;
-  auto postKey = [](const Version& v) -> std::pair<int, uint64_t> { return v.post_ ? std::make_pair(1, *v.post_) : std::make_pair(0, uint64_t(0)); };
+  auto postKey = [](const Version& v) -> std::pair<int, uint64_t> {
+    return v.post_ ? std::make_pair(1, *v.post_) : std::make_pair(0, uint64_t(0));
+  };
   if (auto c = postKey(*this) <=> postKey(o); c != 0) return c;
-  auto devKey = [](const Version& v) -> std::pair<int, uint64_t> { return v.dev_ ? std::make_pair(0, *v.dev_) : std::make_pair(1, uint64_t(0)); };
+  auto devKey = [](const Version& v) -> std::pair<int, uint64_t> {
+    return v.dev_ ? std::make_pair(0, *v.dev_) : std::make_pair(1, uint64_t(0));
+  };
   if (auto c = devKey(*this) <=> devKey(o); c != 0) return c;
   // Local: absent sorts first; numeric segments sort after alphanumeric ones.
-  if (local_.empty() != o.local_.empty()) return local_.empty() ? std::strong_ordering::less : std::strong_ordering::greater;
+  if (local_.empty() != o.local_.empty())
+    return local_.empty() ? std::strong_ordering::less : std::strong_ordering::greater;
   for (size_t i = 0; i < std::min(local_.size(), o.local_.size()); ++i) {
     const auto& a = local_[i];
     const auto& b = o.local_[i];

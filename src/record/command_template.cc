@@ -12,10 +12,13 @@ namespace {
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
 // "'|' at character 12"
-std::string at(char c, size_t i) { return "'" + util::printable(std::string(1, c)) + "' at character " + std::to_string(i + 1); }
+std::string at(char c, size_t i) {
+  return "'" + util::printable(std::string(1, c)) + "' at character " + std::to_string(i + 1);
+}
 
 Error refused(char c, size_t i, const std::string& why) {
-  return Error::Invalid("the command has " + at(c, i) + ": " + why + "; --cmd runs no shell (quote it to pass it as is)");
+  return Error::Invalid("the command has " + at(c, i) + ": " + why +
+                        "; --cmd runs no shell (quote it to pass it as is)");
 }
 
 }  // namespace
@@ -33,8 +36,10 @@ Result<std::vector<std::string>> splitCommandWords(std::string_view s) {
     }
     if (c == '\'') {
       size_t end = s.find('\'', i + 1);
-      if (end == std::string_view::npos) return Error::Invalid("the command has an unterminated ' (opened at character " + std::to_string(i + 1) + ")");
-      if (s.substr(i + 1, end - i - 1).find('\0') != std::string_view::npos) return Error::Invalid("the command holds a NUL byte");
+      if (end == std::string_view::npos)
+        return Error::Invalid("the command has an unterminated ' (opened at character " + std::to_string(i + 1) + ")");
+      if (s.substr(i + 1, end - i - 1).find('\0') != std::string_view::npos)
+        return Error::Invalid("the command holds a NUL byte");
       word.append(s.substr(i + 1, end - i - 1));
       inWord = true;
       i = end;
@@ -43,7 +48,9 @@ Result<std::vector<std::string>> splitCommandWords(std::string_view s) {
     if (c == '"') {
       size_t open = i;
       for (++i;; ++i) {
-        if (i >= s.size()) return Error::Invalid("the command has an unterminated \" (opened at character " + std::to_string(open + 1) + ")");
+        if (i >= s.size())
+          return Error::Invalid("the command has an unterminated \" (opened at character " + std::to_string(open + 1) +
+                                ")");
         char d = s[i];
         if (d == '"') break;
         if (d == '\0') return Error::Invalid("the command holds a NUL byte at character " + std::to_string(i + 1));
@@ -65,10 +72,12 @@ Result<std::vector<std::string>> splitCommandWords(std::string_view s) {
       inWord = true;
       continue;
     }
-    if (std::string_view("|&;<>()").find(c) != std::string_view::npos) return refused(c, i, "a shell operator (pipe, list, redirection or subshell)");
+    if (std::string_view("|&;<>()").find(c) != std::string_view::npos)
+      return refused(c, i, "a shell operator (pipe, list, redirection or subshell)");
     if (c == '$' || c == '`') return refused(c, i, "a shell would expand it");
     if (c == '*' || c == '?') return refused(c, i, "a shell would expand the glob");
-    if (!inWord && (c == '~' || c == '#')) return refused(c, i, c == '~' ? "a shell would expand it to a home folder" : "a shell would start a comment");
+    if (!inWord && (c == '~' || c == '#'))
+      return refused(c, i, c == '~' ? "a shell would expand it to a home folder" : "a shell would start a comment");
     word.push_back(c);
     inWord = true;
   }
@@ -77,7 +86,8 @@ Result<std::vector<std::string>> splitCommandWords(std::string_view s) {
   return words;
 }
 
-Result<CommandTemplate> CommandTemplate::fromWords(const std::vector<std::string>& words, const std::vector<std::string>& names) {
+Result<CommandTemplate> CommandTemplate::fromWords(const std::vector<std::string>& words,
+                                                   const std::vector<std::string>& names) {
   if (words.empty() || words[0].empty()) return Error::Invalid("the command is empty (no program to run)");
   auto known = [&] {
     std::vector<std::string> b;
@@ -104,11 +114,12 @@ Result<CommandTemplate> CommandTemplate::fromWords(const std::vector<std::string
         return Error::Invalid(where + " has a lone '}' (write }} for a literal brace)");
       } else if (s[i] == '{') {
         size_t end = s.find('}', i);
-        if (end == std::string::npos) return Error::Invalid(where + " has an unclosed '{' (write {{ for a literal brace)");
+        if (end == std::string::npos)
+          return Error::Invalid(where + " has an unclosed '{' (write {{ for a literal brace)");
         std::string name = s.substr(i + 1, end - i - 1);
         if (std::find(names.begin(), names.end(), name) == names.end())
-          return Error::Invalid(where + " names an unknown placeholder {" + util::printable(name, 40) + "} (known: " + known() +
-                                "; write {{ and }} for literal braces)");
+          return Error::Invalid(where + " names an unknown placeholder {" + util::printable(name, 40) +
+                                "} (known: " + known() + "; write {{ and }} for literal braces)");
         pieces.push_back({true, name});
         i = end;
       } else {

@@ -54,12 +54,14 @@ Result<Criterion> parseCriterion(std::string_view s) {
       if (c.k <= 0) return Error::Invalid("criterion '" + t + "': K must be positive");
       if (c.threshold > 1) return Error::Invalid("criterion '" + t + "': an overlap is at most 1");
     } else {
-      return Error::Invalid("criterion '" + util::printable(t, 80) + "' is not exact, abs<=X, rel<=X, cosine>=X, topk:K>=X or knn:K>=X");
+      return Error::Invalid("criterion '" + util::printable(t, 80) +
+                            "' is not exact, abs<=X, rel<=X, cosine>=X, topk:K>=X or knn:K>=X");
     }
   } catch (const std::exception&) {
     return Error::Invalid("criterion '" + util::printable(t, 80) + "' has a bad number");
   }
-  if (!(c.threshold >= 0) || !std::isfinite(c.threshold)) return Error::Invalid("criterion threshold must be a non-negative number");
+  if (!(c.threshold >= 0) || !std::isfinite(c.threshold))
+    return Error::Invalid("criterion threshold must be a non-negative number");
   return c;
 }
 
@@ -112,7 +114,8 @@ Comparison compare(const Criterion& c, const Tensor& e, const Tensor& a, const s
       auto top = [&](const double* row) {
         std::vector<int64_t> idx(static_cast<size_t>(width));
         std::iota(idx.begin(), idx.end(), 0);
-        std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t p, int64_t q) { return row[p] > row[q] || (row[p] == row[q] && p < q); });
+        std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                          [&](int64_t p, int64_t q) { return row[p] > row[q] || (row[p] == row[q] && p < q); });
         return std::set<int64_t>(idx.begin(), idx.begin() + k);
       };
       auto tx = top(x), ty = top(y);
@@ -129,7 +132,9 @@ Comparison compare(const Criterion& c, const Tensor& e, const Tensor& a, const s
     per.push_back({r < static_cast<int64_t>(ids.size()) ? ids[static_cast<size_t>(r)] : "#" + std::to_string(r), v});
   }
   bool higher = c.higherIsBetter();
-  auto worse = [&](const SampleValue& p, const SampleValue& q) { return higher ? p.value < q.value : p.value > q.value; };
+  auto worse = [&](const SampleValue& p, const SampleValue& q) {
+    return higher ? p.value < q.value : p.value > q.value;
+  };
   std::stable_sort(per.begin(), per.end(), worse);
   double extreme = per.empty() ? (higher ? 1 : 0) : per.front().value;
   double mean = 0;
@@ -154,8 +159,8 @@ Comparison compare(const Criterion& c, const Tensor& e, const Tensor& a, const s
     out.worst.push_back(s);
   }
   std::string cmp = out.pass ? (higher ? " >= " : " <= ") : (higher ? " < " : " > ");
-  out.summary = c.str() + ": " + c.measureName() + " " + formatMeasure(out.measure) + cmp + formatMeasure(c.kind == "exact" ? 0 : c.threshold) +
-                " over " + std::to_string(rows) + " sample(s)";
+  out.summary = c.str() + ": " + c.measureName() + " " + formatMeasure(out.measure) + cmp +
+                formatMeasure(c.kind == "exact" ? 0 : c.threshold) + " over " + std::to_string(rows) + " sample(s)";
   if (out.beyond) out.summary += ", " + std::to_string(out.beyond) + " beyond";
   return out;
 }

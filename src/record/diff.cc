@@ -39,7 +39,8 @@ Packages packagesOf(const DiffInput& d) {
       if (s.empty() || s[0] == '#' || s[0] == '-') continue;  // comments and pip options name no package
       size_t sep = s.find("==") != std::string::npos ? s.find("==") : s.find(" @ ");
       std::string name(util::trim(s.substr(0, sep))), key = python::canonicalizeName(name);
-      env.versions[key] = sep == std::string::npos ? "" : std::string(util::trim(s.substr(sep + (s[sep] == '=' ? 2 : 3))));
+      env.versions[key] =
+          sep == std::string::npos ? "" : std::string(util::trim(s.substr(sep + (s[sep] == '=' ? 2 : 3))));
       env.shown[key] = name;
     }
     out.envs.push_back(std::move(env));
@@ -78,7 +79,8 @@ std::vector<int> pairEnvironments(const Packages& a, const Packages& b) {
     return !x.interpreter.empty() && (x.interpreter == y.interpreter || samePlace(x.interpreter, y.interpreter));
   });
   if (std::count(pair.begin(), pair.end(), -1) == 1 && std::count(used.begin(), used.end(), false) == 1)
-    pair[std::find(pair.begin(), pair.end(), -1) - pair.begin()] = static_cast<int>(std::find(used.begin(), used.end(), false) - used.begin());
+    pair[std::find(pair.begin(), pair.end(), -1) - pair.begin()] =
+        static_cast<int>(std::find(used.begin(), used.end(), false) - used.begin());
   return pair;
 }
 
@@ -88,18 +90,23 @@ struct PackageCounts {
 };
 
 // One set of packages against another of the same environment, by normalised name.
-void comparePackages(const std::string& where, const std::map<std::string, std::string>& va, const std::map<std::string, std::string>& vb,
-                     const std::map<std::string, std::string>& shownA, const std::map<std::string, std::string>& shownB,
-                     PackageCounts& n, report::Report& r) {
-  auto shown = [](const std::map<std::string, std::string>& m, const std::string& k) { auto it = m.find(k); return it == m.end() ? k : it->second; };
+void comparePackages(const std::string& where, const std::map<std::string, std::string>& va,
+                     const std::map<std::string, std::string>& vb, const std::map<std::string, std::string>& shownA,
+                     const std::map<std::string, std::string>& shownB, PackageCounts& n, report::Report& r) {
+  auto shown = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? k : it->second;
+  };
   for (const auto& [k, v] : va) {
     auto it = vb.find(k);
     if (it == vb.end()) {
       n.onlyA++;
-      r.add("diff.package.removed", Severity::Warning, shown(shownA, k) + " " + v + " (" + where + ") is only in A", {{"package", k}, {"environment", where}});
+      r.add("diff.package.removed", Severity::Warning, shown(shownA, k) + " " + v + " (" + where + ") is only in A",
+            {{"package", k}, {"environment", where}});
     } else if (it->second != v) {
       n.changed++;
-      r.add("diff.package.changed", Severity::Warning, shown(shownA, k) + " (" + where + ") is " + v + " in A and " + it->second + " in B",
+      r.add("diff.package.changed", Severity::Warning,
+            shown(shownA, k) + " (" + where + ") is " + v + " in A and " + it->second + " in B",
             {{"package", k}, {"environment", where}});
     } else {
       n.same++;
@@ -108,7 +115,8 @@ void comparePackages(const std::string& where, const std::map<std::string, std::
   for (const auto& [k, v] : vb)
     if (!va.count(k)) {
       n.onlyB++;
-      r.add("diff.package.added", Severity::Warning, shown(shownB, k) + " " + v + " (" + where + ") is only in B", {{"package", k}, {"environment", where}});
+      r.add("diff.package.added", Severity::Warning, shown(shownB, k) + " " + v + " (" + where + ") is only in B",
+            {{"package", k}, {"environment", where}});
     }
 }
 
@@ -124,18 +132,21 @@ PackageCounts diffPackages(const Packages& a, const Packages& b, report::Report&
     if (pair[i] < 0) {
       n.notRecorded++;
       r.add("diff.environment.not_recorded", Severity::Info,
-            "environment " + ea.prefix + " (" + std::to_string(ea.versions.size()) + " packages) is not recorded in B", {{"environment", ea.prefix}});
+            "environment " + ea.prefix + " (" + std::to_string(ea.versions.size()) + " packages) is not recorded in B",
+            {{"environment", ea.prefix}});
       continue;
     }
     const auto& eb = b.envs[pair[i]];
     used[pair[i]] = true;
-    comparePackages(ea.prefix == eb.prefix ? ea.prefix : ea.prefix + " / " + eb.prefix, ea.versions, eb.versions, ea.shown, eb.shown, n, r);
+    comparePackages(ea.prefix == eb.prefix ? ea.prefix : ea.prefix + " / " + eb.prefix, ea.versions, eb.versions,
+                    ea.shown, eb.shown, n, r);
   }
   for (size_t j = 0; j < b.envs.size(); ++j)
     if (!used[j]) {
       n.notRecorded++;
       r.add("diff.environment.not_recorded", Severity::Info,
-            "environment " + b.envs[j].prefix + " (" + std::to_string(b.envs[j].versions.size()) + " packages) is not recorded in A",
+            "environment " + b.envs[j].prefix + " (" + std::to_string(b.envs[j].versions.size()) +
+                " packages) is not recorded in A",
             {{"environment", b.envs[j].prefix}});
     }
   if (a.os && b.os) {
@@ -143,7 +154,8 @@ PackageCounts diffPackages(const Packages& a, const Packages& b, report::Report&
   } else if (a.os != b.os) {
     n.notRecorded++;
     r.add("diff.environment.not_recorded", Severity::Info,
-          "the OS packages (" + std::to_string(a.os ? a.dpkg.size() : b.dpkg.size()) + ") are not recorded in " + (a.os ? "B" : "A"),
+          "the OS packages (" + std::to_string(a.os ? a.dpkg.size() : b.dpkg.size()) + ") are not recorded in " +
+              (a.os ? "B" : "A"),
           {{"environment", "dpkg"}});
   }
   return n;
@@ -167,7 +179,8 @@ std::map<std::string, std::string> inputsOf(const DiffInput& d) {
 
 std::string systemOf(const Reference& r) {
   if (!r.system.nvidia) return "no NVIDIA driver";
-  return "driver " + (r.system.driverVersion.empty() ? std::string("?") : r.system.driverVersion) + ", " + std::to_string(r.system.gpus) + " GPU(s)";
+  return "driver " + (r.system.driverVersion.empty() ? std::string("?") : r.system.driverVersion) + ", " +
+         std::to_string(r.system.gpus) + " GPU(s)";
 }
 
 // Every field of a reference a reproduction depends on, by the name a user reads in the file.
@@ -191,9 +204,11 @@ std::map<std::string, std::string> fieldsOf(const Reference& r) {
   m["system.os"] = r.system.os;
   m["system.architecture"] = r.system.architecture;
   if (r.system.threads)
-    m["system.cpu"] = r.system.cpuModel + " (" + std::to_string(r.system.cores) + " cores, " + std::to_string(r.system.threads) + " threads)";
+    m["system.cpu"] = r.system.cpuModel + " (" + std::to_string(r.system.cores) + " cores, " +
+                      std::to_string(r.system.threads) + " threads)";
   m["system.accelerator"] = r.system.accelerator;
-  for (auto it = m.begin(); it != m.end();) it = it->second.empty() && it->first.rfind("result.criteria ", 0) != 0 ? m.erase(it) : std::next(it);
+  for (auto it = m.begin(); it != m.end();)
+    it = it->second.empty() && it->first.rfind("result.criteria ", 0) != 0 ? m.erase(it) : std::next(it);
   return m;
 }
 
@@ -211,7 +226,8 @@ void diffReports(const ReportDoc& a, const ReportDoc& b, report::Report& r) {
     }
     if (it->second->status != s.status)
       r.add("diff.step.changed", Severity::Warning,
-            "step " + s.name + ": " + s.status + " in A, " + it->second->status + " in B" + (it->second->error.empty() ? "" : " (" + it->second->error + ")"),
+            "step " + s.name + ": " + s.status + " in A, " + it->second->status + " in B" +
+                (it->second->error.empty() ? "" : " (" + it->second->error + ")"),
             {{"name", s.name}});
   }
   std::map<std::string, std::pair<int, int>> counts;
@@ -219,8 +235,8 @@ void diffReports(const ReportDoc& a, const ReportDoc& b, report::Report& r) {
   for (const auto& f : b.findings) counts[f.code].second++;
   for (const auto& [code, c] : counts)
     if (c.first != c.second)
-      r.add("diff.finding.changed", Severity::Warning, code + ": " + std::to_string(c.first) + " in A, " + std::to_string(c.second) + " in B",
-            {{"name", code}});
+      r.add("diff.finding.changed", Severity::Warning,
+            code + ": " + std::to_string(c.first) + " in A, " + std::to_string(c.second) + " in B", {{"name", code}});
 }
 
 }  // namespace
@@ -232,7 +248,9 @@ Result<DiffInput> parseDiffInput(const json& j) {
     return d;
   }
   auto rep = parseReportDoc(j);
-  if (!rep.ok()) return Error::Invalid(rep.error().message + " (diff compares kernodeck.reference/v1, kernodeck.report/v1 and dossier inventories)");
+  if (!rep.ok())
+    return Error::Invalid(rep.error().message +
+                          " (diff compares kernodeck.reference/v1, kernodeck.report/v1 and dossier inventories)");
   d.report = std::move(rep).value();
   return d;
 }
@@ -241,39 +259,57 @@ report::Report diffRecords(const DiffInput& a, const DiffInput& b) {
   report::Report r("diff");
   r.declareSteps({"compare"});
   r.runStep("compare", [&]() -> Status {
-    r.subject()["a"] = a.reference ? "kernodeck.reference/v1" : a.report->schema.empty() ? "inventory" : a.report->schema;
-    r.subject()["b"] = b.reference ? "kernodeck.reference/v1" : b.report->schema.empty() ? "inventory" : b.report->schema;
+    r.subject()["a"] = a.reference                ? "kernodeck.reference/v1"
+                       : a.report->schema.empty() ? "inventory"
+                                                  : a.report->schema;
+    r.subject()["b"] = b.reference                ? "kernodeck.reference/v1"
+                       : b.report->schema.empty() ? "inventory"
+                                                  : b.report->schema;
     Packages fa = packagesOf(a), fb = packagesOf(b);
     PackageCounts counts = diffPackages(fa, fb, r);
     auto da = inputsOf(a), db = inputsOf(b);
     for (const auto& [k, v] : da)
-      if (auto it = db.find(k); it != db.end() && it->second != v) r.add("diff.input.changed", Severity::Error, k + " differs", {{"name", k}});
+      if (auto it = db.find(k); it != db.end() && it->second != v)
+        r.add("diff.input.changed", Severity::Error, k + " differs", {{"name", k}});
     if (a.reference && b.reference && a.reference->system.recorded && systemOf(*a.reference) != systemOf(*b.reference))
-      r.add("diff.system.changed", Severity::Warning, "system: " + systemOf(*a.reference) + " in A, " + systemOf(*b.reference) + " in B");
+      r.add("diff.system.changed", Severity::Warning,
+            "system: " + systemOf(*a.reference) + " in A, " + systemOf(*b.reference) + " in B");
     if (a.reference && b.reference) {
       auto ra = fieldsOf(*a.reference), rb = fieldsOf(*b.reference);
       for (const auto& [k, v] : ra) {
         auto it = rb.find(k);
         bool criterion = k.rfind("result.criteria ", 0) == 0;
         if (it == rb.end())
-          r.add(criterion ? "diff.reference.changed" : "diff.reference.not_recorded", criterion ? Severity::Error : Severity::Info,
+          r.add(criterion ? "diff.reference.changed" : "diff.reference.not_recorded",
+                criterion ? Severity::Error : Severity::Info,
                 criterion ? "criterion " + k.substr(16) + " is only in A" : k + " is not recorded in B", {{"name", k}});
         else if (it->second != v)
           r.add("diff.reference.changed", k.rfind("system.", 0) == 0 ? Severity::Warning : Severity::Error,
-                criterion ? "criterion " + k.substr(16) + " has another why" : k + ": '" + v + "' in A, '" + it->second + "' in B", {{"name", k}});
+                criterion ? "criterion " + k.substr(16) + " has another why"
+                          : k + ": '" + v + "' in A, '" + it->second + "' in B",
+                {{"name", k}});
       }
       for (const auto& [k, v] : rb)
         if (!ra.count(k))
           r.add(k.rfind("result.criteria ", 0) == 0 ? "diff.reference.changed" : "diff.reference.not_recorded",
                 k.rfind("result.criteria ", 0) == 0 ? Severity::Error : Severity::Info,
-                k.rfind("result.criteria ", 0) == 0 ? "criterion " + k.substr(16) + " is only in B" : k + " is not recorded in A", {{"name", k}});
+                k.rfind("result.criteria ", 0) == 0 ? "criterion " + k.substr(16) + " is only in B"
+                                                    : k + " is not recorded in A",
+                {{"name", k}});
     }
-    if (a.report && b.report && !a.report->schema.empty() && !b.report->schema.empty()) diffReports(*a.report, *b.report, r);
+    if (a.report && b.report && !a.report->schema.empty() && !b.report->schema.empty())
+      diffReports(*a.report, *b.report, r);
     std::map<std::string, int> bySeverity;
     for (const auto& f : r.findings()) bySeverity[report::toString(f.severity)]++;
-    r.section("diff") = {{"packages_a", fa.count()}, {"packages_b", fb.count()}, {"differences", bySeverity},
-                         {"packages", {{"same", counts.same}, {"changed", counts.changed}, {"only_a", counts.onlyA},
-                                       {"only_b", counts.onlyB}, {"environments_not_recorded", counts.notRecorded}}}};
+    r.section("diff") = {{"packages_a", fa.count()},
+                         {"packages_b", fb.count()},
+                         {"differences", bySeverity},
+                         {"packages",
+                          {{"same", counts.same},
+                           {"changed", counts.changed},
+                           {"only_a", counts.onlyA},
+                           {"only_b", counts.onlyB},
+                           {"environments_not_recorded", counts.notRecorded}}}};
     return {};
   });
   return r;

@@ -17,11 +17,13 @@ using util::JsonReader;
 namespace {
 
 bool isHex64(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return s.size() == 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 Error badValue(const JsonReader& r, std::string_view key, const std::string& value, std::string_view expected) {
-  return Error::Invalid(r.fieldPath(key) + " is '" + util::printable(value, 80) + "', expected " + std::string(expected));
+  return Error::Invalid(r.fieldPath(key) + " is '" + util::printable(value, 80) + "', expected " +
+                        std::string(expected));
 }
 
 Status getSha256(const JsonReader& r, std::string_view key, std::string& out) {
@@ -314,10 +316,12 @@ Result<Procedure> parseProcedure(const json& j) {
     KDK_TRY_STATUS(s.get("layer", st.layer));
     KDK_TRY_STATUS(s.get("kind", st.kind));
     KDK_TRY_STATUS(s.get("argv", st.argv));
-    if (st.kind != "kernodeck" && st.kind != "project") return badValue(s, "kind", st.kind, "\"kernodeck\" or \"project\"");
+    if (st.kind != "kernodeck" && st.kind != "project")
+      return badValue(s, "kind", st.kind, "\"kernodeck\" or \"project\"");
     if (st.argv.empty()) return Error::Invalid(s.fieldPath("argv") + " is empty, expected a command");
     if (st.kind == "kernodeck" && !allowedKernodeckStep(st.argv))
-      return badValue(s, "argv", util::join(st.argv, " "), "a Kernodeck check (reference verify, reference show, sample check, dossier verify, diff)");
+      return badValue(s, "argv", util::join(st.argv, " "),
+                      "a Kernodeck check (reference verify, reference show, sample check, dossier verify, diff)");
     p.steps.push_back(std::move(st));
   }
   return p;
@@ -325,7 +329,8 @@ Result<Procedure> parseProcedure(const json& j) {
 
 json toJson(const Procedure& p) {
   json steps = json::array();
-  for (const auto& s : p.steps) steps.push_back({{"name", s.name}, {"layer", s.layer}, {"kind", s.kind}, {"argv", s.argv}});
+  for (const auto& s : p.steps)
+    steps.push_back({{"name", s.name}, {"layer", s.layer}, {"kind", s.kind}, {"argv", s.argv}});
   return {{"schema", "kernodeck.procedure/v1"}, {"steps", steps}};
 }
 

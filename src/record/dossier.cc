@@ -5,17 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <tuple>
 
 #include "code_archive.h"
 #include "dossier_layout.h"
 #include "kernodeck/record/record.h"
-#include "kernodeck/util/html.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/html.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
@@ -42,7 +42,6 @@ std::string fileSha(const std::string& path) {
   return h.ok() ? h->sha256 : "";
 }
 
-
 // A field from a report or reference as the page shows it: redacted, then escaped (both are
 // someone else's text).
 std::string field(const std::string& s) { return html(report::redactText(s)); }
@@ -54,13 +53,16 @@ std::string scalar(const json& j) {
   if (j.is_number() || j.is_boolean()) return j.dump();
   return "";
 }
-std::string scalarAt(const json& j, const char* key) { return j.is_object() && j.contains(key) ? scalar(j.at(key)) : ""; }
+std::string scalarAt(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? scalar(j.at(key)) : "";
+}
 
 int severityRank(const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : s == "info" ? 2 : 3; }
 
 // How an included report is named on the page: its number and command line.
 std::string reportLabel(const ReportDoc& rep, size_t i) {
-  return "report " + std::to_string(i + 1) + " (kernodeck " + (rep.command.empty() ? std::string("?") : rep.command) + ")";
+  return "report " + std::to_string(i + 1) + " (kernodeck " + (rep.command.empty() ? std::string("?") : rep.command) +
+         ")";
 }
 
 // What tells two runs of the same command apart: the subject's fields, the time and host when
@@ -70,26 +72,34 @@ std::string reportsHtml(const std::vector<ReportDoc>& reports, const std::vector
   for (size_t i = 0; i < reports.size(); ++i) {
     const ReportDoc& rep = reports[i];
     std::string subject;
-    if (const json& sj = rep.json.is_object() && rep.json.contains("subject") ? rep.json.at("subject") : json(); sj.is_object())
+    if (const json& sj = rep.json.is_object() && rep.json.contains("subject") ? rep.json.at("subject") : json();
+        sj.is_object())
       for (auto it = sj.begin(); it != sj.end(); ++it)
-        if (std::string v = scalar(it.value()); !v.empty()) subject += (subject.empty() ? "" : "; ") + it.key() + ": " + util::printable(v, 200);
+        if (std::string v = scalar(it.value()); !v.empty())
+          subject += (subject.empty() ? "" : "; ") + it.key() + ": " + util::printable(v, 200);
     std::string created = scalarAt(rep.json, "created");
     if (created.empty()) created = scalarAt(rep.json, "generated_at");
-    std::string host = rep.json.is_object() && rep.json.contains("host") ? scalarAt(rep.json.at("host"), "hostname") : "";
+    std::string host =
+        rep.json.is_object() && rep.json.contains("host") ? scalarAt(rep.json.at("host"), "hostname") : "";
     int counts[3] = {0, 0, 0};
     for (const auto& f : rep.findings)
       if (int k = severityRank(f.severity); k < 3) counts[k]++;
     std::string sha = util::sha256Hex(rep.json.dump());
-    rows += "<tr class=\"report\"><td>" + std::to_string(i + 1) + "</td><td class=\"command\">kernodeck " + field(rep.command) + "</td><td>" +
-            field(subject) + "</td><td>" + (created.empty() ? std::string("not recorded") : field(created)) + "</td><td>" +
-            (host.empty() ? std::string("not recorded") : field(host)) + "</td><td class=\"" + (rep.failed() ? "failed" : "passed") + "\">" +
-            (rep.failed() ? "did not complete: " + field(rep.firstError) : std::string("completed")) + "</td><td>" + std::to_string(counts[0]) +
-            " error, " + std::to_string(counts[1]) + " warning, " + std::to_string(counts[2]) + " info</td><td><code>" + html(files[i]) +
-            "</code> sha256 " + sha.substr(0, 12) + "</td></tr>\n";
+    rows += "<tr class=\"report\"><td>" + std::to_string(i + 1) + "</td><td class=\"command\">kernodeck " +
+            field(rep.command) + "</td><td>" + field(subject) + "</td><td>" +
+            (created.empty() ? std::string("not recorded") : field(created)) + "</td><td>" +
+            (host.empty() ? std::string("not recorded") : field(host)) + "</td><td class=\"" +
+            (rep.failed() ? "failed" : "passed") + "\">" +
+            (rep.failed() ? "did not complete: " + field(rep.firstError) : std::string("completed")) + "</td><td>" +
+            std::to_string(counts[0]) + " error, " + std::to_string(counts[1]) + " warning, " +
+            std::to_string(counts[2]) + " info</td><td><code>" + html(files[i]) + "</code> sha256 " +
+            sha.substr(0, 12) + "</td></tr>\n";
   }
   if (rows.empty()) rows = "<tr><td colspan=\"8\">no report is included</td></tr>\n";
-  return "<h2>Reports</h2>\n<table id=\"reports\"><tr><th>#</th><th>command</th><th>subject</th><th>created</th><th>host</th><th>outcome</th>"
-         "<th>findings</th><th>file</th></tr>\n" + rows + "</table>\n";
+  return "<h2>Reports</h2>\n<table "
+         "id=\"reports\"><tr><th>#</th><th>command</th><th>subject</th><th>created</th><th>host</th><th>outcome</th>"
+         "<th>findings</th><th>file</th></tr>\n" +
+         rows + "</table>\n";
 }
 
 // The findings of every report grouped by severity, code and the package (or name) they are
@@ -114,14 +124,18 @@ std::string findingGroupsHtml(const std::vector<ReportDoc>& reports) {
     std::string in, list;
     for (size_t n : g.reports) in += (in.empty() ? "" : ", ") + std::to_string(n);
     for (const auto& m : g.messages) list += "<li>" + field(m) + "</li>";
-    if (g.count > static_cast<int>(g.messages.size())) list += "<li>and " + std::to_string(g.count - g.messages.size()) + " more</li>";
-    rows += "<tr class=\"group\"><td class=\"" + html(severity) + "\">" + html(severity) + "</td><td>" + field(code) + "</td><td>" + field(about) +
-            "</td><td class=\"count\">" + std::to_string(g.count) + "</td><td>" + in + "</td><td><details><summary>" + field(g.messages[0]) +
-            "</summary><ul>" + list + "</ul></details></td></tr>\n";
+    if (g.count > static_cast<int>(g.messages.size()))
+      list += "<li>and " + std::to_string(g.count - g.messages.size()) + " more</li>";
+    rows += "<tr class=\"group\"><td class=\"" + html(severity) + "\">" + html(severity) + "</td><td>" + field(code) +
+            "</td><td>" + field(about) + "</td><td class=\"count\">" + std::to_string(g.count) + "</td><td>" + in +
+            "</td><td><details><summary>" + field(g.messages[0]) + "</summary><ul>" + list +
+            "</ul></details></td></tr>\n";
   }
   if (rows.empty()) rows = "<tr><td colspan=\"6\">no findings</td></tr>\n";
-  return "<h2>Findings</h2>\n<table id=\"findings\"><tr><th>severity</th><th>code</th><th>package</th><th>count</th><th>reports</th>"
-         "<th>messages</th></tr>\n" + rows + "</table>\n";
+  return "<h2>Findings</h2>\n<table "
+         "id=\"findings\"><tr><th>severity</th><th>code</th><th>package</th><th>count</th><th>reports</th>"
+         "<th>messages</th></tr>\n" +
+         rows + "</table>\n";
 }
 
 // The reference: what was run (code, entry point), on what (data, weights), what it should
@@ -129,18 +143,24 @@ std::string findingGroupsHtml(const std::vector<ReportDoc>& reports) {
 // checks measured).
 std::string referenceHtml(const Reference& ref, const std::vector<ReportDoc>& reports) {
   std::string h = "<section id=\"reference\"><h2>Reference</h2>\n<table>";
-  auto row = [&](const std::string& k, const std::string& v) { h += "<tr><th>" + k + "</th><td>" + v + "</td></tr>\n"; };
+  auto row = [&](const std::string& k, const std::string& v) {
+    h += "<tr><th>" + k + "</th><td>" + v + "</td></tr>\n";
+  };
   row("created", field(ref.created));
-  row("code", ref.code.repo.empty() ? std::string("no repository recorded")
-                                    : field(ref.code.repo) + " at <code class=\"revision\">" + field(ref.code.revision) + "</code>" +
-                                          (ref.code.dirty ? " <strong class=\"failed\">(dirty: uncommitted changes)</strong>" : " (clean)"));
-  row("entry point", ref.code.entryPoint.empty() ? std::string("not recorded") : "<code>" + field(ref.code.entryPoint) + "</code>");
+  row("code",
+      ref.code.repo.empty()
+          ? std::string("no repository recorded")
+          : field(ref.code.repo) + " at <code class=\"revision\">" + field(ref.code.revision) + "</code>" +
+                (ref.code.dirty ? " <strong class=\"failed\">(dirty: uncommitted changes)</strong>" : " (clean)"));
+  row("entry point",
+      ref.code.entryPoint.empty() ? std::string("not recorded") : "<code>" + field(ref.code.entryPoint) + "</code>");
   if (!ref.packages.manifestDigest.empty()) row("image", "<code>" + field(ref.packages.manifestDigest) + "</code>");
   h += "</table>\n<h3>Data and weights</h3>\n<table><tr><th>kind</th><th>name</th><th>sha256</th><th>size</th></tr>\n";
   for (const auto* list : {&ref.data, &ref.weights})
     for (const auto& d : *list)
-      h += std::string("<tr><td>") + (list == &ref.data ? "data" : "weights") + "</td><td>" + field(d.name) + "</td><td><code>" +
-           field(d.sha256.substr(0, 12)) + "</code></td><td>" + std::to_string(d.size) + "</td></tr>\n";
+      h += std::string("<tr><td>") + (list == &ref.data ? "data" : "weights") + "</td><td>" + field(d.name) +
+           "</td><td><code>" + field(d.sha256.substr(0, 12)) + "</code></td><td>" + std::to_string(d.size) +
+           "</td></tr>\n";
   h += "</table>\n<h3>Expected outputs</h3>\n<table><tr><th>name</th><th>dtype</th><th>shape</th></tr>\n";
   for (const auto& o : ref.outputs) {
     std::string shape;
@@ -151,13 +171,16 @@ std::string referenceHtml(const Reference& ref, const std::vector<ReportDoc>& re
   for (const auto& [text, why] : ref.result.criteria) {
     std::string measured;
     for (const auto& rep : reports) {
-      const json* cmp = rep.command == "sample check" && rep.json.is_object() && rep.json.contains("comparison") ? &rep.json.at("comparison") : nullptr;
+      const json* cmp = rep.command == "sample check" && rep.json.is_object() && rep.json.contains("comparison")
+                            ? &rep.json.at("comparison")
+                            : nullptr;
       if (!cmp || !cmp->is_array()) continue;
       for (const auto& c : *cmp)
         if (scalarAt(c, "criterion") == text) {
           bool pass = c.is_object() && c.contains("pass") && c.at("pass") == true;
-          measured += std::string("<div class=\"") + (pass ? "passed" : "failed") + "\">" + field(scalarAt(c, "output")) + ": " +
-                      field(scalarAt(c, "measure_name")) + " " + field(scalarAt(c, "measure")) + " against " + field(scalarAt(c, "threshold")) +
+          measured += std::string("<div class=\"") + (pass ? "passed" : "failed") + "\">" +
+                      field(scalarAt(c, "output")) + ": " + field(scalarAt(c, "measure_name")) + " " +
+                      field(scalarAt(c, "measure")) + " against " + field(scalarAt(c, "threshold")) +
                       (pass ? " (met)" : " (not met)") + "</div>";
         }
     }
@@ -176,18 +199,22 @@ Status carry(const DossierOptions& o, report::Report& r) {
     std::string repo = ref.resolve(ref.code.repo);
     if (Status st = archiveRevision(repo, ref.code.revision, o.dir + "/code.tar"); !st.ok())
       r.add("dossier.code.not_carried", Severity::Warning,
-            "the code is not carried (" + st.error().message + "): a replay clones it with --repo PATH", {{"path", repo}});
+            "the code is not carried (" + st.error().message + "): a replay clones it with --repo PATH",
+            {{"path", repo}});
   }
   for (const auto* list : {&ref.data, &ref.weights}) {
     std::string kind = list == &ref.data ? "data" : "weights";
     for (const auto& in : *list) {
       std::string src = ref.resolve(in.path), what = kind + " '" + in.name + "' (" + in.path + ")";
-      if (!plainName(in.name)) return Error::Invalid(what + ": the name is not a plain file name, so it cannot be carried");
+      if (!plainName(in.name))
+        return Error::Invalid(what + ": the name is not a plain file name, so it cannot be carried");
       KDK_TRY_STATUS(copyBeneath(src, o.dir, carriedInput(kind, in.name)));
       auto h = hashPath(o.dir + "/" + carriedInput(kind, in.name));
       if (!h.ok() || h->sha256 != in.sha256)
         r.add("dossier.input.changed", Severity::Warning,
-              what + " no longer has the reference's hash: the dossier carries it as it is now, and a replay will stop at placing it",
+              what +
+                  " no longer has the reference's hash: the dossier carries it as it is now, and a replay will stop at "
+                  "placing it",
               {{"path", in.path}, {"name", in.name}});
     }
   }
@@ -207,9 +234,12 @@ Status copyBeneath(const std::string& src, const std::string& root, const std::s
   struct stat st {};
   if (::lstat(src.c_str(), &st) != 0) return Error::NotFound(src + " does not exist");
   std::vector<std::string> files;
-  if (S_ISREG(st.st_mode)) files.push_back("");
-  else if (S_ISDIR(st.st_mode)) files = util::listFilesRecursive(src);
-  else return Error::Invalid(src + " is neither a file nor a folder");
+  if (S_ISREG(st.st_mode))
+    files.push_back("");
+  else if (S_ISDIR(st.st_mode))
+    files = util::listFilesRecursive(src);
+  else
+    return Error::Invalid(src + " is neither a file nor a folder");
   for (const auto& f : files) {
     std::string from = f.empty() ? src : src + "/" + f;
     struct stat fs {};
@@ -246,8 +276,10 @@ report::Report buildDossier(const DossierOptions& o) {
       const ReportDoc& rep = o.reports[i];
       std::string label = reportLabel(rep, i);
       if (rep.failed()) {
-        r.add("dossier.report.failed", Severity::Warning, label + " did not complete: " + report::redactText(rep.firstError), {{"name", label}});
-        if (verdict != "incomplete") verdict = "incomplete", why = label + " did not complete: " + report::redactText(rep.firstError);
+        r.add("dossier.report.failed", Severity::Warning,
+              label + " did not complete: " + report::redactText(rep.firstError), {{"name", label}});
+        if (verdict != "incomplete")
+          verdict = "incomplete", why = label + " did not complete: " + report::redactText(rep.firstError);
       } else if (verdict == "passed") {
         for (const auto& f : rep.findings)
           if (f.severity == "error") {
@@ -268,8 +300,9 @@ report::Report buildDossier(const DossierOptions& o) {
       KDK_TRY_STATUS(write(o.dir, name, report::redactText(rep.json.dump(2)) + "\n"));
       reportFiles.push_back(name);
       for (const auto& s : rep.steps)
-        rows += "<tr><td>" + html(std::to_string(i + 1) + ": " + cmd) + "</td><td>" + html(s.name) + "</td><td class=\"" + html(s.status) + "\">" + html(s.status) +
-                "</td><td>" + html(report::redactText(s.error)) + "</td></tr>\n";
+        rows += "<tr><td>" + html(std::to_string(i + 1) + ": " + cmd) + "</td><td>" + html(s.name) +
+                "</td><td class=\"" + html(s.status) + "\">" + html(s.status) + "</td><td>" +
+                html(report::redactText(s.error)) + "</td></tr>\n";
       if (rep.hasPython && !rep.environments.empty()) {  // an audit's inventory (a probe's python section has none)
         inventory["python"] = rep.python;
         // The observed inventory against the reference's packages.
@@ -277,13 +310,16 @@ report::Report buildDossier(const DossierOptions& o) {
         refIn.reference = ref;
         repIn.report = rep;
         report::Report diff = diffRecords(refIn, repIn);
-        const json& n = diff.sections().contains("diff") ? diff.sections().at("diff").value("packages", json::object()) : json::object();
-        diffSummary += "<p class=\"diff-summary\">" + html(reportLabel(rep, i)) + ": " + std::to_string(diff.findings().size()) + " difference(s): " +
-                       scalarAt(n, "changed") + " changed, " + scalarAt(n, "only_a") + " only in the reference, " + scalarAt(n, "only_b") +
-                       " only in the report, " + scalarAt(n, "environments_not_recorded") + " environment(s) not recorded on one side; " +
-                       scalarAt(n, "same") + " the same.</p>\n";
+        const json& n = diff.sections().contains("diff") ? diff.sections().at("diff").value("packages", json::object())
+                                                         : json::object();
+        diffSummary += "<p class=\"diff-summary\">" + html(reportLabel(rep, i)) + ": " +
+                       std::to_string(diff.findings().size()) + " difference(s): " + scalarAt(n, "changed") +
+                       " changed, " + scalarAt(n, "only_a") + " only in the reference, " + scalarAt(n, "only_b") +
+                       " only in the report, " + scalarAt(n, "environments_not_recorded") +
+                       " environment(s) not recorded on one side; " + scalarAt(n, "same") + " the same.</p>\n";
         for (const auto& f : diff.findings())
-          diffHtml += "<tr><td>" + html(reportLabel(rep, i)) + "</td><td>" + html(f.code) + "</td><td>" + field(f.message) + "</td></tr>\n";
+          diffHtml += "<tr><td>" + html(reportLabel(rep, i)) + "</td><td>" + html(f.code) + "</td><td>" +
+                      field(f.message) + "</td></tr>\n";
       }
       if (rep.hasOsPackages) inventory["os_packages"] = rep.os;
     }
@@ -300,16 +336,21 @@ report::Report buildDossier(const DossierOptions& o) {
           lines += "<li>" + field(l) + "</li>";
         }
         // One row per environment, its packages folded: an image's inventory is hundreds of lines.
-        inventoryHtml += "<tr class=\"environment\"><td>" + field(e.prefix) + "</td><td class=\"count\">" + std::to_string(e.freeze.size()) +
-                         "</td><td><details><summary>packages</summary><ul>" + lines + "</ul></details></td></tr>\n";
+        inventoryHtml += "<tr class=\"environment\"><td>" + field(e.prefix) + "</td><td class=\"count\">" +
+                         std::to_string(e.freeze.size()) + "</td><td><details><summary>packages</summary><ul>" + lines +
+                         "</ul></details></td></tr>\n";
       }
     KDK_TRY_STATUS(write(o.dir, "inventory.json", report::redactText(inventory.dump(2)) + "\n"));
     KDK_TRY_STATUS(write(o.dir, "freeze.txt", report::redactText(freeze)));
     json dataRefs = json::array();
     for (const auto* list : {&ref.data, &ref.weights})
       for (const auto& d : *list)
-        dataRefs.push_back({{"kind", list == &ref.data ? "data" : "weights"}, {"name", d.name}, {"sha256", d.sha256}, {"size", d.size},
-                            {"provenance", d.provenance}, {"access", d.access}});
+        dataRefs.push_back({{"kind", list == &ref.data ? "data" : "weights"},
+                            {"name", d.name},
+                            {"sha256", d.sha256},
+                            {"size", d.size},
+                            {"provenance", d.provenance},
+                            {"access", d.access}});
     KDK_TRY_STATUS(write(o.dir, "data-references.json", report::redactText(dataRefs.dump(2)) + "\n"));
     for (const auto& c : ref.code.configs) {
       std::string base = c.path.substr(c.path.rfind('/') + 1);
@@ -319,7 +360,10 @@ report::Report buildDossier(const DossierOptions& o) {
     }
     KDK_TRY_STATUS(carry(o, r));
     Procedure procedure;
-    procedure.steps.push_back({"verify-reference", "inputs", "kernodeck", {"reference", "verify", "--reference", "reference.json", "--json"}});
+    procedure.steps.push_back({"verify-reference",
+                               "inputs",
+                               "kernodeck",
+                               {"reference", "verify", "--reference", "reference.json", "--json"}});
     if (!ref.code.entryPoint.empty()) {
       std::vector<std::string> argv;
       for (const auto& w : util::split(ref.code.entryPoint, ' '))
@@ -330,7 +374,10 @@ report::Report buildDossier(const DossierOptions& o) {
     if (std::error_code ec; outputs.empty() && !ref.code.outputs.empty())
       outputs = std::filesystem::absolute(ref.resolve(ref.code.outputs), ec).lexically_normal().string();
     if (!outputs.empty())
-      procedure.steps.push_back({"sample-check", "result", "kernodeck", {"sample", "check", outputs, "--reference", "reference.json", "--json"}});
+      procedure.steps.push_back({"sample-check",
+                                 "result",
+                                 "kernodeck",
+                                 {"sample", "check", outputs, "--reference", "reference.json", "--json"}});
     KDK_TRY_STATUS(write(o.dir, "procedure.json", toJson(procedure).dump(2) + "\n"));
     std::string criteriaMd, criteriaList;
     for (const auto& [text, why] : ref.result.criteria) {
@@ -342,15 +389,21 @@ report::Report buildDossier(const DossierOptions& o) {
     KDK_TRY_STATUS(write(o.dir, "procedure.md", report::redactText(md)));
     std::string page =
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck dossier</title><style>"
-        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px "
+        "solid #ccc;padding:4px 8px}"
         ".passed{color:#070}.failed{color:#b00}.skipped{color:#777}.not_reached{color:#a60}</style></head><body>\n"
-        "<h1>Kernodeck dossier</h1>\n<p id=\"verdict\" class=\"" + (verdict == "incomplete" ? std::string("not_reached") : verdict) +
-        "\"><strong>Verdict: " + verdict + "</strong> &mdash; " + html(why) + "</p>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
+        "<h1>Kernodeck dossier</h1>\n<p id=\"verdict\" class=\"" +
+        (verdict == "incomplete" ? std::string("not_reached") : verdict) + "\"><strong>Verdict: " + verdict +
+        "</strong> &mdash; " + html(why) + "</p>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
         html(criteriaList) + "</code>.</p>\n" + referenceHtml(ref, o.reports) + reportsHtml(o.reports, reportFiles) +
-        "<h2>Steps</h2>\n<table><tr><th>report</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows + "</table>\n" +
-        findingGroupsHtml(o.reports) +
-        "<h2>Inventory</h2>\n<table id=\"inventory\"><tr><th>environment</th><th>packages</th><th>freeze lines</th></tr>\n" + inventoryHtml + "</table>\n"
-        "<h2>Inventory diff against the reference</h2>\n" + (diffSummary.empty() ? std::string("<p>no report with Python environments is included</p>\n") : diffSummary) +
+        "<h2>Steps</h2>\n<table><tr><th>report</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows +
+        "</table>\n" + findingGroupsHtml(o.reports) +
+        "<h2>Inventory</h2>\n<table id=\"inventory\"><tr><th>environment</th><th>packages</th><th>freeze "
+        "lines</th></tr>\n" +
+        inventoryHtml +
+        "</table>\n"
+        "<h2>Inventory diff against the reference</h2>\n" +
+        (diffSummary.empty() ? std::string("<p>no report with Python environments is included</p>\n") : diffSummary) +
         "<table id=\"inventory-diff\"><tr><th>report</th><th>code</th><th>difference</th></tr>\n" +
         (diffHtml.empty() ? std::string("<tr><td colspan=\"3\">no difference</td></tr>\n") : diffHtml) +
         "</table>\n</body></html>\n";
@@ -376,18 +429,23 @@ report::Report verifyDossier(const std::string& dir, const std::vector<ManifestE
   r.runStep("manifest", [&]() -> Status {
     for (const auto& e : manifest) want[e.path] = e.sha256;
     for (const char* required : {"reference.json", "procedure.md", "procedure.json", "index.html", "inventory.json"})
-      if (!want.count(required)) r.add("dossier.incomplete", Severity::Error, std::string(required) + " is not in the dossier", {{"path", required}});
+      if (!want.count(required))
+        r.add("dossier.incomplete", Severity::Error, std::string(required) + " is not in the dossier",
+              {{"path", required}});
     return {};
   });
   r.runStep("files", [&]() -> Status {
     std::vector<std::string> files = util::listFilesRecursive(dir);
     std::set<std::string> present(files.begin(), files.end());
     for (const auto& [f, sha] : want) {
-      if (!present.count(f)) r.add("dossier.missing", Severity::Error, f + " is missing", {{"path", f}});
-      else if (fileSha(dir + "/" + f) != sha) r.add("dossier.modified", Severity::Error, f + " was modified after the dossier was built", {{"path", f}});
+      if (!present.count(f))
+        r.add("dossier.missing", Severity::Error, f + " is missing", {{"path", f}});
+      else if (fileSha(dir + "/" + f) != sha)
+        r.add("dossier.modified", Severity::Error, f + " was modified after the dossier was built", {{"path", f}});
     }
     for (const auto& f : files)
-      if (f != "MANIFEST.sha256" && !want.count(f)) r.add("dossier.extra", Severity::Error, f + " was added after the dossier was built", {{"path", f}});
+      if (f != "MANIFEST.sha256" && !want.count(f))
+        r.add("dossier.extra", Severity::Error, f + " was added after the dossier was built", {{"path", f}});
     return {};
   });
   return r;
@@ -399,7 +457,9 @@ report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const
   r.subject()["reference"] = o.dir;
   r.runStep("verify", [&]() -> Status {
     report::Report v = verifyDossier(o.dir, o.manifest);
-    if (v.failed() || !v.findings().empty()) return Error::Corrupt("the dossier does not verify: " + (v.findings().empty() ? v.firstError() : v.findings()[0].message));
+    if (v.failed() || !v.findings().empty())
+      return Error::Corrupt("the dossier does not verify: " +
+                            (v.findings().empty() ? v.firstError() : v.findings()[0].message));
     return {};
   });
   r.runStep("plan", [&]() -> Status {
@@ -412,16 +472,19 @@ report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const
     std::fprintf(stderr, "dossier replay --run would run, in a fresh folder %s:\n", plan.root.c_str());
     for (const auto& a : planReplay(ref, o.procedure, carried, plan)) {
       std::string line = describe(a, plan);
-      std::fprintf(stderr, "  %s%s\n", util::printable(line, 400).c_str(), a.problem.empty() ? "" : ("    (cannot: " + a.problem + ")").c_str());
+      std::fprintf(stderr, "  %s%s\n", util::printable(line, 400).c_str(),
+                   a.problem.empty() ? "" : ("    (cannot: " + a.problem + ")").c_str());
       json row = {{"step", a.step}, {"action", line}};
       if (!a.problem.empty()) {
         row["problem"] = a.problem;
-        r.add("replay.cannot", Severity::Error, "dossier replay --run would stop at its " + a.step + " step: " + a.problem, {{"step", a.step}});
+        r.add("replay.cannot", Severity::Error,
+              "dossier replay --run would stop at its " + a.step + " step: " + a.problem, {{"step", a.step}});
       }
       rows.push_back(row);
     }
     r.section("replay") = {{"run", false}, {"plan", rows}};
-    r.add("replay.not_run", Severity::Info, "nothing was run: 'dossier replay DIR --run' replays the project in a fresh folder");
+    r.add("replay.not_run", Severity::Info,
+          "nothing was run: 'dossier replay DIR --run' replays the project in a fresh folder");
     return {};
   });
   return r;

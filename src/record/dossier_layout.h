@@ -25,7 +25,9 @@ inline bool plainName(const std::string& n) {
 }
 
 // The dossier's copy of a data or weights input: a file, or a folder of its files.
-inline std::string carriedInput(const std::string& kind, const std::string& name) { return "inputs/" + kind + "/" + name; }
+inline std::string carriedInput(const std::string& kind, const std::string& name) {
+  return "inputs/" + kind + "/" + name;
+}
 
 // Copies a regular file, or every file of a folder (each a regular file: a link is an error),
 // to ROOT/REL, written beneath ROOT without following any link there (util::writeBeneath).

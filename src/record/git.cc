@@ -15,7 +15,8 @@ Result<std::string> git(const std::string& repo, std::vector<std::string> args) 
   KDK_TRY_ASSIGN(util::ProcessResult r, util::runProcess(spec));
   if (!r.ok()) {
     std::string why = r.lastLine();
-    return Error::Invalid("git -C " + util::printable(repo, 200) + " " + args[0] + " " + r.describe() + (why.empty() ? "" : ": " + why));
+    return Error::Invalid("git -C " + util::printable(repo, 200) + " " + args[0] + " " + r.describe() +
+                          (why.empty() ? "" : ": " + why));
   }
   return std::string(util::trim(r.out));
 }

@@ -16,10 +16,9 @@ void collect(const c10::IValue& v, const std::string& name, std::vector<Tensor>&
     Tensor r;
     r.name = name;
     std::string dt = c10::toString(t.scalar_type());
-    static const std::map<std::string, std::string> names = {{"Float", "float32"}, {"Double", "float64"}, {"Half", "float16"},
-                                                             {"BFloat16", "bfloat16"}, {"Int", "int32"},   {"Long", "int64"},
-                                                             {"Short", "int16"},       {"Char", "int8"},   {"Byte", "uint8"},
-                                                             {"Bool", "bool"}};
+    static const std::map<std::string, std::string> names = {
+        {"Float", "float32"}, {"Double", "float64"}, {"Half", "float16"}, {"BFloat16", "bfloat16"}, {"Int", "int32"},
+        {"Long", "int64"},    {"Short", "int16"},    {"Char", "int8"},    {"Byte", "uint8"},        {"Bool", "bool"}};
     r.dtype = names.count(dt) ? names.at(dt) : dt;
     for (int64_t d : t.sizes()) r.shape.push_back(d);
     at::Tensor d = t.to(at::kDouble).contiguous();
@@ -27,7 +26,9 @@ void collect(const c10::IValue& v, const std::string& name, std::vector<Tensor>&
     out.push_back(std::move(r));
   } else if (v.isGenericDict()) {
     for (const auto& kv : v.toGenericDict())
-      collect(kv.value(), name.empty() ? kv.key().toStringRef() : name + "." + (kv.key().isString() ? kv.key().toStringRef() : "?"), out, depth + 1);
+      collect(kv.value(),
+              name.empty() ? kv.key().toStringRef() : name + "." + (kv.key().isString() ? kv.key().toStringRef() : "?"),
+              out, depth + 1);
   } else if (v.isList() || v.isTuple()) {
     auto items = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
     for (size_t i = 0; i < items.size(); ++i) collect(items[i], name + "[" + std::to_string(i) + "]", out, depth + 1);

@@ -24,8 +24,8 @@ constexpr size_t kMaxEntries = 100000;
 constexpr size_t kMaxStack = 1u << 20;
 constexpr size_t kMaxMemo = 1u << 20;
 constexpr size_t kMaxNodes = 1u << 21;
-constexpr uint64_t kMaxItems = 1ull << 22;  // items put in containers, all together
-constexpr uint64_t kMaxValues = 1ull << 27; // tensor elements, all together (1 GiB of doubles)
+constexpr uint64_t kMaxItems = 1ull << 22;   // items put in containers, all together
+constexpr uint64_t kMaxValues = 1ull << 27;  // tensor elements, all together (1 GiB of doubles)
 constexpr size_t kMaxRank = 16;
 constexpr int kMaxDepth = 8;  // nesting of dicts and lists named in the result (as pt_torch.cc)
 constexpr size_t kMaxTensors = 10000;
@@ -75,16 +75,18 @@ Result<PtArchive> readArchive(std::string_view bytes) {
     char buf[65536];
     for (;;) {
       la_ssize_t n = archive_read_data(a, buf, sizeof buf);
-      if (n < 0) return Error::Invalid(".pt zip entry " + util::printable(name, 80) + " is corrupt: " +
-                                       archiveError(a));
+      if (n < 0)
+        return Error::Invalid(".pt zip entry " + util::printable(name, 80) + " is corrupt: " + archiveError(a));
       if (n == 0) break;
       total += static_cast<uint64_t>(n);
       if (total > kMaxArchiveBytes) return Error::Invalid(".pt zip is too large (over 1 GiB uncompressed)");
-      if (isPickle && data.size() + static_cast<size_t>(n) > kMaxPickleBytes) return Error::Invalid(".pt data.pkl is too large");
+      if (isPickle && data.size() + static_cast<size_t>(n) > kMaxPickleBytes)
+        return Error::Invalid(".pt data.pkl is too large");
       data.append(buf, static_cast<size_t>(n));
     }
     if (rest == "byteorder") {
-      if (data != "little") return Error::Unsupported(".pt byteorder '" + util::printable(data, 20) + "' is not supported");
+      if (data != "little")
+        return Error::Unsupported(".pt byteorder '" + util::printable(data, 20) + "' is not supported");
     } else if (isPickle) {
       if (havePickle) return Error::Invalid(".pt zip holds data.pkl twice");
       havePickle = true;
@@ -105,10 +107,11 @@ struct StorageType {
   const char* dtype;  // as Tensor::dtype
   size_t size;
 };
-constexpr StorageType kStorageTypes[] = {
-    {"FloatStorage", "float32", 4}, {"DoubleStorage", "float64", 8}, {"HalfStorage", "float16", 2},
-    {"BFloat16Storage", "bfloat16", 2}, {"IntStorage", "int32", 4}, {"LongStorage", "int64", 8},
-    {"ShortStorage", "int16", 2}, {"CharStorage", "int8", 1}, {"ByteStorage", "uint8", 1}, {"BoolStorage", "bool", 1}};
+constexpr StorageType kStorageTypes[] = {{"FloatStorage", "float32", 4}, {"DoubleStorage", "float64", 8},
+                                         {"HalfStorage", "float16", 2},  {"BFloat16Storage", "bfloat16", 2},
+                                         {"IntStorage", "int32", 4},     {"LongStorage", "int64", 8},
+                                         {"ShortStorage", "int16", 2},   {"CharStorage", "int8", 1},
+                                         {"ByteStorage", "uint8", 1},    {"BoolStorage", "bool", 1}};
 
 struct Node;
 
@@ -123,13 +126,13 @@ struct Value {
 
 struct Node {
   enum Kind { Tuple, List, Dict, Str, GlobalRef, StorageRef, TensorVal } kind = Tuple;
-  std::vector<Value> items;                       // Tuple, List
-  std::vector<std::pair<Value, Value>> entries;   // Dict
-  std::string text;                               // Str; StorageRef: key
-  Global global = Global::OrderedDict;            // GlobalRef
-  const StorageType* storage = nullptr;           // GlobalRef (Storage), StorageRef
-  uint64_t numel = 0;                             // StorageRef
-  Tensor tensor;                                  // TensorVal (no name)
+  std::vector<Value> items;                      // Tuple, List
+  std::vector<std::pair<Value, Value>> entries;  // Dict
+  std::string text;                              // Str; StorageRef: key
+  Global global = Global::OrderedDict;           // GlobalRef
+  const StorageType* storage = nullptr;          // GlobalRef (Storage), StorageRef
+  uint64_t numel = 0;                            // StorageRef
+  Tensor tensor;                                 // TensorVal (no name)
 };
 
 class Machine {
@@ -163,7 +166,8 @@ class Machine {
     auto s = take(static_cast<uint64_t>(bytes));
     if (!s) return s.error();
     uint64_t v = 0;
-    for (int k = 0; k < bytes; ++k) v |= static_cast<uint64_t>(static_cast<unsigned char>((*s)[static_cast<size_t>(k)])) << (8 * k);
+    for (int k = 0; k < bytes; ++k)
+      v |= static_cast<uint64_t>(static_cast<unsigned char>((*s)[static_cast<size_t>(k)])) << (8 * k);
     return v;
   }
   Result<std::string> line() {
@@ -248,9 +252,12 @@ class Machine {
     auto n = node(Node::GlobalRef);
     if (!n) return n.error();
     Node* g = *n;
-    if (module == "collections" && name == "OrderedDict") g->global = Global::OrderedDict;
-    else if (module == "torch._utils" && name == "_rebuild_tensor_v2") g->global = Global::RebuildTensor;
-    else if (module == "torch._utils" && name == "_rebuild_parameter") g->global = Global::RebuildParameter;
+    if (module == "collections" && name == "OrderedDict")
+      g->global = Global::OrderedDict;
+    else if (module == "torch._utils" && name == "_rebuild_tensor_v2")
+      g->global = Global::RebuildTensor;
+    else if (module == "torch._utils" && name == "_rebuild_parameter")
+      g->global = Global::RebuildParameter;
     else if (module == "torch") {
       for (const auto& t : kStorageTypes)
         if (name == t.name) g->storage = &t;
@@ -279,10 +286,12 @@ class Machine {
     if (!tag || tag->text != "storage" || !type || type->global != Global::Storage || !key || !numel || *numel < 0)
       return fail("persistent id is not ('storage', type, key, location, numel)");
     auto data = ar_.storages.find(key->text);
-    if (data == ar_.storages.end()) return fail("storage data/" + util::printable(key->text, 40) + " is missing from the zip");
+    if (data == ar_.storages.end())
+      return fail("storage data/" + util::printable(key->text, 40) + " is missing from the zip");
     uint64_t n = static_cast<uint64_t>(*numel);
     if (n > data->second.size() / type->storage->size)
-      return fail("storage data/" + util::printable(key->text, 40) + " is smaller than its " + std::to_string(n) + " elements");
+      return fail("storage data/" + util::printable(key->text, 40) + " is smaller than its " + std::to_string(n) +
+                  " elements");
     auto s = node(Node::StorageRef);
     if (!s) return s.error();
     (*s)->storage = type->storage;
@@ -293,7 +302,8 @@ class Machine {
 
   Result<std::vector<int64_t>> ints(const Value& v, const char* what) {
     Node* t = as(v, Node::Tuple);
-    if (!t || t->items.size() > kMaxRank) return fail(std::string("tensor ") + what + " is not a tuple of at most 16 ints");
+    if (!t || t->items.size() > kMaxRank)
+      return fail(std::string("tensor ") + what + " is not a tuple of at most 16 ints");
     std::vector<int64_t> out;
     for (const auto& x : t->items) {
       auto i = intOf(x);
@@ -325,7 +335,8 @@ class Machine {
         uint64_t span = static_cast<uint64_t>((*size)[d]) - 1, step = static_cast<uint64_t>((*stride)[d]);
         if (step != 0 && span > st->numel / step) return fail("tensor reaches past its storage");
         last += span * step;
-        if (last >= st->numel) return fail("tensor reaches past its storage of " + std::to_string(st->numel) + " elements");
+        if (last >= st->numel)
+          return fail("tensor reaches past its storage of " + std::to_string(st->numel) + " elements");
       }
     }
     values_ += numel;
@@ -368,8 +379,7 @@ class Machine {
       case Global::RebuildParameter:
         if (a->items.empty() || !as(a->items[0], Node::TensorVal)) return fail("_rebuild_parameter needs a tensor");
         return push(a->items[0]);
-      case Global::Storage:
-        break;
+      case Global::Storage: break;
     }
     return fail("REDUCE calls a storage type");
   }
@@ -437,8 +447,7 @@ class Machine {
         if (!pid) return pid.error();
         return persistentLoad(*pid);
       }
-      case 'R':
-        return reduce();
+      case 'R': return reduce();
       case 'b': {  // BUILD: an OrderedDict's _metadata state is ignored
         auto state = pop();
         if (!state) return state.error();
@@ -450,18 +459,17 @@ class Machine {
         if (marks_.size() >= kMaxStack) return fail("has too many MARKs");
         marks_.push_back(stack_.size());
         return true;
-      case '}':
-        return pushNode(Node::Dict);
-      case ']':
-        return pushNode(Node::List);
-      case ')':
-        return tuple({});
+      case '}': return pushNode(Node::Dict);
+      case ']': return pushNode(Node::List);
+      case ')': return tuple({});
       case 't': {
         auto vs = popMark();
         if (!vs) return vs.error();
         return tuple(std::move(*vs));
       }
-      case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1..3
         size_t n = op - 0x84u;
         std::vector<Value> vs(n);
         for (size_t k = n; k-- > 0;) {
@@ -491,14 +499,16 @@ class Machine {
         if (!vs) return vs.error();
         return intoTop(std::move(*vs), Node::List, "APPENDS");
       }
-      case 'q': case 'r': {  // BINPUT, LONG_BINPUT
+      case 'q':
+      case 'r': {  // BINPUT, LONG_BINPUT
         auto i = uint(op == 'q' ? 1 : 4);
         if (!i) return i.error();
         return memoPut(*i);
       }
       case 0x94:  // MEMOIZE
         return memoPut(memo_.size());
-      case 'h': case 'j': {  // BINGET, LONG_BINGET
+      case 'h':
+      case 'j': {  // BINGET, LONG_BINGET
         auto i = uint(op == 'h' ? 1 : 4);
         if (!i) return i.error();
         return memoGet(*i);
@@ -508,7 +518,8 @@ class Machine {
         if (!v) return v.error();
         return push(Value{Value::Int, static_cast<int32_t>(static_cast<uint32_t>(*v)), 0, nullptr});
       }
-      case 'K': case 'M': {  // BININT1, BININT2
+      case 'K':
+      case 'M': {  // BININT1, BININT2
         auto v = uint(op == 'K' ? 1 : 2);
         if (!v) return v.error();
         return push(Value{Value::Int, static_cast<int64_t>(*v), 0, nullptr});
@@ -532,11 +543,12 @@ class Machine {
         std::memcpy(&d, &u, 8);
         return push(Value{Value::Float, 0, d, nullptr});
       }
-      case 'N':
-        return push(Value{});
-      case 0x88: case 0x89:
-        return push(Value{Value::Bool, op == 0x88 ? 1 : 0, 0, nullptr});
-      case 'X': case 0x8c: case 0x8d: {  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
+      case 'N': return push(Value{});
+      case 0x88:
+      case 0x89: return push(Value{Value::Bool, op == 0x88 ? 1 : 0, 0, nullptr});
+      case 'X':
+      case 0x8c:
+      case 0x8d: {  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
         auto n = uint(op == 'X' ? 4 : op == 0x8c ? 1 : 8);
         if (!n) return n.error();
         auto s = take(*n);
@@ -576,11 +588,14 @@ void collect(const Value& v, const std::string& name, std::vector<Tensor>& out, 
     out.push_back(std::move(t));
   } else if (n.kind == Node::Dict) {
     for (const auto& [k, item] : n.entries) {
-      std::string key = k.kind == Value::Ref && k.n->kind == Node::Str ? k.n->text : k.kind == Value::Int ? std::to_string(k.i) : "?";
+      std::string key = k.kind == Value::Ref && k.n->kind == Node::Str ? k.n->text
+                        : k.kind == Value::Int                         ? std::to_string(k.i)
+                                                                       : "?";
       collect(item, name.empty() ? key : name + "." + key, out, depth + 1, budget);
     }
   } else if (n.kind == Node::List || n.kind == Node::Tuple) {
-    for (size_t i = 0; i < n.items.size(); ++i) collect(n.items[i], name + "[" + std::to_string(i) + "]", out, depth + 1, budget);
+    for (size_t i = 0; i < n.items.size(); ++i)
+      collect(n.items[i], name + "[" + std::to_string(i) + "]", out, depth + 1, budget);
   }
 }
 

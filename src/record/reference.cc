@@ -4,19 +4,19 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 
 #include "git.h"
-#include "kernodeck/os/os_release.h"
 #include "kernodeck/host/host_facts.h"
-#include "kernodeck/record/tensor_file.h"
+#include "kernodeck/os/os_release.h"
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/record.h"
+#include "kernodeck/record/tensor_file.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/process.h"
@@ -50,7 +50,8 @@ std::string mutableReason(const std::string& provenance) {
   static const std::regex hub(R"(^(hf|huggingface)://[^@?]+$)");
   if (std::regex_match(p, hub)) return "it names a model without a revision (add @<commit>)";
   static const std::regex image(R"(^(docker://|oci://)?[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+:[\w.-]+$)");
-  if (std::regex_match(p, image) && p.find("@sha256:") == std::string::npos) return "it is an image tag without a digest";
+  if (std::regex_match(p, image) && p.find("@sha256:") == std::string::npos)
+    return "it is an image tag without a digest";
   return "";
 }
 
@@ -72,10 +73,14 @@ json systemFacts(const std::string& hostRoot, const std::string& accelerator, co
       size_t colon = line.find(':');
       if (colon == std::string::npos) continue;
       std::string key(util::trim(line.substr(0, colon))), value(util::trim(line.substr(colon + 1)));
-      if (key == "processor") ++threads;
-      else if (key == "model name" && model.empty()) model = value;
-      else if (key == "physical id") physical = value;
-      else if (key == "core id") cores.insert(physical + "/" + value);
+      if (key == "processor")
+        ++threads;
+      else if (key == "model name" && model.empty())
+        model = value;
+      else if (key == "physical id")
+        physical = value;
+      else if (key == "core id")
+        cores.insert(physical + "/" + value);
     }
     json cpu = {{"threads", threads}, {"cores", cores.empty() ? threads : static_cast<int64_t>(cores.size())}};
     if (!model.empty()) cpu["model"] = model;
@@ -89,8 +94,9 @@ json systemFacts(const std::string& hostRoot, const std::string& accelerator, co
 // The environment variables that change what a run computes, as they are set now.
 json determinismEnvironment() {
   json env = json::object();
-  for (const char* name : {"CUBLAS_WORKSPACE_CONFIG", "PYTHONHASHSEED", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                           "CUDA_LAUNCH_BLOCKING", "NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES"})
+  for (const char* name :
+       {"CUBLAS_WORKSPACE_CONFIG", "PYTHONHASHSEED", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+        "CUDA_LAUNCH_BLOCKING", "NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES"})
     if (const char* v = std::getenv(name)) env[name] = std::string(v);
   return env;
 }
@@ -99,7 +105,8 @@ json determinismEnvironment() {
 Result<json> outputFacts(const std::string& dir, const HashedInput& h) {
   json out = json::array();
   for (const auto& f : h.files) {
-    bool npy = f.path.ends_with(".npy"), st = f.path.ends_with(".safetensors"), pt = f.path.ends_with(".pt") || f.path.ends_with(".pth");
+    bool npy = f.path.ends_with(".npy"), st = f.path.ends_with(".safetensors"),
+         pt = f.path.ends_with(".pt") || f.path.ends_with(".pth");
     if (!npy && !st && !pt) continue;
     KDK_TRY_ASSIGN(std::string bytes, util::readFileLimited(dir + "/" + f.path, 2ull << 30));
     std::vector<Tensor> ts;
@@ -113,7 +120,10 @@ Result<json> outputFacts(const std::string& dir, const HashedInput& h) {
       ts = std::move(list).value();
     }
     for (const auto& t : ts)
-      out.push_back({{"name", npy ? f.path : f.path + ":" + t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"sha256", f.sha256}});
+      out.push_back({{"name", npy ? f.path : f.path + ":" + t.name},
+                     {"dtype", t.dtype},
+                     {"shape", t.shape},
+                     {"sha256", f.sha256}});
   }
   return out;
 }
@@ -124,15 +134,19 @@ Result<NamedInput> parseNamedInput(const std::string& s) {
   NamedInput in;
   auto parts = util::split(s, ',');
   size_t eq = parts[0].find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == parts[0].size()) return Error::Invalid("'" + util::printable(s, 100) + "' is not NAME=PATH[,provenance=...][,access=...]");
+  if (eq == std::string::npos || eq == 0 || eq + 1 == parts[0].size())
+    return Error::Invalid("'" + util::printable(s, 100) + "' is not NAME=PATH[,provenance=...][,access=...]");
   in.name = parts[0].substr(0, eq);
   in.path = parts[0].substr(eq + 1);
   for (size_t i = 1; i < parts.size(); ++i) {
     size_t e = parts[i].find('=');
     std::string k = parts[i].substr(0, e), v = e == std::string::npos ? "" : parts[i].substr(e + 1);
-    if (k == "provenance") in.provenance = v;
-    else if (k == "access") in.access = v;
-    else return Error::Invalid("unknown attribute '" + util::printable(k, 40) + "' in '" + util::printable(s, 100) + "'");
+    if (k == "provenance")
+      in.provenance = v;
+    else if (k == "access")
+      in.access = v;
+    else
+      return Error::Invalid("unknown attribute '" + util::printable(k, 40) + "' in '" + util::printable(s, 100) + "'");
   }
   return in;
 }
@@ -180,18 +194,20 @@ std::string recordedPath(const std::string& path, const std::string& referenceDi
 
 Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   auto rec = [&](const std::string& p) { return recordedPath(p, o.referenceDir); };
-  json ref = {{"schema", "kernodeck.reference/v1"}, {"created", util::utcTimestamp()}, {"declared_before_comparison", true}};
+  json ref = {
+      {"schema", "kernodeck.reference/v1"}, {"created", util::utcTimestamp()}, {"declared_before_comparison", true}};
   json code = json::object();
   if (!o.repo.empty()) {
     auto rev = git(o.repo, {"rev-parse", "--verify", "HEAD"});
-    if (!rev.ok()) return Error::Invalid(o.repo + " is not a git repository with a commit (" + rev.error().message + ")");
+    if (!rev.ok())
+      return Error::Invalid(o.repo + " is not a git repository with a commit (" + rev.error().message + ")");
     KDK_TRY_ASSIGN(std::string status, git(o.repo, {"status", "--porcelain", "--untracked-files=no"}));
     code["repo"] = rec(o.repo);
     code["revision"] = *rev;
     code["dirty"] = !status.empty();
     if (!status.empty())
-      r.add("reference.code.dirty", Severity::Warning, o.repo + " has uncommitted changes: the revision does not describe the code",
-            {{"path", o.repo}});
+      r.add("reference.code.dirty", Severity::Warning,
+            o.repo + " has uncommitted changes: the revision does not describe the code", {{"path", o.repo}});
   }
   code["entry_point"] = o.entryPoint;
   code["preprocessing"] = o.preprocessing;
@@ -215,7 +231,8 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
       h.access = report::redactText(in.access);
       if (std::string why = mutableReason(in.provenance); !why.empty())
         r.add("reference.mutable_name", Severity::Warning,
-              std::string(what) + " '" + in.name + "' comes from '" + report::redactText(in.provenance) + "', which can move: " + why,
+              std::string(what) + " '" + in.name + "' comes from '" + report::redactText(in.provenance) +
+                  "', which can move: " + why,
               {{"name", in.name}});
       arr.push_back(toJson(h, true));
     }
@@ -269,15 +286,18 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   ref["determinism"] = {{"declared", o.determinism}, {"environment", determinismEnvironment()}};
   json result = json::object();
   if (!o.expected.empty()) {
-    if (o.criteria.empty()) return Error::Invalid("--criterion is required with --expected: declare the acceptance criterion now");
+    if (o.criteria.empty())
+      return Error::Invalid("--criterion is required with --expected: declare the acceptance criterion now");
     if (o.whys.size() != o.criteria.size())
-      return Error::Invalid("each --criterion needs its --why: the record keeps why this threshold (" + std::to_string(o.criteria.size()) +
-                            " criteria, " + std::to_string(o.whys.size()) + " reasons)");
+      return Error::Invalid("each --criterion needs its --why: the record keeps why this threshold (" +
+                            std::to_string(o.criteria.size()) + " criteria, " + std::to_string(o.whys.size()) +
+                            " reasons)");
     json criteria = json::array();
     for (size_t i = 0; i < o.criteria.size(); ++i) {
       KDK_TRY_ASSIGN(Criterion c, parseCriterion(o.criteria[i]));
       if (util::trim(o.whys[i]).empty()) return Error::Invalid("--why for " + c.str() + " is empty");
-      criteria.push_back({{"text", c.str()}, {"kind", c.kind}, {"threshold", c.threshold}, {"k", c.k}, {"why", o.whys[i]}});
+      criteria.push_back(
+          {{"text", c.str()}, {"kind", c.kind}, {"threshold", c.threshold}, {"k", c.k}, {"why", o.whys[i]}});
     }
     KDK_TRY_ASSIGN(HashedInput h, hashPath(o.expected));
     result["expected"] = rec(o.expected);
@@ -299,35 +319,46 @@ std::string referenceText(const Reference& ref) {
   auto line = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) o += "  " + k + std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') + v + "\n";
   };
-  line("repository", ref.code.repo.empty() ? "(not recorded)" : ref.code.repo + " @ " + ref.code.revision + (ref.code.dirty ? " (dirty)" : ""));
+  line("repository", ref.code.repo.empty()
+                         ? "(not recorded)"
+                         : ref.code.repo + " @ " + ref.code.revision + (ref.code.dirty ? " (dirty)" : ""));
   line("entry point", ref.code.entryPoint);
   line("preprocessing", ref.code.preprocessing);
   line("outputs", ref.code.outputs);
   for (const auto& [k, v] : ref.code.parameters) line("parameter", k + "=" + v);
-  for (const auto& c : ref.code.configs) line("config", c.path + "  sha256 " + c.sha256.substr(0, 12) + "  " + util::humanBytes(static_cast<uint64_t>(c.size)));
+  for (const auto& c : ref.code.configs)
+    line("config",
+         c.path + "  sha256 " + c.sha256.substr(0, 12) + "  " + util::humanBytes(static_cast<uint64_t>(c.size)));
   o += "\nInputs\n";
   for (const auto* list : {&ref.data, &ref.weights})
     for (const auto& d : *list)
-      line(list == &ref.data ? "data" : "weights", d.name + "  " + d.path + "  sha256 " + d.sha256.substr(0, 12) + "  " +
-                                                   util::humanBytes(static_cast<uint64_t>(d.size)) +
-                                                   (d.provenance.empty() ? "" : "  from " + d.provenance) + (d.access.empty() ? "" : "  access: " + d.access));
+      line(list == &ref.data ? "data" : "weights", d.name + "  " + d.path + "  sha256 " + d.sha256.substr(0, 12) +
+                                                       "  " + util::humanBytes(static_cast<uint64_t>(d.size)) +
+                                                       (d.provenance.empty() ? "" : "  from " + d.provenance) +
+                                                       (d.access.empty() ? "" : "  access: " + d.access));
   if (ref.data.empty() && ref.weights.empty()) o += "  (none recorded)\n";
   o += "\nPackages\n";
   line("source", ref.packages.source.empty() ? "(not recorded)" : ref.packages.source);
   line("image digest", ref.packages.manifestDigest);
-  line("interpreter", ref.packages.interpreter.empty() ? "" : ref.packages.interpreter + " (Python " + ref.packages.interpreterVersion + ")");
-  for (const auto& e : ref.packages.environments) line("environment", e.prefix + " (" + std::to_string(e.freeze.size()) + " packages)");
+  line("interpreter", ref.packages.interpreter.empty()
+                          ? ""
+                          : ref.packages.interpreter + " (Python " + ref.packages.interpreterVersion + ")");
+  for (const auto& e : ref.packages.environments)
+    line("environment", e.prefix + " (" + std::to_string(e.freeze.size()) + " packages)");
   if (!ref.packages.requirementsSha256.empty())
-    line("requirements", std::to_string(ref.packages.requirementsLines.size()) + " lines, sha256 " + ref.packages.requirementsSha256.substr(0, 12));
+    line("requirements", std::to_string(ref.packages.requirementsLines.size()) + " lines, sha256 " +
+                             ref.packages.requirementsSha256.substr(0, 12));
   o += "\nSystem\n";
   line("os", ref.system.os.empty() ? "(not recorded)" : ref.system.os);
   line("architecture", ref.system.architecture);
   if (ref.system.threads)
-    line("cpu", (ref.system.cpuModel.empty() ? std::string("?") : ref.system.cpuModel) + ", " + std::to_string(ref.system.cores) + " cores, " +
-                    std::to_string(ref.system.threads) + " threads");
+    line("cpu", (ref.system.cpuModel.empty() ? std::string("?") : ref.system.cpuModel) + ", " +
+                    std::to_string(ref.system.cores) + " cores, " + std::to_string(ref.system.threads) + " threads");
   line("accelerator", ref.system.accelerator);
-  line("driver", ref.system.nvidia ? "NVIDIA " + ref.system.driverVersion + ", " + std::to_string(ref.system.gpus) + " GPU(s)"
-                                   : ref.system.recorded ? "no NVIDIA driver" : "");
+  line("driver", ref.system.nvidia
+                     ? "NVIDIA " + ref.system.driverVersion + ", " + std::to_string(ref.system.gpus) + " GPU(s)"
+                 : ref.system.recorded ? "no NVIDIA driver"
+                                       : "");
   o += "\nSeeds and determinism\n";
   for (const auto& [k, v] : ref.seeds) line("seed", k + "=" + v);
   for (const auto& [k, v] : ref.determinism) line("declared", k + "=" + v);
@@ -361,12 +392,15 @@ report::Report verifyReference(const Reference& ref) {
     std::string repo = ref.resolve(ref.code.repo);
     auto rev = git(repo, {"rev-parse", "--verify", "HEAD"});
     if (!rev.ok())
-      r.add("reference.changed.code", Severity::Error, "the code cannot be checked: " + rev.error().message, {{"layer", "code"}, {"path", repo}});
+      r.add("reference.changed.code", Severity::Error, "the code cannot be checked: " + rev.error().message,
+            {{"layer", "code"}, {"path", repo}});
     else if (*rev != ref.code.revision)
-      r.add("reference.changed.code", Severity::Error, "the code moved: " + repo + " is at " + *rev + ", the reference has " + ref.code.revision,
+      r.add("reference.changed.code", Severity::Error,
+            "the code moved: " + repo + " is at " + *rev + ", the reference has " + ref.code.revision,
             {{"layer", "code"}, {"path", repo}});
     else if (auto st = git(repo, {"status", "--porcelain", "--untracked-files=no"}); !st.ok() || !st->empty())
-      r.add("reference.changed.code", Severity::Error, repo + " has uncommitted changes since the reference", {{"layer", "code"}, {"path", repo}});
+      r.add("reference.changed.code", Severity::Error, repo + " has uncommitted changes since the reference",
+            {{"layer", "code"}, {"path", repo}});
     return {};
   });
   auto rehash = [&](const std::vector<HashedInput>& list, const char* layer) -> Status {
@@ -374,8 +408,8 @@ report::Report verifyReference(const Reference& ref) {
       auto h = hashPath(ref.resolve(item.path));
       std::string name = item.name.empty() ? item.path : item.name;
       if (!h.ok()) {
-        r.add(std::string("reference.changed.") + layer, Severity::Error, std::string(layer) + " '" + name + "': " + h.error().message,
-              {{"layer", layer}, {"path", item.path}});
+        r.add(std::string("reference.changed.") + layer, Severity::Error,
+              std::string(layer) + " '" + name + "': " + h.error().message, {{"layer", layer}, {"path", item.path}});
         continue;
       }
       if (h->sha256 == item.sha256) continue;
@@ -386,15 +420,18 @@ report::Report verifyReference(const Reference& ref) {
         for (const auto& f : h->files) after[f.path] = f.sha256;
         std::vector<std::string> changed;
         for (const auto& [p, sha] : before)
-          if (!after.count(p)) changed.push_back("-" + p);
-          else if (after[p] != sha) changed.push_back("~" + p);
+          if (!after.count(p))
+            changed.push_back("-" + p);
+          else if (after[p] != sha)
+            changed.push_back("~" + p);
         for (const auto& [p, sha] : after)
           if (!before.count(p)) changed.push_back("+" + p);
         if (changed.size() > 5) changed.resize(5), changed.push_back("...");
         detail = " (" + util::join(changed, " ") + ")";
       }
       r.add(std::string("reference.changed.") + layer, Severity::Error,
-            std::string(layer) + " '" + name + "' changed: sha256 " + h->sha256.substr(0, 12) + " instead of " + item.sha256.substr(0, 12) + detail,
+            std::string(layer) + " '" + name + "' changed: sha256 " + h->sha256.substr(0, 12) + " instead of " +
+                item.sha256.substr(0, 12) + detail,
             {{"layer", layer}, {"path", item.path}});
     }
     return {};

@@ -40,8 +40,9 @@ bool isPython(const std::string& program) {
 // The variables that change results, as the reference recorded them: only these names are
 // ever taken from it.
 std::map<std::string, std::string> recordedEnvironment(const Reference& ref) {
-  static const std::set<std::string> names = {"CUBLAS_WORKSPACE_CONFIG", "PYTHONHASHSEED",       "OMP_NUM_THREADS",     "MKL_NUM_THREADS",
-                                              "OPENBLAS_NUM_THREADS",    "CUDA_LAUNCH_BLOCKING", "NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES"};
+  static const std::set<std::string> names = {"CUBLAS_WORKSPACE_CONFIG", "PYTHONHASHSEED",       "OMP_NUM_THREADS",
+                                              "MKL_NUM_THREADS",         "OPENBLAS_NUM_THREADS", "CUDA_LAUNCH_BLOCKING",
+                                              "NVIDIA_TF32_OVERRIDE",    "CUDA_VISIBLE_DEVICES"};
   std::map<std::string, std::string> env;
   for (const auto& [k, v] : ref.environment)
     if (names.count(k) && v.find('\0') == std::string::npos) env[k] = v;
@@ -59,15 +60,16 @@ std::string outputsFolder(const Reference& ref, const Procedure& p) {
 
 }  // namespace
 
-std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& procedure, const std::vector<std::string>& carried,
-                                     const ReplayPlanOptions& o) {
+std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& procedure,
+                                     const std::vector<std::string>& carried, const ReplayPlanOptions& o) {
   using K = ReplayAction::Kind;
   std::vector<ReplayAction> plan;
   std::set<std::string> files(carried.begin(), carried.end());
   auto rooted = [&](const std::string& rel) { return o.root + "/" + rel; };
   auto add = [&](ReplayAction a) { plan.push_back(std::move(a)); };
   // An action of a kind in a step, with the fields it uses.
-  auto act = [](K kind, const char* step, std::vector<std::string> argv = {}, std::string from = {}, std::string to = {}) {
+  auto act = [](K kind, const char* step, std::vector<std::string> argv = {}, std::string from = {},
+                std::string to = {}) {
     ReplayAction a;
     a.kind = kind, a.step = step, a.argv = std::move(argv), a.from = std::move(from), a.to = std::move(to);
     return a;
@@ -78,8 +80,11 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
     add(act(K::Unpack, "code", {}, "code.tar", "project"));
   } else if (!ref.code.repo.empty()) {
     std::string repo = !o.repo.empty() ? o.repo : ref.code.repo;
-    ReplayAction clone = act(K::Command, "code", {"git", "clone", "--quiet", "--no-checkout", "--", repo, rooted("project")});
-    ReplayAction checkout = act(K::Command, "code", {"git", "-c", "advice.detachedHead=false", "-C", rooted("project"), "checkout", "--quiet", ref.code.revision});
+    ReplayAction clone =
+        act(K::Command, "code", {"git", "clone", "--quiet", "--no-checkout", "--", repo, rooted("project")});
+    ReplayAction checkout = act(
+        K::Command, "code",
+        {"git", "-c", "advice.detachedHead=false", "-C", rooted("project"), "checkout", "--quiet", ref.code.revision});
     if (!isCommitId(ref.code.revision))
       clone.problem = "the recorded revision '" + util::printable(ref.code.revision, 80) + "' is not a full commit id";
     else if (o.repo.empty() && repo[0] != '/')
@@ -97,11 +102,19 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
     std::string kind = list == &ref.data ? "data" : "weights";
     for (const auto& in : *list) {
       ReplayAction a = act(K::Place, "place", {}, carriedInput(kind, in.name), "project/" + in.path);
-      a.sha256 = in.sha256, a.what = kind + " '" + util::printable(in.name, 100) + "' (" + util::printable(in.path, 200) + ")";
-      bool isCarried = files.count(a.from) || std::any_of(files.begin(), files.end(), [&](const std::string& f) { return f.starts_with(a.from + "/"); });
-      if (!plainName(in.name)) a.problem = a.what + ": the name is not a plain file name";
-      else if (!confinedPath(in.path)) a.problem = a.what + " is recorded outside the project folder: a replay places inputs only at paths relative to the reference";
-      else if (!isCarried) a.problem = a.what + " is not carried in the dossier (" + a.from + ")";
+      a.sha256 = in.sha256,
+      a.what = kind + " '" + util::printable(in.name, 100) + "' (" + util::printable(in.path, 200) + ")";
+      bool isCarried = files.count(a.from) || std::any_of(files.begin(), files.end(), [&](const std::string& f) {
+                         return f.starts_with(a.from + "/");
+                       });
+      if (!plainName(in.name))
+        a.problem = a.what + ": the name is not a plain file name";
+      else if (!confinedPath(in.path))
+        a.problem =
+            a.what +
+            " is recorded outside the project folder: a replay places inputs only at paths relative to the reference";
+      else if (!isCarried)
+        a.problem = a.what + " is not carried in the dossier (" + a.from + ")";
       add(a);
     }
   }
@@ -118,27 +131,32 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
   std::string python = o.python;
   if (python.empty()) {
     python = rooted("venv/bin/python");
-    ReplayAction venv = act(K::Command, "environment", {ref.packages.interpreter, "-m", "venv", "--system-site-packages", "--without-pip", rooted("venv")});
+    ReplayAction venv =
+        act(K::Command, "environment",
+            {ref.packages.interpreter, "-m", "venv", "--system-site-packages", "--without-pip", rooted("venv")});
     if (ref.packages.interpreter.empty())
       venv.problem = "the reference records no base interpreter (reference init --python PATH): pass --python PATH";
     else if (ref.packages.interpreter[0] != '/' || !isPython(ref.packages.interpreter))
-      venv.problem = "the recorded interpreter '" + util::printable(ref.packages.interpreter, 200) + "' is not an absolute path to a python";
+      venv.problem = "the recorded interpreter '" + util::printable(ref.packages.interpreter, 200) +
+                     "' is not an absolute path to a python";
     add(venv);
     if (!ref.packages.requirementsLines.empty()) {
       ReplayAction write = act(K::Write, "environment", {}, "", "requirements.txt");
       write.sha256 = ref.packages.requirementsSha256, write.content = util::join(ref.packages.requirementsLines, "\n");
       add(write);
-      ReplayAction pip =
-          act(K::Command, "environment", {python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", "--no-input", "-r", rooted("requirements.txt")});
+      ReplayAction pip = act(K::Command, "environment",
+                             {python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", "--no-input",
+                              "-r", rooted("requirements.txt")});
       pip.env = {{"PIP_NO_INDEX", "1"}, {"PIP_CONFIG_FILE", "/dev/null"}};  // offline, whatever pip.conf says
       // --no-index does not stop pip reading a find-links page: the lines that name a place to
       // download from are refused, so that the install stays offline.
       for (const auto& line : ref.packages.requirementsLines) {
         std::string l(util::trim(line));
         for (const char* opt : {"-f", "--find-links", "-i", "--index-url", "--extra-index-url", "--trusted-host"})
-          if (l.starts_with(opt) && (l.size() == std::strlen(opt) || l[std::strlen(opt)] == ' ' || l[std::strlen(opt)] == '=' ||
-                                     (opt[1] != '-' && l.size() > 2)))
-            pip.problem = "the recorded requirements name a place to download from ('" + util::printable(l, 120) + "'): a replay installs offline";
+          if (l.starts_with(opt) && (l.size() == std::strlen(opt) || l[std::strlen(opt)] == ' ' ||
+                                     l[std::strlen(opt)] == '=' || (opt[1] != '-' && l.size() > 2)))
+            pip.problem = "the recorded requirements name a place to download from ('" + util::printable(l, 120) +
+                          "'): a replay installs offline";
       }
       add(pip);
     }
@@ -148,8 +166,11 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
   // after the outputs folder is removed so that only what this run writes is checked.
   std::string outputs = outputsFolder(ref, procedure);
   ReplayAction remove = act(K::Remove, "run", {}, "", "project/" + outputs);
-  if (outputs.empty()) remove.problem = "the reference names no outputs folder (reference init --outputs DIR)";
-  else if (!confinedPath(outputs)) remove.problem = "the outputs folder '" + util::printable(outputs, 200) + "' is not a path inside the project (relative to the reference)";
+  if (outputs.empty())
+    remove.problem = "the reference names no outputs folder (reference init --outputs DIR)";
+  else if (!confinedPath(outputs))
+    remove.problem = "the outputs folder '" + util::printable(outputs, 200) +
+                     "' is not a path inside the project (relative to the reference)";
   add(remove);
   ReplayAction entry = act(K::Command, "run");
   entry.cwd = "project", entry.env = recordedEnvironment(ref);
@@ -161,17 +182,21 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
   } else if (isPython(entry.argv[0])) {
     entry.argv[0] = python;
   } else if (std::string prog = entry.argv[0].starts_with("./") ? entry.argv[0].substr(2) : entry.argv[0];
-             entry.argv[0].find('/') != std::string::npos && confinedPath(prog)) {  // ./run.sh, scripts/run: a file of the project, never PATH
+             entry.argv[0].find('/') != std::string::npos &&
+             confinedPath(prog)) {  // ./run.sh, scripts/run: a file of the project, never PATH
     entry.argv[0] = rooted("project/" + prog);
   } else {
-    entry.problem = "the entry point's program '" + util::printable(entry.argv[0], 200) + "' is neither python nor a file of the project";
+    entry.problem = "the entry point's program '" + util::printable(entry.argv[0], 200) +
+                    "' is neither python nor a file of the project";
   }
   add(entry);
 
   // check: the new outputs against the carried expected outputs.
   ReplayAction check = act(K::Check, "check", {}, "project/" + outputs, "expected");
-  if (!ref.result.declared) check.problem = "the reference declares no expected outputs";
-  else if (remove.problem.size()) check.problem = remove.problem;
+  if (!ref.result.declared)
+    check.problem = "the reference declares no expected outputs";
+  else if (remove.problem.size())
+    check.problem = remove.problem;
   add(check);
   return plan;
 }
@@ -182,11 +207,14 @@ std::string describe(const ReplayAction& a, const ReplayPlanOptions& o) {
   std::string r = o.root + "/";
   switch (a.kind) {
     case K::Mkdir: return q({"mkdir", "-p", r + a.to});
-    case K::Unpack: return q({"mkdir", "-p", r + a.to}) + " && " + q({"tar", "-xf", o.dossier + "/" + a.from, "-C", r + a.to});
+    case K::Unpack:
+      return q({"mkdir", "-p", r + a.to}) + " && " + q({"tar", "-xf", o.dossier + "/" + a.from, "-C", r + a.to});
     case K::Place: return q({"cp", "-r", o.dossier + "/" + a.from, r + a.to}) + "    # sha256 " + a.sha256;
     case K::Write: return "write " + r + a.to + " from the reference's requirements    # sha256 " + a.sha256;
     case K::Remove: return q({"rm", "-rf", r + a.to});
-    case K::Check: return q({"kernodeck", "sample", "check", r + a.from, "--reference", "reference.json"}) + "    # expected outputs: " + r + a.to;
+    case K::Check:
+      return q({"kernodeck", "sample", "check", r + a.from, "--reference", "reference.json"}) +
+             "    # expected outputs: " + r + a.to;
     case K::Command: {
       std::string env;
       for (const auto& [k, v] : a.env) env += q({k + "=" + v}) + " ";
@@ -204,17 +232,25 @@ std::string procedureMarkdown(const Reference& ref, const Procedure& procedure, 
   auto commands = [&](const std::string& step) {
     std::string out;
     for (const auto& a : plan)
-      if (a.step == step) out += "    " + describe(a, po) + "\n" + (a.problem.empty() ? "" : "    # cannot be done as recorded: " + a.problem + "\n");
+      if (a.step == step)
+        out += "    " + describe(a, po) + "\n" +
+               (a.problem.empty() ? "" : "    # cannot be done as recorded: " + a.problem + "\n");
     return out.empty() ? std::string("    (nothing to do)\n") : out;
   };
-  std::string code = ref.code.repo.empty() ? std::string("The reference names no repository.")
-                     : "Revision `" + ref.code.revision + "` of `" + ref.code.repo + "`" + (ref.code.dirty ? " (which had uncommitted changes)" : "") +
-                           (files.count("code.tar") ? ", carried as `code.tar` (`git archive` of that revision): a later commit changes nothing here."
-                                                    : "; not carried: `dossier replay --run --repo PATH` clones it.");
+  std::string code =
+      ref.code.repo.empty()
+          ? std::string("The reference names no repository.")
+          : "Revision `" + ref.code.revision + "` of `" + ref.code.repo + "`" +
+                (ref.code.dirty ? " (which had uncommitted changes)" : "") +
+                (files.count("code.tar")
+                     ? ", carried as `code.tar` (`git archive` of that revision): a later commit changes nothing here."
+                     : "; not carried: `dossier replay --run --repo PATH` clones it.");
   std::string env = ref.packages.interpreter.empty()
                         ? std::string("No base interpreter is recorded: give one with `--python PATH`.")
-                        : "A new venv from `" + ref.packages.interpreter + "` (Python " + ref.packages.interpreterVersion +
-                              ") with the system site packages, then the recorded requirements installed offline with the venv's own python:";
+                        : "A new venv from `" + ref.packages.interpreter + "` (Python " +
+                              ref.packages.interpreterVersion +
+                              ") with the system site packages, then the recorded requirements installed offline with "
+                              "the venv's own python:";
   std::string reqs;
   for (const auto& l : ref.packages.requirementsLines)
     if (!l.empty()) reqs += "    " + l + "\n";
@@ -223,14 +259,17 @@ std::string procedureMarkdown(const Reference& ref, const Procedure& procedure, 
     if (f.starts_with("files/")) included += "- `" + f + "`\n";
   return "# Procedure\n\nReplay this dossier in a fresh folder with\n\n"
          "    kernodeck dossier verify .\n    kernodeck dossier replay . --run\n\n"
-         "(`--python PATH` uses that interpreter as it is instead of a new venv; `--work DIR` keeps the replay folder.) "
+         "(`--python PATH` uses that interpreter as it is instead of a new venv; `--work DIR` keeps the replay "
+         "folder.) "
          "It does the steps below, printing each command before it runs it; `REPLAY` is the fresh folder. "
          "Without `--run`, `dossier replay` prints them and runs only Kernodeck's own checks.\n\n"
-         "## 1. Code\n\n" + code + "\n\n" + commands("code") +
-         "\n## 2. Data and weights, placed by hash\n\nA file whose hash is not the reference's stops the replay here, named.\n\n" + commands("place") +
-         "\n## 3. Environment\n\n" + env + "\n\n" + (reqs.empty() ? "" : reqs + "\n") + commands("environment") +
-         "\n## 4. Run the entry point\n\n`" + ref.code.entryPoint + "`" + (ref.code.outputs.empty() ? "" : ", writing `" + ref.code.outputs + "`") +
-         ":\n\n" + commands("run") +
+         "## 1. Code\n\n" +
+         code + "\n\n" + commands("code") +
+         "\n## 2. Data and weights, placed by hash\n\nA file whose hash is not the reference's stops the replay here, "
+         "named.\n\n" +
+         commands("place") + "\n## 3. Environment\n\n" + env + "\n\n" + (reqs.empty() ? "" : reqs + "\n") +
+         commands("environment") + "\n## 4. Run the entry point\n\n`" + ref.code.entryPoint + "`" +
+         (ref.code.outputs.empty() ? "" : ", writing `" + ref.code.outputs + "`") + ":\n\n" + commands("run") +
          "\n## 5. Check the new outputs against the expected ones\n\n" + commands("check") +
          "\nAcceptance criteria, declared before any comparison:\n\n" + criteriaMd +
          (included.empty() ? "" : "\n## Files carried for the rebuild\n\n" + included) +
@@ -245,11 +284,12 @@ namespace {
 // the placed copy against the reference's hash.
 Status place(const std::string& dossier, const std::string& root, const ReplayAction& a) {
   KDK_TRY_STATUS(util::removeTree(root + "/" + a.to));
-  if (Status st = copyBeneath(dossier + "/" + a.from, root, a.to); !st.ok()) return Error{st.error().code, a.what + ": " + st.error().message};
+  if (Status st = copyBeneath(dossier + "/" + a.from, root, a.to); !st.ok())
+    return Error{st.error().code, a.what + ": " + st.error().message};
   KDK_TRY_ASSIGN(HashedInput h, hashPath(root + "/" + a.to));
   if (h.sha256 != a.sha256)
-    return Error::Corrupt(a.what + " does not have the reference's hash: sha256 " + h.sha256.substr(0, 12) + " instead of " + a.sha256.substr(0, 12) +
-                          " (placed from " + a.from + ")");
+    return Error::Corrupt(a.what + " does not have the reference's hash: sha256 " + h.sha256.substr(0, 12) +
+                          " instead of " + a.sha256.substr(0, 12) + " (placed from " + a.from + ")");
   return {};
 }
 
@@ -266,7 +306,8 @@ report::Report replayProject(const ProjectReplayOptions& o) {
   r.runStep("verify", [&]() -> Status {
     report::Report v = verifyDossier(o.dossier.dir, o.dossier.manifest);
     if (v.failed() || !v.findings().empty())
-      return Error::Corrupt("the dossier does not verify: " + (v.findings().empty() ? v.firstError() : v.findings()[0].message));
+      return Error::Corrupt("the dossier does not verify: " +
+                            (v.findings().empty() ? v.firstError() : v.findings()[0].message));
     // The fresh folder: the one given (absent or empty), else a temporary one.
     if (!o.work.empty()) {
       struct stat st {};
@@ -284,7 +325,8 @@ report::Report replayProject(const ProjectReplayOptions& o) {
     return {};
   });
   std::string dossier = o.dossier.dir;
-  if (std::error_code ec; !dossier.empty()) dossier = std::filesystem::absolute(dossier, ec).lexically_normal().string();
+  if (std::error_code ec; !dossier.empty())
+    dossier = std::filesystem::absolute(dossier, ec).lexically_normal().string();
   std::vector<std::string> carried;
   for (const auto& e : o.dossier.manifest) carried.push_back(e.path);
   ReplayPlanOptions po{.dossier = dossier, .root = work, .python = o.python, .repo = o.repo};
@@ -294,7 +336,8 @@ report::Report replayProject(const ProjectReplayOptions& o) {
     if (step == "verify") continue;
     bool any = std::any_of(plan.begin(), plan.end(), [&](const ReplayAction& a) { return a.step == step; });
     if (!any) {
-      r.skipStep(step, step == "environment" ? "--python " + o.python + " given: used as it is, no venv made" : "nothing to do: the reference records none");
+      r.skipStep(step, step == "environment" ? "--python " + o.python + " given: used as it is, no venv made"
+                                             : "nothing to do: the reference records none");
       continue;
     }
     r.runStep(step, [&]() -> Status {
@@ -308,22 +351,17 @@ report::Report replayProject(const ProjectReplayOptions& o) {
           case K::Mkdir:
             if (!util::makeDirs(work + "/" + a.to)) return Error::Io("cannot create " + work + "/" + a.to);
             break;
-          case K::Unpack:
-            KDK_TRY_STATUS(unpackCode(dossier + "/" + a.from, work + "/" + a.to));
-            break;
-          case K::Place:
-            KDK_TRY_STATUS(place(dossier, work, a));
-            break;
+          case K::Unpack: KDK_TRY_STATUS(unpackCode(dossier + "/" + a.from, work + "/" + a.to)); break;
+          case K::Place: KDK_TRY_STATUS(place(dossier, work, a)); break;
           case K::Write:
             KDK_TRY_STATUS(util::writeBeneath(work, a.to, a.content));
             if (util::sha256Hex(a.content) != a.sha256)
               r.add("replay.requirements.redacted", Severity::Warning,
-                    "the recorded requirements differ from the file they were read from (a credential was redacted): installing them as recorded",
+                    "the recorded requirements differ from the file they were read from (a credential was redacted): "
+                    "installing them as recorded",
                     {{"path", a.to}});
             break;
-          case K::Remove:
-            KDK_TRY_STATUS(util::removeTree(work + "/" + a.to));
-            break;
+          case K::Remove: KDK_TRY_STATUS(util::removeTree(work + "/" + a.to)); break;
           case K::Command: {
             util::ProcessSpec spec;
             spec.argv = a.argv;
@@ -354,10 +392,12 @@ report::Report replayProject(const ProjectReplayOptions& o) {
             for (const auto& f : sample.findings())
               (f.severity == Severity::Error ? differs : met).push_back(f.code + ": " + f.message);
             if (!differs.empty())
-              r.add("replay.differs", Severity::Error, "the regenerated outputs differ from the expected ones: " + util::join(differs, "; "),
+              r.add("replay.differs", Severity::Error,
+                    "the regenerated outputs differ from the expected ones: " + util::join(differs, "; "),
                     {{"layer", "result"}});
             else
-              r.add("replay.matches", Severity::Info, "the regenerated outputs meet the reference: " + util::join(met, "; "), {{"layer", "result"}});
+              r.add("replay.matches", Severity::Info,
+                    "the regenerated outputs meet the reference: " + util::join(met, "; "), {{"layer", "result"}});
             break;
           }
         }

@@ -21,13 +21,15 @@ using report::Severity;
 namespace {
 
 // The pieces in the order they are reported; the first five are `resume inspect`'s names.
-const std::vector<std::string> kPieces = {"model", "optimizer state", "RNG state", "step counter", "LR scheduler", "data order"};
+const std::vector<std::string> kPieces = {"model",        "optimizer state", "RNG state",
+                                          "step counter", "LR scheduler",    "data order"};
 
 // Keys projects give the state that fixes the data order (the shuffling generator, the
 // sampler, the current epoch's permutation). `resume inspect` does not look for them.
-const std::vector<std::string> kDataOrderKeys = {"data_rng",    "data_rng_state", "data_generator", "generator",      "sampler",
-                                                 "sampler_state", "data_order",   "dataloader",     "dataloader_state", "loader_state",
-                                                 "shuffle_rng", "epoch_perm",     "permutation",    "perm",           "batch_sampler"};
+const std::vector<std::string> kDataOrderKeys = {"data_rng",         "data_rng_state", "data_generator", "generator",
+                                                 "sampler",          "sampler_state",  "data_order",     "dataloader",
+                                                 "dataloader_state", "loader_state",   "shuffle_rng",    "epoch_perm",
+                                                 "permutation",      "perm",           "batch_sampler"};
 
 // The pickle's encodings of a string key: SHORT_BINUNICODE (protocol 4) and BINUNICODE
 // (protocol 2, torch.save's default).
@@ -62,10 +64,10 @@ bool plainRelative(const std::string& rel) {
 }
 
 struct Run {
-  std::string name;     // straight, checkpoint, resumed, repeat
-  std::string label;    // "the straight run"
+  std::string name;   // straight, checkpoint, resumed, repeat
+  std::string label;  // "the straight run"
   int steps = 0;
-  std::string resume;   // the checkpoint it continues from (resumed only)
+  std::string resume;  // the checkpoint it continues from (resumed only)
 };
 
 class Checker {
@@ -88,9 +90,10 @@ class Checker {
     r_.runStep("checkpoint", [&]() -> Status {
       KDK_TRY_STATUS(runCommand({"checkpoint", "the run to step " + std::to_string(o_.at), o_.at, ""}, false));
       if (!std::filesystem::exists(checkpointPath()))
-        return Error::NotFound("the run to step " + std::to_string(o_.at) + " wrote no checkpoint at " + checkpointPath() +
-                               ": the command must save one at step {save_at} to {checkpoint} (or $KERNODECK_RESUME_SAVE_AT and "
-                               "$KERNODECK_RESUME_CHECKPOINT), or --checkpoint-name must name the file it writes in {out}");
+        return Error::NotFound(
+            "the run to step " + std::to_string(o_.at) + " wrote no checkpoint at " + checkpointPath() +
+            ": the command must save one at step {save_at} to {checkpoint} (or $KERNODECK_RESUME_SAVE_AT and "
+            "$KERNODECK_RESUME_CHECKPOINT), or --checkpoint-name must name the file it writes in {out}");
       return {};
     });
     if (!r_.failed()) inspect();
@@ -105,7 +108,8 @@ class Checker {
       r_.section("compare") = comparisonJson(cmp_);
       if (cmp_.pass)
         r_.add("resume.matches", Severity::Info,
-               "the resumed run's " + o_.weights + " meets " + o_.criterion.str() + " against the straight run's: " + cmp_.summary,
+               "the resumed run's " + o_.weights + " meets " + o_.criterion.str() +
+                   " against the straight run's: " + cmp_.summary,
                {{"path", o_.weights}});
       differ = !cmp_.pass;
       return {};
@@ -128,16 +132,21 @@ class Checker {
     return {};
   }
   std::string outDir(const std::string& run) const { return work_ + "/" + run; }
-  std::string checkpointPath(const std::string& run = "checkpoint") const { return outDir(run) + "/" + o_.checkpointName; }
+  std::string checkpointPath(const std::string& run = "checkpoint") const {
+    return outDir(run) + "/" + o_.checkpointName;
+  }
 
   // Runs the command once for `run`; with `wantWeights`, the weights file must be there after.
   Status runCommand(const Run& run, bool wantWeights) {
     std::string out = outDir(run.name);
     if (!util::makeDirs(out) || !util::makeDirs(std::filesystem::path(checkpointPath(run.name)).parent_path().string()))
       return Error::Io("cannot create " + out);
-    std::map<std::string, std::string> values = {{"steps", std::to_string(run.steps)}, {"save_at", std::to_string(o_.at)},
-                                                 {"checkpoint", checkpointPath(run.name)}, {"resume", run.resume},
-                                                 {"out", out}, {"run", run.name}};
+    std::map<std::string, std::string> values = {{"steps", std::to_string(run.steps)},
+                                                 {"save_at", std::to_string(o_.at)},
+                                                 {"checkpoint", checkpointPath(run.name)},
+                                                 {"resume", run.resume},
+                                                 {"out", out},
+                                                 {"run", run.name}};
     util::ProcessSpec spec;
     spec.argv = o_.command.expand(values);
     spec.cwd = o_.cwd;
@@ -154,7 +163,8 @@ class Checker {
     if (!pr.ok()) {
       row["error"] = pr.error().message;
       r_.section("runs").push_back(row);
-      return Error::NotFound(run.label + " could not start " + util::printable(spec.argv[0], 200) + ": " + pr.error().message);
+      return Error::NotFound(run.label + " could not start " + util::printable(spec.argv[0], 200) + ": " +
+                             pr.error().message);
     }
     (void)util::writeFileAtomic(work_ + "/" + run.name + ".log", pr->out + pr->err, false);
     row["seconds"] = pr->seconds;
@@ -167,8 +177,9 @@ class Checker {
     }
     if (wantWeights && !std::filesystem::is_regular_file(out + "/" + o_.weights)) {
       std::vector<std::string> files = util::listFilesRecursive(out);
-      return Error::NotFound(run.label + " wrote no " + o_.weights + " in {out} (" + out + ")" +
-                             (files.empty() ? ", nothing at all" : ": it wrote " + util::printable(util::join(files, ", "), 200)));
+      return Error::NotFound(
+          run.label + " wrote no " + o_.weights + " in {out} (" + out + ")" +
+          (files.empty() ? ", nothing at all" : ": it wrote " + util::printable(util::join(files, ", "), 200)));
     }
     return {};
   }
@@ -185,13 +196,14 @@ class Checker {
     auto bytes = folder ? Result<std::string>(std::string()) : util::readFileLimited(path, 4ull << 30);
     std::optional<report::Report> inspected;
     if (o_.inspect && !folder) inspected = o_.inspect(path);
-    state_ = assessCheckpoint(inspected ? &*inspected : nullptr, bytes.ok() ? std::string_view(*bytes) : std::string_view());
+    state_ =
+        assessCheckpoint(inspected ? &*inspected : nullptr, bytes.ok() ? std::string_view(*bytes) : std::string_view());
     if (folder)
       state_.why = "the checkpoint is a folder, whose files are not read";
     else if (!o_.inspect)
       state_.why = "no checkpoint reader (Kernodeck was built without LibTorch)";
-    json section = {{"file", o_.checkpointName}, {"inspected", state_.inspected}, {"format", state_.format}, {"keys", state_.keys},
-                    {"held", state_.held}, {"absent", state_.absent}};
+    json section = {{"file", o_.checkpointName}, {"inspected", state_.inspected}, {"format", state_.format},
+                    {"keys", state_.keys},       {"held", state_.held},           {"absent", state_.absent}};
     if (!state_.why.empty()) section["why"] = state_.why;
     r_.section("checkpoint") = section;
     if (!state_.inspected) {
@@ -202,20 +214,25 @@ class Checker {
       std::vector<std::string> keys;
       for (const auto& k : state_.keys)
         if (k != "(parameters)") keys.push_back(k);
-      r_.add("resume.checkpoint.state", Severity::Info,
-             "the checkpoint holds " + (state_.held.empty() ? std::string("none of the state a resume needs") : util::join(state_.held, ", ")) +
-                 (keys.empty() ? "" : " (keys: " + util::printable(util::join(keys, ", "), 300) + ")"),
-             {{"path", o_.checkpointName}});
+      r_.add(
+          "resume.checkpoint.state", Severity::Info,
+          "the checkpoint holds " +
+              (state_.held.empty() ? std::string("none of the state a resume needs") : util::join(state_.held, ", ")) +
+              (keys.empty() ? "" : " (keys: " + util::printable(util::join(keys, ", "), 300) + ")"),
+          {{"path", o_.checkpointName}});
       for (const auto& piece : state_.absent) {
         // Without a scheduler or a saved data order a training may still resume exactly (no
         // scheduler; an order derived from the seed and the step): said, not warned about.
         bool maybeUnneeded = piece == "LR scheduler" || piece == "data order";
-        r_.add("resume.checkpoint.missing", maybeUnneeded ? Severity::Info : Severity::Warning,
-               "the checkpoint holds no " + piece + (maybeUnneeded ? " (needed only if the training " +
-                                                                         std::string(piece == "data order" ? "shuffles with a generator it does not reseed"
-                                                                                                           : "uses an LR scheduler") + ")"
-                                                                   : ""),
-               {{"piece", piece}, {"path", o_.checkpointName}});
+        r_.add(
+            "resume.checkpoint.missing", maybeUnneeded ? Severity::Info : Severity::Warning,
+            "the checkpoint holds no " + piece +
+                (maybeUnneeded ? " (needed only if the training " +
+                                     std::string(piece == "data order" ? "shuffles with a generator it does not reseed"
+                                                                       : "uses an LR scheduler") +
+                                     ")"
+                               : ""),
+            {{"piece", piece}, {"path", o_.checkpointName}});
       }
       return {};
     });
@@ -240,7 +257,8 @@ class Checker {
       r_.add("resume.nondeterministic", Severity::Error,
              "two straight runs already end with different " + o_.weights + " (" + repeatSummary +
                  "): the training is not deterministic, so the resume cannot be judged under " + o_.criterion.str() +
-                 "; fix the seeds and determinism settings (torch.use_deterministic_algorithms, thread counts) or declare a "
+                 "; fix the seeds and determinism settings (torch.use_deterministic_algorithms, thread counts) or "
+                 "declare a "
                  "tolerance the runs meet (--criterion 'abs<=X')",
              {{"path", o_.weights}});
       return;
@@ -272,7 +290,7 @@ class Checker {
   static json comparisonJson(const WeightsComparison& c) {
     json worst = json::array();
     for (const auto& w : c.worst) worst.push_back({{"tensor", w.id}, {"value", w.value}});
-    return {{"pass", c.pass}, {"measure", c.measure}, {"tensors", c.tensors}, {"beyond", c.beyond},
+    return {{"pass", c.pass}, {"measure", c.measure},   {"tensors", c.tensors}, {"beyond", c.beyond},
             {"worst", worst}, {"problems", c.problems}, {"summary", c.summary}};
   }
 
@@ -339,7 +357,8 @@ WeightsComparison compareWeights(const Criterion& c, const std::vector<Tensor>& 
       out.problems.push_back(name + " has another shape");
       continue;
     }
-    if (t.dtype != u.dtype) out.problems.push_back(name + " is " + t.dtype + " in one run and " + u.dtype + " in the other");
+    if (t.dtype != u.dtype)
+      out.problems.push_back(name + " is " + t.dtype + " in one run and " + u.dtype + " in the other");
     // NaN and Inf compared by position: the same non-finite value on both sides is equal,
     // a number on one side only is a problem (a NaN would otherwise compare as no error).
     Tensor x{name, t.dtype, {1, static_cast<int64_t>(t.values.size())}, t.values};
@@ -355,7 +374,8 @@ WeightsComparison compareWeights(const Criterion& c, const std::vector<Tensor>& 
       }
     }
     if (nonfinite) {
-      out.problems.push_back(name + " has " + std::to_string(nonfinite) + " NaN/Inf value(s) where the other run has another value");
+      out.problems.push_back(name + " has " + std::to_string(nonfinite) +
+                             " NaN/Inf value(s) where the other run has another value");
       continue;
     }
     Comparison one = compare(c, x, y, {name});
@@ -364,15 +384,19 @@ WeightsComparison compareWeights(const Criterion& c, const std::vector<Tensor>& 
     if (!one.pass) ++out.beyond;
   }
   for (const auto& t : b)
-    if (!seen.count(t.name)) out.problems.push_back((t.name.empty() ? "(tensor)" : t.name) + " is only in the resumed run's weights");
-  std::stable_sort(per.begin(), per.end(), [&](const SampleValue& p, const SampleValue& q) { return higher ? p.value < q.value : p.value > q.value; });
+    if (!seen.count(t.name))
+      out.problems.push_back((t.name.empty() ? "(tensor)" : t.name) + " is only in the resumed run's weights");
+  std::stable_sort(per.begin(), per.end(), [&](const SampleValue& p, const SampleValue& q) {
+    return higher ? p.value < q.value : p.value > q.value;
+  });
   out.measure = per.empty() ? (higher ? 1 : 0) : per.front().value;
   out.pass = out.problems.empty() && out.beyond == 0 && !per.empty();
   for (size_t i = 0; i < per.size() && i < 5; ++i) out.worst.push_back(per[i]);
   double threshold = c.kind == "exact" ? 0 : c.threshold;
   bool within = higher ? out.measure >= threshold : out.measure <= threshold;
-  out.summary = c.str() + ": " + c.measureName() + " " + formatMeasure(out.measure) + (within ? (higher ? " >= " : " <= ") : (higher ? " < " : " > ")) +
-                formatMeasure(threshold) + " over " + std::to_string(out.tensors) + " tensor(s)";
+  out.summary = c.str() + ": " + c.measureName() + " " + formatMeasure(out.measure) +
+                (within ? (higher ? " >= " : " <= ") : (higher ? " < " : " > ")) + formatMeasure(threshold) + " over " +
+                std::to_string(out.tensors) + " tensor(s)";
   if (out.beyond) {
     std::vector<std::string> w;
     for (const auto& s : out.worst) w.push_back(s.id + " " + formatMeasure(s.value));
@@ -384,8 +408,10 @@ WeightsComparison compareWeights(const Criterion& c, const std::vector<Tensor>& 
 }
 
 Result<std::vector<Tensor>> readWeights(const std::string& path) {
-  bool npy = path.ends_with(".npy"), st = path.ends_with(".safetensors"), pt = path.ends_with(".pt") || path.ends_with(".pth");
-  if (!npy && !st && !pt) return Error::Invalid(path + " is not a weights file Kernodeck reads: use .pt, .pth, .safetensors or .npy");
+  bool npy = path.ends_with(".npy"), st = path.ends_with(".safetensors"),
+       pt = path.ends_with(".pt") || path.ends_with(".pth");
+  if (!npy && !st && !pt)
+    return Error::Invalid(path + " is not a weights file Kernodeck reads: use .pt, .pth, .safetensors or .npy");
   KDK_TRY_ASSIGN(std::string bytes, util::readFileLimited(path, 4ull << 30));
   if (npy) {
     KDK_TRY_ASSIGN(Tensor t, parseNpy(bytes));
@@ -397,8 +423,9 @@ Result<std::vector<Tensor>> readWeights(const std::string& path) {
   // Only the legacy (pre-zip) format reaches LibTorch, whose unpickler fails on some Python
   // objects with its own assertion text, which means nothing to a user: said in words.
   if (!tensors.ok() && tensors.error().message.find("INTERNAL ASSERT") != std::string::npos)
-    return Error::Invalid("LibTorch cannot rebuild what this legacy-format .pt file holds: save it again with torch.save "
-                          "(the zip format, torch 1.6 and later), or as .safetensors or .npy");
+    return Error::Invalid(
+        "LibTorch cannot rebuild what this legacy-format .pt file holds: save it again with torch.save "
+        "(the zip format, torch 1.6 and later), or as .safetensors or .npy");
   return tensors;
 }
 
@@ -407,10 +434,12 @@ Status validate(const ResumeCommandOptions& o) {
   for (const auto* p : {&o.weights, &o.checkpointName})
     if (!plainRelative(*p))
       return Error::Invalid("'" + util::printable(*p, 100) + "' must be a relative path inside {out}, without '..'");
-  if (!o.weights.ends_with(".pt") && !o.weights.ends_with(".pth") && !o.weights.ends_with(".safetensors") && !o.weights.ends_with(".npy"))
+  if (!o.weights.ends_with(".pt") && !o.weights.ends_with(".pth") && !o.weights.ends_with(".safetensors") &&
+      !o.weights.ends_with(".npy"))
     return Error::Invalid("--weights " + util::printable(o.weights, 100) + ": use .pt, .pth, .safetensors or .npy");
   if (o.criterion.kind == "topk" || o.criterion.kind == "knn")
-    return Error::Invalid("--criterion " + o.criterion.str() + " ranks samples; weights are compared with exact, abs<=X, rel<=X or cosine>=X");
+    return Error::Invalid("--criterion " + o.criterion.str() +
+                          " ranks samples; weights are compared with exact, abs<=X, rel<=X or cosine>=X");
   if (o.criterion.kind.empty()) return Error::Invalid("no criterion declared");
   return {};
 }

@@ -4,9 +4,9 @@
 // every criterion is measured and printed against its threshold. A difference in the outputs
 // is a finding (exit 1); only what stops the check itself (an unreadable folder, a changed
 // expected folder) fails a step (exit 3).
+#include <dirent.h>
 #include <algorithm>
 #include <cmath>
-#include <dirent.h>
 #include <functional>
 #include <map>
 #include <set>
@@ -79,14 +79,17 @@ std::string some(const std::vector<std::string>& v, size_t n = 5) {
 }
 
 // Row r of `t` is one sample when its first dimension counts the ids.
-bool perSample(const Tensor& t, size_t ids) { return !t.shape.empty() && ids > 0 && t.shape[0] == static_cast<int64_t>(ids); }
+bool perSample(const Tensor& t, size_t ids) {
+  return !t.shape.empty() && ids > 0 && t.shape[0] == static_cast<int64_t>(ids);
+}
 
 // The rows of `t` in the order `order` gives (order[i]: the row of t that is sample i).
 Tensor reorder(const Tensor& t, const std::vector<size_t>& order) {
   Tensor o = t;
   size_t width = t.shape[0] ? t.values.size() / static_cast<size_t>(t.shape[0]) : 0;
   for (size_t i = 0; i < order.size(); ++i)
-    std::copy_n(t.values.begin() + static_cast<long>(order[i] * width), width, o.values.begin() + static_cast<long>(i * width));
+    std::copy_n(t.values.begin() + static_cast<long>(order[i] * width), width,
+                o.values.begin() + static_cast<long>(i * width));
   return o;
 }
 
@@ -106,12 +109,15 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
     stopped = msg;
   };
   auto step = [&](const std::string& name, const std::function<Status()>& fn) {
-    if (!stopped.empty()) r.skipStep(name, "not checked: " + stopped);
-    else r.runStep(name, fn);
+    if (!stopped.empty())
+      r.skipStep(name, "not checked: " + stopped);
+    else
+      r.runStep(name, fn);
   };
   r.runStep("reference", [&]() -> Status {
     if (!ref.result.declared || ref.result.criteria.empty())
-      return Error::Invalid("the reference declares no expected outputs and criterion (reference init --expected --criterion --why)");
+      return Error::Invalid(
+          "the reference declares no expected outputs and criterion (reference init --expected --criterion --why)");
     json list = json::array();
     for (const auto& [text, why] : ref.result.criteria) {
       KDK_TRY_ASSIGN(Criterion c, parseCriterion(text));
@@ -125,8 +131,10 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
     auto h = hashPath(expectedDir);
     if (!h.ok()) return Error::NotFound("the expected outputs cannot be read: " + h.error().message);
     if (h->sha256 != ref.result.expectedSha256) {
-      std::string msg = "the expected outputs in " + expectedDir + " changed since the reference was declared (sha256 " + h->sha256.substr(0, 12) +
-                        " instead of " + ref.result.expectedSha256.substr(0, 12) + "): the reference is in question, not these outputs";
+      std::string msg = "the expected outputs in " + expectedDir +
+                        " changed since the reference was declared (sha256 " + h->sha256.substr(0, 12) +
+                        " instead of " + ref.result.expectedSha256.substr(0, 12) +
+                        "): the reference is in question, not these outputs";
       r.add("sample.expected.changed", Severity::Error, msg, {{"path", expectedDir}});
       return Error::Corrupt(msg);
     }
@@ -145,7 +153,8 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
     for (const auto& [k, v] : actual.tensors)
       if (!expected.tensors.count(k)) extra.push_back(k);
     if (!missing.empty() || !extra.empty()) {
-      std::string msg = std::to_string(actual.tensors.size()) + " output(s) where " + std::to_string(expected.tensors.size()) + " are expected";
+      std::string msg = std::to_string(actual.tensors.size()) + " output(s) where " +
+                        std::to_string(expected.tensors.size()) + " are expected";
       if (!missing.empty()) msg += "; missing " + some(missing);
       if (!extra.empty()) msg += "; unexpected " + some(extra);
       stop("sample.count", msg);
@@ -171,10 +180,13 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
       if (!where.count(id)) missing.push_back(id);
     for (const auto& id : actual.ids)
       if (!want.count(id)) extra.push_back(id);
-    if (!dup.empty()) stop("sample.ids", "id(s) listed twice in the outputs: " + some(dup), {{"id", dup[0]}});
+    if (!dup.empty())
+      stop("sample.ids", "id(s) listed twice in the outputs: " + some(dup), {{"id", dup[0]}});
     else if (!missing.empty() || !extra.empty())
-      stop("sample.ids", std::string("the outputs' ids differ from the reference sample's") + (missing.empty() ? "" : "; missing " + some(missing)) +
-                             (extra.empty() ? "" : "; unexpected " + some(extra)),
+      stop("sample.ids",
+           std::string("the outputs' ids differ from the reference sample's") +
+               (missing.empty() ? "" : "; missing " + some(missing)) +
+               (extra.empty() ? "" : "; unexpected " + some(extra)),
            {{"id", missing.empty() ? extra[0] : missing[0]}});
     else
       for (const auto& id : expected.ids) order.push_back(where[id]);
@@ -191,7 +203,8 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
         return {};
       }
       if (a.shape != e.shape) {
-        stop("sample.shape", k + " has shape " + shapeStr(a.shape) + ", the reference " + shapeStr(e.shape), {{"path", k}});
+        stop("sample.shape", k + " has shape " + shapeStr(a.shape) + ", the reference " + shapeStr(e.shape),
+             {{"path", k}});
         return {};
       }
     }
@@ -217,7 +230,9 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
         if (n) bad.push_back(ids.empty() ? "row " + std::to_string(row) : ids[static_cast<size_t>(row)]), count += n;
       }
       if (!bad.empty()) {
-        stop("sample.nonfinite", k + " holds " + std::to_string(count) + " NaN/Inf value(s) in " + std::to_string(bad.size()) + " sample(s): " + some(bad),
+        stop("sample.nonfinite",
+             k + " holds " + std::to_string(count) + " NaN/Inf value(s) in " + std::to_string(bad.size()) +
+                 " sample(s): " + some(bad),
              {{"path", k}, {"id", bad[0]}});
         return {};
       }
@@ -232,15 +247,24 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
         Comparison c = compare(crit, e, a, idsOf(e));
         json worst = json::array();
         for (const auto& w : c.worst) worst.push_back({{"id", w.id}, {"value", w.value}});
-        results.push_back({{"output", k}, {"criterion", crit.str()}, {"why", why}, {"pass", c.pass}, {"measure", c.measure},
-                           {"measure_name", crit.measureName()}, {"threshold", crit.threshold}, {"samples", c.samples},
-                           {"beyond", c.beyond}, {"worst", worst}, {"summary", c.summary}});
+        results.push_back({{"output", k},
+                           {"criterion", crit.str()},
+                           {"why", why},
+                           {"pass", c.pass},
+                           {"measure", c.measure},
+                           {"measure_name", crit.measureName()},
+                           {"threshold", crit.threshold},
+                           {"samples", c.samples},
+                           {"beyond", c.beyond},
+                           {"worst", worst},
+                           {"summary", c.summary}});
         if (c.pass) {
           r.add("sample.criterion.met", Severity::Info, k + " meets " + c.summary, {{"path", k}});
           continue;
         }
         std::vector<std::string> offenders;
-        for (size_t i = 0; i < std::min<size_t>(3, c.worst.size()); ++i) offenders.push_back(c.worst[i].id + " (" + formatMeasure(c.worst[i].value) + ")");
+        for (size_t i = 0; i < std::min<size_t>(3, c.worst.size()); ++i)
+          offenders.push_back(c.worst[i].id + " (" + formatMeasure(c.worst[i].value) + ")");
         r.add("sample.mismatch", Severity::Error,
               k + " fails " + c.summary + (offenders.empty() ? "" : "; worst: " + util::join(offenders, ", ")),
               {{"path", k}, {"id", c.worst.empty() ? "" : c.worst[0].id}});

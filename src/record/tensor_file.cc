@@ -23,9 +23,12 @@ constexpr uint64_t kMaxBytes = 1ull << 30;
 double halfToDouble(uint16_t h) {
   int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   double v;
-  if (exp == 0) v = std::ldexp(mant, -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(mant + 1024, exp - 25);
+  if (exp == 0)
+    v = std::ldexp(mant, -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(mant + 1024, exp - 25);
   return sign ? -v : v;
 }
 
@@ -44,10 +47,26 @@ struct Decoder {
   double decode(const unsigned char* p) const {
     unsigned char b[8];
     for (size_t i = 0; i < size; ++i) b[i] = bigEndian ? p[size - 1 - i] : p[i];
-    if (dtype == "float64") { double v; std::memcpy(&v, b, 8); return v; }
-    if (dtype == "float32") { float v; std::memcpy(&v, b, 4); return v; }
-    if (dtype == "float16") { uint16_t v; std::memcpy(&v, b, 2); return halfToDouble(v); }
-    if (dtype == "bfloat16") { uint16_t v; std::memcpy(&v, b, 2); return bf16ToDouble(v); }
+    if (dtype == "float64") {
+      double v;
+      std::memcpy(&v, b, 8);
+      return v;
+    }
+    if (dtype == "float32") {
+      float v;
+      std::memcpy(&v, b, 4);
+      return v;
+    }
+    if (dtype == "float16") {
+      uint16_t v;
+      std::memcpy(&v, b, 2);
+      return halfToDouble(v);
+    }
+    if (dtype == "bfloat16") {
+      uint16_t v;
+      std::memcpy(&v, b, 2);
+      return bf16ToDouble(v);
+    }
     if (dtype == "bool") return b[0] ? 1 : 0;
     bool isSigned = dtype[0] == 'i';
     uint64_t u = 0;
@@ -61,10 +80,14 @@ Decoder decoderFor(char kind, size_t size, bool bigEndian) {
   Decoder d;
   d.size = size;
   d.bigEndian = bigEndian;
-  if (kind == 'f' && (size == 2 || size == 4 || size == 8)) d.dtype = "float" + std::to_string(size * 8);
-  else if (kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8)) d.dtype = "int" + std::to_string(size * 8);
-  else if (kind == 'u' && (size == 1 || size == 2 || size == 4 || size == 8)) d.dtype = "uint" + std::to_string(size * 8);
-  else if (kind == 'b' && size == 1) d.dtype = "bool";
+  if (kind == 'f' && (size == 2 || size == 4 || size == 8))
+    d.dtype = "float" + std::to_string(size * 8);
+  else if (kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8))
+    d.dtype = "int" + std::to_string(size * 8);
+  else if (kind == 'u' && (size == 1 || size == 2 || size == 4 || size == 8))
+    d.dtype = "uint" + std::to_string(size * 8);
+  else if (kind == 'b' && size == 1)
+    d.dtype = "bool";
   return d;
 }
 
@@ -104,8 +127,10 @@ Result<Tensor> parseNpy(std::string_view b) {
     off = 10;
   } else if (major == 2 || major == 3) {
     if (b.size() < 12) return Error::Invalid(".npy header is truncated");
-    headerLen = static_cast<size_t>(static_cast<unsigned char>(b[8])) | (static_cast<size_t>(static_cast<unsigned char>(b[9])) << 8) |
-                (static_cast<size_t>(static_cast<unsigned char>(b[10])) << 16) | (static_cast<size_t>(static_cast<unsigned char>(b[11])) << 24);
+    headerLen = static_cast<size_t>(static_cast<unsigned char>(b[8])) |
+                (static_cast<size_t>(static_cast<unsigned char>(b[9])) << 8) |
+                (static_cast<size_t>(static_cast<unsigned char>(b[10])) << 16) |
+                (static_cast<size_t>(static_cast<unsigned char>(b[11])) << 24);
     off = 12;
   } else {
     return Error::Unsupported(".npy format version " + std::to_string(major) + " is not supported");
@@ -116,12 +141,14 @@ Result<Tensor> parseNpy(std::string_view b) {
   static const std::regex fortranRe(R"('fortran_order'\s*:\s*(True|False))");
   static const std::regex shapeRe(R"('shape'\s*:\s*\(([^)]*)\))");
   std::smatch m;
-  if (!std::regex_search(header, m, descrRe)) return Error::Unsupported(".npy dtype is not a plain numeric type: " + util::printable(header, 120));
+  if (!std::regex_search(header, m, descrRe))
+    return Error::Unsupported(".npy dtype is not a plain numeric type: " + util::printable(header, 120));
   auto sz = util::parseUint(m[3].str());
   Decoder dec = decoderFor(m[2].str()[0], sz ? static_cast<size_t>(*sz) : 0, m[1].str() == ">");
   if (dec.dtype.empty()) return Error::Unsupported(".npy dtype " + m[0].str() + " is not supported");
   std::smatch fm, sm;
-  if (!std::regex_search(header, fm, fortranRe) || !std::regex_search(header, sm, shapeRe)) return Error::Invalid(".npy header lacks fortran_order or shape");
+  if (!std::regex_search(header, fm, fortranRe) || !std::regex_search(header, sm, shapeRe))
+    return Error::Invalid(".npy header lacks fortran_order or shape");
   Tensor t;
   t.dtype = dec.dtype;
   for (const auto& p : util::split(sm[1].str(), ',')) {
@@ -139,7 +166,9 @@ Result<Tensor> parseNpy(std::string_view b) {
   }
   if (count * dec.size > kMaxBytes) return Error::Invalid(".npy is too large");
   size_t data = off + headerLen;
-  if (b.size() - data < count * dec.size) return Error::Invalid(".npy data is truncated: " + std::to_string(b.size() - data) + " bytes for " + std::to_string(count) + " elements");
+  if (b.size() - data < count * dec.size)
+    return Error::Invalid(".npy data is truncated: " + std::to_string(b.size() - data) + " bytes for " +
+                          std::to_string(count) + " elements");
   t.values.resize(count);
   auto* p = reinterpret_cast<const unsigned char*>(b.data() + data);
   for (uint64_t i = 0; i < count; ++i) t.values[i] = dec.decode(p + i * dec.size);
@@ -151,7 +180,8 @@ Result<std::vector<Tensor>> parseSafetensors(std::string_view b) {
   if (b.size() < 8) return Error::Invalid("safetensors file is shorter than its header length");
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
-  if (n > (100u << 20) || 8 + n > b.size()) return Error::Invalid("safetensors header length " + std::to_string(n) + " is invalid");
+  if (n > (100u << 20) || 8 + n > b.size())
+    return Error::Invalid("safetensors header length " + std::to_string(n) + " is invalid");
   auto j = nlohmann::json::parse(b.substr(8, n), nullptr, false);
   if (!j.is_object()) return Error::Invalid("safetensors header is not a JSON object");
   std::string_view data = b.substr(8 + n);
@@ -159,23 +189,29 @@ Result<std::vector<Tensor>> parseSafetensors(std::string_view b) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() == "__metadata__") continue;
     const auto& v = it.value();
-    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets") || !v["dtype"].is_string() ||
-        !v["shape"].is_array() || !v["data_offsets"].is_array() || v["data_offsets"].size() != 2)
+    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets") ||
+        !v["dtype"].is_string() || !v["shape"].is_array() || !v["data_offsets"].is_array() ||
+        v["data_offsets"].size() != 2)
       return Error::Invalid("safetensors entry '" + util::printable(it.key(), 80) + "' is malformed");
     std::string dt = v["dtype"].get<std::string>();
     static const std::map<std::string, std::pair<char, size_t>> types = {
-        {"F64", {'f', 8}}, {"F32", {'f', 4}}, {"F16", {'f', 2}}, {"I64", {'i', 8}}, {"I32", {'i', 4}}, {"I16", {'i', 2}},
-        {"I8", {'i', 1}},  {"U64", {'u', 8}}, {"U32", {'u', 4}}, {"U16", {'u', 2}}, {"U8", {'u', 1}},  {"BOOL", {'b', 1}}};
+        {"F64", {'f', 8}}, {"F32", {'f', 4}}, {"F16", {'f', 2}}, {"I64", {'i', 8}},
+        {"I32", {'i', 4}}, {"I16", {'i', 2}}, {"I8", {'i', 1}},  {"U64", {'u', 8}},
+        {"U32", {'u', 4}}, {"U16", {'u', 2}}, {"U8", {'u', 1}},  {"BOOL", {'b', 1}}};
     Decoder dec;
-    if (dt == "BF16") dec = Decoder{"bfloat16", 2, false};
-    else if (auto t = types.find(dt); t != types.end()) dec = decoderFor(t->second.first, t->second.second, false);
-    if (dec.dtype.empty()) return Error::Unsupported("safetensors dtype " + util::printable(dt, 20) + " is not supported");
+    if (dt == "BF16")
+      dec = Decoder{"bfloat16", 2, false};
+    else if (auto t = types.find(dt); t != types.end())
+      dec = decoderFor(t->second.first, t->second.second, false);
+    if (dec.dtype.empty())
+      return Error::Unsupported("safetensors dtype " + util::printable(dt, 20) + " is not supported");
     Tensor t;
     t.name = it.key();
     t.dtype = dec.dtype;
     uint64_t count = 1;
     for (const auto& d : v["shape"]) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() > (1ull << 40)) return Error::Invalid("safetensors shape of '" + t.name + "' is invalid");
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > (1ull << 40))
+        return Error::Invalid("safetensors shape of '" + t.name + "' is invalid");
       t.shape.push_back(d.get<int64_t>());
       count *= d.get<uint64_t>();
       if (count > kMaxBytes) return Error::Invalid("safetensors tensor '" + t.name + "' is too large");
@@ -196,8 +232,10 @@ Result<std::vector<Tensor>> parseSafetensors(std::string_view b) {
 std::string writeNpy(const Tensor& t) {
   bool f32 = t.dtype == "float32";
   std::string shape;
-  for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
-  std::string header = "{'descr': '<f" + std::string(f32 ? "4" : "8") + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
+  std::string header =
+      "{'descr': '<f" + std::string(f32 ? "4" : "8") + "', 'fortran_order': False, 'shape': (" + shape + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header.push_back(' ');
   header.push_back('\n');
   std::string out = "\x93NUMPY";
@@ -223,9 +261,12 @@ Result<std::vector<std::string>> parseIds(std::string_view text, const std::stri
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_array()) return Error::Invalid(fileName + " is not a JSON array of ids");
     for (const auto& v : j) {
-      if (v.is_string()) ids.push_back(v.get<std::string>());
-      else if (v.is_number_integer()) ids.push_back(std::to_string(v.get<int64_t>()));
-      else return Error::Invalid(fileName + " holds an id that is neither a string nor an integer");
+      if (v.is_string())
+        ids.push_back(v.get<std::string>());
+      else if (v.is_number_integer())
+        ids.push_back(std::to_string(v.get<int64_t>()));
+      else
+        return Error::Invalid(fileName + " holds an id that is neither a string nor an integer");
     }
     return ids;
   }

@@ -13,7 +13,9 @@ namespace kernodeck::registry {
 std::vector<Challenge> parseWwwAuthenticate(std::string_view h) {
   std::vector<Challenge> out;
   size_t i = 0, n = std::min<size_t>(h.size(), 8192);
-  auto ws = [&] { while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == ',')) ++i; };
+  auto ws = [&] {
+    while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == ',')) ++i;
+  };
   while (i < n) {
     ws();
     size_t start = i;
@@ -48,9 +50,12 @@ AuthSources defaultAuthSources(const std::string& extra) {
   AuthSources s;
   if (!extra.empty()) s.files.push_back(extra);
   if (const char* f = std::getenv("REGISTRY_AUTH_FILE"); f && *f) s.files.push_back(f);
-  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) s.files.push_back(std::string(x) + "/containers/auth.json");
-  if (const char* d = std::getenv("DOCKER_CONFIG"); d && *d) s.files.push_back(std::string(d) + "/config.json");
-  else if (const char* home = std::getenv("HOME"); home && *home) s.files.push_back(std::string(home) + "/.docker/config.json");
+  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x)
+    s.files.push_back(std::string(x) + "/containers/auth.json");
+  if (const char* d = std::getenv("DOCKER_CONFIG"); d && *d)
+    s.files.push_back(std::string(d) + "/config.json");
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    s.files.push_back(std::string(home) + "/.docker/config.json");
   s.runHelper = runCredentialHelper;
   return s;
 }
@@ -58,9 +63,11 @@ AuthSources defaultAuthSources(const std::string& extra) {
 namespace {
 
 std::vector<std::string> keysFor(const std::string& host) {
-  std::vector<std::string> k = {host, "https://" + host, "http://" + host, "https://" + host + "/v2/", "https://" + host + "/v1/"};
+  std::vector<std::string> k = {host, "https://" + host, "http://" + host, "https://" + host + "/v2/",
+                                "https://" + host + "/v1/"};
   if (host == "docker.io" || host == "registry-1.docker.io")
-    for (const char* a : {"index.docker.io", "https://index.docker.io/v1/", "docker.io", "registry-1.docker.io"}) k.push_back(a);
+    for (const char* a : {"index.docker.io", "https://index.docker.io/v1/", "docker.io", "registry-1.docker.io"})
+      k.push_back(a);
   return k;
 }
 
@@ -69,8 +76,10 @@ std::optional<Credentials> fromHelperOutput(const std::string& out) {
   if (!j.is_object()) return std::nullopt;
   Credentials c;
   std::string user = j.value("Username", ""), secret = j.value("Secret", "");
-  if (user == "<token>") c.identityToken = secret;
-  else c.username = user, c.password = secret;
+  if (user == "<token>")
+    c.identityToken = secret;
+  else
+    c.username = user, c.password = secret;
   if (c.empty()) return std::nullopt;
   return c;
 }
@@ -102,7 +111,8 @@ std::optional<Credentials> lookupCredentials(const AuthSources& src, const std::
       }
       if (a.contains("username") && a["username"].is_string()) c.username = a["username"].get<std::string>();
       if (a.contains("password") && a["password"].is_string()) c.password = a["password"].get<std::string>();
-      if (a.contains("identitytoken") && a["identitytoken"].is_string()) c.identityToken = a["identitytoken"].get<std::string>();
+      if (a.contains("identitytoken") && a["identitytoken"].is_string())
+        c.identityToken = a["identitytoken"].get<std::string>();
       if (!c.empty()) return c;
     }
     if (j.contains("credsStore") && j["credsStore"].is_string() && src.runHelper)

@@ -133,7 +133,8 @@ struct Client::Impl {
       if (line.rfind("HTTP/", 0) == 0) x->r->headers.clear();  // a new response (after a redirect)
       size_t colon = line.find(':');
       if (colon != std::string::npos)
-        x->r->headers[util::toLower(util::trim(line.substr(0, colon)))] = std::string(util::trim(line.substr(colon + 1)));
+        x->r->headers[util::toLower(util::trim(line.substr(0, colon)))] =
+            std::string(util::trim(line.substr(colon + 1)));
       return size * n;
     };
     auto onBody = +[](char* p, size_t size, size_t n, void* ud) -> size_t {
@@ -228,7 +229,9 @@ struct Client::Impl {
     for (const auto& ch : parseWwwAuthenticate(it->second)) {
       if (ch.scheme == "basic") {
         std::string h = credsHeaderBasic();
-        if (h.empty()) return Error{"auth", where("") + ": HTTP 401, the registry wants credentials and none are configured for " + ref.registry};
+        if (h.empty())
+          return Error{"auth", where("") + ": HTTP 401, the registry wants credentials and none are configured for " +
+                                   ref.registry};
         return h;
       }
       if (ch.scheme != "bearer") continue;
@@ -250,11 +253,12 @@ struct Client::Impl {
       Response tr;
       std::function<bool(const char*, size_t)> none;
       if (creds && !creds->identityToken.empty()) {
-        std::string body = "grant_type=refresh_token&client_id=kernodeck&service=" + enc(service) + "&scope=" + enc(sc) +
-                           "&refresh_token=" + enc(creds->identityToken);
+        std::string body = "grant_type=refresh_token&client_id=kernodeck&service=" + enc(service) +
+                           "&scope=" + enc(sc) + "&refresh_token=" + enc(creds->identityToken);
         tr = perform(url, {"Content-Type: application/x-www-form-urlencoded"}, 0, none, 1 << 20, body);
       } else {
-        std::string q = url + (url.find('?') == std::string::npos ? "?" : "&") + "service=" + enc(service) + "&scope=" + enc(sc);
+        std::string q =
+            url + (url.find('?') == std::string::npos ? "?" : "&") + "service=" + enc(service) + "&scope=" + enc(sc);
         std::vector<std::string> hs;
         if (std::string b = credsHeaderBasic(); !b.empty()) hs.push_back(b);
         tr = perform(q, hs, 0, none, 1 << 20);
@@ -275,7 +279,7 @@ struct Client::Impl {
   struct Send {
     std::string method;  // "HEAD", "POST", "PUT"
     std::string body;
-    std::string scope;   // empty: pull (push for POST and PUT)
+    std::string scope;  // empty: pull (push for POST and PUT)
   };
 
   // A request with auth and bounded retries. `beforeRetry` may adjust the range. `path` may be
@@ -283,8 +287,10 @@ struct Client::Impl {
   Response request(const std::string& path, std::vector<std::string> headers, uint64_t& rangeFrom,
                    const std::function<bool(const char*, size_t)>& sink, size_t cap, std::string& error,
                    const std::function<void()>& beforeRetry = {}, const Send& send = {}) {
-    std::string scope = !send.scope.empty() ? send.scope
-                        : "repository:" + ref.repository + (send.method == "POST" || send.method == "PUT" ? ":pull,push" : ":pull");
+    std::string scope =
+        !send.scope.empty()
+            ? send.scope
+            : "repository:" + ref.repository + (send.method == "POST" || send.method == "PUT" ? ":pull,push" : ":pull");
     double waited = 0;
     bool reauthed = false;
     Response r;
@@ -325,16 +331,18 @@ struct Client::Impl {
       error = "cannot reach " + baseUrl() + ": " + r.transportError;
       if (r.transportError.find("certificate") != std::string::npos && !o.insecure)
         error += " (trust its CA with --cert-dir DIR, or skip verification with --tls-verify=false)";
-    }
-    else if (r.status == 401 || r.status == 403) error = "access denied (HTTP " + std::to_string(r.status) + ")";
-    else if (r.status == 404) error = "not found (HTTP 404)";
+    } else if (r.status == 401 || r.status == 403)
+      error = "access denied (HTTP " + std::to_string(r.status) + ")";
+    else if (r.status == 404)
+      error = "not found (HTTP 404)";
     else if (r.status < 200 || r.status >= 300)
       error = "HTTP " + std::to_string(r.status) + (r.aborted ? " (response too large)" : "");
     return r;
   }
 };
 
-Client::Client(Reference ref, ClientOptions opts) : ref_(ref), impl_(std::make_unique<Impl>(std::move(ref), std::move(opts))) {}
+Client::Client(Reference ref, ClientOptions opts)
+    : ref_(ref), impl_(std::make_unique<Impl>(std::move(ref), std::move(opts))) {}
 Client::~Client() = default;
 std::string Client::scheme() const {
   std::string b = impl_->baseUrl();
@@ -367,17 +375,21 @@ Result<Manifest> Client::manifest(const std::string& tagOrDigest) {
   if (dcd != r.headers.end()) {
     auto d = oci::parseDigest(dcd->second);
     if (d.ok() && d->algorithm == "sha256" && d->encoded != m.digest.encoded)
-      return Error::Corrupt(impl_->where(what) + ": Docker-Content-Digest " + d->str() + " does not match the bytes (" + m.digest.str() + ")");
+      return Error::Corrupt(impl_->where(what) + ": Docker-Content-Digest " + d->str() + " does not match the bytes (" +
+                            m.digest.str() + ")");
   }
   if (auto want = oci::parseDigest(tagOrDigest); want.ok() && !(*want == m.digest))
     return Error::Corrupt(impl_->where(what) + ": the bytes hash to " + m.digest.str());
   auto j = json::parse(body, nullptr, false);
-  if (!j.is_object()) return Error::Corrupt(impl_->where(what) + ": the response is not a JSON manifest (HTTP " + std::to_string(r.status) + ")");
+  if (!j.is_object())
+    return Error::Corrupt(impl_->where(what) + ": the response is not a JSON manifest (HTTP " +
+                          std::to_string(r.status) + ")");
   std::string ct = r.headers.count("content-type") ? r.headers["content-type"] : "";
   ct = std::string(util::trim(ct.substr(0, ct.find(';'))));
   std::string declared = j.value("mediaType", "");
   if (!declared.empty() && !ct.empty() && ct != declared && isManifestType(ct))
-    return Error::Corrupt(impl_->where(what) + ": Content-Type " + ct + " disagrees with the manifest's mediaType " + declared);
+    return Error::Corrupt(impl_->where(what) + ": Content-Type " + ct + " disagrees with the manifest's mediaType " +
+                          declared);
   m.mediaType = !declared.empty() ? declared : ct;
   return m;
 }
@@ -395,7 +407,8 @@ static Response exchange(Client::Impl& impl, const std::string& path, std::vecto
     return true;
   };
   uint64_t from = 0;
-  Response r = impl.request(path, std::move(headers), from, sink, 65536, err, [&] { body.clear(); }, send);
+  Response r = impl.request(
+      path, std::move(headers), from, sink, 65536, err, [&] { body.clear(); }, send);
   if (tooLarge && err.empty()) err = "the answer is larger than " + util::humanBytes(cap);
   return r;
 }
@@ -419,7 +432,8 @@ Result<oci::Digest> Client::pushBlob(std::string_view bytes) {
   if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
   auto loc = r.headers.find("location");
   if (r.status != 202 || loc == r.headers.end() || loc->second.empty())
-    return Error::Io(impl_->where(what) + ": the registry answered HTTP " + std::to_string(r.status) + " without an upload location");
+    return Error::Io(impl_->where(what) + ": the registry answered HTTP " + std::to_string(r.status) +
+                     " without an upload location");
   std::string url = loc->second;
   url += (url.find('?') == std::string::npos ? "?" : "&") + std::string("digest=") + d.str();
   body.clear();
@@ -430,7 +444,8 @@ Result<oci::Digest> Client::pushBlob(std::string_view bytes) {
   return d;
 }
 
-Result<PushedManifest> Client::putManifest(const std::string& tagOrDigest, const std::string& bytes, const std::string& mediaType) {
+Result<PushedManifest> Client::putManifest(const std::string& tagOrDigest, const std::string& bytes,
+                                           const std::string& mediaType) {
   PushedManifest out;
   out.digest = oci::Digest{"sha256", util::sha256Hex(bytes)};
   std::string what = "push of manifest " + tagOrDigest;
@@ -450,7 +465,8 @@ Result<PushedManifest> Client::putManifest(const std::string& tagOrDigest, const
   if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
   if (r.status != 201) return Error::Io(impl_->where(what) + ": HTTP " + std::to_string(r.status));
   if (auto it = r.headers.find("docker-content-digest"); it != r.headers.end() && it->second != out.digest.str())
-    return Error::Corrupt(impl_->where(what) + ": the registry stored it as " + it->second + ", not " + out.digest.str());
+    return Error::Corrupt(impl_->where(what) + ": the registry stored it as " + it->second + ", not " +
+                          out.digest.str());
   if (auto it = r.headers.find("oci-subject"); it != r.headers.end()) out.subjectHeader = it->second;
   return out;
 }
@@ -459,7 +475,8 @@ Result<std::optional<std::string>> Client::referrers(const oci::Digest& subject,
   std::string path = "/v2/" + ref_.repository + "/referrers/" + subject.str();
   if (!artifactType.empty()) path += "?artifactType=" + artifactType;
   std::string body, err;
-  Response r = exchange(*impl_, path, {"Accept: application/vnd.oci.image.index.v1+json"}, oci::kMaxManifestBytes, body, err);
+  Response r =
+      exchange(*impl_, path, {"Accept: application/vnd.oci.image.index.v1+json"}, oci::kMaxManifestBytes, body, err);
   // The distribution spec: a 404 means the registry has no referrers API; use the fallback tag.
   if (r.status == 404) return std::optional<std::string>();
   if (!err.empty()) return Error::Io(impl_->where("referrers of " + subject.str()) + ": " + err);
@@ -482,7 +499,8 @@ std::string nextPage(const std::map<std::string, std::string>& headers) {
 
 }  // namespace
 
-Result<std::vector<std::string>> Client::listPaged(const std::string& first, const std::string& key, const std::string& scope) {
+Result<std::vector<std::string>> Client::listPaged(const std::string& first, const std::string& key,
+                                                   const std::string& scope) {
   std::vector<std::string> out;
   std::string path = first;
   for (int page = 0; !path.empty(); ++page) {
@@ -505,12 +523,14 @@ Result<std::vector<std::string>> Client::tags() {
   return listPaged("/v2/" + ref_.repository + "/tags/list?n=1000", "tags", "");
 }
 
-Result<std::vector<std::string>> Client::catalog() { return listPaged("/v2/_catalog?n=1000", "repositories", "registry:catalog:*"); }
+Result<std::vector<std::string>> Client::catalog() {
+  return listPaged("/v2/_catalog?n=1000", "repositories", "registry:catalog:*");
+}
 
 Result<std::string> Client::smallBlob(const oci::Descriptor& d, uint64_t limit) {
   if (d.size < 0 || static_cast<uint64_t>(d.size) > limit)
-    return Error::Invalid(impl_->where("blob " + d.digest.str()) + ": " + std::to_string(d.size) + " bytes, more than " +
-                          util::humanBytes(limit));
+    return Error::Invalid(impl_->where("blob " + d.digest.str()) + ": " + std::to_string(d.size) +
+                          " bytes, more than " + util::humanBytes(limit));
   KDK_TRY_ASSIGN(auto stream, blob(d));
   return oci::readAll(*stream, limit, impl_->where("blob " + d.digest.str()));
 }
@@ -621,23 +641,28 @@ class BlobStream : public oci::ByteStream {
     uint64_t from = 0;
     std::string what = "blob " + d_.digest.str();
     // request() retries dropped connections; each retry asks for the rest with Range.
-    Response r = impl_->request("/v2/" + impl_->ref.repository + "/blobs/" + d_.digest.str(), {}, from, sink, 65536, err,
-                                [&] { from = got; });
+    Response r = impl_->request("/v2/" + impl_->ref.repository + "/blobs/" + d_.digest.str(), {}, from, sink, 65536,
+                                err, [&] { from = got; });
     if (!batch.empty()) push(std::move(batch));
     std::optional<Error> failure;
-    if (tooMuch) failure = Error::Corrupt(impl_->where(what) + ": more bytes than the descriptor's " + std::to_string(d_.size));
-    else if (!err.empty()) failure = Error::Io(impl_->where(what) + ": " + err);
+    if (tooMuch)
+      failure = Error::Corrupt(impl_->where(what) + ": more bytes than the descriptor's " + std::to_string(d_.size));
+    else if (!err.empty())
+      failure = Error::Io(impl_->where(what) + ": " + err);
     else if (d_.size >= 0 && got != static_cast<uint64_t>(d_.size))
-      failure = Error::Corrupt(impl_->where(what) + ": " + std::to_string(got) + " bytes, the descriptor says " + std::to_string(d_.size));
+      failure = Error::Corrupt(impl_->where(what) + ": " + std::to_string(got) + " bytes, the descriptor says " +
+                               std::to_string(d_.size));
     std::string hex = h.hex();
     if (!failure && hex != d_.digest.encoded)
-      failure = Error::Corrupt(impl_->where(what) + ": the bytes hash to " + d_.digest.algorithm + ":" + hex + " (HTTP " + std::to_string(r.status) + ")");
+      failure = Error::Corrupt(impl_->where(what) + ": the bytes hash to " + d_.digest.algorithm + ":" + hex +
+                               " (HTTP " + std::to_string(r.status) + ")");
     if (tmpFd >= 0) {
       // Not synced: an entry is re-hashed before every use, so a torn one is only a miss.
       bool keep = !failure;
       if (tmpPath.empty()) {
         std::string proc = "/proc/self/fd/" + std::to_string(tmpFd);
-        if (keep) ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, cachePath_.c_str(), AT_SYMLINK_FOLLOW);  // EEXIST: already cached
+        if (keep)
+          ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, cachePath_.c_str(), AT_SYMLINK_FOLLOW);  // EEXIST: already cached
         ::close(tmpFd);
       } else {
         ::close(tmpFd);
@@ -652,7 +677,8 @@ class BlobStream : public oci::ByteStream {
     auto now = std::chrono::steady_clock::now();
     if (now - lastProgress_ < std::chrono::milliseconds(200)) return;
     lastProgress_ = now;
-    std::fprintf(stderr, "\r\033[Kfetching %s: %s / %s", d_.digest.encoded.substr(0, 12).c_str(), util::humanBytes(got).c_str(),
+    std::fprintf(stderr, "\r\033[Kfetching %s: %s / %s", d_.digest.encoded.substr(0, 12).c_str(),
+                 util::humanBytes(got).c_str(),
                  util::humanBytes(static_cast<uint64_t>(std::max<int64_t>(d_.size, 0))).c_str());
   }
 
@@ -702,7 +728,8 @@ class FileStream : public oci::ByteStream {
 }  // namespace
 
 Result<std::unique_ptr<oci::ByteStream>> Client::blob(const oci::Descriptor& d) {
-  if (!d.digest.verifiable()) return Error::Unsupported("blob " + d.digest.str() + " uses an algorithm Kernodeck cannot verify");
+  if (!d.digest.verifiable())
+    return Error::Unsupported("blob " + d.digest.str() + " uses an algorithm Kernodeck cannot verify");
   std::string cacheRoot = impl_->o.noCache ? "" : (impl_->o.cacheDir.empty() ? defaultCacheDir() : impl_->o.cacheDir);
   std::string cachePath, tmpDir;
   if (!cacheRoot.empty()) {
@@ -755,7 +782,9 @@ class RegistrySource : public oci::ImageSource {
     const Reference& r = client_.reference();
     return r.registry + "/" + r.repository + "@" + d.digest.str();
   }
-  std::string tag() const override { return client_.reference().tagGiven || !client_.reference().digest ? client_.reference().tag : ""; }
+  std::string tag() const override {
+    return client_.reference().tagGiven || !client_.reference().digest ? client_.reference().tag : "";
+  }
   std::string scanCacheDir() const override { return cacheDir_; }
 
  private:

@@ -17,7 +17,9 @@ std::string Reference::str() const {
 
 Result<Reference> parseReference(std::string_view in) {
   std::string s(util::trim(in));
-  auto bad = [&](const std::string& why) { return Error::Invalid("invalid image reference '" + util::printable(s, 200) + "': " + why); };
+  auto bad = [&](const std::string& why) {
+    return Error::Invalid("invalid image reference '" + util::printable(s, 200) + "': " + why);
+  };
   if (s.empty()) return bad("empty");
   if (s.size() > 4096) return bad("too long");
   Reference r;
@@ -31,8 +33,8 @@ Result<Reference> parseReference(std::string_view in) {
   size_t slash = name.find('/');
   std::string first = name.substr(0, slash);
   bool hasRegistry = slash != std::string::npos &&
-                     (first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost" ||
-                      first.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos);
+                     (first.find('.') != std::string::npos || first.find(':') != std::string::npos ||
+                      first == "localhost" || first.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos);
   std::string rest = name;
   if (hasRegistry) {
     r.registry = first;
@@ -57,7 +59,8 @@ Result<Reference> parseReference(std::string_view in) {
     if (!std::regex_match(c, component)) return bad("bad repository component '" + util::printable(c, 60) + "'");
   if (r.registry == "docker.io" && rest.find('/') == std::string::npos) rest = "library/" + rest;
   r.repository = rest;
-  static const std::regex hostRe(R"(^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$)");
+  static const std::regex hostRe(
+      R"(^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$)");
   if (!std::regex_match(r.registry, hostRe)) return bad("bad registry host");
   return r;
 }

@@ -34,7 +34,8 @@ oci::Descriptor blobDescriptor(const std::string& mediaType, const std::string& 
 Result<json> readFallbackIndex(Client& c, const oci::Digest& subject) {
   auto m = c.manifest(fallbackTag(subject));
   if (!m.ok()) {
-    if (m.error().code == "not_found") return json{{"schemaVersion", 2}, {"mediaType", oci::media::kOciIndex}, {"manifests", json::array()}};
+    if (m.error().code == "not_found")
+      return json{{"schemaVersion", 2}, {"mediaType", oci::media::kOciIndex}, {"manifests", json::array()}};
     return m.error();
   }
   json j = json::parse(m->bytes, nullptr, false);
@@ -83,9 +84,12 @@ Result<oci::Descriptor> pushArtifact(Client& c, const Artifact& a, const std::st
     KDK_TRY_STATUS(c.pushBlob(kEmptyConfig));
     for (const auto& b : a.blobs) KDK_TRY_STATUS(c.pushBlob(b.bytes));
     auto put = c.putManifest(tag.empty() ? desc.digest.str() : tag, bytes, oci::media::kOciManifest);
-    if (put.ok()) pushed = *put;
-    else if (put.error().code != "invalid" || attempt >= 4) return put.error();
-    else std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
+    if (put.ok())
+      pushed = *put;
+    else if (put.error().code != "invalid" || attempt >= 4)
+      return put.error();
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
   }
   if (!a.subject || !pushed->subjectHeader.empty()) return desc;
   // No referrers API: keep the fallback index. Concurrent writers of the same index can drop
@@ -112,13 +116,15 @@ Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subjec
     KDK_TRY_ASSIGN(index, readFallbackIndex(c, subject));
   }
   if (!index.is_object() || !index.contains("manifests") || !index["manifests"].is_array())
-    return Error::Corrupt(c.reference().registry + "/" + c.reference().repository + ": the referrers of " + subject.str() +
-                          " are not an image index");
+    return Error::Corrupt(c.reference().registry + "/" + c.reference().repository + ": the referrers of " +
+                          subject.str() + " are not an image index");
   std::vector<Referrer> out;
   for (const auto& m : index["manifests"]) {
     auto d = oci::parseDescriptor(m);
     if (!d.ok()) return Error::Corrupt("referrers of " + subject.str() + ": " + d.error().message);
-    std::string type = m.is_object() && m.contains("artifactType") && m["artifactType"].is_string() ? m["artifactType"].get<std::string>() : "";
+    std::string type = m.is_object() && m.contains("artifactType") && m["artifactType"].is_string()
+                           ? m["artifactType"].get<std::string>()
+                           : "";
     if (!artifactType.empty() && type != artifactType) continue;
     out.push_back({*d, type});
   }
@@ -129,13 +135,16 @@ Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref) {
   KDK_TRY_ASSIGN(Manifest m, c.manifest(ref));
   std::string what = c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str();
   json j = json::parse(m.bytes, nullptr, false);
-  if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciManifest || !j.contains("layers") || !j["layers"].is_array())
+  if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciManifest || !j.contains("layers") ||
+      !j["layers"].is_array())
     return Error::Corrupt(what + ": not an OCI artifact manifest");
   FetchedArtifact a;
   a.desc = blobDescriptor(oci::media::kOciManifest, m.bytes);
-  a.artifactType = j.contains("artifactType") && j["artifactType"].is_string() ? j["artifactType"].get<std::string>() : "";
+  a.artifactType =
+      j.contains("artifactType") && j["artifactType"].is_string() ? j["artifactType"].get<std::string>() : "";
   if (a.artifactType.empty() && j.contains("config") && j["config"].is_object())
-    a.artifactType = j["config"].value("mediaType", "");  // the spec: the config's type stands in for a missing artifactType
+    a.artifactType =
+        j["config"].value("mediaType", "");  // the spec: the config's type stands in for a missing artifactType
   if (j.contains("subject")) {
     auto s = oci::parseDescriptor(j["subject"]);
     if (!s.ok()) return Error::Corrupt(what + ": subject: " + s.error().message);
@@ -156,7 +165,8 @@ Result<oci::Descriptor> resolveImageManifest(Client& c, const std::string& tagOr
   KDK_TRY_ASSIGN(Manifest m, c.manifest(tagOrDigest));
   std::string what = c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str();
   KDK_TRY_ASSIGN(oci::DocKind kind, oci::detectKind(m.bytes, m.mediaType));
-  if (kind == oci::DocKind::Manifest) return blobDescriptor(m.mediaType.empty() ? oci::media::kOciManifest : m.mediaType, m.bytes);
+  if (kind == oci::DocKind::Manifest)
+    return blobDescriptor(m.mediaType.empty() ? oci::media::kOciManifest : m.mediaType, m.bytes);
   auto index = oci::parseIndex(m.bytes);
   if (!index.ok()) return Error::Invalid(what + ": " + index.error().message);
   KDK_TRY_ASSIGN(size_t pick, oci::selectPlatform(*index, platform));

@@ -64,9 +64,11 @@ std::string scanTag(const oci::Digest& layer) {
   return layer.algorithm + "-" + layer.encoded.substr(0, 64) + ".v" + std::to_string(kAnalysisVersion);
 }
 
-Result<std::shared_ptr<oci::SharedScanStore>> openRegistryScanStore(const std::string& repo, const ClientOptions& opts) {
+Result<std::shared_ptr<oci::SharedScanStore>> openRegistryScanStore(const std::string& repo,
+                                                                    const ClientOptions& opts) {
   KDK_TRY_ASSIGN(Reference ref, parseReference(repo));
-  if (ref.tagGiven || ref.digest) return Error::Invalid("--cache-repo takes REGISTRY/REPOSITORY without a tag or digest, not '" + repo + "'");
+  if (ref.tagGiven || ref.digest)
+    return Error::Invalid("--cache-repo takes REGISTRY/REPOSITORY without a tag or digest, not '" + repo + "'");
   if (repo.find('/') == std::string::npos || ref.registry == "docker.io")
     return Error::Invalid("--cache-repo needs an explicit registry: REGISTRY/REPOSITORY, not '" + repo + "'");
   return std::shared_ptr<oci::SharedScanStore>(new RegistryScanStore(ref, opts));

@@ -40,7 +40,8 @@ std::map<FindingKey, const json*> findingsOf(const json& r) {
   if (!r.contains("findings") || !r["findings"].is_array()) return out;
   for (const auto& f : r["findings"]) {
     std::string path = stringAt(f, "path");
-    out.emplace(FindingKey{stringAt(f, "code"), stringAt(f, "package"), path.empty() ? stringAt(f, "message") : path}, &f);
+    out.emplace(FindingKey{stringAt(f, "code"), stringAt(f, "package"), path.empty() ? stringAt(f, "message") : path},
+                &f);
   }
   return out;
 }
@@ -57,7 +58,8 @@ std::map<std::string, std::string> evidenceOf(const json& f) {
 }  // namespace
 
 bool isAuditReport(const json& j) {
-  return j.is_object() && stringAt(j, "schema") == Report::kSchema && j.contains("tool") && stringAt(j["tool"], "command") == "audit";
+  return j.is_object() && stringAt(j, "schema") == Report::kSchema && j.contains("tool") &&
+         stringAt(j["tool"], "command") == "audit";
 }
 
 Report diffAuditReports(const json& a, const json& b, const std::string& nameA, const std::string& nameB) {
@@ -78,7 +80,8 @@ Report diffAuditReports(const json& a, const json& b, const std::string& nameA, 
               {{"package", name}, {"environment", env}, {"version_a", va}});
       } else if (it->second != va) {
         ++changed;
-        r.add("diff.package.changed", Severity::Warning, name + " (" + env + ") is " + va + " in A and " + it->second + " in B",
+        r.add("diff.package.changed", Severity::Warning,
+              name + " (" + env + ") is " + va + " in A and " + it->second + " in B",
               {{"package", name}, {"environment", env}, {"version_a", va}, {"version_b", it->second}});
       }
     }
@@ -94,14 +97,16 @@ Report diffAuditReports(const json& a, const json& b, const std::string& nameA, 
       if (!fa.count(key)) {
         ++fresh;
         Severity sev = parseSeverity(stringAt(*f, "severity")).value_or(Severity::Warning);
-        r.add("diff.finding.new", sev, "new in B: " + std::get<0>(key) + ": " + stringAt(*f, "message"), evidenceOf(*f));
+        r.add("diff.finding.new", sev, "new in B: " + std::get<0>(key) + ": " + stringAt(*f, "message"),
+              evidenceOf(*f));
       }
     for (const auto& [key, f] : fa)
       if (!fb.count(key)) {
         ++gone;
-        r.add("diff.finding.gone", Severity::Info, "gone in B: " + std::get<0>(key) + ": " + stringAt(*f, "message"), evidenceOf(*f));
+        r.add("diff.finding.gone", Severity::Info, "gone in B: " + std::get<0>(key) + ": " + stringAt(*f, "message"),
+              evidenceOf(*f));
       }
-    r.section("diff") = {{"packages_a", pa.size()}, {"packages_b", pb.size()}, {"packages_added", added},
+    r.section("diff") = {{"packages_a", pa.size()},     {"packages_b", pb.size()},     {"packages_added", added},
                          {"packages_removed", removed}, {"packages_changed", changed}, {"findings_new", fresh},
                          {"findings_gone", gone}};
     return {};

@@ -52,16 +52,18 @@ json toCycloneDx(const Report& r, int failOn) {
   for (const auto& f : r.findings()) counts[toString(f.severity)]++;
   json props = json::array({{{"name", "kernodeck:verdict"}, {"value", r.verdict(failOn)}},
                             {{"name", "kernodeck:complete"}, {"value", r.failed() ? "false" : "true"}}});
-  for (const auto& [sev, n] : counts) props.push_back({{"name", "kernodeck:findings:" + sev}, {"value", std::to_string(n)}});
+  for (const auto& [sev, n] : counts)
+    props.push_back({{"name", "kernodeck:findings:" + sev}, {"value", std::to_string(n)}});
   return {{"bomFormat", "CycloneDX"},
           {"specVersion", "1.5"},
           {"serialNumber", "urn:uuid:" + uuidFrom(r.toJson(failOn).dump())},
           {"version", 1},
-          {"metadata", {{"timestamp", utcNow()},
-                        {"tools", {{"components", json::array({{{"type", "application"}, {"name", "kernodeck"},
-                                                                {"version", kVersion}}})}}},
-                        {"component", metaComponent},
-                        {"properties", props}}},
+          {"metadata",
+           {{"timestamp", utcNow()},
+            {"tools",
+             {{"components", json::array({{{"type", "application"}, {"name", "kernodeck"}, {"version", kVersion}}})}}},
+            {"component", metaComponent},
+            {"properties", props}}},
           {"components", components},
           {"dependencies", json::array({{{"ref", inv.front().ref}, {"dependsOn", dependsOn}}})}};
 }

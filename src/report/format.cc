@@ -45,8 +45,8 @@ std::string render(const Report& r, Format format, int failOn) {
 
 std::string uuidFrom(const std::string& seed) {
   std::string h = util::sha256Hex(seed).substr(0, 32);
-  h[12] = '5';                                                      // version: name-based (SHA)
-  h[16] = "89ab"[std::stoi(h.substr(16, 1), nullptr, 16) & 3];      // variant: RFC 4122
+  h[12] = '5';                                                  // version: name-based (SHA)
+  h[16] = "89ab"[std::stoi(h.substr(16, 1), nullptr, 16) & 3];  // variant: RFC 4122
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20, 12);
 }
 

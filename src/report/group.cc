@@ -25,8 +25,10 @@ std::vector<std::string> FindingGroup::paths() const {
 std::string FindingGroup::headline() const {
   if (members.size() == 1) return members.front()->message;
   std::string h = std::to_string(members.size()) + " findings";
-  if (!package.empty()) h += " for package " + package;
-  else if (!layer.empty()) h += " in layer " + layer;
+  if (!package.empty())
+    h += " for package " + package;
+  else if (!layer.empty())
+    h += " in layer " + layer;
   return h;
 }
 

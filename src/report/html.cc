@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "kernodeck/report/formats.h"
-#include "kernodeck/util/html.h"
 #include "kernodeck/report/group.h"
+#include "kernodeck/util/html.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::report {
@@ -36,12 +36,14 @@ std::string toHtml(const Report& r, int failOn) {
   o << "<h2>Summary</h2>\n<pre id=\"summary\">" << esc(text.substr(0, text.find("\nSteps\n"))) << "</pre>\n";
   o << "<h2>Steps</h2>\n<table id=\"steps\"><tr><th>step</th><th>status</th><th>ms</th><th>note</th></tr>\n";
   for (const auto& s : r.steps())
-    o << "<tr><td>" << esc(s.name) << "</td><td class=\"" << toString(s.status) << "\">" << toString(s.status) << "</td><td>"
-      << s.duration_ms << "</td><td>" << esc(s.error) << (s.cached ? " (cached)" : "") << "</td></tr>\n";
+    o << "<tr><td>" << esc(s.name) << "</td><td class=\"" << toString(s.status) << "\">" << toString(s.status)
+      << "</td><td>" << s.duration_ms << "</td><td>" << esc(s.error) << (s.cached ? " (cached)" : "") << "</td></tr>\n";
   o << "</table>\n<h2>Findings</h2>\n";
   auto groups = groupFindings(r.findings());
-  if (groups.empty()) o << "<p>No findings.</p>\n";
-  else o << "<table id=\"findings\"><tr><th>severity</th><th>code</th><th>count</th><th>finding</th></tr>\n";
+  if (groups.empty())
+    o << "<p>No findings.</p>\n";
+  else
+    o << "<table id=\"findings\"><tr><th>severity</th><th>code</th><th>count</th><th>finding</th></tr>\n";
   for (const auto& g : groups) {
     o << "<tr><td class=\"" << toString(g.severity) << "\">" << toString(g.severity) << "</td><td><code>" << esc(g.code)
       << "</code></td><td>" << g.count() << "</td><td>";

@@ -19,8 +19,10 @@ std::string purlEncode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == '~') out += static_cast<char>(c);
-    else out += std::string("%") + hex[c >> 4] + hex[c & 15];
+    if (std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == '~')
+      out += static_cast<char>(c);
+    else
+      out += std::string("%") + hex[c >> 4] + hex[c & 15];
   }
   return out;
 }
@@ -121,7 +123,8 @@ std::vector<Component> inventoryOf(const Report& r, int failOn) {
         c.ref = "deb:" + c.name + ":" + arch;
         c.purl = "pkg:deb/" + purlEncode(osId) + "/" + purlEncode(c.name) + "@" + purlEncode(c.version) +
                  (arch.empty() ? "" : "?arch=" + purlEncode(arch));
-        if (auto src = stringAt(p, "source"); !src.empty() && src != c.name) c.properties.push_back({"kernodeck:source", src});
+        if (auto src = stringAt(p, "source"); !src.empty() && src != c.name)
+          c.properties.push_back({"kernodeck:source", src});
         verdicts.apply(c, c.name, verified);
         if (refs.insert(c.ref).second) out.push_back(c);
       }
@@ -154,7 +157,8 @@ std::vector<Component> inventoryOf(const Report& r, int failOn) {
           for (auto it = p["archive_hashes"].begin(); it != p["archive_hashes"].end(); ++it) {
             static const std::map<std::string, std::string> names = {
                 {"sha256", "SHA-256"}, {"sha384", "SHA-384"}, {"sha512", "SHA-512"}, {"sha1", "SHA-1"}, {"md5", "MD5"}};
-            if (auto n = names.find(it.key()); n != names.end() && it.value().is_string()) c.hashes[n->second] = it.value();
+            if (auto n = names.find(it.key()); n != names.end() && it.value().is_string())
+              c.hashes[n->second] = it.value();
           }
         c.properties = {{"kernodeck:environment", prefix}, {"kernodeck:location", stringAt(p, "location")}};
         if (auto inst = stringAt(p, "installer"); !inst.empty()) c.properties.push_back({"kernodeck:installer", inst});

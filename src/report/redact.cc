@@ -15,16 +15,14 @@ const std::regex& urlUserinfo() {
 }
 
 const std::regex& tokenShapes() {
-  static const std::regex re(
-      R"((hf_[A-Za-z0-9]{20,})|(gh[pousr]_[A-Za-z0-9]{20,})|(github_pat_[A-Za-z0-9_]{20,})|)"
-      R"((xox[abposr]-[A-Za-z0-9-]{10,})|((AKIA|ASIA)[0-9A-Z]{16})|(sk-[A-Za-z0-9_-]{20,})|)"
-      R"((glpat-[A-Za-z0-9_-]{20,})|(-----BEGIN [A-Z ]*PRIVATE KEY-----))");
+  static const std::regex re(R"((hf_[A-Za-z0-9]{20,})|(gh[pousr]_[A-Za-z0-9]{20,})|(github_pat_[A-Za-z0-9_]{20,})|)"
+                             R"((xox[abposr]-[A-Za-z0-9-]{10,})|((AKIA|ASIA)[0-9A-Z]{16})|(sk-[A-Za-z0-9_-]{20,})|)"
+                             R"((glpat-[A-Za-z0-9_-]{20,})|(-----BEGIN [A-Z ]*PRIVATE KEY-----))");
   return re;
 }
 
 const std::regex& authHeader() {
-  static const std::regex re(R"(((Authorization|Proxy-Authorization)\s*[:=]\s*)[^\r\n,;"']+)",
-                             std::regex::icase);
+  static const std::regex re(R"(((Authorization|Proxy-Authorization)\s*[:=]\s*)[^\r\n,;"']+)", std::regex::icase);
   return re;
 }
 
@@ -48,8 +46,8 @@ bool isSecretName(std::string_view name) {
     }
   }
   if (!w.empty()) words.push_back(w);
-  static const char* single[] = {"password", "passwd", "secret", "secrets", "token", "apikey",
-                                 "credential", "credentials", "auth", "pat", "passphrase"};
+  static const char* single[] = {"password",   "passwd",      "secret", "secrets", "token",     "apikey",
+                                 "credential", "credentials", "auth",   "pat",     "passphrase"};
   static const char* firstOfPair[] = {"api", "access", "private", "secret", "session", "signing", "client"};
   for (size_t i = 0; i < words.size(); ++i) {
     for (const char* s : single)

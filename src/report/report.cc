@@ -63,8 +63,8 @@ bool Report::runStep(const std::string& name, const std::function<Status()>& fn)
   auto t0 = std::chrono::steady_clock::now();
   Status st = fn();
   step = find(name);  // fn may have declared more steps
-  step->duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - t0).count();
+  step->duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   if (st.ok()) {
     if (step->status != StepStatus::Skipped) step->status = StepStatus::Passed;
     return true;
@@ -93,19 +93,18 @@ void Report::restoreStep(const std::string& name, StepStatus status, const std::
 
 void Report::add(Finding f) {
   f.message = redactText(f.message);
-  for (auto it = f.evidence.begin(); it != f.evidence.end();) it = it->second.empty() ? f.evidence.erase(it) : std::next(it);
+  for (auto it = f.evidence.begin(); it != f.evidence.end();)
+    it = it->second.empty() ? f.evidence.erase(it) : std::next(it);
   for (auto& [k, v] : f.evidence) v = redactText(v);
   findings_.push_back(std::move(f));
 }
 
-void Report::add(std::string code, Severity sev, std::string message,
-                 std::map<std::string, std::string> evidence) {
+void Report::add(std::string code, Severity sev, std::string message, std::map<std::string, std::string> evidence) {
   add(Finding{std::move(code), sev, std::move(message), std::move(evidence)});
 }
 
 bool Report::hasFinding(std::string_view code) const {
-  return std::any_of(findings_.begin(), findings_.end(),
-                     [&](const Finding& f) { return f.code == code; });
+  return std::any_of(findings_.begin(), findings_.end(), [&](const Finding& f) { return f.code == code; });
 }
 
 const char* Report::verdict(int failOn) const {
@@ -164,15 +163,19 @@ nlohmann::json Report::toJson(int failOn) const {
   }
   j["groups"] = nlohmann::json::array();
   for (const auto& g : groupFindings(findings_)) {
-    nlohmann::json jg = {{"code", g.code}, {"severity", toString(g.severity)}, {"count", g.count()},
-                         {"message", g.headline()}, {"paths", g.paths()}};
+    nlohmann::json jg = {{"code", g.code},
+                         {"severity", toString(g.severity)},
+                         {"count", g.count()},
+                         {"message", g.headline()},
+                         {"paths", g.paths()}};
     if (!g.package.empty()) jg["package"] = g.package;
     if (!g.layer.empty()) jg["layer"] = g.layer;
     j["groups"].push_back(jg);
   }
-  j["summary"] = {{"findings", counts}, {"by_code", byCode}, {"groups", j["groups"].size()},
-                  {"complete", !failed()}, {"verdict", verdict(failOn)},
-                  {"fail_on", failOn < 0 ? "none" : toString(static_cast<Severity>(failOn))}};
+  j["summary"] = {
+      {"findings", counts},           {"by_code", byCode},
+      {"groups", j["groups"].size()}, {"complete", !failed()},
+      {"verdict", verdict(failOn)},   {"fail_on", failOn < 0 ? "none" : toString(static_cast<Severity>(failOn))}};
   for (auto it = sections_.begin(); it != sections_.end(); ++it) j[it.key()] = it.value();
   return j;
 }

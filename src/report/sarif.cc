@@ -32,8 +32,10 @@ std::string uriOf(const std::string& path) {
   while (i < path.size() && path[i] == '/') ++i;
   for (; i < path.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(path[i]);
-    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') out += static_cast<char>(c);
-    else out += std::string("%") + hex[c >> 4] + hex[c & 15];
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~')
+      out += static_cast<char>(c);
+    else
+      out += std::string("%") + hex[c >> 4] + hex[c & 15];
   }
   return out;
 }
@@ -65,13 +67,15 @@ json toSarif(const Report& r) {
                        {"shortDescription", {{"text", g.code}}},
                        {"fullDescription", {{"text", g.members.front()->message}}},
                        {"defaultConfiguration", {{"level", level(g.severity)}}}});
-    json res = {{"ruleId", g.code}, {"ruleIndex", it->second}, {"level", level(g.severity)},
+    json res = {{"ruleId", g.code},
+                {"ruleIndex", it->second},
+                {"level", level(g.severity)},
                 {"message", {{"text", g.code + ": " + g.headline()}}}};
     json locs = json::array();
     for (const auto& p : g.paths()) locs.push_back(location(p));
     if (locs.empty() && (!g.package.empty() || !g.layer.empty()))
       locs.push_back({{"logicalLocations", json::array({{{"name", g.package.empty() ? g.layer : g.package},
-                                                          {"kind", g.package.empty() ? "module" : "package"}}})}});
+                                                         {"kind", g.package.empty() ? "module" : "package"}}})}});
     if (!locs.empty()) res["locations"] = locs;
     json props = {{"count", g.count()}};
     if (!g.package.empty()) props["package"] = g.package;
@@ -86,15 +90,19 @@ json toSarif(const Report& r) {
   }
   json invocation = {{"executionSuccessful", !r.failed()}};
   if (r.failed())
-    invocation["toolExecutionNotifications"] = json::array({{{"level", "error"}, {"message", {{"text", r.firstError()}}}}});
+    invocation["toolExecutionNotifications"] =
+        json::array({{{"level", "error"}, {"message", {{"text", r.firstError()}}}}});
   std::string subject = stringAt(r.subject(), "reference");
   if (subject.empty()) subject = r.tool();
-  json run = {{"tool", {{"driver", {{"name", "kernodeck"}, {"version", kVersion}, {"semanticVersion", kVersion}, {"rules", rules}}}}},
-              {"originalUriBaseIds", {{"ROOTFS", {{"description", {{"text", "the root filesystem of " + subject}}}}}}},
-              {"invocations", json::array({invocation})},
-              {"results", results},
-              {"properties", {{"subject", r.subject()}}}};
-  return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
+  json run = {
+      {"tool",
+       {{"driver", {{"name", "kernodeck"}, {"version", kVersion}, {"semanticVersion", kVersion}, {"rules", rules}}}}},
+      {"originalUriBaseIds", {{"ROOTFS", {{"description", {{"text", "the root filesystem of " + subject}}}}}}},
+      {"invocations", json::array({invocation})},
+      {"results", results},
+      {"properties", {{"subject", r.subject()}}}};
+  return {
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
 }
 
 }  // namespace kernodeck::report

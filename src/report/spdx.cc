@@ -36,7 +36,10 @@ json toSpdx(const Report& r, int failOn) {
   for (size_t i = 0; i < inv.size(); ++i) {
     const Component& c = inv[i];
     std::string id = i == 0 ? "SPDXRef-subject" : "SPDXRef-component-" + std::to_string(i);
-    json p = {{"SPDXID", id}, {"name", c.name}, {"downloadLocation", "NOASSERTION"}, {"filesAnalyzed", false},
+    json p = {{"SPDXID", id},
+              {"name", c.name},
+              {"downloadLocation", "NOASSERTION"},
+              {"filesAnalyzed", false},
               {"primaryPackagePurpose", purpose(c.type)}};
     if (!c.version.empty()) p["versionInfo"] = c.version;
     if (!c.description.empty()) p["description"] = c.description;
@@ -45,22 +48,23 @@ json toSpdx(const Report& r, int failOn) {
       if (const char* a = spdxAlgorithm(alg)) sums.push_back({{"algorithm", a}, {"checksumValue", hex}});
     if (!sums.empty()) p["checksums"] = sums;
     if (!c.purl.empty())
-      p["externalRefs"] = json::array({{{"referenceCategory", "PACKAGE-MANAGER"}, {"referenceType", "purl"},
-                                        {"referenceLocator", c.purl}}});
+      p["externalRefs"] = json::array(
+          {{{"referenceCategory", "PACKAGE-MANAGER"}, {"referenceType", "purl"}, {"referenceLocator", c.purl}}});
     std::string comment = "kernodeck type " + c.type;
     for (const auto& [k, v] : c.properties) comment += "; " + k + "=" + v;
     if (!c.verification.empty()) {
       comment += "; kernodeck:verification=" + c.verification;
-      p["annotations"] = json::array({{{"annotationDate", created}, {"annotationType", "REVIEW"},
+      p["annotations"] = json::array({{{"annotationDate", created},
+                                       {"annotationType", "REVIEW"},
                                        {"annotator", std::string("Tool: kernodeck-") + kVersion},
                                        {"comment", "kernodeck verification: " + c.verification}}});
     }
     p["comment"] = comment;
     packages.push_back(p);
-    relationships.push_back(i == 0 ? json{{"spdxElementId", "SPDXRef-DOCUMENT"}, {"relationshipType", "DESCRIBES"},
-                                          {"relatedSpdxElement", id}}
-                                   : json{{"spdxElementId", "SPDXRef-subject"}, {"relationshipType", "CONTAINS"},
-                                          {"relatedSpdxElement", id}});
+    relationships.push_back(
+        i == 0
+            ? json{{"spdxElementId", "SPDXRef-DOCUMENT"}, {"relationshipType", "DESCRIBES"}, {"relatedSpdxElement", id}}
+            : json{{"spdxElementId", "SPDXRef-subject"}, {"relationshipType", "CONTAINS"}, {"relatedSpdxElement", id}});
   }
   std::string uuid = uuidFrom(r.toJson(failOn).dump());
   return {{"spdxVersion", "SPDX-2.3"},
@@ -68,8 +72,10 @@ json toSpdx(const Report& r, int failOn) {
           {"SPDXID", "SPDXRef-DOCUMENT"},
           {"name", "kernodeck " + r.tool() + " of " + inv.front().name},
           {"documentNamespace", "https://spdx.org/spdxdocs/kernodeck-" + uuid},
-          {"creationInfo", {{"created", created}, {"creators", json::array({std::string("Tool: kernodeck-") + kVersion})},
-                            {"comment", std::string("kernodeck verdict: ") + r.verdict(failOn)}}},
+          {"creationInfo",
+           {{"created", created},
+            {"creators", json::array({std::string("Tool: kernodeck-") + kVersion})},
+            {"comment", std::string("kernodeck verdict: ") + r.verdict(failOn)}}},
           {"packages", packages},
           {"relationships", relationships}};
 }

@@ -46,8 +46,9 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
   if (sections.contains("diff") && sections["diff"].is_object() && sections["diff"].contains("findings_new")) {
     const auto& d = sections["diff"];
     auto n = [&](const char* k) { return std::to_string(d.value(k, 0LL)); };
-    field(o, "packages", n("packages_added") + " added, " + n("packages_removed") + " removed, " + n("packages_changed") +
-                             " changed (" + n("packages_a") + " in A, " + n("packages_b") + " in B)");
+    field(o, "packages",
+          n("packages_added") + " added, " + n("packages_removed") + " removed, " + n("packages_changed") +
+              " changed (" + n("packages_a") + " in A, " + n("packages_b") + " in B)");
     field(o, "drift", n("findings_new") + " findings new in B, " + n("findings_gone") + " gone from A");
   }
   if (sections.contains("os") && sections["os"].is_object()) {
@@ -61,10 +62,11 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
   if (sections.contains("os_packages") && sections["os_packages"].is_object()) {
     const auto& p = sections["os_packages"];
     if (p.contains("count") && p["count"].is_number())
-      field(o, "dpkg", std::to_string(p["count"].get<long long>()) + " packages, " +
-                           std::to_string(p.value("files_verified", 0LL)) + " files verified, " +
-                           std::to_string(p.value("modified", 0LL)) + " modified, " + std::to_string(p.value("missing", 0LL)) +
-                           " missing");
+      field(o, "dpkg",
+            std::to_string(p["count"].get<long long>()) + " packages, " +
+                std::to_string(p.value("files_verified", 0LL)) + " files verified, " +
+                std::to_string(p.value("modified", 0LL)) + " modified, " + std::to_string(p.value("missing", 0LL)) +
+                " missing");
   }
   if (!sections.contains("python") || !sections["python"].is_object()) return;
   const auto& py = sections["python"];
@@ -73,9 +75,9 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
     for (const auto& e : py["environments"]) {
       std::string interp = stringAt(e, "interpreter");
       size_t n = e.contains("packages") && e["packages"].is_array() ? e["packages"].size() : 0;
-      field(o, first ? "python" : "", stringAt(e, "kind") + " " + stringAt(e, "prefix") + "  Python " + stringAt(e, "python_version") +
-                                          "  " + (interp.empty() ? "no interpreter" : interp) + "  " + std::to_string(n) +
-                                          " packages");
+      field(o, first ? "python" : "",
+            stringAt(e, "kind") + " " + stringAt(e, "prefix") + "  Python " + stringAt(e, "python_version") + "  " +
+                (interp.empty() ? "no interpreter" : interp) + "  " + std::to_string(n) + " packages");
       first = false;
     }
   }
@@ -89,14 +91,16 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
   if (py.contains("torch") && py["torch"].is_object()) {
     const auto& t = py["torch"];
     auto orNone = [&](const char* k) { return stringAt(t, k).empty() ? std::string("None") : stringAt(t, k); };
-    field(o, "torch", stringAt(t, "version") + "  torch.version.cuda " + orNone("cuda") + ", torch.version.hip " + orNone("hip") +
-                          "  (" + stringAt(t, "location") + ")");
+    field(o, "torch",
+          stringAt(t, "version") + "  torch.version.cuda " + orNone("cuda") + ", torch.version.hip " + orNone("hip") +
+              "  (" + stringAt(t, "location") + ")");
   }
   std::string toolkit = stringAt(py, "cuda_toolkit");
   size_t wheels = py.contains("nvidia_wheels") && py["nvidia_wheels"].is_object() ? py["nvidia_wheels"].size() : 0;
   if (!toolkit.empty() || wheels)
-    field(o, "cuda", (toolkit.empty() ? "no toolkit in /usr/local/cuda*" : "toolkit " + toolkit) +
-                         (wheels ? ", " + std::to_string(wheels) + " nvidia-* wheels" : ""));
+    field(o, "cuda",
+          (toolkit.empty() ? "no toolkit in /usr/local/cuda*" : "toolkit " + toolkit) +
+              (wheels ? ", " + std::to_string(wheels) + " nvidia-* wheels" : ""));
   else if (py.contains("torch") && py["torch"].is_object())
     field(o, "cuda", "none in the image");
 }
@@ -117,9 +121,10 @@ std::string Report::toText(int failOn) const {
   // Summary.
   std::string v = verdict(failOn);
   std::string threshold = failOn < 0 ? "none" : toString(static_cast<Severity>(failOn));
-  field(o, "verdict", v == "pass" ? "PASS (no finding at or above --fail-on " + threshold + ")"
-                      : v == "fail" ? "FAIL (findings at or above --fail-on " + threshold + ")"
-                                    : "INCOMPLETE: " + first_error_);
+  field(o, "verdict",
+        v == "pass"   ? "PASS (no finding at or above --fail-on " + threshold + ")"
+        : v == "fail" ? "FAIL (findings at or above --fail-on " + threshold + ")"
+                      : "INCOMPLETE: " + first_error_);
   std::vector<FindingGroup> groups = groupFindings(findings_);
   std::map<std::string, int> bySeverity, byCode;
   for (const auto& f : findings_) {
@@ -184,7 +189,8 @@ std::string Report::toText(int failOn) const {
         continue;
       }
       if (gr.count() > kShownPerGroup) cut = true;
-      for (size_t i = 0; i < gr.members.size() && i < kShownPerGroup; ++i) o << "    " << gr.members[i]->message << "\n";
+      for (size_t i = 0; i < gr.members.size() && i < kShownPerGroup; ++i)
+        o << "    " << gr.members[i]->message << "\n";
       if (gr.count() > kShownPerGroup) o << "    and " << gr.count() - kShownPerGroup << " more\n";
     }
   }

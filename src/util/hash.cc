@@ -102,8 +102,10 @@ std::string base64UrlNoPad(std::string_view raw) {
   std::string s = base64Encode(raw);
   while (!s.empty() && s.back() == '=') s.pop_back();
   for (char& c : s) {
-    if (c == '+') c = '-';
-    else if (c == '/') c = '_';
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
   }
   return s;
 }

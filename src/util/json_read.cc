@@ -115,7 +115,8 @@ Status JsonReader::as(std::vector<double>& out) const {
 Status JsonReader::as(std::map<std::string, std::string>& out) const {
   if (!j_->is_object()) return wrong("an object of strings");
   std::map<std::string, std::string> m;
-  for (auto it = j_->begin(); it != j_->end(); ++it) KDK_TRY_STATUS(JsonReader(it.value(), fieldPath(it.key())).as(m[it.key()]));
+  for (auto it = j_->begin(); it != j_->end(); ++it)
+    KDK_TRY_STATUS(JsonReader(it.value(), fieldPath(it.key())).as(m[it.key()]));
   out = std::move(m);
   return {};
 }

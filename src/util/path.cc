@@ -43,9 +43,12 @@ std::optional<std::string> cleanConfined(std::string_view path) {
   bool escapes = false;
   forEachComponent(path, [&](std::string_view c) {
     if (c.empty() || c == ".") return;
-    if (c != "..") parts.push_back(c);
-    else if (parts.empty()) escapes = true;
-    else parts.pop_back();
+    if (c != "..")
+      parts.push_back(c);
+    else if (parts.empty())
+      escapes = true;
+    else
+      parts.pop_back();
   });
   if (escapes) return std::nullopt;
   return joinComponents(parts);

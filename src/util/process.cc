@@ -154,12 +154,17 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
   posix_spawnattr_t attr;
   ::posix_spawn_file_actions_init(&fa);
   ::posix_spawnattr_init(&attr);
-  if (feed) ::posix_spawn_file_actions_adddup2(&fa, inR.fd, 0);
-  else ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (feed)
+    ::posix_spawn_file_actions_adddup2(&fa, inR.fd, 0);
+  else
+    ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   auto route = [&](ProcessOutput how, int target, int captureFd) {
-    if (how == ProcessOutput::Capture) ::posix_spawn_file_actions_adddup2(&fa, captureFd, target);
-    else if (how == ProcessOutput::Discard) ::posix_spawn_file_actions_addopen(&fa, target, "/dev/null", O_WRONLY, 0);
-    else if (target != 2) ::posix_spawn_file_actions_adddup2(&fa, 2, target);
+    if (how == ProcessOutput::Capture)
+      ::posix_spawn_file_actions_adddup2(&fa, captureFd, target);
+    else if (how == ProcessOutput::Discard)
+      ::posix_spawn_file_actions_addopen(&fa, target, "/dev/null", O_WRONLY, 0);
+    else if (target != 2)
+      ::posix_spawn_file_actions_adddup2(&fa, 2, target);
   };
   route(spec.out, 1, outW.fd);
   route(spec.err, 2, errW.fd);
@@ -204,7 +209,8 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
   while (!reaped) {
     int waitMs = -1;
     if (spec.timeoutMs) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) {
         r.timedOut = true;
         break;
@@ -253,7 +259,8 @@ std::string quoteCommand(const std::vector<std::string>& argv) {
     bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_@%+=:,./-", c) != nullptr;
     });
-    bool control = std::any_of(a.begin(), a.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    bool control =
+        std::any_of(a.begin(), a.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
     if (plain) {
       out += a;
     } else if (!control) {
@@ -265,11 +272,16 @@ std::string quoteCommand(const std::vector<std::string>& argv) {
       for (char c : a) {
         unsigned char u = static_cast<unsigned char>(c);
         char hex[8];
-        if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '\'' || c == '\\') out += std::string("\\") + c;
-        else if (u < 0x20 || u == 0x7f) std::snprintf(hex, sizeof hex, "\\x%02x", u), out += hex;
-        else out += c;
+        if (c == '\n')
+          out += "\\n";
+        else if (c == '\t')
+          out += "\\t";
+        else if (c == '\'' || c == '\\')
+          out += std::string("\\") + c;
+        else if (u < 0x20 || u == 0x7f)
+          std::snprintf(hex, sizeof hex, "\\x%02x", u), out += hex;
+        else
+          out += c;
       }
       out += '\'';
     }
@@ -278,7 +290,8 @@ std::string quoteCommand(const std::vector<std::string>& argv) {
 }
 
 Status removeTree(const std::string& path) {
-  if (path.empty() || std::filesystem::path(path).lexically_normal() == "/") return Error::Unsafe("refusing to remove '" + path + "'");
+  if (path.empty() || std::filesystem::path(path).lexically_normal() == "/")
+    return Error::Unsafe("refusing to remove '" + path + "'");
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
   if (ec) return Error::Io("cannot remove " + path + ": " + ec.message());

@@ -44,7 +44,8 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
     ::mkdirat(dir, c.c_str(), 0755);
     int next = ::openat(dir, c.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     ::close(dir);
-    if (next < 0) return Error::Io("cannot open " + root + "/" + c + " without following links: " + std::strerror(errno));
+    if (next < 0)
+      return Error::Io("cannot open " + root + "/" + c + " without following links: " + std::strerror(errno));
     dir = next;
   }
   if (name.empty()) {
@@ -76,8 +77,10 @@ Status writeFileAtomic(const std::string& path, std::string_view content, bool s
   if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
   bool ok = writeAll(fd, content);
   int e = errno;
-  if (ok && ((sync && ::fsync(fd) != 0) || ::close(fd) != 0)) ok = false, e = errno;
-  else if (!ok) ::close(fd);
+  if (ok && ((sync && ::fsync(fd) != 0) || ::close(fd) != 0))
+    ok = false, e = errno;
+  else if (!ok)
+    ::close(fd);
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
     if (ok) e = errno;
     ::unlink(tmp.c_str());
@@ -103,8 +106,10 @@ void walk(const std::string& root, const std::string& rel, std::vector<std::stri
     std::string r = rel.empty() ? n : rel + "/" + n;
     struct stat st {};
     if (::lstat((root + "/" + r).c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) walk(root, r, out, depth + 1);
-    else if (out.size() < 200000) out.push_back(r);
+    if (S_ISDIR(st.st_mode))
+      walk(root, r, out, depth + 1);
+    else if (out.size() < 200000)
+      out.push_back(r);
   }
 }
 

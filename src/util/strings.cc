@@ -2,9 +2,9 @@
 
 #include "kernodeck/util/html.h"
 
-#include <cstdint>
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 
@@ -42,9 +42,7 @@ std::string toLower(std::string_view s) {
   return r;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && toLower(a) == toLower(b);
-}
+bool iequals(std::string_view a, std::string_view b) { return a.size() == b.size() && toLower(a) == toLower(b); }
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string r;
@@ -90,8 +88,10 @@ std::string humanBytes(uint64_t n) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
 

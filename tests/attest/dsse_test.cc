@@ -16,8 +16,10 @@ namespace {
 // A key as PEM: the private key (PKCS#8) or its public half.
 std::string pemOf(EVP_PKEY* k, bool pub) {
   BIO* b = BIO_new(BIO_s_mem());
-  if (pub) PEM_write_bio_PUBKEY(b, k);
-  else PEM_write_bio_PrivateKey(b, k, nullptr, nullptr, 0, nullptr, nullptr);
+  if (pub)
+    PEM_write_bio_PUBKEY(b, k);
+  else
+    PEM_write_bio_PrivateKey(b, k, nullptr, nullptr, 0, nullptr, nullptr);
   char* data = nullptr;
   long n = BIO_get_mem_data(b, &data);
   std::string out(data, static_cast<size_t>(n));
@@ -46,7 +48,8 @@ std::string publicOf(const std::string& priv) {
 }
 
 TEST(Dsse, PaeMatchesTheSpecExample) {
-  EXPECT_EQ(pae("http://example.com/HelloWorld", "hello world"), "DSSEv1 29 http://example.com/HelloWorld 11 hello world");
+  EXPECT_EQ(pae("http://example.com/HelloWorld", "hello world"),
+            "DSSEv1 29 http://example.com/HelloWorld 11 hello world");
   EXPECT_EQ(pae("", ""), "DSSEv1 0  0 ");
 }
 
@@ -120,10 +123,11 @@ TEST(Dsse, RefusesOtherKeysAndGarbage) {
 }
 
 TEST(Dsse, ParseRefusesMalformedEnvelopes) {
-  for (const char* bad : {"", "[]", "{}", R"({"payloadType":"t"})", R"({"payloadType":"t","payload":"!!"})",
-                          R"({"payloadType":"t","payload":"","signatures":{}})",
-                          R"({"payloadType":"t","payload":"","signatures":[{"keyid":"x"}]})",
-                          R"({"payloadType":"t","payload":"e30=","signatures":[{"sig":"%%"}]})", R"({"payloadType":"t","payl)"}) {
+  for (const char* bad :
+       {"", "[]", "{}", R"({"payloadType":"t"})", R"({"payloadType":"t","payload":"!!"})",
+        R"({"payloadType":"t","payload":"","signatures":{}})",
+        R"({"payloadType":"t","payload":"","signatures":[{"keyid":"x"}]})",
+        R"({"payloadType":"t","payload":"e30=","signatures":[{"sig":"%%"}]})", R"({"payloadType":"t","payl)"}) {
     auto e = parseEnvelope(bad);
     EXPECT_FALSE(e.ok()) << bad;
     if (!e.ok()) {
@@ -141,10 +145,12 @@ TEST(Statement, RoundTripsAndRefusesWrongShapes) {
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->subjects.at(0).digest.at("sha256"), std::string(64, 'a'));
   EXPECT_EQ(back->predicate["schema"], "kernodeck.report/v1");
-  for (const char* bad : {"{}", R"({"_type":"https://in-toto.io/Statement/v0.1","subject":[{"digest":{"sha256":"a"}}],"predicateType":"p"})",
-                          R"({"_type":"https://in-toto.io/Statement/v1","subject":[],"predicateType":"p"})",
-                          R"({"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"x"}],"predicateType":"p"})",
-                          R"({"_type":"https://in-toto.io/Statement/v1","subject":[{"digest":{"sha256":"a"}}]})"})
+  for (const char* bad :
+       {"{}",
+        R"({"_type":"https://in-toto.io/Statement/v0.1","subject":[{"digest":{"sha256":"a"}}],"predicateType":"p"})",
+        R"({"_type":"https://in-toto.io/Statement/v1","subject":[],"predicateType":"p"})",
+        R"({"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"x"}],"predicateType":"p"})",
+        R"({"_type":"https://in-toto.io/Statement/v1","subject":[{"digest":{"sha256":"a"}}]})"})
     EXPECT_FALSE(parseStatement(bad).ok()) << bad;
 }
 

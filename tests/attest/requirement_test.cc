@@ -39,16 +39,28 @@ TEST(ReportRequirement, TheNewestGoodReportMustPass) {
     const char* code;  // the error finding when not met
   } cases[] = {
       {"nothing attached", {}, false, "probe.report.missing"},
-      {"only a bad signature", {checked("pass", "2026-01-01T00:00:01Z", "report.signature.invalid")}, false, "probe.report.unverified"},
-      {"only another subject", {checked("pass", "2026-01-01T00:00:01Z", "report.subject.mismatch")}, false, "probe.report.unverified"},
+      {"only a bad signature",
+       {checked("pass", "2026-01-01T00:00:01Z", "report.signature.invalid")},
+       false,
+       "probe.report.unverified"},
+      {"only another subject",
+       {checked("pass", "2026-01-01T00:00:01Z", "report.subject.mismatch")},
+       false,
+       "probe.report.unverified"},
       {"a failed verdict", {checked("fail", "2026-01-01T00:00:01Z")}, false, "probe.report.failed"},
       {"an incomplete audit", {checked("incomplete", "2026-01-01T00:00:01Z")}, false, "probe.report.failed"},
       {"a pass", {checked("pass", "2026-01-01T00:00:01Z")}, true, ""},
-      {"an older pass, a newer fail", {checked("pass", "2026-01-01T00:00:01Z"), checked("fail", "2026-01-02T00:00:02Z")}, false,
+      {"an older pass, a newer fail",
+       {checked("pass", "2026-01-01T00:00:01Z"), checked("fail", "2026-01-02T00:00:02Z")},
+       false,
        "probe.report.failed"},
-      {"an older fail, a newer pass", {checked("fail", "2026-01-01T00:00:01Z"), checked("pass", "2026-01-02T00:00:02Z")}, true, ""},
+      {"an older fail, a newer pass",
+       {checked("fail", "2026-01-01T00:00:01Z"), checked("pass", "2026-01-02T00:00:02Z")},
+       true,
+       ""},
       {"a newer pass with a bad signature does not count",
-       {checked("fail", "2026-01-01T00:00:01Z"), checked("pass", "2026-01-02T00:00:02Z", "report.signature.invalid")}, false,
+       {checked("fail", "2026-01-01T00:00:01Z"), checked("pass", "2026-01-02T00:00:02Z", "report.signature.invalid")},
+       false,
        "probe.report.failed"},
   };
   auto image = *oci::parseDigest("sha256:" + std::string(64, 'a'));
@@ -66,9 +78,12 @@ TEST(ReportRequirement, TheNewestGoodReportMustPass) {
     }
   }
   // A met requirement keeps the other reports' problems, as warnings; an unmet one as errors.
-  Requirement met = requirePassingReport({checked("pass", "2026-01-02T00:00:02Z"), checked("pass", "2026-01-01T00:00:01Z", "report.signature.invalid")}, image);
+  Requirement met = requirePassingReport(
+      {checked("pass", "2026-01-02T00:00:02Z"), checked("pass", "2026-01-01T00:00:01Z", "report.signature.invalid")},
+      image);
   EXPECT_TRUE(met.met);
   EXPECT_EQ(count(met, "report.signature.invalid", S::Warning), 1);
-  Requirement unmet = requirePassingReport({checked("pass", "2026-01-01T00:00:01Z", "report.signature.invalid")}, image);
+  Requirement unmet =
+      requirePassingReport({checked("pass", "2026-01-01T00:00:01Z", "report.signature.invalid")}, image);
   EXPECT_EQ(count(unmet, "report.signature.invalid", S::Error), 1);
 }

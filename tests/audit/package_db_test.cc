@@ -71,8 +71,11 @@ TEST(Apk, ChecksumsDecode) {
 TEST(Apk, InstalledDatabaseParses) {
   std::string text =
       "C:Q1aaaa\nP:musl\nV:1.2.4-r2\nA:x86_64\no:musl\nF:lib\nR:ld-musl-x86_64.so.1\na:0:0:755\nZ:" + q1("musl") +
-      "\nR:libc.musl-x86_64.so.1\nZ:" + q1("ld-musl-x86_64.so.1") + "\n\n"
-      "P:alpine-baselayout\nV:3.4.3-r1\nA:x86_64\nF:etc\nR:motd\nZ:" + q1("motd\n") + "\nM:0:0:755\nF:/var/empty/\n\n"
+      "\nR:libc.musl-x86_64.so.1\nZ:" + q1("ld-musl-x86_64.so.1") +
+      "\n\n"
+      "P:alpine-baselayout\nV:3.4.3-r1\nA:x86_64\nF:etc\nR:motd\nZ:" +
+      q1("motd\n") +
+      "\nM:0:0:755\nF:/var/empty/\n\n"
       "V:9\nF:orphan\nR:file\n";
   PackageDatabase db = parseApkInstalled(text);
   ASSERT_EQ(db.packages.size(), 2u);
@@ -125,7 +128,8 @@ TEST(PackageDb, VerifiesLikeRpmV) {
   link.package = "a", link.path = "usr/bin/link", link.kind = OwnedFile::Kind::Symlink, link.linkTarget = "elsewhere";
   db.files.push_back(link);
   OwnedFile apkLink;  // apk: the kind is not recorded and a link's digest is that of its target
-  apkLink.package = "a", apkLink.path = "usr/bin/apklink", apkLink.kind = OwnedFile::Kind::Any, apkLink.linkDigest = true;
+  apkLink.package = "a", apkLink.path = "usr/bin/apklink", apkLink.kind = OwnedFile::Kind::Any,
+  apkLink.linkDigest = true;
   apkLink.digestAlgorithm = "sha1", apkLink.digest = sha("sha1", "ok");
   db.files.push_back(apkLink);
   auto view = oci::openDirView(t.root);
@@ -137,10 +141,10 @@ TEST(PackageDb, VerifiesLikeRpmV) {
     EXPECT_EQ(m.config, m.path == "etc/app.conf");
   }
   EXPECT_EQ(modified, (std::map<std::string, std::string>{{"usr/bin/grown", "S.5."},
-                                                         {"usr/bin/sameSize", "..5."},
-                                                         {"usr/bin/chmod", ".M.."},
-                                                         {"etc/app.conf", "S.5."},
-                                                         {"usr/bin/link", "...L"}}));
+                                                          {"usr/bin/sameSize", "..5."},
+                                                          {"usr/bin/chmod", ".M.."},
+                                                          {"etc/app.conf", "S.5."},
+                                                          {"usr/bin/link", "...L"}}));
   ASSERT_EQ(db.missing.size(), 1u);
   EXPECT_EQ(db.missing[0].path, "usr/bin/gone");
   EXPECT_EQ(db.verified, 3u);  // ok, libx.so, apklink

@@ -28,7 +28,8 @@ StoredResult sample() {
     s.steps.push_back(st);
   }
   s.sections["os"] = {{"id", "debian"}};
-  s.findings.push_back({"layer.path.suspicious", report::Severity::Warning, "tar entry 'x': absolute path", {{"layer", "0"}}});
+  s.findings.push_back(
+      {"layer.path.suspicious", report::Severity::Warning, "tar entry 'x': absolute path", {{"layer", "0"}}});
   s.expectation.accelerator = "cuda";
   s.expectation.torchVersion = "2.1.0+cu121";
   return s;
@@ -69,8 +70,7 @@ TEST(ResultCache, DamagedOrFailedEntriesAreIgnored) {
       {"a status of the wrong type",
        R"({"steps": {"layers": {"status": 1}, "os": {"status": "passed"}, "os-packages": {"status": "passed"},
            "python": {"status": "passed"}}, "sections": {}, "findings": []})"},
-      {"an unknown severity",
-       R"({"steps": {}, "sections": {}, "findings": [{"code": "x", "severity": "fatal"}]})"},
+      {"an unknown severity", R"({"steps": {}, "sections": {}, "findings": [{"code": "x", "severity": "fatal"}]})"},
   };
   std::string dir = tempDir();
   for (const auto& c : cases) {

@@ -14,7 +14,8 @@ using namespace kernodeck::fleet;
 namespace {
 
 oci::Descriptor layer(int64_t size, int n) {
-  return {"application/vnd.oci.image.layer.v1.tar+gzip", {"sha256", util::sha256Hex(std::to_string(n))}, size, {}, {}, {}};
+  return {
+      "application/vnd.oci.image.layer.v1.tar+gzip", {"sha256", util::sha256Hex(std::to_string(n))}, size, {}, {}, {}};
 }
 
 struct BalanceCase {
@@ -26,8 +27,8 @@ struct BalanceCase {
 TEST(FleetPlan, LayersAreBalancedByBytes) {
   const BalanceCase cases[] = {
       {4, {100, 100, 100, 100}, 0},
-      {2, {70, 50, 40, 30, 10}, 0},               // largest first: {70,30} and {50,40,10}
-      {3, {1000, 1, 1, 1}, 999},                  // one layer heavier than the rest sits alone
+      {2, {70, 50, 40, 30, 10}, 0},  // largest first: {70,30} and {50,40,10}
+      {3, {1000, 1, 1, 1}, 999},     // one layer heavier than the rest sits alone
       {4, {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, 5},
       {1, {3, 2, 1}, 0},
   };
@@ -39,11 +40,13 @@ TEST(FleetPlan, LayersAreBalancedByBytes) {
     assignShards(p);
     auto bytes = p.shardBytes();
     ASSERT_EQ(bytes.size(), size_t(c.shards));
-    EXPECT_EQ(*std::max_element(bytes.begin(), bytes.end()) - *std::min_element(bytes.begin(), bytes.end()), c.maxSpread)
+    EXPECT_EQ(*std::max_element(bytes.begin(), bytes.end()) - *std::min_element(bytes.begin(), bytes.end()),
+              c.maxSpread)
         << c.shards << " shards";
     std::vector<int> perShard(static_cast<size_t>(c.shards), 0);
     for (const auto& img : p.images) perShard.at(static_cast<size_t>(img.shard))++;
-    EXPECT_LE(*std::max_element(perShard.begin(), perShard.end()) - *std::min_element(perShard.begin(), perShard.end()), 1);
+    EXPECT_LE(*std::max_element(perShard.begin(), perShard.end()) - *std::min_element(perShard.begin(), perShard.end()),
+              1);
   }
 }
 
@@ -73,12 +76,17 @@ TEST(FleetPlan, RefusesWhatIsNotAPlan) {
     return j.dump();
   };
   const std::string bad[] = {
-      "", "[]", "{}", R"({"schema":"kernodeck.fleet-plan/v2"})",
+      "",
+      "[]",
+      "{}",
+      R"({"schema":"kernodeck.fleet-plan/v2"})",
       mutate([](auto& j) { j["shards"] = 0; }),
       mutate([](auto& j) { j["layers"][0]["shard"] = 2; }),
       mutate([](auto& j) { j["layers"][0]["layer"]["digest"] = "sha256:zz"; }),
       mutate([](auto& j) { j.erase("cache_repo"); }),
-      mutate([](auto& j) { j["images"] = {{{"repository", "h/a"}}}; }),
+      mutate([](auto& j) {
+        j["images"] = {{{"repository", "h/a"}}};
+      }),
   };
   for (const auto& b : bad) EXPECT_FALSE(parsePlan(b).ok()) << b;
 }

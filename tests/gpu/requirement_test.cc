@@ -29,12 +29,14 @@ TEST(Requirement, ParsesAsTheToolkit) {
 // Ground truth: "cuda<13.6 cuda>=11.6,arch=5.3" = cuda<13.6 OR (cuda>=11.6 AND arch=5.3).
 TEST(Requirement, OrOfAnds) {
   auto r = *parseRequirement("cuda<13.6 cuda>=11.6,arch=5.3");
-  struct Case { Properties p; Tri want; } cases[] = {
-      {{"12.0", "", "8.0", ""}, Tri::True},     // first term
-      {{"14.0", "", "5.3", ""}, Tri::True},     // second term
-      {{"14.0", "", "8.0", ""}, Tri::False},
-      {{"10.0", "", "", ""}, Tri::True},
-      {{"14.0", "", "", ""}, Tri::Unknown},     // arch not known: undecidable, not false
+  struct Case {
+    Properties p;
+    Tri want;
+  } cases[] = {
+      {{"12.0", "", "8.0", ""}, Tri::True},  // first term
+      {{"14.0", "", "5.3", ""}, Tri::True},  // second term
+      {{"14.0", "", "8.0", ""}, Tri::False}, {{"10.0", "", "", ""}, Tri::True},
+      {{"14.0", "", "", ""}, Tri::Unknown},  // arch not known: undecidable, not false
   };
   for (const auto& c : cases) EXPECT_EQ(evaluate(r, c.p), c.want) << c.p.cuda << "/" << c.p.arch;
 }
@@ -51,7 +53,8 @@ TEST(Requirement, DriverBranchAndBrand) {
 }
 
 TEST(Requirement, FromEnvironment) {
-  auto a = requirementsFromEnv({{"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}, {"CUDA_VERSION", "12.1.1"}});
+  auto a = requirementsFromEnv(
+      {{"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}, {"CUDA_VERSION", "12.1.1"}});
   EXPECT_EQ(a.requirements.size(), 2u);  // CUDA_VERSION only counts without NVIDIA_REQUIRE_CUDA
   auto legacy = requirementsFromEnv({{"CUDA_VERSION", "11.8.0"}});
   ASSERT_EQ(legacy.requirements.size(), 1u);
@@ -82,10 +85,15 @@ TEST(Requirement, VisibleDevicesAndCapabilities) {
 
 // NVIDIA_DISABLE_REQUIRE is read with Go's strconv.ParseBool, as the toolkit does.
 TEST(Requirement, DisableRequireIsGoParseBool) {
-  struct Case { const char* value; bool disabled; bool ignoredNote; } cases[] = {
-      {"1", true, false}, {"t", true, false}, {"T", true, false}, {"TRUE", true, false}, {"true", true, false}, {"True", true, false},
-      {"0", false, false}, {"f", false, false}, {"false", false, false}, {"FALSE", false, false}, {"False", false, false},
-      {"yes", false, true}, {"on", false, true}, {"tRUE", false, true}, {" true", false, true}, {"", false, true},
+  struct Case {
+    const char* value;
+    bool disabled;
+    bool ignoredNote;
+  } cases[] = {
+      {"1", true, false},      {"t", true, false},      {"T", true, false},      {"TRUE", true, false},
+      {"true", true, false},   {"True", true, false},   {"0", false, false},     {"f", false, false},
+      {"false", false, false}, {"FALSE", false, false}, {"False", false, false}, {"yes", false, true},
+      {"on", false, true},     {"tRUE", false, true},   {" true", false, true},  {"", false, true},
   };
   for (const auto& c : cases) {
     auto r = requirementsFromEnv({{"NVIDIA_DISABLE_REQUIRE", c.value}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.0"}});
@@ -97,7 +105,8 @@ TEST(Requirement, DisableRequireIsGoParseBool) {
   EXPECT_FALSE(misspelt.disabled);
   EXPECT_EQ(misspelt.requirements.size(), 1u);
   ASSERT_EQ(misspelt.ignored.size(), 1u);
-  EXPECT_NE(misspelt.ignored[0].find("NVIDIA_DISABLE_REQUIRES is set, but the toolkit reads NVIDIA_DISABLE_REQUIRE"), std::string::npos);
+  EXPECT_NE(misspelt.ignored[0].find("NVIDIA_DISABLE_REQUIRES is set, but the toolkit reads NVIDIA_DISABLE_REQUIRE"),
+            std::string::npos);
 }
 
 TEST(Requirement, LegacyImagesAndJetpackAsTheToolkit) {
@@ -112,7 +121,8 @@ TEST(Requirement, LegacyImagesAndJetpackAsTheToolkit) {
   EXPECT_EQ(bad.requirements.size(), 0u);
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_NE(bad.errors[0].find("CUDA_VERSION"), std::string::npos);
-  auto jetpack = requirementsFromEnv({{"NVIDIA_REQUIRE_JETPACK", "csv-mounts=all"}, {"NVIDIA_REQUIRE_JETPACK_HOST_MOUNTS", "x"}});
+  auto jetpack =
+      requirementsFromEnv({{"NVIDIA_REQUIRE_JETPACK", "csv-mounts=all"}, {"NVIDIA_REQUIRE_JETPACK_HOST_MOUNTS", "x"}});
   EXPECT_TRUE(jetpack.requirements.empty());
   EXPECT_TRUE(jetpack.errors.empty());
   EXPECT_EQ(requirementsFromEnv({{"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}}).requirements[0].source, "NVIDIA_REQUIRE_CUDA");

@@ -23,11 +23,17 @@ TEST(HookCommandLine, PolicyIsDecidedBeforeAnythingCanFail) {
       {{"--policy=enforce"}, Policy::Enforce, nullptr},
       {{"--policy=warn", "--host-root", "/h", "--log=/l", "--timeout-ms", "500"}, Policy::Warn, nullptr},
       // The rest of the line is broken: the policy still holds.
-      {{"--policy", "enforce", "--host_root", "/h"}, Policy::Enforce, "unknown option '--host_root', did you mean --host-root?"},
-      {{"--policy", "enforce", "--timeout-ms", "abc"}, Policy::Enforce, "--timeout-ms takes a number of milliseconds, not 'abc'"},
+      {{"--policy", "enforce", "--host_root", "/h"},
+       Policy::Enforce,
+       "unknown option '--host_root', did you mean --host-root?"},
+      {{"--policy", "enforce", "--timeout-ms", "abc"},
+       Policy::Enforce,
+       "--timeout-ms takes a number of milliseconds, not 'abc'"},
       {{"--policy", "enforce", "--timeout-ms", "0"}, Policy::Enforce, "--timeout-ms 0 is out of range"},
       {{"--policy", "enforce", "--bogus"}, Policy::Enforce, "unknown option '--bogus'"},
-      {{"--policy", "enforce", "--host-root", "/a", "--host-root=/b"}, Policy::Enforce, "--host-root is given more than once"},
+      {{"--policy", "enforce", "--host-root", "/a", "--host-root=/b"},
+       Policy::Enforce,
+       "--host-root is given more than once"},
       {{"--policy", "enforce", "--log"}, Policy::Enforce, "--log needs a value"},
       {{"--policy", "enforce", "a", "b"}, Policy::Enforce, "one stage argument expected"},
       {{"--policy", "warn", "--host_root", "/h"}, Policy::Warn, "unknown option '--host_root'"},
@@ -54,12 +60,14 @@ TEST(HookCommandLine, PolicyIsDecidedBeforeAnythingCanFail) {
 }
 
 TEST(HookCommandLine, ValuesAreTakenAndTheLogIsKnownEvenOnAUsageError) {
-  hook::CommandLine ok = hook::parseCommandLine({"--host-root", "/fake", "--log", "/var/log/k.log", "--timeout-ms=750", "createContainer"});
+  hook::CommandLine ok = hook::parseCommandLine(
+      {"--host-root", "/fake", "--log", "/var/log/k.log", "--timeout-ms=750", "createContainer"});
   EXPECT_EQ(ok.options.hostRoot, "/fake");
   EXPECT_EQ(ok.options.logFile, "/var/log/k.log");
   EXPECT_EQ(ok.timeoutMs, 750u);
   EXPECT_EQ(ok.options.stage, "createContainer");
-  hook::CommandLine bad = hook::parseCommandLine({"--policy", "enforce", "--log", "/var/log/k.log", "--timeout-ms", "x"});
+  hook::CommandLine bad =
+      hook::parseCommandLine({"--policy", "enforce", "--log", "/var/log/k.log", "--timeout-ms", "x"});
   EXPECT_FALSE(bad.usageError.empty());
   EXPECT_EQ(bad.options.logFile, "/var/log/k.log");
   hook::CommandLine twoLogs = hook::parseCommandLine({"--log", "/a", "--log", "/b"});

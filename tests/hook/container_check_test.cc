@@ -54,55 +54,160 @@ struct Case {
 
 TEST(ContainerCheck, Table) {
   std::vector<Case> cases = {
-      {"h100 all gpus passed", "h100-550-open", {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}},
-       nvDevs(2), torchFor("12.1"), {}, false},
-      {"h100 asks two, gets one", "h100-550-open", {{"NVIDIA_VISIBLE_DEVICES", "0,1"}}, nvDevs(1), std::nullopt,
-       {"hook.device.missing"}, true},
-      {"uvm not passed", "h100-550-open", {{"NVIDIA_VISIBLE_DEVICES", "0"}},
-       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia0", 195, 0)}, std::nullopt, {"hook.device.missing"}, true},
-      {"470 refuses cuda>=12.4", "driver-470", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.4"}},
-       nvDevs(1, 509), std::nullopt, {"hook.require.unsatisfied"}, true},
-      {"470 accepts the 470 branch term", "driver-470",
+      {"h100 all gpus passed",
+       "h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.1"}},
+       nvDevs(2),
+       torchFor("12.1"),
+       {},
+       false},
+      {"h100 asks two, gets one",
+       "h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "0,1"}},
+       nvDevs(1),
+       std::nullopt,
+       {"hook.device.missing"},
+       true},
+      {"uvm not passed",
+       "h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia0", 195, 0)},
+       std::nullopt,
+       {"hook.device.missing"},
+       true},
+      {"470 refuses cuda>=12.4",
+       "driver-470",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.4"}},
+       nvDevs(1, 509),
+       std::nullopt,
+       {"hook.require.unsatisfied"},
+       true},
+      {"470 accepts the 470 branch term",
+       "driver-470",
        {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.1 brand=tesla,driver>=470,driver<471"}},
-       nvDevs(1, 509), std::nullopt, {}, false},
-      {"470 cannot run a cu121 torch", "driver-470", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 509), torchFor("12.1"),
-       {"hook.cuda.unsupported"}, true},
-      {"470 runs cu118 by minor compat", "driver-470", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 509), torchFor("11.8"),
-       {"hook.cuda.compat"}, false},
-      {"disable require", "driver-470",
+       nvDevs(1, 509),
+       std::nullopt,
+       {},
+       false},
+      {"470 cannot run a cu121 torch",
+       "driver-470",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       nvDevs(1, 509),
+       torchFor("12.1"),
+       {"hook.cuda.unsupported"},
+       true},
+      {"470 runs cu118 by minor compat",
+       "driver-470",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       nvDevs(1, 509),
+       torchFor("11.8"),
+       {"hook.cuda.compat"},
+       false},
+      {"disable require",
+       "driver-470",
        {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.4"}, {"NVIDIA_DISABLE_REQUIRE", "1"}},
-       nvDevs(1, 509), std::nullopt, {"hook.require.disabled"}, false},
-      {"legacy CUDA_VERSION", "driver-470", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"CUDA_VERSION", "12.2.0"}}, nvDevs(1, 509),
-       std::nullopt, {"hook.require.unsatisfied"}, true},
-      {"host without nvidia-uvm", "no-uvm", {{"NVIDIA_VISIBLE_DEVICES", "all"}},
-       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia0", 195, 0)}, std::nullopt,
-       {"hook.device.missing", "hook.host.node", "host.devchar.missing"}, true},
-      {"no devices and no NVIDIA hook", "h100-550-open", {{"NVIDIA_VISIBLE_DEVICES", "all"}}, {}, std::nullopt,
-       {"hook.device.missing"}, true},
-      {"gpu container on cpu node", "cpu-only", {{"NVIDIA_VISIBLE_DEVICES", "all"}}, {}, std::nullopt,
-       {"hook.driver.absent"}, true},
+       nvDevs(1, 509),
+       std::nullopt,
+       {"hook.require.disabled"},
+       false},
+      {"legacy CUDA_VERSION",
+       "driver-470",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"CUDA_VERSION", "12.2.0"}},
+       nvDevs(1, 509),
+       std::nullopt,
+       {"hook.require.unsatisfied"},
+       true},
+      {"host without nvidia-uvm",
+       "no-uvm",
+       {{"NVIDIA_VISIBLE_DEVICES", "all"}},
+       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia0", 195, 0)},
+       std::nullopt,
+       {"hook.device.missing", "hook.host.node", "host.devchar.missing"},
+       true},
+      {"no devices and no NVIDIA hook",
+       "h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "all"}},
+       {},
+       std::nullopt,
+       {"hook.device.missing"},
+       true},
+      {"gpu container on cpu node",
+       "cpu-only",
+       {{"NVIDIA_VISIBLE_DEVICES", "all"}},
+       {},
+       std::nullopt,
+       {"hook.driver.absent"},
+       true},
       {"cpu container on cpu node", "cpu-only", {{"PATH", "/bin"}}, {}, std::nullopt, {}, false},
       {"void means no gpu", "cpu-only", {{"NVIDIA_VISIBLE_DEVICES", "void"}}, {}, std::nullopt, {}, false},
-      {"MIG without caps", "a100-mig", {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}}, nvDevs(1), std::nullopt,
-       {"hook.device.missing"}, true},
-      {"MIG with caps", "a100-mig", {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
-       [] { auto d = nvDevs(1); d.push_back(dev("/dev/nvidia-caps/nvidia-cap12", 511, 12)); return d; }(), std::nullopt, {},
+      {"MIG without caps",
+       "a100-mig",
+       {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}},
+       nvDevs(1),
+       std::nullopt,
+       {"hook.device.missing"},
+       true},
+      {"MIG with caps",
+       "a100-mig",
+       {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
+       [] {
+         auto d = nvDevs(1);
+         d.push_back(dev("/dev/nvidia-caps/nvidia-cap12", 511, 12));
+         return d;
+       }(),
+       std::nullopt,
+       {},
        false},
-      {"wrong minor passed", "h100-550-open", {{"NVIDIA_VISIBLE_DEVICES", "0"}},
-       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia-uvm", 508, 0), dev("/dev/nvidia0", 195, 5)}, std::nullopt,
-       {"hook.device.mismatch"}, false},
-      {"amd all passed", "mi300", {}, {dev("/dev/kfd", 236, 0), dev("/dev/dri/renderD128", 226, 128)}, std::nullopt, {}, false},
+      {"wrong minor passed",
+       "h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia-uvm", 508, 0), dev("/dev/nvidia0", 195, 5)},
+       std::nullopt,
+       {"hook.device.mismatch"},
+       false},
+      {"amd all passed",
+       "mi300",
+       {},
+       {dev("/dev/kfd", 236, 0), dev("/dev/dri/renderD128", 226, 128)},
+       std::nullopt,
+       {},
+       false},
       {"amd without render node", "mi300", {}, {dev("/dev/kfd", 236, 0)}, std::nullopt, {"hook.device.missing"}, true},
-      {"real h200 runs the cu130 torch it was read with", "h200-580-fc",
-       {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=13.0"}}, nvDevs(1, 238), torchFor("13.0"),
-       {"host.devchar.missing"}, false},
-      {"real h200 cannot run a cu990 torch", "h200-580-fc", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 238),
-       torchFor("99.0"), {"hook.cuda.unsupported", "host.devchar.missing"}, true},
-      {"real h200, torch built for sm_80 and sm_86 only", "h200-580-fc", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 238),
-       withArch(torchFor("13.0"), {"sm_80", "sm_86"}), {"hook.arch.unsupported", "host.devchar.missing"}, true},
-      {"real h200, torch with sm_80 PTX", "h200-580-fc", {{"NVIDIA_VISIBLE_DEVICES", "0"}}, nvDevs(1, 238),
-       withArch(torchFor("13.0"), {"sm_80", "compute_80"}), {"host.devchar.missing"}, false},
-      {"amd image on nvidia node", "h100-550-open", {}, {dev("/dev/kfd", 236, 0)}, std::nullopt, {"hook.driver.absent"}, true},
+      {"real h200 runs the cu130 torch it was read with",
+       "h200-580-fc",
+       {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=13.0"}},
+       nvDevs(1, 238),
+       torchFor("13.0"),
+       {"host.devchar.missing"},
+       false},
+      {"real h200 cannot run a cu990 torch",
+       "h200-580-fc",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       nvDevs(1, 238),
+       torchFor("99.0"),
+       {"hook.cuda.unsupported", "host.devchar.missing"},
+       true},
+      {"real h200, torch built for sm_80 and sm_86 only",
+       "h200-580-fc",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       nvDevs(1, 238),
+       withArch(torchFor("13.0"), {"sm_80", "sm_86"}),
+       {"hook.arch.unsupported", "host.devchar.missing"},
+       true},
+      {"real h200, torch with sm_80 PTX",
+       "h200-580-fc",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       nvDevs(1, 238),
+       withArch(torchFor("13.0"), {"sm_80", "compute_80"}),
+       {"host.devchar.missing"},
+       false},
+      {"amd image on nvidia node",
+       "h100-550-open",
+       {},
+       {dev("/dev/kfd", 236, 0)},
+       std::nullopt,
+       {"hook.driver.absent"},
+       true},
   };
   for (const auto& c : cases) {
     host::HostFacts h = kdktest::fixtureFacts(kdktest::fixtureDir(c.host));
@@ -143,8 +248,10 @@ host::HostFacts twoGpuHost() {
   h.maxCuda = "12.4";
   h.gpus = {{"NVIDIA H100 80GB HBM3", "GPU-aaaa", "0000:18:00.0", "PCIe", 0, false, "9.0", "nvidia"},
             {"Tesla T4", "GPU-bbbb", "0000:3b:00.0", "PCIe", 1, false, "7.5", "tesla"}};
-  h.nodes = {{"/dev/nvidiactl", 195, 255, true, ""}, {"/dev/nvidia-uvm", 508, 0, true, ""},
-             {"/dev/nvidia0", 195, 0, true, ""}, {"/dev/nvidia1", 195, 1, true, ""}};
+  h.nodes = {{"/dev/nvidiactl", 195, 255, true, ""},
+             {"/dev/nvidia-uvm", 508, 0, true, ""},
+             {"/dev/nvidia0", 195, 0, true, ""},
+             {"/dev/nvidia1", 195, 1, true, ""}};
   return h;
 }
 
@@ -178,13 +285,30 @@ TEST(ContainerCheck, RequirementsArePerVisibleGpu) {
   };
   std::vector<Case> cases = {
       {"arch>=8.0 on the H100", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, only(0), ""},
-      {"arch>=8.0 on the T4", {{"NVIDIA_VISIBLE_DEVICES", "1"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, only(1), "hook.require.unsatisfied"},
+      {"arch>=8.0 on the T4",
+       {{"NVIDIA_VISIBLE_DEVICES", "1"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}},
+       only(1),
+       "hook.require.unsatisfied"},
       {"by index, injected", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, ""},
-      {"by uuid, injected", {{"NVIDIA_VISIBLE_DEVICES", "GPU-bbbb"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.unsatisfied"},
-      {"MIG by its parent", {{"NVIDIA_VISIBLE_DEVICES", "1:0"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.unsatisfied"},
-      {"all: the T4 fails", {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.unsatisfied"},
-      {"MIG-UUID: no device info", {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}}, {}, "hook.require.undecidable"},
-      {"no device info, cuda still checked", {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}}, {},
+      {"by uuid, injected",
+       {{"NVIDIA_VISIBLE_DEVICES", "GPU-bbbb"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}},
+       {},
+       "hook.require.unsatisfied"},
+      {"MIG by its parent",
+       {{"NVIDIA_VISIBLE_DEVICES", "1:0"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}},
+       {},
+       "hook.require.unsatisfied"},
+      {"all: the T4 fails",
+       {{"NVIDIA_VISIBLE_DEVICES", "all"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}},
+       {},
+       "hook.require.unsatisfied"},
+      {"MIG-UUID: no device info",
+       {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}, {"NVIDIA_REQUIRE_ARCH", "arch>=8.0"}},
+       {},
+       "hook.require.undecidable"},
+      {"no device info, cuda still checked",
+       {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}},
+       {},
        "hook.require.unsatisfied"},
   };
   host::HostFacts h = twoGpuHost();
@@ -193,26 +317,31 @@ TEST(ContainerCheck, RequirementsArePerVisibleGpu) {
     s.hookPaths = {"/usr/bin/nvidia-container-runtime-hook"};  // devices injected when the spec has none
     ContainerCheck check = checkContainer(h, s, std::nullopt);
     bool any = find(check, "hook.require.unsatisfied") || find(check, "hook.require.undecidable");
-    if (!*c.want) EXPECT_FALSE(any) << c.name;
-    else EXPECT_NE(find(check, c.want), nullptr) << c.name;
+    if (!*c.want)
+      EXPECT_FALSE(any) << c.name;
+    else
+      EXPECT_NE(find(check, c.want), nullptr) << c.name;
   }
 }
 
 // What a message says matches what is wrong.
 TEST(ContainerCheck, MessagesNameTheCauseAndTheFix) {
   host::HostFacts h = twoGpuHost();
-  auto msg = [&](std::map<std::string, std::string> env, std::vector<oci::LinuxDevice> devices, std::optional<Expectation> e,
-                 const std::string& code) {
+  auto msg = [&](std::map<std::string, std::string> env, std::vector<oci::LinuxDevice> devices,
+                 std::optional<Expectation> e, const std::string& code) {
     ContainerCheck c = checkContainer(h, specOf(std::move(env), std::move(devices)), e);
     const report::Finding* f = find(c, code);
     return f ? f->message : std::string("(no " + code + ")");
   };
   // brand= is not fixed by a driver update.
-  std::string brand = msg({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_BRAND", "brand=tesla"}}, nvDevs(1), std::nullopt, "hook.require.unsatisfied");
+  std::string brand = msg({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_BRAND", "brand=tesla"}}, nvDevs(1),
+                          std::nullopt, "hook.require.unsatisfied");
   EXPECT_NE(brand.find("NVIDIA_REQUIRE_BRAND 'brand=tesla'"), std::string::npos) << brand;
-  EXPECT_NE(brand.find("run it on a GPU that meets it (this one is arch 9.0, brand nvidia)"), std::string::npos) << brand;
+  EXPECT_NE(brand.find("run it on a GPU that meets it (this one is arch 9.0, brand nvidia)"), std::string::npos)
+      << brand;
   EXPECT_EQ(brand.find("update the driver"), std::string::npos) << brand;
-  std::string cuda = msg({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}}, nvDevs(1), std::nullopt, "hook.require.unsatisfied");
+  std::string cuda = msg({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}}, nvDevs(1),
+                         std::nullopt, "hook.require.unsatisfied");
   EXPECT_NE(cuda.find("update the driver"), std::string::npos) << cuda;
   // The expectation's requirements are named after it.
   Expectation e = torchFor("12.1");
@@ -222,7 +351,9 @@ TEST(ContainerCheck, MessagesNameTheCauseAndTheFix) {
   EXPECT_EQ(invalid.find("KERNODECK_EXPECT"), std::string::npos) << invalid;
   // A cuda image without NVIDIA_VISIBLE_DEVICES: the expectation is the reason, not the variable.
   std::string noGpu = msg({}, {}, torchFor("12.1"), "hook.device.missing");
-  EXPECT_NE(noGpu.find("the image's expectation says it needs CUDA, NVIDIA_VISIBLE_DEVICES is not set"), std::string::npos) << noGpu;
+  EXPECT_NE(noGpu.find("the image's expectation says it needs CUDA, NVIDIA_VISIBLE_DEVICES is not set"),
+            std::string::npos)
+      << noGpu;
   EXPECT_EQ(noGpu.find("NVIDIA_VISIBLE_DEVICES asks"), std::string::npos) << noGpu;
 }
 
@@ -239,8 +370,11 @@ TEST(ContainerCheck, LegacyCudaImageAsTheToolkit) {
   const report::Finding* missing = find(none, "hook.device.missing");
   ASSERT_NE(missing, nullptr);
   EXPECT_NE(missing->message.find("legacy CUDA image"), std::string::npos) << missing->message;
-  ContainerCheck misspelt = checkContainer(h, specOf({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_DISABLE_REQUIRES", "1"},
-                                                      {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}}, nvDevs(1)), std::nullopt);
+  ContainerCheck misspelt = checkContainer(
+      h,
+      specOf({{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_DISABLE_REQUIRES", "1"}, {"NVIDIA_REQUIRE_CUDA", "cuda>=12.6"}},
+             nvDevs(1)),
+      std::nullopt);
   EXPECT_NE(find(misspelt, "hook.require.disable_ignored"), nullptr);
   EXPECT_NE(find(misspelt, "hook.require.unsatisfied"), nullptr);  // still checked, as the toolkit does
 }

@@ -32,10 +32,14 @@ ordered_json nvidiaSpec() {
 
 TEST(HookConfig, EntriesComeOnlyFromFlagsTheHookParses) {
   hook::HookEntry e = entry({"--policy", "enforce", "--host-root=/host", "--timeout-ms", "1500"});
-  EXPECT_EQ(e.args, (std::vector<std::string>{"kernodeck-hook", "--policy", "enforce", "--host-root=/host", "--timeout-ms", "1500", "--log",
-                                              "/var/log/kernodeck/hook.log", "createRuntime"}));
+  EXPECT_EQ(e.args,
+            (std::vector<std::string>{"kernodeck-hook", "--policy", "enforce", "--host-root=/host", "--timeout-ms",
+                                      "1500", "--log", "/var/log/kernodeck/hook.log", "createRuntime"}));
   EXPECT_EQ(entry({}).args[2], "warn");  // the policy is written out
-  struct Bad { std::vector<std::string> flags; const char* says; } bad[] = {
+  struct Bad {
+    std::vector<std::string> flags;
+    const char* says;
+  } bad[] = {
       {{"--host_root", "/h"}, "unknown option '--host_root'"},
       {{"--policy", "Enforce"}, "--policy takes warn or enforce"},
       {{"--timeout-ms", "0"}, "out of range"},
@@ -85,7 +89,11 @@ TEST(HookConfig, AddingToNvidiasSpecKeepsItsHooksAndIsIdempotent) {
 }
 
 TEST(HookConfig, WhatIsNotACdiSpecIsRefusedByField) {
-  struct Case { const char* name; std::function<void(ordered_json&)> spoil; const char* says; };
+  struct Case {
+    const char* name;
+    std::function<void(ordered_json&)> spoil;
+    const char* says;
+  };
   std::vector<Case> cases = {
       {"version", [](ordered_json& s) { s["cdiVersion"] = 5; }, "cdiVersion"},
       {"version text", [](ordered_json& s) { s["cdiVersion"] = "0.5"; }, "MAJOR.MINOR.PATCH"},

@@ -52,7 +52,9 @@ hook::Options opts(hook::Policy p, const std::string& root = kCpuHost) {
 TEST(Hook, BadInputWarnStartsEnforceRefuses) {
   std::string b = tmpdir();
   std::ofstream(b + "/config.json") << "{{ garbage";
-  struct Case { std::string stdinText, expect; } cases[] = {
+  struct Case {
+    std::string stdinText, expect;
+  } cases[] = {
       {"", "empty"},
       {"\x01\x02 not json", "not a JSON object"},
       {R"({"id":"x"})", "no bundle"},
@@ -160,19 +162,38 @@ TEST(Hook, AnUnusableExpectationIsAnErrorNotIgnored) {
     const char* says;
   };
   std::vector<Case> cases = {
-      {"truncated", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","torch":{)"; }, "not valid JSON"},
-      {"array", [](const std::string& e) { std::ofstream(e + "/expect.json") << "[1,2]"; }, "is a JSON array, not an object"},
-      {"schema", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v9"})"; }, "not kernodeck.expect/v1"},
-      {"field type", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","torch":{"cuda":12.1}})"; },
+      {"truncated",
+       [](const std::string& e) {
+         std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","torch":{)";
+       },
+       "not valid JSON"},
+      {"array", [](const std::string& e) { std::ofstream(e + "/expect.json") << "[1,2]"; },
+       "is a JSON array, not an object"},
+      {"schema",
+       [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v9"})"; },
+       "not kernodeck.expect/v1"},
+      {"field type",
+       [](const std::string& e) {
+         std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","torch":{"cuda":12.1}})";
+       },
        "'torch.cuda' is number, not a string"},
-      {"list entry", [](const std::string& e) { std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","nvidia":{"require":[null]}})"; },
+      {"list entry",
+       [](const std::string& e) {
+         std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","nvidia":{"require":[null]}})";
+       },
        "'nvidia.require[0]' is null"},
-      {"fifo", [](const std::string& e) { ASSERT_EQ(::mkfifo((e + "/expect.json").c_str(), 0644), 0); }, "is a FIFO, not a regular file"},
-      {"directory", [](const std::string& e) { ASSERT_EQ(::mkdir((e + "/expect.json").c_str(), 0755), 0); }, "is a directory"},
-      {"too large", [](const std::string& e) {
-         std::ofstream(e + "/expect.json") << R"({"schema":"kernodeck.expect/v1","x":")" << std::string(hook::kMaxExpectationBytes, 'a') << "\"}";
-       }, "over the 1.0 MiB limit"},
-      {"link loop", [](const std::string& e) { ASSERT_EQ(::symlink("expect.json", (e + "/expect.json").c_str()), 0); }, "symbolic links"},
+      {"fifo", [](const std::string& e) { ASSERT_EQ(::mkfifo((e + "/expect.json").c_str(), 0644), 0); },
+       "is a FIFO, not a regular file"},
+      {"directory", [](const std::string& e) { ASSERT_EQ(::mkdir((e + "/expect.json").c_str(), 0755), 0); },
+       "is a directory"},
+      {"too large",
+       [](const std::string& e) {
+         std::ofstream(e + "/expect.json")
+             << R"({"schema":"kernodeck.expect/v1","x":")" << std::string(hook::kMaxExpectationBytes, 'a') << "\"}";
+       },
+       "over the 1.0 MiB limit"},
+      {"link loop", [](const std::string& e) { ASSERT_EQ(::symlink("expect.json", (e + "/expect.json").c_str()), 0); },
+       "symbolic links"},
   };
   for (const auto& c : cases) {
     std::string b = bundle({"PATH=/bin"}, json::array());
@@ -214,14 +235,17 @@ TEST(Hook, AnAbsentExpectationIsFineUnlessAnAnnotationNamesIt) {
   std::string named = bundle({"PATH=/bin"}, json::array(), {{"io.kernodeck.expect", "/opt/expect.json"}});
   hook::Outcome out = hook::run(opts(hook::Policy::Enforce), state(named));
   EXPECT_EQ(out.exitCode, 1);
-  EXPECT_NE(out.message.find("/opt/expect.json, named by the annotation io.kernodeck.expect, does not exist"), std::string::npos)
+  EXPECT_NE(out.message.find("/opt/expect.json, named by the annotation io.kernodeck.expect, does not exist"),
+            std::string::npos)
       << out.message;
 }
 
 TEST(Hook, AnUnreadableHostRootIsItsOwnFindingNotAMissingDriver) {
   std::string file = tmpdir() + "/file";
   std::ofstream(file) << "x";
-  struct Case { std::string root, says; } cases[] = {
+  struct Case {
+    std::string root, says;
+  } cases[] = {
       {"/nonexistent/host", "host root /nonexistent/host is unreadable: No such file or directory"},
       {file, "is unreadable: not a directory"},
       {tmpdir(), "has no readable proc/ directory"},

@@ -60,8 +60,8 @@ ordered_json parsed(const std::string& text) {
 
 TEST(YamlDocument, ReadsNvidiasSpecAndAddsTheHookInYaml) {
   ordered_json spec = parsed(kNvidiaYaml);
-  EXPECT_EQ(spec["cdiVersion"], "0.5.0");  // a version, not a number
-  EXPECT_EQ(spec["devices"][0]["name"], "0");  // quoted: a string
+  EXPECT_EQ(spec["cdiVersion"], "0.5.0");       // a version, not a number
+  EXPECT_EQ(spec["devices"][0]["name"], "0");   // quoted: a string
   EXPECT_EQ(spec.begin().key(), "cdiVersion");  // the file's key order
   auto e = hook::makeHookEntry("/usr/local/bin/kernodeck-hook", {"--policy", "enforce"});
   ASSERT_TRUE(e.ok());
@@ -85,7 +85,10 @@ TEST(YamlDocument, ReadsNvidiasSpecAndAddsTheHookInYaml) {
 }
 
 TEST(YamlDocument, PlainScalarsAreReadAsGoYamlV2ReadsThem) {
-  struct Case { const char* yaml; ordered_json want; } cases[] = {
+  struct Case {
+    const char* yaml;
+    ordered_json want;
+  } cases[] = {
       {"v: 12", 12},
       {"v: -5", -5},
       {"v: 0x1F", 31},
@@ -138,15 +141,19 @@ TEST(YamlDocument, PlainScalarsAreReadAsGoYamlV2ReadsThem) {
   EXPECT_TRUE(std::isinf(inf["a"].get<double>()) && inf["a"].get<double>() > 0);
   EXPECT_TRUE(std::isinf(inf["b"].get<double>()) && inf["b"].get<double>() < 0);
   EXPECT_TRUE(std::isnan(inf["c"].get<double>()));
-  EXPECT_EQ(parsed(R"({"json": [1, "two", null, true]})"), ordered_json::parse(R"({"json": [1, "two", null, true]})"));  // JSON is YAML
+  EXPECT_EQ(parsed(R"({"json": [1, "two", null, true]})"),
+            ordered_json::parse(R"({"json": [1, "two", null, true]})"));  // JSON is YAML
 }
 
 // Every string comes back as the same string, however much it looks like something else.
 TEST(YamlDocument, WritingQuotesWhatWouldReadBackAsSomethingElse) {
-  const char* strings[] = {"yes", "No", "on", "y", "1", "-1", "0x10", "017", "1_0", "1.5", "1e3", ".inf", "-.INF", ".nan", "~", "null", "NULL",
-                           "", " ", " lead", "trail ", "12:30", "2002-12-14", "<<", "=", "-", "- a", ": x", "a: b", "#x", "a #b", "[x]",
-                           "{x}", "*x", "&x", "!x", "%x", "@x", "`x", "'", "\"", "a\nb", "tab\there", "ünïcode", "0.5.0", "true", "False",
-                           "/dev/nvidia0", "--link", "a::b"};
+  const char* strings[] = {"yes",    "No",   "on",        "y",       "1",      "-1",    "0x10",       "017",
+                           "1_0",    "1.5",  "1e3",       ".inf",    "-.INF",  ".nan",  "~",          "null",
+                           "NULL",   "",     " ",         " lead",   "trail ", "12:30", "2002-12-14", "<<",
+                           "=",      "-",    "- a",       ": x",     "a: b",   "#x",    "a #b",       "[x]",
+                           "{x}",    "*x",   "&x",        "!x",      "%x",     "@x",    "`x",         "'",
+                           "\"",     "a\nb", "tab\there", "ünïcode", "0.5.0",  "true",  "False",      "/dev/nvidia0",
+                           "--link", "a::b"};
   ordered_json doc = ordered_json::object();
   ordered_json list = ordered_json::array();
   for (const char* s : strings) {
@@ -176,13 +183,17 @@ TEST(YamlDocument, WritingQuotesWhatWouldReadBackAsSomethingElse) {
 TEST(YamlDocument, HostileYamlIsRefusedWithOneLine) {
   std::string laughs = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
   for (char c = 'b'; c <= 'j'; ++c)
-    laughs += std::string(1, c) + ": &" + c + " [*" + char(c - 1) + ",*" + char(c - 1) + ",*" + char(c - 1) + ",*" + char(c - 1) + "]\n";
+    laughs += std::string(1, c) + ": &" + c + " [*" + char(c - 1) + ",*" + char(c - 1) + ",*" + char(c - 1) + ",*" +
+              char(c - 1) + "]\n";
   std::string deepBlock;
   for (int i = 0; i < 100; ++i) deepBlock += std::string(i * 2, ' ') + "k:\n";
   std::string manyKeys = "{";
   for (int i = 0; i < 3; ++i) manyKeys += "k" + std::to_string(i) + ": 1, ";
   manyKeys += "k1: 2}";
-  struct Case { std::string yaml; const char* says; } cases[] = {
+  struct Case {
+    std::string yaml;
+    const char* says;
+  } cases[] = {
       {"a: &x 1\nb: *x\n", "line 2, column 4: aliases (*x) are not supported"},
       {laughs, "aliases"},
       {std::string(200, '[') + std::string(200, ']'), "nested deeper than 64"},
@@ -231,7 +242,8 @@ TEST(YamlDocument, LargeDocumentsStayLinear) {
   auto text = hook::emitYaml(*r);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, big);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);  // quadratic would be minutes
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+            30.0);  // quadratic would be minutes
   std::string nodes = "[";
   for (size_t i = 0; i <= hook::kYamlMaxNodes; ++i) nodes += "1,";
   auto tooMany = hook::parseYaml(nodes + "1]");

@@ -17,7 +17,9 @@ namespace kdktest {
 
 // The fixture tree tests/fixtures/hosts/NAME read as it is: its device nodes come from its
 // dev.list, so nothing is created and no root is needed.
-inline std::string fixtureDir(const std::string& name) { return std::string(SOURCE_DIR) + "/tests/fixtures/hosts/" + name; }
+inline std::string fixtureDir(const std::string& name) {
+  return std::string(SOURCE_DIR) + "/tests/fixtures/hosts/" + name;
+}
 
 inline kernodeck::host::HostFacts fixtureFacts(const std::string& dir) {
   auto fs = kernodeck::host::fixtureHostFs(dir);

@@ -128,7 +128,8 @@ TEST_F(HostFactsTest, WrongDeviceNumbersAreReported) {
 
 TEST(HostFs, FixtureDescribesNodesAndLinksInAFile) {
   std::string root = kdktest::fixtureCopy("cpu-only");
-  std::ofstream(root + "/dev.list") << "c 195 0 dev/nvidia0\nc 511 1 dev/nvidia-caps/nvidia-cap1\nl ../nvidia0 dev/char/195:0\n\n";
+  std::ofstream(root + "/dev.list")
+      << "c 195 0 dev/nvidia0\nc 511 1 dev/nvidia-caps/nvidia-cap1\nl ../nvidia0 dev/char/195:0\n\n";
   auto fs = fixtureHostFs(root);
   ASSERT_TRUE(fs.ok()) << fs.error().message;
   NodeStat gpu = (*fs)->lstat("/dev/nvidia0");
@@ -162,8 +163,9 @@ TEST(HostFs, FixtureOpensNodesUnlessDenied) {
     bool exists;
     int error;
   };
-  for (const Case& c : {Case{"/dev/nvidia0", true, 0}, Case{"/dev/nvidia1", true, EPERM}, Case{"/dev/char/195:0", true, 0},
-                        Case{"/dev/char/195:1", true, EPERM}, Case{"/dev/char/195:9", false, 0}, Case{"/dev/nvidia2", false, 0}}) {
+  for (const Case& c :
+       {Case{"/dev/nvidia0", true, 0}, Case{"/dev/nvidia1", true, EPERM}, Case{"/dev/char/195:0", true, 0},
+        Case{"/dev/char/195:1", true, EPERM}, Case{"/dev/char/195:9", false, 0}, Case{"/dev/nvidia2", false, 0}}) {
     DeviceOpen d = (*fs)->openDevice(c.path);
     EXPECT_EQ(d.exists, c.exists) << c.path;
     EXPECT_EQ(d.error, c.error) << c.path;

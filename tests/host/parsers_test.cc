@@ -5,11 +5,14 @@
 using namespace kernodeck::host;
 
 TEST(HostParsers, NvidiaVersionBothModules) {
-  auto closed = parseNvidiaVersion("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\nGCC version: x\n");
+  auto closed = parseNvidiaVersion(
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\nGCC version: x\n");
   ASSERT_TRUE(closed);
   EXPECT_EQ(closed->version, "535.104.05");
   EXPECT_FALSE(closed->openModule);
-  auto open = parseNvidiaVersion("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  (dvs-builder@U16)  Thu Mar 14\n");
+  auto open = parseNvidiaVersion(
+      "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  (dvs-builder@U16)  Thu Mar "
+      "14\n");
   ASSERT_TRUE(open);
   EXPECT_EQ(open->version, "550.54.15");
   EXPECT_TRUE(open->openModule);
@@ -21,7 +24,9 @@ TEST(HostParsers, NvidiaVersionBothModules) {
 }
 
 TEST(HostParsers, GpuInformation) {
-  auto g = parseGpuInformation("Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-abc\nBus Location: \t 0000:18:00.0\nDevice Minor: \t 3\nGPU Excluded:\t Yes\n");
+  auto g = parseGpuInformation(
+      "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-abc\nBus Location: \t 0000:18:00.0\nDevice Minor: \t 3\nGPU "
+      "Excluded:\t Yes\n");
   ASSERT_TRUE(g);
   EXPECT_EQ(g->model, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(g->uuid, "GPU-abc");
@@ -35,14 +40,16 @@ TEST(HostParsers, GpuInformation) {
 }
 
 TEST(HostParsers, ProcDevicesCharacterOnly) {
-  auto d = parseProcDevices("Character devices:\n  1 mem\n195 nvidia-frontend\n508 nvidia-uvm\n\nBlock devices:\n  8 sd\n259 blkext\n");
+  auto d = parseProcDevices(
+      "Character devices:\n  1 mem\n195 nvidia-frontend\n508 nvidia-uvm\n\nBlock devices:\n  8 sd\n259 blkext\n");
   EXPECT_EQ(d["nvidia-frontend"], 195);
   EXPECT_EQ(d["nvidia-uvm"], 508);
   EXPECT_EQ(d.count("sd"), 0u);
 }
 
 TEST(HostParsers, MigMinors) {
-  auto m = parseMigMinors("config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\ngpu7/gi14/ci7/access 999\nbogus line\n");
+  auto m = parseMigMinors(
+      "config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\ngpu7/gi14/ci7/access 999\nbogus line\n");
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].gi, 1);
   EXPECT_EQ(m[0].ci, -1);
@@ -71,7 +78,8 @@ TEST(HostParsers, InferArchAndBrand) {
 
 // Found by the procfs fuzz target: a huge GI number must not throw.
 TEST(HostParsers, MigMinorsWithHugeNumbersAreSkipped) {
-  auto m = parseMigMinors("gpu0/gi" + std::string(60, '4') + "/ci0/access 13\ngpu0/gi1/access 99999999999\ngpu1/gi2/access 7\n");
+  auto m = parseMigMinors("gpu0/gi" + std::string(60, '4') +
+                          "/ci0/access 13\ngpu0/gi1/access 99999999999\ngpu1/gi2/access 7\n");
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].gpu, 1);
   EXPECT_EQ(m[0].minor, 7);

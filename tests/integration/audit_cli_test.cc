@@ -82,7 +82,8 @@ TEST(AuditCli, TextOutputAndOutputFile) {
 
 TEST(AuditCli, SecretEnvIsReportedByNameOnly) {
   json spec = baseSpec();
-  spec["config"]["Env"] = {"PATH=/bin", "HF_TOKEN=hf_SuperSecretValue1234567890", "PIP_INDEX_URL=https://bob:pw123456@pypi.example.com/simple"};
+  spec["config"]["Env"] = {"PATH=/bin", "HF_TOKEN=hf_SuperSecretValue1234567890",
+                           "PIP_INDEX_URL=https://bob:pw123456@pypi.example.com/simple"};
   std::string dir = tempDir("secret") + "/img";
   ASSERT_FALSE(mkimage(spec, dir).empty());
   RunResult r = run(K + " audit --json oci:" + dir);
@@ -178,11 +179,11 @@ TEST(AuditCli, HostileEntriesAreUnsafeAndTouchNothingOutside) {
       {{"path", "dup"}, {"content", "1"}},
       {{"path", "dup"}, {"content", "2"}},
   });
-  json spec = {{"layers", json::array({{{"compression", "gzip"}, {"entries", entries}},
-                                       {{"compression", "gzip"},
-                                        {"entries", json::array({{{"path", "evil/through"}, {"content", "x"}}})}},
-                                       {{"compression", "gzip"},
-                                        {"entries", json::array({{{"path", ".wh..wh..opq"}}})}}})}};
+  json spec = {
+      {"layers",
+       json::array({{{"compression", "gzip"}, {"entries", entries}},
+                    {{"compression", "gzip"}, {"entries", json::array({{{"path", "evil/through"}, {"content", "x"}}})}},
+                    {{"compression", "gzip"}, {"entries", json::array({{{"path", ".wh..wh..opq"}}})}}})}};
   std::string dir = base + "/img";
   ASSERT_FALSE(mkimage(spec, dir).empty());
   int code = -1;
@@ -245,7 +246,9 @@ TEST(AuditCli, BadInputIsOneLineAndExit3) {
   ::mkdir((base + "/layout").c_str(), 0755);
   writeFile(base + "/layout/oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
   writeFile(base + "/layout/index.json", "{{{ not json");
-  struct Case { std::string ref, expect; } cases[] = {
+  struct Case {
+    std::string ref, expect;
+  } cases[] = {
       {"oci:" + base + "/nope", "oci-layout"},
       {"oci:" + base + "/layout", "index.json"},
       {"oci-archive:" + base + "/garbage.tar", "garbage.tar"},
@@ -268,13 +271,14 @@ TEST(AuditCli, UmociImageThroughEveryTransport) {
     if (!haveTool(tool)) GTEST_SKIP() << tool << " is not installed (scripts/test installs it)";
   std::string base = tempDir("umoci");
   std::string L = base + "/L", B = base + "/B";
-  RunResult b = run("set -e; " + umociBusyboxCommands(L, B) + "; umoci config --image " + L + ":base --config.env HELLO=world; rm -rf " + B +
-                    "; umoci unpack --image " + L + ":base " + B + " >/dev/null" +
-                    "; skopeo copy -q oci:" + L + ":base oci-archive:" + base + "/a.tar:base" +
+  RunResult b = run("set -e; " + umociBusyboxCommands(L, B) + "; umoci config --image " + L +
+                    ":base --config.env HELLO=world; rm -rf " + B + "; umoci unpack --image " + L + ":base " + B +
+                    " >/dev/null" + "; skopeo copy -q oci:" + L + ":base oci-archive:" + base + "/a.tar:base" +
                     "; skopeo copy -q oci:" + L + ":base docker-archive:" + base + "/d.tar:team/app:1.0");
   ASSERT_EQ(b.code, 0) << b.err;
   std::vector<std::string> refs = {"oci:" + L + ":base", "oci-archive:" + base + "/a.tar:base",
-                                   "docker-archive:" + base + "/d.tar", "docker-archive:" + base + "/d.tar:team/app:1.0"};
+                                   "docker-archive:" + base + "/d.tar",
+                                   "docker-archive:" + base + "/d.tar:team/app:1.0"};
   std::string diffId;
   for (const auto& ref : refs) {
     int code = -1;
@@ -312,8 +316,9 @@ TEST(AuditCli, DockerArchiveWithOciLayoutInside) {
   json m = manifestOf(dir);
   json mj = json::array({{{"Config", "blobs/sha256/" + m["config"]["digest"].get<std::string>().substr(7)},
                           {"RepoTags", {"example/app:2.0"}},
-                          {"Layers", {"blobs/sha256/" + m["layers"][0]["digest"].get<std::string>().substr(7),
-                                      "blobs/sha256/" + m["layers"][1]["digest"].get<std::string>().substr(7)}}}});
+                          {"Layers",
+                           {"blobs/sha256/" + m["layers"][0]["digest"].get<std::string>().substr(7),
+                            "blobs/sha256/" + m["layers"][1]["digest"].get<std::string>().substr(7)}}}});
   writeFile(dir + "/manifest.json", mj.dump());
   ASSERT_EQ(run("tar -C " + dir + " -cf " + base + "/save.tar .").code, 0);
   int code = -1;

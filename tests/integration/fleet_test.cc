@@ -27,21 +27,25 @@ const std::string K = KERNODECK_BIN;
 const char* kRepos[] = {"team/vision", "team/nlp", "team/audio"};
 constexpr int kImages = 42;
 
-json layerSpec(const std::string& name, json entries) { return {{"compression", "gzip"}, {"entries", std::move(entries)}, {"name", name}}; }
+json layerSpec(const std::string& name, json entries) {
+  return {{"compression", "gzip"}, {"entries", std::move(entries)}, {"name", name}};
+}
 
 // The three bases, two middle layers, and one app layer per image.
 json imageSpec(int k) {
   json bases[] = {
       layerSpec("debian", json::array({{{"path", "etc/os-release"}, {"content", "ID=debian\nVERSION_ID=12\n"}},
-                                        {{"path", "usr/lib/base.so"}, {"size", 300000}, {"fill", "b"}}})),
+                                       {{"path", "usr/lib/base.so"}, {"size", 300000}, {"fill", "b"}}})),
       layerSpec("ubuntu", json::array({{{"path", "etc/os-release"}, {"content", "ID=ubuntu\nVERSION_ID=24.04\n"}},
-                                        {{"path", "usr/lib/base.so"}, {"size", 200000}, {"fill", "u"}}})),
+                                       {{"path", "usr/lib/base.so"}, {"size", 200000}, {"fill", "u"}}})),
       layerSpec("hostile", json::array({{{"path", "etc/os-release"}, {"content", "ID=hostile\n"}},
-                                         // containerd refuses a hardlink to nothing: the images fail.
-                                         {{"path", "etc/evil"}, {"type", "hardlink"}, {"target", "does/not/exist"}}}))};
-  json mids[] = {layerSpec("torch", json::array({{{"path", "opt/torch/lib.so"}, {"size", 150000}, {"fill", "t"}}})),
-                 layerSpec("cuda", json::array({{{"path", "usr/local/cuda/lib.so"}, {"size", 100000}, {"fill", "c"}}}))};
-  json app = layerSpec("app", json::array({{{"path", "app/main.py"}, {"content", "print(" + std::to_string(k) + ")\n"}}}));
+                                        // containerd refuses a hardlink to nothing: the images fail.
+                                        {{"path", "etc/evil"}, {"type", "hardlink"}, {"target", "does/not/exist"}}}))};
+  json mids[] = {
+      layerSpec("torch", json::array({{{"path", "opt/torch/lib.so"}, {"size", 150000}, {"fill", "t"}}})),
+      layerSpec("cuda", json::array({{{"path", "usr/local/cuda/lib.so"}, {"size", 100000}, {"fill", "c"}}}))};
+  json app =
+      layerSpec("app", json::array({{{"path", "app/main.py"}, {"content", "print(" + std::to_string(k) + ")\n"}}}));
   json layers = json::array({bases[(k / 3) % 3], mids[k % 2], app});
   for (auto& l : layers) l.erase("name");
   return {{"tag", "v" + std::to_string(k)}, {"layers", layers}};
@@ -49,7 +53,8 @@ json imageSpec(int k) {
 
 // Pushes an OCI layout's single image to REPO:TAG with Kernodeck's own client (faster than
 // 42 skopeo runs); returns the manifest digest.
-std::string pushLayout(const std::string& layout, const std::string& host, const std::string& repo, const std::string& tag) {
+std::string pushLayout(const std::string& layout, const std::string& host, const std::string& repo,
+                       const std::string& tag) {
   registry::Client c(*registry::parseReference(host + "/" + repo), registry::ClientOptions{.noCache = true});
   json index = json::parse(readFile(layout + "/index.json"));
   std::string mdigest = index["manifests"][0]["digest"];
@@ -71,8 +76,9 @@ class Fleet : public ::testing::Test {
     dir_ = new std::string(tempDir("fleet"));
     std::string k = *dir_ + "/";
     writeFile(k + "refs.txt", "");
-    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "sign.pem && openssl pkey -in " + k + "sign.pem -pubout -out " + k +
-                 "sign.pub").code == 0;
+    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "sign.pem && openssl pkey -in " + k +
+                 "sign.pem -pubout -out " + k + "sign.pub")
+                 .code == 0;
   }
   // Builds and pushes images [built, n) (each test process builds only what it uses); with all
   // of them, a second tag of the first image: one manifest, planned once.
@@ -98,15 +104,18 @@ class Fleet : public ::testing::Test {
     if (!ready_) GTEST_SKIP() << "docker-registry, skopeo, curl or openssl unavailable";
   }
   static std::string plan(const std::string& cacheRepo, const std::string& out) {
-    RunResult r = run(K + " fleet plan " + *dir_ + "/refs.txt --shards 4 --cache-repo " + reg_->host() + "/" + cacheRepo + " -o " + out);
+    RunResult r = run(K + " fleet plan " + *dir_ + "/refs.txt --shards 4 --cache-repo " + reg_->host() + "/" +
+                      cacheRepo + " -o " + out);
     EXPECT_EQ(r.code, 0) << r.err;
     return out;
   }
   // Starts a worker in the background; its stderr goes to LOG; returns the pid.
   static int startWorker(const std::string& planFile, int shard, const std::string& extra, const std::string& log) {
-    std::string cmd = K + " fleet run --plan " + planFile + " --shard " + std::to_string(shard) + " --sign-key " + *dir_ +
-                      "/sign.pem --cache-dir " + tempDir("worker") + " " + extra + " > " + log + ".json 2> " + log;
-    return std::atoi(run("setsid sh -c '" + cmd + "; echo $? > " + log + ".rc' > /dev/null 2>&1 & echo $!").out.c_str());
+    std::string cmd = K + " fleet run --plan " + planFile + " --shard " + std::to_string(shard) + " --sign-key " +
+                      *dir_ + "/sign.pem --cache-dir " + tempDir("worker") + " " + extra + " > " + log + ".json 2> " +
+                      log;
+    return std::atoi(
+        run("setsid sh -c '" + cmd + "; echo $? > " + log + ".rc' > /dev/null 2>&1 & echo $!").out.c_str());
   }
   static int waitRc(const std::string& log, int seconds = 240) {
     for (int i = 0; i < seconds * 10; ++i) {
@@ -141,13 +150,15 @@ TEST_F(Fleet, FourWorkersShareTheLayersAndAttachVerifiableReports) {
   EXPECT_EQ(unique.size(), p["layers"].size());
   // Balanced by bytes: no shard is more than the largest layer above the lightest.
   std::vector<uint64_t> bytes = p["shard_bytes"];
-  EXPECT_LE(*std::max_element(bytes.begin(), bytes.end()) - *std::min_element(bytes.begin(), bytes.end()), uint64_t(400000));
+  EXPECT_LE(*std::max_element(bytes.begin(), bytes.end()) - *std::min_element(bytes.begin(), bytes.end()),
+            uint64_t(400000));
   for (const auto& img : p["images"])
     if (img["tags"].size() == 2) {
       EXPECT_EQ(img["tags"][1], "latest");
     }
   // --catalog finds the same images (the referrers and cache tags are not images).
-  RunResult cat = run(K + " fleet plan --catalog " + reg_->host() + "/team --shards 4 --cache-repo " + reg_->host() + "/kernodeck/cache");
+  RunResult cat = run(K + " fleet plan --catalog " + reg_->host() + "/team --shards 4 --cache-repo " + reg_->host() +
+                      "/kernodeck/cache");
   ASSERT_EQ(cat.code, 0) << cat.err;
   EXPECT_EQ(json::parse(cat.out)["images"].size(), size_t(kImages));
 
@@ -162,11 +173,11 @@ TEST_F(Fleet, FourWorkersShareTheLayersAndAttachVerifiableReports) {
     EXPECT_EQ(out["images"]["failed"], 0);
   }
   // The registry's log: each unique layer blob fetched (GET) exactly once, by one worker.
-  for (const auto& d : unique)
-    EXPECT_EQ(countRequests(reg_->log(), "GET", "/blobs/" + d), 1) << d;
+  for (const auto& d : unique) EXPECT_EQ(countRequests(reg_->log(), "GET", "/blobs/" + d), 1) << d;
 
   // Every image: a report that verifies; the summary agrees with single-image audits.
-  RunResult sum = run(K + " fleet summary --plan " + planFile + " --key " + *dir_ + "/sign.pub --json --html " + *dir_ + "/summary.html");
+  RunResult sum = run(K + " fleet summary --plan " + planFile + " --key " + *dir_ + "/sign.pub --json --html " + *dir_ +
+                      "/summary.html");
   EXPECT_EQ(sum.code, 1) << sum.err;  // the images on the hostile base fail
   json s = json::parse(sum.out, nullptr, false);
   ASSERT_TRUE(s.is_object()) << sum.out << sum.err;
@@ -235,8 +246,9 @@ TEST_F(Fleet, AWorkerKilledMidShardConvergesAndARerunRedoesNothing) {
 TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   ensureImages(2);
   std::string image = reg_->host() + "/" + kRepos[1] + ":v1";  // debian base, cuda, its own app layer
-  json m = json::parse(readFile(*dir_ + "/img1/blobs/sha256/" +
-                                json::parse(readFile(*dir_ + "/img1/index.json"))["manifests"][0]["digest"].get<std::string>().substr(7)));
+  json m = json::parse(readFile(
+      *dir_ + "/img1/blobs/sha256/" +
+      json::parse(readFile(*dir_ + "/img1/index.json"))["manifests"][0]["digest"].get<std::string>().substr(7)));
   std::vector<std::string> layers;
   for (const auto& l : m["layers"]) layers.push_back(l["digest"]);
   std::string repo = reg_->host() + "/kernodeck/cache-entries";
@@ -246,9 +258,9 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   auto gets = [&](const std::string& d) { return countRequests(reg_->log(), "GET", "/blobs/" + d); };
   // Two audits at once, each with an empty local cache: both push every layer; same bytes.
   std::string logs = tempDir("entrylogs");
-  run("(" + K + " audit --cache-repo " + repo + " --cache-dir " + tempDir("e1") + " " + image + " > " + logs + "/a 2>&1; echo $? > " +
-      logs + "/a.rc) & (" + K + " audit --cache-repo " + repo + " --cache-dir " + tempDir("e2") + " " + image + " > " + logs +
-      "/b 2>&1; echo $? > " + logs + "/b.rc) & wait");
+  run("(" + K + " audit --cache-repo " + repo + " --cache-dir " + tempDir("e1") + " " + image + " > " + logs +
+      "/a 2>&1; echo $? > " + logs + "/a.rc) & (" + K + " audit --cache-repo " + repo + " --cache-dir " +
+      tempDir("e2") + " " + image + " > " + logs + "/b 2>&1; echo $? > " + logs + "/b.rc) & wait");
   EXPECT_EQ(readFile(logs + "/a.rc"), "0\n") << readFile(logs + "/a");
   EXPECT_EQ(readFile(logs + "/b.rc"), "0\n") << readFile(logs + "/b");
   registry::Client c(*registry::parseReference(repo), registry::ClientOptions{.noCache = true});
@@ -268,7 +280,8 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   // Foreign: layer 0's entry holds layer 1's result. Damaged: layer 2's entry is torn.
   auto foreign = c.manifest(registry::scanTag(*oci::parseDigest(layers[1])));
   ASSERT_TRUE(foreign.ok());
-  ASSERT_TRUE(c.putManifest(registry::scanTag(*oci::parseDigest(layers[0])), foreign->bytes, oci::media::kOciManifest).ok());
+  ASSERT_TRUE(
+      c.putManifest(registry::scanTag(*oci::parseDigest(layers[0])), foreign->bytes, oci::media::kOciManifest).ok());
   registry::Artifact torn;
   torn.artifactType = registry::kLayerScanArtifactType;
   torn.blobs.push_back({registry::kLayerScanMediaType, "{\"digest\":\"" + layers[2] + "\",\"entries\":5}\npartial"});
@@ -281,7 +294,8 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   EXPECT_EQ(gets(layers[0]), before[layers[0]] + 1);  // ignored, walked, replaced
   EXPECT_EQ(gets(layers[1]), before[layers[1]]);
   EXPECT_EQ(gets(layers[2]), before[layers[2]] + 1);
-  for (const auto& l : layers) EXPECT_EQ(c.manifest(registry::scanTag(*oci::parseDigest(l)))->digest.str(), entry[l]) << l;
+  for (const auto& l : layers)
+    EXPECT_EQ(c.manifest(registry::scanTag(*oci::parseDigest(l)))->digest.str(), entry[l]) << l;
   EXPECT_EQ(run(K + " audit --cache-repo " + reg_->host() + "/x:tag " + image).code, 2);
 }
 

@@ -1,7 +1,7 @@
 // kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
 // driver 550, CUDA 12.4 at most): podman through CDI (JSON and YAML specs) with crun and with runc, crun and runc
-// directly, and containerd 1.6 through its runc shim. Each starts a real busybox container: allowed, refused under enforce (with the
-// reason where the engine shows it) and started under warn with its host record.
+// directly, and containerd 1.6 through its runc shim. Each starts a real busybox container: allowed, refused under
+// enforce (with the reason where the engine shows it) and started under warn with its host record.
 //
 // Set-up the tests make for themselves: podman reads a temporary containers.conf
 // (CONTAINERS_CONF) with ulimits these VMs allow; the CDI specs go to /var/run/cdi (podman 4.3
@@ -32,8 +32,8 @@ std::string busyboxRootfs() {
   static std::string dir;
   if (!dir.empty()) return dir;
   dir = tempDir("rootfs");
-  run("mkdir -p " + dir + "/bin && cp \"$(command -v busybox)\" " + dir + "/bin/busybox && for a in sh cat; do ln -s busybox " + dir +
-      "/bin/$a; done");
+  run("mkdir -p " + dir + "/bin && cp \"$(command -v busybox)\" " + dir +
+      "/bin/busybox && for a in sh cat; do ln -s busybox " + dir + "/bin/$a; done");
   return dir;
 }
 
@@ -65,22 +65,32 @@ CdiSpec fakeNvidiaSpec(const std::string& host, bool yaml = false) {
   CdiSpec s;
   s.kind = "kdk" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".test/gpu";
   s.file = "/var/run/cdi/kdk-test-" + std::to_string(::getpid()) + "-" + std::to_string(n) + (yaml ? ".yaml" : ".json");
-  json spec = {{"cdiVersion", "0.5.0"},
-               {"kind", s.kind},
-               {"devices", {{{"name", "0"},
-                             {"containerEdits", {{"deviceNodes", {{{"path", "/dev/nvidia0"}, {"hostPath", host + "/dev/nvidia0"}}}}}}}}},
-               {"containerEdits",
-                {{"env", {"NVIDIA_VISIBLE_DEVICES=void"}},
-                 {"deviceNodes", {{{"path", "/dev/nvidiactl"}, {"hostPath", host + "/dev/nvidiactl"}},
-                                  {{"path", "/dev/nvidia-uvm"}, {"hostPath", host + "/dev/nvidia-uvm"}}}}}}};
-  std::string yamlText = "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  deviceNodes:\n  - hostPath: " + host + "/dev/nvidiactl\n    path: /dev/nvidiactl\n" +
-                         "  - hostPath: " + host + "/dev/nvidia-uvm\n    path: /dev/nvidia-uvm\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n" +
-                         "devices:\n- containerEdits:\n    deviceNodes:\n    - hostPath: " + host + "/dev/nvidia0\n      path: /dev/nvidia0\n" +
-                         "  name: \"0\"\nkind: " + s.kind + "\n";
+  json spec = {
+      {"cdiVersion", "0.5.0"},
+      {"kind", s.kind},
+      {"devices",
+       {{{"name", "0"},
+         {"containerEdits", {{"deviceNodes", {{{"path", "/dev/nvidia0"}, {"hostPath", host + "/dev/nvidia0"}}}}}}}}},
+      {"containerEdits",
+       {{"env", {"NVIDIA_VISIBLE_DEVICES=void"}},
+        {"deviceNodes",
+         {{{"path", "/dev/nvidiactl"}, {"hostPath", host + "/dev/nvidiactl"}},
+          {{"path", "/dev/nvidia-uvm"}, {"hostPath", host + "/dev/nvidia-uvm"}}}}}}};
+  std::string yamlText = "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  deviceNodes:\n  - hostPath: " + host +
+                         "/dev/nvidiactl\n    path: /dev/nvidiactl\n" + "  - hostPath: " + host +
+                         "/dev/nvidia-uvm\n    path: /dev/nvidia-uvm\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n" +
+                         "devices:\n- containerEdits:\n    deviceNodes:\n    - hostPath: " + host +
+                         "/dev/nvidia0\n      path: /dev/nvidia0\n" + "  name: \"0\"\nkind: " + s.kind + "\n";
   run("mkdir -p /var/run/cdi");
   writeFile(s.file, yaml ? yamlText : spec.dump(2));
   static std::vector<std::string> files;
-  if (files.empty()) std::atexit([] { for (const auto& f : files) { ::unlink(f.c_str()); ::unlink((f + ".kernodeck-backup").c_str()); } });
+  if (files.empty())
+    std::atexit([] {
+      for (const auto& f : files) {
+        ::unlink(f.c_str());
+        ::unlink((f + ".kernodeck-backup").c_str());
+      }
+    });
   files.push_back(s.file);
   return s;
 }
@@ -103,7 +113,8 @@ std::string lastLine(const std::string& file) {
   size_t end = text.find_last_not_of('\n');
   if (end == std::string::npos) return "";
   size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 // Checks one run: started (the container printed its host record) or refused.
@@ -130,7 +141,8 @@ void expectOutcome(const RunResult& r, const std::string& log, bool starts, bool
 }
 
 void podmanCdi(const std::string& runtime, const std::string& reasonVisible, bool yaml = false) {
-  if (::geteuid() != 0 || !haveTool("podman") || !haveTool(runtime) || !haveTool("busybox")) GTEST_SKIP() << "needs root, podman, " << runtime;
+  if (::geteuid() != 0 || !haveTool("podman") || !haveTool(runtime) || !haveTool("busybox"))
+    GTEST_SKIP() << "needs root, podman, " << runtime;
   if (runtime == "crun" && !crunReady()) GTEST_SKIP() << "crun needs the hugetlb cgroup as v1";
   std::string host = hostTree("h100-550-open");
   ASSERT_FALSE(host.empty());
@@ -139,8 +151,8 @@ void podmanCdi(const std::string& runtime, const std::string& reasonVisible, boo
   for (const char* policy : {"warn", "enforce"}) {
     // The administrator's step: the hook into the NVIDIA spec's top-level edits (again with the
     // other policy: the entry is replaced, not added).
-    RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy " + policy + " --host-root " + host +
-                        " --log " + log);
+    RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy " + policy +
+                        " --host-root " + host + " --log " + log);
     ASSERT_EQ(inj.code, 0) << inj.err;
     json edited = readSpec(spec.file);
     ASSERT_EQ(edited["containerEdits"]["hooks"].size(), 1u) << readFile(spec.file);
@@ -148,8 +160,9 @@ void podmanCdi(const std::string& runtime, const std::string& reasonVisible, boo
     for (const auto& c : kCases) {
       std::string where = runtime + " " + c.name + " [" + policy + "]";
       RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime " + runtime +
-                        " run --rm --network none --device " + spec.kind + "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=" + c.env +
-                        "' --rootfs " + busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
+                        " run --rm --network none --device " + spec.kind +
+                        "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=" + c.env + "' --rootfs " +
+                        busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
       bool starts = std::string(policy) == "warn" || c.enforceStarts;
       expectOutcome(r, log, starts, c.enforceStarts, where, reasonVisible);
       if (::testing::Test::HasFatalFailure()) return;
@@ -158,8 +171,8 @@ void podmanCdi(const std::string& runtime, const std::string& reasonVisible, boo
 }
 
 // A busybox bundle with the hook added by `kernodeck-hook runc-config`, beside an existing hook.
-std::string bundleWithHook(const std::string& runtime, const std::string& policy, const std::string& host, const std::string& log,
-                           const std::string& require, const json& extra) {
+std::string bundleWithHook(const std::string& runtime, const std::string& policy, const std::string& host,
+                           const std::string& log, const std::string& require, const json& extra) {
   std::string b = tempDir("enginebundle");
   run("mkdir -p " + b + " && cp -a " + busyboxRootfs() + " " + b + "/rootfs && cd " + b + " && " + runtime + " spec");
   json cfg = json::parse(readFile(b + "/config.json"));
@@ -175,8 +188,8 @@ std::string bundleWithHook(const std::string& runtime, const std::string& policy
   cfg["hooks"] = {{"createRuntime", {{{"path", "/bin/true"}, {"args", {"true"}}}}}};
   cfg.update(extra, true);
   writeFile(b + "/config.json", cfg.dump(1));
-  RunResult add = run(kHook + " runc-config " + b + "/config.json --binary " + kHook + " --policy " + policy + " --host-root " + host +
-                      " --log " + log);
+  RunResult add = run(kHook + " runc-config " + b + "/config.json --binary " + kHook + " --policy " + policy +
+                      " --host-root " + host + " --log " + log);
   EXPECT_EQ(add.code, 0) << add.err;
   return b;
 }
@@ -197,8 +210,8 @@ void direct(const std::string& runtime, const json& extra, const std::string& re
       EXPECT_EQ(hooks[0]["path"], "/bin/true");
       std::string id = "kdk-engine-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
       // stderr through a pipe, as on a terminal: crun's hooks.stderr then reaches it.
-      RunResult r = run("cd / && (timeout 60 " + runtime + " run --bundle " + b + " " + id + " < /dev/null; echo $? > " + b +
-                        "/rc) 2>&1 | cat; exit $(cat " + b + "/rc)");
+      RunResult r = run("cd / && (timeout 60 " + runtime + " run --bundle " + b + " " + id +
+                        " < /dev/null; echo $? > " + b + "/rc) 2>&1 | cat; exit $(cat " + b + "/rc)");
       run(runtime + " delete -f " + id + " >/dev/null 2>&1");
       bool starts = std::string(policy) == "warn" || c.enforceStarts;
       expectOutcome(r, log, starts, c.enforceStarts, where, reasonVisible);
@@ -217,20 +230,25 @@ TEST(HookEngines, PodmanRuncThroughCdi) { podmanCdi("runc", "kernodeck-hook: ref
 
 // NVIDIA's spec as nvidia-ctk writes it by default, YAML: the hook is added in YAML and podman
 // reads the result.
-TEST(HookEngines, PodmanRuncThroughYamlCdiSpec) { podmanCdi("runc", "kernodeck-hook: refused: hook.require.unsatisfied", true); }
+TEST(HookEngines, PodmanRuncThroughYamlCdiSpec) {
+  podmanCdi("runc", "kernodeck-hook: refused: hook.require.unsatisfied", true);
+}
 
 TEST(HookEngines, Runc) { direct("runc", json::object(), "kernodeck-hook: refused: hook.require.unsatisfied"); }
 
 TEST(HookEngines, CrunShowsTheReasonThroughHooksStderr) {
-  direct("crun", {{"annotations", {{"run.oci.hooks.stderr", "/dev/stderr"}}}}, "kernodeck-hook: refused: hook.require.unsatisfied");
+  direct("crun", {{"annotations", {{"run.oci.hooks.stderr", "/dev/stderr"}}}},
+         "kernodeck-hook: refused: hook.require.unsatisfied");
 }
 
 // crun passes "bundle": "/" for a container with a user namespace and devices
 // (containers/crun#2261); the hook still finds the config through the container process.
 TEST(HookEngines, CrunUserNamespaceBundleSlash) {
-  json userns = {{"linux", {{"uidMappings", {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}}},
-                            {"gidMappings", {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}}}}}};
-  if (::geteuid() != 0 || !haveTool("crun") || !haveTool("busybox") || !crunReady()) GTEST_SKIP() << "needs root and crun";
+  json userns = {{"linux",
+                  {{"uidMappings", {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}}},
+                   {"gidMappings", {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}}}}}};
+  if (::geteuid() != 0 || !haveTool("crun") || !haveTool("busybox") || !crunReady())
+    GTEST_SKIP() << "needs root and crun";
   std::string host = hostTree("h100-550-open");
   for (const auto& c : kCases) {
     std::string log = tempDir("enginelog") + "/hook.log";
@@ -253,21 +271,24 @@ TEST(HookEngines, CrunUserNamespaceBundleSlash) {
 // Kernodeck's own CDI spec: a container that asks for the device kernodeck.io/hook=check (here
 // under a kind unique to the run) beside its GPU gets the check without any change to NVIDIA's spec.
 TEST(HookEngines, OwnCdiSpecDeviceRunsTheCheck) {
-  if (::geteuid() != 0 || !haveTool("podman") || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, podman, runc";
+  if (::geteuid() != 0 || !haveTool("podman") || !haveTool("runc") || !haveTool("busybox"))
+    GTEST_SKIP() << "needs root, podman, runc";
   std::string host = hostTree("h100-550-open");
   ASSERT_FALSE(host.empty());
   CdiSpec gpu = fakeNvidiaSpec(host);  // no hook in it
   CdiSpec own = fakeNvidiaSpec(host);  // a file name and kind of our own, overwritten below
   std::string kind = "kdkown" + std::to_string(::getpid()) + ".test/hook";
   std::string log = tempDir("enginelog") + "/hook.log";
-  RunResult w = run(kHook + " cdi spec --kind " + kind + " --output " + own.file + " --binary " + kHook + " --policy enforce --host-root " +
-                    host + " --log " + log);
+  RunResult w = run(kHook + " cdi spec --kind " + kind + " --output " + own.file + " --binary " + kHook +
+                    " --policy enforce --host-root " + host + " --log " + log);
   ASSERT_EQ(w.code, 0) << w.err;
   for (const auto& c : kCases) {
-    RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime runc run --rm --network none --device " + kind +
-                      "=check --device " + gpu.kind + "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=" + c.env + "' --rootfs " +
-                      busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
-    expectOutcome(r, log, c.enforceStarts, c.enforceStarts, std::string("own spec ") + c.name, "kernodeck-hook: refused: hook.require.unsatisfied");
+    RunResult r = run(
+        "CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime runc run --rm --network none --device " +
+        kind + "=check --device " + gpu.kind + "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=" + c.env +
+        "' --rootfs " + busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
+    expectOutcome(r, log, c.enforceStarts, c.enforceStarts, std::string("own spec ") + c.name,
+                  "kernodeck-hook: refused: hook.require.unsatisfied");
   }
 }
 
@@ -283,7 +304,8 @@ TEST(HookEngines, ContainerdRunsTheHookFromTheSpec) {
   ASSERT_FALSE(host.empty());
   std::string d = tempDir("containerd");
   writeFile(d + "/config.toml", "version = 2\nroot = \"" + d + "/root\"\nstate = \"" + d + "/state\"\n" +
-                                    "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \"" + d + "/containerd.sock\"\n");
+                                    "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \"" + d +
+                                    "/containerd.sock\"\n");
   run("cd " + d + " && (containerd --config config.toml > containerd.log 2>&1 < /dev/null & echo $! > containerd.pid)");
   std::string ctr = "ctr --address " + d + "/containerd.sock";
   struct Stop {

@@ -28,8 +28,8 @@ Bundle makeBundleArgs(const std::vector<std::string>& hookArgs, const json& env,
   Bundle b;
   b.dir = tempDir("bundle");
   b.log = b.dir + "/hook.log";
-  run("mkdir -p " + b.dir + "/rootfs/bin && cp \"$(command -v busybox)\" " + b.dir + "/rootfs/bin/busybox && ln -s busybox " +
-      b.dir + "/rootfs/bin/sh && ln -s busybox " + b.dir + "/rootfs/bin/cat");
+  run("mkdir -p " + b.dir + "/rootfs/bin && cp \"$(command -v busybox)\" " + b.dir +
+      "/rootfs/bin/busybox && ln -s busybox " + b.dir + "/rootfs/bin/sh && ln -s busybox " + b.dir + "/rootfs/bin/cat");
   run("cd " + b.dir + " && runc spec");
   json cfg = json::parse(readFile(b.dir + "/config.json"));
   cfg["process"]["terminal"] = false;
@@ -51,7 +51,8 @@ Bundle makeBundle(const std::string& policy, const std::string& hostRoot, const 
 json nvDevices(int gpus, int uvmMajor) {
   json d = json::array({{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
                         {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", uvmMajor}, {"minor", 0}}});
-  for (int i = 0; i < gpus; ++i) d.push_back({{"path", "/dev/nvidia" + std::to_string(i)}, {"type", "c"}, {"major", 195}, {"minor", i}});
+  for (int i = 0; i < gpus; ++i)
+    d.push_back({{"path", "/dev/nvidia" + std::to_string(i)}, {"type", "c"}, {"major", 195}, {"minor", i}});
   return d;
 }
 
@@ -69,22 +70,55 @@ struct Case {
 TEST(HookRunc, WarnAlwaysStartsEnforceRefusesWhatCannotWork) {
   if (::geteuid() != 0 || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, runc and busybox";
   std::vector<Case> cases = {
-      {"h100 good", "h100-550-open", {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.1"}, nvDevices(2, 508), true, ""},
-      {"470 vs cuda>=12.4", "driver-470", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"}, nvDevices(1, 509), false,
+      {"h100 good",
+       "h100-550-open",
+       {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.1"},
+       nvDevices(2, 508),
+       true,
+       ""},
+      {"470 vs cuda>=12.4",
+       "driver-470",
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"},
+       nvDevices(1, 509),
+       false,
        "hook.require.unsatisfied"},
-      {"470 with an old cuda", "driver-470", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=11.0"}, nvDevices(1, 509), true, ""},
-      {"missing nvidia-uvm", "no-uvm", {"NVIDIA_VISIBLE_DEVICES=0"},
+      {"470 with an old cuda",
+       "driver-470",
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=11.0"},
+       nvDevices(1, 509),
+       true,
+       ""},
+      {"missing nvidia-uvm",
+       "no-uvm",
+       {"NVIDIA_VISIBLE_DEVICES=0"},
        json::array({{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
                     {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}}),
-       false, "nvidia-uvm"},
-      {"a100 mig", "a100-mig", {"NVIDIA_VISIBLE_DEVICES=0:1"},
-       [] { json d = nvDevices(1, 508); d.push_back({{"path", "/dev/nvidia-caps/nvidia-cap12"}, {"type", "c"}, {"major", 511}, {"minor", 12}}); return d; }(),
-       true, ""},
-      {"mi300", "mi300", {}, json::array({{{"path", "/dev/kfd"}, {"type", "c"}, {"major", 236}, {"minor", 0}},
-                                          {{"path", "/dev/dri/renderD128"}, {"type", "c"}, {"major", 226}, {"minor", 128}}}),
-       true, ""},
+       false,
+       "nvidia-uvm"},
+      {"a100 mig",
+       "a100-mig",
+       {"NVIDIA_VISIBLE_DEVICES=0:1"},
+       [] {
+         json d = nvDevices(1, 508);
+         d.push_back({{"path", "/dev/nvidia-caps/nvidia-cap12"}, {"type", "c"}, {"major", 511}, {"minor", 12}});
+         return d;
+       }(),
+       true,
+       ""},
+      {"mi300",
+       "mi300",
+       {},
+       json::array({{{"path", "/dev/kfd"}, {"type", "c"}, {"major", 236}, {"minor", 0}},
+                    {{"path", "/dev/dri/renderD128"}, {"type", "c"}, {"major", 226}, {"minor", 128}}}),
+       true,
+       ""},
       {"cpu-only, cpu container", "cpu-only", {"PATH=/bin"}, json::array(), true, ""},
-      {"cpu-only, gpu container", "cpu-only", {"NVIDIA_VISIBLE_DEVICES=all"}, json::array(), false, "hook.driver.absent"},
+      {"cpu-only, gpu container",
+       "cpu-only",
+       {"NVIDIA_VISIBLE_DEVICES=all"},
+       json::array(),
+       false,
+       "hook.driver.absent"},
   };
   int n = 0;
   for (const auto& c : cases) {
@@ -146,9 +180,11 @@ PlainBundle plainBundle(const json& env) {
   PlainBundle b;
   b.dir = tempDir("hookcli");
   run("mkdir -p " + b.dir + "/rootfs/etc/kernodeck");
-  json cfg = {{"ociVersion", "1.0.2"}, {"root", {{"path", "rootfs"}}}, {"process", {{"env", env}, {"args", {"/bin/sh"}}}}};
+  json cfg = {
+      {"ociVersion", "1.0.2"}, {"root", {{"path", "rootfs"}}}, {"process", {{"env", env}, {"args", {"/bin/sh"}}}}};
   writeFile(b.dir + "/config.json", cfg.dump());
-  b.state = json({{"ociVersion", "1.0.2"}, {"id", "cli1"}, {"status", "creating"}, {"pid", 0}, {"bundle", b.dir}}).dump();
+  b.state =
+      json({{"ociVersion", "1.0.2"}, {"id", "cli1"}, {"status", "creating"}, {"pid", 0}, {"bundle", b.dir}}).dump();
   writeFile(b.dir + "/state.json", b.state);
   return b;
 }
@@ -168,11 +204,14 @@ TEST(HookCli, ABrokenCommandLineRefusesUnderEnforceAndStartsUnderWarn) {
   std::string host = cpuHost();
   std::vector<Case> cases = {
       {"--policy enforce --host-root " + host + " --log LOG createRuntime", 0, ""},
-      {"--policy enforce --host_root " + host + " --log LOG", 2, "refused: command line: unknown option '--host_root', did you mean --host-root?"},
-      {"--policy enforce --timeout-ms abc --log LOG", 2, "refused: command line: --timeout-ms takes a number of milliseconds, not 'abc'"},
+      {"--policy enforce --host_root " + host + " --log LOG", 2,
+       "refused: command line: unknown option '--host_root', did you mean --host-root?"},
+      {"--policy enforce --timeout-ms abc --log LOG", 2,
+       "refused: command line: --timeout-ms takes a number of milliseconds, not 'abc'"},
       {"--policy enforce --timeout-ms 0 --log LOG", 2, "refused: command line: --timeout-ms 0 is out of range"},
       {"--policy enforce --policy enforce --log LOG", 2, "refused: command line: --policy is given 2 times"},
-      {"--policy warn --policy warn --log LOG", 2, "refused: command line: --policy is given 2 times (a broken policy is read as enforce)"},
+      {"--policy warn --policy warn --log LOG", 2,
+       "refused: command line: --policy is given 2 times (a broken policy is read as enforce)"},
       {"--policy Enforce --log LOG", 2, "refused: command line: --policy takes warn or enforce, not 'Enforce'"},
       {"--policy enforce --bogus-flag --log LOG", 2, "refused: command line: unknown option '--bogus-flag'"},
       {"--policy warn --host_root " + host + " --log LOG", 0, "warning: command line: unknown option '--host_root'"},
@@ -215,10 +254,12 @@ TEST(HookCli, AnUnusableExpectationOrHostRootIsAnErrorFinding) {
       std::string where = std::string(c.name) + " [" + policy + "]";
       PlainBundle b = plainBundle({"NVIDIA_VISIBLE_DEVICES=all"});
       std::string file = b.dir + "/rootfs/etc/kernodeck/expect.json";
-      if (c.expect == "FIFO") run("mkfifo " + file);
-      else if (!c.expect.empty()) writeFile(file, c.expect);
-      RunResult r = run("timeout 10 " + std::string(HOOK_BIN) + " --policy " + policy + " --host-root " + c.hostRoot + " --log " +
-                        b.dir + "/hook.log < " + b.dir + "/state.json");
+      if (c.expect == "FIFO")
+        run("mkfifo " + file);
+      else if (!c.expect.empty())
+        writeFile(file, c.expect);
+      RunResult r = run("timeout 10 " + std::string(HOOK_BIN) + " --policy " + policy + " --host-root " + c.hostRoot +
+                        " --log " + b.dir + "/hook.log < " + b.dir + "/state.json");
       bool enforce = std::string(policy) == "enforce";
       EXPECT_EQ(r.code, enforce ? 1 : 0) << where << "\n" << r.err;
       EXPECT_NE(r.err.find(c.code), std::string::npos) << where << "\n" << r.err;
@@ -227,8 +268,10 @@ TEST(HookCli, AnUnusableExpectationOrHostRootIsAnErrorFinding) {
       ASSERT_TRUE(line.is_object()) << where;
       EXPECT_EQ(line["verdicts"][0]["code"], c.code) << where;
       json rec = json::parse(readFile(b.dir + "/rootfs/run/kernodeck/host.json"), nullptr, false);
-      if (enforce) EXPECT_TRUE(rec.is_discarded()) << where;
-      else EXPECT_EQ(rec["verdicts"][0]["code"], c.code) << where;
+      if (enforce)
+        EXPECT_TRUE(rec.is_discarded()) << where;
+      else
+        EXPECT_EQ(rec["verdicts"][0]["code"], c.code) << where;
     }
 }
 
@@ -246,7 +289,10 @@ TEST(HookRunc, MistakesRefuseUnderEnforceAndStartUnderWarn) {
   };
   std::vector<Case> cases = {
       {"misspelt flag", {"--host_root", host, "--log", "LOG"}, "", "command line: unknown option '--host_root'"},
-      {"bad timeout", {"--host-root", host, "--timeout-ms", "abc", "--log", "LOG"}, "", "command line: --timeout-ms takes a number"},
+      {"bad timeout",
+       {"--host-root", host, "--timeout-ms", "abc", "--log", "LOG"},
+       "",
+       "command line: --timeout-ms takes a number"},
       {"truncated expectation", {"--host-root", host, "--log", "LOG"}, R"({"schema":)", "hook.expectation.invalid"},
       {"missing host root", {"--host-root", "/nonexistent/kdk", "--log", "LOG"}, "", "hook.hostroot.unreadable"},
   };
@@ -289,18 +335,21 @@ TEST(HookRunc, MistakesRefuseUnderEnforceAndStartUnderWarn) {
 TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
   std::string dest = tempDir("install");
   std::string install = std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + dest;
-  RunResult ok = run(install + " --policy enforce --host-root /host --timeout-ms 1500 --log /var/log/k.log --cdi-dir /etc/cdi");
+  RunResult ok =
+      run(install + " --policy enforce --host-root /host --timeout-ms 1500 --log /var/log/k.log --cdi-dir /etc/cdi");
   ASSERT_EQ(ok.code, 0) << ok.err;
   json d = json::parse(readFile(dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json"), nullptr, false);
   ASSERT_TRUE(d.is_object());
-  EXPECT_EQ(d["hook"]["args"], json({"kernodeck-hook", "--policy", "enforce", "--host-root", "/host", "--timeout-ms", "1500", "--log",
-                                     "/var/log/k.log", "createRuntime"}));
-  EXPECT_EQ(readFile(dest + "/usr/share/containers/oci/hooks.d/kernodeck-hook.json"), readFile(dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json"));
+  EXPECT_EQ(d["hook"]["args"], json({"kernodeck-hook", "--policy", "enforce", "--host-root", "/host", "--timeout-ms",
+                                     "1500", "--log", "/var/log/k.log", "createRuntime"}));
+  EXPECT_EQ(readFile(dest + "/usr/share/containers/oci/hooks.d/kernodeck-hook.json"),
+            readFile(dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json"));
   json cdi = json::parse(readFile(dest + "/etc/cdi/kernodeck.json"), nullptr, false);
   EXPECT_EQ(cdi["devices"][0]["containerEdits"]["hooks"][0]["args"], d["hook"]["args"]);
   std::string fresh = tempDir("install");
   for (const char* bad : {"--policy Enforce", "--timeout-ms abc", "--host_root /"}) {
-    RunResult r = run(std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + fresh + " " + bad);
+    RunResult r =
+        run(std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + fresh + " " + bad);
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_FALSE(r.err.empty()) << bad;
     EXPECT_EQ(run("test -e " + fresh + "/usr/local/bin/kernodeck-hook").code, 1) << bad << ": installed anyway";
@@ -316,10 +365,17 @@ TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
   writeFile(d + "/bomb.yaml", "a: &a [x, x]\nb: &b [*a, *a]\n");
   writeFile(d + "/yaml-named.json", "cdiVersion: 0.5.0\n");
   writeFile(d + "/array.json", "[]");
-  writeFile(d + "/nvidia.json", R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{"deviceNodes":[{"path":"/dev/nvidia0"}]}}]})");
-  struct Case { std::string args; int code; const char* says; } cases[] = {
+  writeFile(
+      d + "/nvidia.json",
+      R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{"deviceNodes":[{"path":"/dev/nvidia0"}]}}]})");
+  struct Case {
+    std::string args;
+    int code;
+    const char* says;
+  } cases[] = {
       {"cdi inject " + d + "/nodevices.yaml", 2, "is not a CDI spec: devices is missing"},
-      {"cdi inject " + d + "/bomb.yaml", 2, "bomb.yaml is not usable YAML: YAML line 2, column 8: aliases (*a) are not supported"},
+      {"cdi inject " + d + "/bomb.yaml", 2,
+       "bomb.yaml is not usable YAML: YAML line 2, column 8: aliases (*a) are not supported"},
       {"cdi inject " + d + "/yaml-named.json", 2, "is not JSON (a YAML spec must be named .yaml or .yml)"},
       {"cdi spec --format toml", 2, "--format takes json or yaml, not 'toml'"},
       {"cdi spec --format yaml --output " + d + "/x.json", 2, "does not match the name"},
@@ -357,11 +413,16 @@ TEST(HookInstall, CdiInjectEditsYamlSpecsInYaml) {
   std::string d = tempDir("cdiyaml");
   std::string hook = std::string(HOOK_BIN);
   std::string original =
-      "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n  hooks:\n  - args:\n    - nvidia-cdi-hook\n"
-      "    - update-ldcache\n    - --folder\n    - /usr/lib/x86_64-linux-gnu\n    hookName: createContainer\n    path: /usr/bin/nvidia-cdi-hook\n"
-      "  mounts:\n  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n    hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n"
-      "    options:\n    - ro\n    - nosuid\n    - nodev\n    - bind\ndevices:\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n"
-      "      permissions: rw\n  name: \"0\"\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n  name: all\nkind: nvidia.com/gpu\n";
+      "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n  hooks:\n  - args:\n    - "
+      "nvidia-cdi-hook\n"
+      "    - update-ldcache\n    - --folder\n    - /usr/lib/x86_64-linux-gnu\n    hookName: createContainer\n    path: "
+      "/usr/bin/nvidia-cdi-hook\n"
+      "  mounts:\n  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n    hostPath: "
+      "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n"
+      "    options:\n    - ro\n    - nosuid\n    - nodev\n    - bind\ndevices:\n- containerEdits:\n    deviceNodes:\n  "
+      "  - path: /dev/nvidia0\n"
+      "      permissions: rw\n  name: \"0\"\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n  name: "
+      "all\nkind: nvidia.com/gpu\n";
   writeFile(d + "/nvidia.yaml", original);
   json before = readYamlWithPyYaml(d + "/nvidia.yaml");
   ASSERT_TRUE(before.is_object());
@@ -423,8 +484,11 @@ TEST(HookInstall, CdiDaemonSetKeeperInjectsYamlAndJsonSpecs) {
   size_t sleep = script.find("sleep 30");
   ASSERT_NE(sleep, std::string::npos) << script;
   script.replace(sleep, 8, "break");  // one round
-  std::string nvidiaYaml = "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n";
-  std::string nvidiaJson = R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{}}]})";
+  std::string nvidiaYaml =
+      "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n    deviceNodes:\n    - "
+      "path: /dev/nvidia0\n";
+  std::string nvidiaJson =
+      R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{}}]})";
   run("mkdir -p " + host + "/etc/cdi " + host + "/var/run/cdi");
   writeFile(host + "/etc/cdi/nvidia.yaml", nvidiaYaml);
   writeFile(host + "/var/run/cdi/management.nvidia.com-gpu.json", nvidiaJson);

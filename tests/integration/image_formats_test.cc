@@ -20,11 +20,12 @@ namespace {
 const std::string K = KERNODECK_BIN;
 
 json spec(const std::string& osId = "kdk", const std::string& compression = "gzip") {
-  return {{"tag", "1.0"},
-          {"config", {{"Env", {"PATH=/bin"}}}},
-          {"layers", json::array({{{"compression", compression},
-                                   {"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=" + osId + "\n"}},
-                                                            {{"path", "bin/tool"}, {"content", "tool v1"}}})}}})}};
+  return {
+      {"tag", "1.0"},
+      {"config", {{"Env", {"PATH=/bin"}}}},
+      {"layers", json::array({{{"compression", compression},
+                               {"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=" + osId + "\n"}},
+                                                        {{"path", "bin/tool"}, {"content", "tool v1"}}})}}})}};
 }
 
 // Every finding is at most info: what a clean image from a real tool must give.
@@ -106,18 +107,21 @@ TEST(ImageFormats, UmociAndSkopeoCopiesAuditClean) {
     if (!haveTool(tool)) GTEST_SKIP() << tool << " is not installed (scripts/deps --test installs it)";
   std::string base = tempDir("tools");
   std::string L = base + "/L", B = base + "/B";
-  RunResult b = run("set -e; " + umociBusyboxCommands(L, B) + "; printf 'extra\\n' > " + base +
-                    "/extra; umoci insert --image " + L + ":base " + base + "/extra /etc/extra" +
-                    "; skopeo copy -q oci:" + L + ":base dir:" + base + "/D" +
-                    "; skopeo copy -q oci:" + L + ":base oci:" + base + "/O:base" +
-                    "; skopeo copy -q oci:" + L + ":base oci-archive:" + base + "/a.tar:base" +
-                    "; skopeo copy -q oci:" + L + ":base docker-archive:" + base + "/d.tar:team/app:1.0");
+  RunResult b =
+      run("set -e; " + umociBusyboxCommands(L, B) + "; printf 'extra\\n' > " + base + "/extra; umoci insert --image " +
+          L + ":base " + base + "/extra /etc/extra" + "; skopeo copy -q oci:" + L + ":base dir:" + base + "/D" +
+          "; skopeo copy -q oci:" + L + ":base oci:" + base + "/O:base" + "; skopeo copy -q oci:" + L +
+          ":base oci-archive:" + base + "/a.tar:base" + "; skopeo copy -q oci:" + L + ":base docker-archive:" + base +
+          "/d.tar:team/app:1.0");
   ASSERT_EQ(b.code, 0) << b.err;
   std::string top = json::parse(readFile(L + "/index.json"))["manifests"][0]["digest"];
   std::string dirTop = "sha256:" + sha256Hex(readFile(base + "/D/manifest.json"));
-  std::vector<std::string> refs = {"oci:" + L + "@" + top,          "dir:" + base + "/D",
-                                   "oci-archive:" + base + "/a.tar", "docker-archive:" + base + "/d.tar",
-                                   "docker-archive:" + base + "/d.tar:@0", base + "/D"};
+  std::vector<std::string> refs = {"oci:" + L + "@" + top,
+                                   "dir:" + base + "/D",
+                                   "oci-archive:" + base + "/a.tar",
+                                   "docker-archive:" + base + "/d.tar",
+                                   "docker-archive:" + base + "/d.tar:@0",
+                                   base + "/D"};
   std::string diffId;
   for (const auto& ref : refs) {
     int code = -1;
@@ -161,8 +165,8 @@ TEST(ImageFormats, PodmanSaveBothFormatsAuditClean) {
   Layout l{base + "/img"};
   ASSERT_FALSE(mkimage(spec("podmantest"), l.dir).empty());
   std::string P = containersConf(base);
-  RunResult b = run("set -e; skopeo copy -q oci:" + l.dir + ":1.0 docker-archive:" + base + "/in.tar:team/app:1.0; " + P +
-                    "load -q -i " + base + "/in.tar >/dev/null; " + P + "save -q --format oci-archive -o " + base +
+  RunResult b = run("set -e; skopeo copy -q oci:" + l.dir + ":1.0 docker-archive:" + base + "/in.tar:team/app:1.0; " +
+                    P + "load -q -i " + base + "/in.tar >/dev/null; " + P + "save -q --format oci-archive -o " + base +
                     "/p-oci.tar team/app:1.0; " + P + "save -q --format docker-archive -o " + base +
                     "/p-docker.tar team/app:1.0");
   ASSERT_EQ(b.code, 0) << b.err;
@@ -236,7 +240,9 @@ TEST(ImageFormats, LayoutIndexEntries) {
   Layout l = makeLayout("index");
   json ix = l.index();
   json good = ix["manifests"][0];
-  json broken = {{"mediaType", "application/vnd.oci.image.manifest.v1+json"}, {"digest", "sha256:zz"}, {"size", 1},
+  json broken = {{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
+                 {"digest", "sha256:zz"},
+                 {"size", 1},
                  {"annotations", {{"org.opencontainers.image.ref.name", "broken"}}}};
   ix["manifests"] = json::array({good, broken, good});
   l.setIndex(ix);
@@ -254,7 +260,8 @@ TEST(ImageFormats, LayoutIndexEntries) {
   json inner = p.index()["manifests"][0];
   inner.erase("annotations");
   inner.erase("platform");
-  json nested = {{"schemaVersion", 2}, {"mediaType", "application/vnd.oci.image.index.v1+json"}, {"manifests", {inner}}};
+  json nested = {
+      {"schemaVersion", 2}, {"mediaType", "application/vnd.oci.image.index.v1+json"}, {"manifests", {inner}}};
   std::string nb = nested.dump();
   json top = {{"mediaType", "application/vnd.oci.image.index.v1+json"}, {"digest", p.put(nb)}, {"size", nb.size()}};
   p.setIndex({{"schemaVersion", 2}, {"manifests", {top}}});
@@ -277,10 +284,26 @@ TEST(ImageFormats, UnverifiableDigestsAtEveryLevel) {
     const char* name;
     std::function<void(const Layout&)> mutate;
   } cases[] = {
-      {"layer", [&](const Layout& l) { json m = l.manifest(); rename(l, m["layers"][0], "sha384"); l.setManifest(m); }},
-      {"config", [&](const Layout& l) { json m = l.manifest(); rename(l, m["config"], "multihash+base58"); l.setManifest(m); }},
-      {"manifest", [&](const Layout& l) { json ix = l.index(); rename(l, ix["manifests"][0], "sha384"); l.setIndex(ix); }},
-      {"diff_id", [](const Layout& l) {
+      {"layer",
+       [&](const Layout& l) {
+         json m = l.manifest();
+         rename(l, m["layers"][0], "sha384");
+         l.setManifest(m);
+       }},
+      {"config",
+       [&](const Layout& l) {
+         json m = l.manifest();
+         rename(l, m["config"], "multihash+base58");
+         l.setManifest(m);
+       }},
+      {"manifest",
+       [&](const Layout& l) {
+         json ix = l.index();
+         rename(l, ix["manifests"][0], "sha384");
+         l.setIndex(ix);
+       }},
+      {"diff_id",
+       [](const Layout& l) {
          json c = l.config();
          c["rootfs"]["diff_ids"][0] = "sha384:" + c["rootfs"]["diff_ids"][0].get<std::string>().substr(7);
          l.setConfig(c);
@@ -304,13 +327,17 @@ TEST(ImageFormats, ArtifactsAndEncryptedLayers) {
   std::string payload = "{\"sbom\": true}";
   std::string pd = l.put(payload);
   std::string empty = "{}";
-  json m = {{"schemaVersion", 2},
-            {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-            {"artifactType", "application/vnd.example.sbom.v1+json"},
-            {"config", {{"mediaType", "application/vnd.oci.empty.v1+json"}, {"digest", l.put(empty)}, {"size", 2},
-                        {"data", "e30="}}},
-            {"layers", {{{"mediaType", "application/vnd.example.sbom.v1+json"}, {"digest", pd}, {"size", payload.size()},
-                         {"annotations", {{"org.opencontainers.image.title", "sbom.json"}}}}}}};
+  json m = {
+      {"schemaVersion", 2},
+      {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
+      {"artifactType", "application/vnd.example.sbom.v1+json"},
+      {"config",
+       {{"mediaType", "application/vnd.oci.empty.v1+json"}, {"digest", l.put(empty)}, {"size", 2}, {"data", "e30="}}},
+      {"layers",
+       {{{"mediaType", "application/vnd.example.sbom.v1+json"},
+         {"digest", pd},
+         {"size", payload.size()},
+         {"annotations", {{"org.opencontainers.image.title", "sbom.json"}}}}}}};
   std::string md = l.setManifest(m);
   int code = -1;
   json r = auditJson("oci:" + l.dir + "@" + md, &code);
@@ -345,19 +372,54 @@ TEST(ImageFormats, SchemaViolationsNameTheField) {
     const char* field;
     std::function<void(const Layout&)> mutate;
   } cases[] = {
-      {"manifest.schema.invalid", "subject", [](const Layout& l) { json m = l.manifest(); m["subject"] = "sha256:abc"; l.setManifest(m); }},
-      {"config.schema.invalid", "config.User", [](const Layout& l) { json c = l.config(); c["config"]["User"] = 1000; l.setConfig(c); }},
-      {"config.schema.invalid", "variant", [](const Layout& l) { json c = l.config(); c["variant"] = 8; l.setConfig(c); }},
+      {"manifest.schema.invalid", "subject",
+       [](const Layout& l) {
+         json m = l.manifest();
+         m["subject"] = "sha256:abc";
+         l.setManifest(m);
+       }},
+      {"config.schema.invalid", "config.User",
+       [](const Layout& l) {
+         json c = l.config();
+         c["config"]["User"] = 1000;
+         l.setConfig(c);
+       }},
+      {"config.schema.invalid", "variant",
+       [](const Layout& l) {
+         json c = l.config();
+         c["variant"] = 8;
+         l.setConfig(c);
+       }},
       {"config.schema.invalid", "config.Env[1]",
-       [](const Layout& l) { json c = l.config(); c["config"]["Env"].push_back("NOEQUALS"); l.setConfig(c); }},
+       [](const Layout& l) {
+         json c = l.config();
+         c["config"]["Env"].push_back("NOEQUALS");
+         l.setConfig(c);
+       }},
       {"manifest.schema.invalid", "layers[0].urls[0]",
-       [](const Layout& l) { json m = l.manifest(); m["layers"][0]["urls"] = {"not a url"}; l.setManifest(m); }},
+       [](const Layout& l) {
+         json m = l.manifest();
+         m["layers"][0]["urls"] = {"not a url"};
+         l.setManifest(m);
+       }},
       {"manifest.schema.invalid", "artifactType",
-       [](const Layout& l) { json m = l.manifest(); m["artifactType"] = "no-slash"; l.setManifest(m); }},
+       [](const Layout& l) {
+         json m = l.manifest();
+         m["artifactType"] = "no-slash";
+         l.setManifest(m);
+       }},
       {"manifest.schema.invalid", "config.data",
-       [](const Layout& l) { json m = l.manifest(); m["config"]["data"] = "%%%not base64"; l.setManifest(m); }},
+       [](const Layout& l) {
+         json m = l.manifest();
+         m["config"]["data"] = "%%%not base64";
+         l.setManifest(m);
+       }},
       {"manifest.schema.invalid", "config.data",
-       [](const Layout& l) { json m = l.manifest(); m["config"]["data"] = "e30="; l.setManifest(m); }},  // "{}": not the config
+       [](const Layout& l) {
+         json m = l.manifest();
+         m["config"]["data"] = "e30=";
+         l.setManifest(m);
+       }},  // "{}": not the config
       {"layout.schema.invalid", "imageLayoutVersion",
        [](const Layout& l) { writeFile(l.dir + "/oci-layout", R"({"imageLayoutVersion":"2.0.0"})"); }},
       {"manifest.schema.invalid", "mediaType",
@@ -382,7 +444,8 @@ TEST(ImageFormats, SchemaViolationsNameTheField) {
   // The image as mkimage writes it has none of them.
   Layout clean = makeLayout("schema-clean");
   json r = auditJson("oci:" + clean.dir + ":1.0");
-  for (const char* code : {"manifest.schema.invalid", "config.schema.invalid", "index.schema.invalid", "layout.schema.invalid"})
+  for (const char* code :
+       {"manifest.schema.invalid", "config.schema.invalid", "index.schema.invalid", "layout.schema.invalid"})
     EXPECT_EQ(countFindings(r, code), 0) << code;
 }
 

@@ -32,10 +32,13 @@ bool LocalRegistry::start() {
   for (int attempt = 0; attempt < 5; ++attempt) {
     if (pid_ > 0) ::kill(-pid_, SIGKILL);
     port_ = 20000 + static_cast<int>(rng() % 30000);
-    writeFile(dir_ + "/config.yml", "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n"
-                                    "    rootdirectory: " + dir_ + "/data\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:" +
-                                        std::to_string(port_) + "\n");
-    RunResult r = run("setsid sh -c 'exec docker-registry serve " + dir_ + "/config.yml > " + logPath_ + " 2>&1' & echo $!");
+    writeFile(dir_ + "/config.yml",
+              "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n"
+              "    rootdirectory: " +
+                  dir_ + "/data\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port_) +
+                  "\n");
+    RunResult r =
+        run("setsid sh -c 'exec docker-registry serve " + dir_ + "/config.yml > " + logPath_ + " 2>&1' & echo $!");
     pid_ = std::atoi(r.out.c_str());
     if (waitHttp(port_) && run("grep -q 'address already in use' " + logPath_).code != 0) return true;
   }
@@ -47,11 +50,13 @@ LocalRegistry::~LocalRegistry() {
 }
 
 bool LocalRegistry::push(const std::string& layout, const std::string& tag, const std::string& repoTag) const {
-  return run("skopeo copy -q --dest-tls-verify=false oci:" + layout + ":" + tag + " docker://" + host() + "/" + repoTag).code == 0;
+  return run("skopeo copy -q --dest-tls-verify=false oci:" + layout + ":" + tag + " docker://" + host() + "/" + repoTag)
+             .code == 0;
 }
 
 std::string LocalRegistry::digestOf(const std::string& repoTag) const {
-  std::string d = run("skopeo inspect --tls-verify=false --format '{{.Digest}}' docker://" + host() + "/" + repoTag).out;
+  std::string d =
+      run("skopeo inspect --tls-verify=false --format '{{.Digest}}' docker://" + host() + "/" + repoTag).out;
   d.erase(d.find_last_not_of("\n") + 1);
   return d;
 }

@@ -40,22 +40,38 @@ std::string buildRpms(const std::string& dir) {
             "printf '#!/bin/sh\\necho hi\\n' > %{buildroot}/usr/bin/demo\nchmod 755 %{buildroot}/usr/bin/demo\n"
             "ln -s demo %{buildroot}/usr/bin/demo-link\necho conf=1 > %{buildroot}/etc/demo.conf\n"
             "echo doc > %{buildroot}/usr/share/doc/demo/README\n"
-            "%files\n/usr/bin/demo\n/usr/bin/demo-link\n%config(noreplace) /etc/demo.conf\n%doc /usr/share/doc/demo/README\n");
+            "%files\n/usr/bin/demo\n/usr/bin/demo-link\n%config(noreplace) /etc/demo.conf\n%doc "
+            "/usr/share/doc/demo/README\n");
   writeFile(dir + "/pydemo.spec",
             "Name: python3-demo\nVersion: 1.0\nRelease: 1.el9\nSummary: demo\nLicense: MIT\nBuildArch: noarch\n"
             "%description\ndemo\n%install\n"
-            "mkdir -p %{buildroot}" + site + "/demo_py %{buildroot}" + site + "/demo_py-1.0.dist-info %{buildroot}/usr/bin\n"
-            "printf '#!/bin/sh\\n' > %{buildroot}/usr/bin/python3.9\nchmod 755 %{buildroot}/usr/bin/python3.9\n"
-            "printf 'x = 1\\n' > %{buildroot}" + site + "/demo_py/__init__.py\n"
-            "printf 'Metadata-Version: 2.1\\nName: demo-py\\nVersion: 1.0\\n' > %{buildroot}" + site + "/demo_py-1.0.dist-info/METADATA\n"
-            "printf 'rpm\\n' > %{buildroot}" + site + "/demo_py-1.0.dist-info/INSTALLER\n"
-            "printf 'demo_py/__init__.py," + recordHash(init) + "," + std::to_string(init.size()) + "\\n"
-            "demo_py-1.0.dist-info/METADATA," + recordHash(meta) + "," + std::to_string(meta.size()) + "\\n"
-            "demo_py-1.0.dist-info/RECORD,,\\n' > %{buildroot}" + site + "/demo_py-1.0.dist-info/RECORD\n"
-            "%files\n/usr/bin/python3.9\n" + site + "/demo_py\n" + site + "/demo_py-1.0.dist-info\n");
+            "mkdir -p %{buildroot}" +
+                site + "/demo_py %{buildroot}" + site +
+                "/demo_py-1.0.dist-info %{buildroot}/usr/bin\n"
+                "printf '#!/bin/sh\\n' > %{buildroot}/usr/bin/python3.9\nchmod 755 %{buildroot}/usr/bin/python3.9\n"
+                "printf 'x = 1\\n' > %{buildroot}" +
+                site +
+                "/demo_py/__init__.py\n"
+                "printf 'Metadata-Version: 2.1\\nName: demo-py\\nVersion: 1.0\\n' > %{buildroot}" +
+                site +
+                "/demo_py-1.0.dist-info/METADATA\n"
+                "printf 'rpm\\n' > %{buildroot}" +
+                site +
+                "/demo_py-1.0.dist-info/INSTALLER\n"
+                "printf 'demo_py/__init__.py," +
+                recordHash(init) + "," + std::to_string(init.size()) +
+                "\\n"
+                "demo_py-1.0.dist-info/METADATA," +
+                recordHash(meta) + "," + std::to_string(meta.size()) +
+                "\\n"
+                "demo_py-1.0.dist-info/RECORD,,\\n' > %{buildroot}" +
+                site +
+                "/demo_py-1.0.dist-info/RECORD\n"
+                "%files\n/usr/bin/python3.9\n" +
+                site + "/demo_py\n" + site + "/demo_py-1.0.dist-info\n");
   for (const char* spec : {"demo.spec", "pydemo.spec"}) {
-    RunResult r = run("rpmbuild --define '_topdir " + dir + "' --define '_build_id_links none' --define '__os_install_post %{nil}' -bb " +
-                      dir + "/" + spec);
+    RunResult r = run("rpmbuild --define '_topdir " + dir +
+                      "' --define '_build_id_links none' --define '__os_install_post %{nil}' -bb " + dir + "/" + spec);
     EXPECT_EQ(r.code, 0) << r.err;
   }
   return dir + "/RPMS/noarch";
@@ -64,12 +80,14 @@ std::string buildRpms(const std::string& dir) {
 // Installs the packages into ROOT's rpm database (sqlite, at /var/lib/rpm) as UBI 9 has it;
 // documentation left out as UBI's tsflags=nodocs does.
 void rpmInstall(const std::string& rpms, const std::string& root) {
-  RunResult r = run("rpm --root '" + root + "' --dbpath /var/lib/rpm -i --nodeps --excludedocs " + rpms + "/*.rpm 2>&1");
+  RunResult r =
+      run("rpm --root '" + root + "' --dbpath /var/lib/rpm -i --nodeps --excludedocs " + rpms + "/*.rpm 2>&1");
   ASSERT_EQ(r.code, 0) << r.out;
   writeFile(root + "/etc/os-release", "NAME=\"Red Hat Enterprise Linux\"\nID=\"rhel\"\nVERSION_ID=\"9.4\"\n");
 }
 
-std::vector<json> above(const json& report, const std::string& severityBelow, const std::set<std::string>& ignore = {}) {
+std::vector<json> above(const json& report, const std::string& severityBelow,
+                        const std::set<std::string>& ignore = {}) {
   std::vector<json> out;
   for (const auto& f : report["findings"])
     if (f["severity"] != severityBelow && !ignore.count(f["code"])) out.push_back(f);
@@ -105,8 +123,8 @@ TEST(OsFamilies, RpmSqliteImageTamperedInASecondLayer) {
   std::string base = tempDir("rpm9");
   std::string rpms = buildRpms(base + "/build");
   std::string L = base + "/L", B = base + "/B";
-  RunResult b = run("set -e; umoci init --layout " + L + "; umoci new --image " + L + ":base; umoci unpack --image " + L + ":base " + B +
-                    " >/dev/null");
+  RunResult b = run("set -e; umoci init --layout " + L + "; umoci new --image " + L + ":base; umoci unpack --image " +
+                    L + ":base " + B + " >/dev/null");
   ASSERT_EQ(b.code, 0) << b.err;
   rpmInstall(rpms, B + "/rootfs");
   ASSERT_EQ(run("umoci repack --image " + L + ":base " + B).code, 0);
@@ -121,16 +139,20 @@ TEST(OsFamilies, RpmSqliteImageTamperedInASecondLayer) {
   EXPECT_EQ(os["location"], "/var/lib/rpm");
   ASSERT_EQ(os["count"], 2) << os.dump(1);
   std::set<std::string> names;
-  for (const auto& p : os["packages"]) names.insert(p["name"].get<std::string>() + " " + p["version"].get<std::string>());
+  for (const auto& p : os["packages"])
+    names.insert(p["name"].get<std::string>() + " " + p["version"].get<std::string>());
   EXPECT_EQ(names, (std::set<std::string>{"demo 1.2-3.el9", "python3-demo 1.0-1.el9"}));
   // Every installed file verified; the documentation (not installed) is not reported missing.
   EXPECT_GE(os["files_verified"].get<int>(), 8);
   EXPECT_EQ(os["missing"], 0);
   // Layer 2: a program, a symlink, a configuration file and an rpm-owned Python file changed.
   std::string site = "usr/lib/python3.9/site-packages";
-  RunResult t = run("set -e; umoci unpack --image " + L + ":base " + base + "/B2 >/dev/null; R=" + base + "/B2/rootfs; "
-                    "echo tampered >> $R/usr/bin/demo; ln -sfn /bin/sh $R/usr/bin/demo-link; echo conf=2 > $R/etc/demo.conf; "
-                    "echo 'x = 2' > $R/" + site + "/demo_py/__init__.py; umoci repack --image " + L + ":base " + base + "/B2");
+  RunResult t =
+      run("set -e; umoci unpack --image " + L + ":base " + base + "/B2 >/dev/null; R=" + base +
+          "/B2/rootfs; "
+          "echo tampered >> $R/usr/bin/demo; ln -sfn /bin/sh $R/usr/bin/demo-link; echo conf=2 > $R/etc/demo.conf; "
+          "echo 'x = 2' > $R/" +
+          site + "/demo_py/__init__.py; umoci repack --image " + L + ":base " + base + "/B2");
   ASSERT_EQ(t.code, 0) << t.err;
   json r = auditJson("oci:" + L + ":base", &code);
   EXPECT_EQ(code, 1);
@@ -163,7 +185,8 @@ TEST(OsFamilies, RpmSqliteImageTamperedInASecondLayer) {
 // RHEL 8-like: the same packages in a Berkeley DB `Packages` (read by librpm's bdb_ro), audited
 // as a root filesystem.
 TEST(OsFamilies, RpmBerkeleyDbRootfs) {
-  if (!rpmTools() || !haveTool("db5.3_load") || !haveTool("python3")) GTEST_SKIP() << "needs root, rpm tools, db5.3_load, python3";
+  if (!rpmTools() || !haveTool("db5.3_load") || !haveTool("python3"))
+    GTEST_SKIP() << "needs root, rpm tools, db5.3_load, python3";
   std::string base = tempDir("rpm8");
   std::string rpms = buildRpms(base + "/build");
   std::string R = base + "/root";
@@ -178,8 +201,9 @@ TEST(OsFamilies, RpmBerkeleyDbRootfs) {
             "out += [' ' + struct.pack('=I', 0).hex(), ' ' + struct.pack('=I', max(h for h, _ in rows)).hex()]\n"
             "for h, blob in rows: out += [' ' + struct.pack('=I', h).hex(), ' ' + bytes(blob).hex()]\n"
             "print('\\n'.join(out + ['DATA=END']))\n");
-  RunResult d = run("set -e; /usr/bin/python3 " + base + "/dump.py " + R + "/var/lib/rpm/rpmdb.sqlite > " + base + "/pk.dump; rm -f " + R +
-                    "/var/lib/rpm/rpmdb.sqlite*; db5.3_load -f " + base + "/pk.dump " + R + "/var/lib/rpm/Packages");
+  RunResult d = run("set -e; /usr/bin/python3 " + base + "/dump.py " + R + "/var/lib/rpm/rpmdb.sqlite > " + base +
+                    "/pk.dump; rm -f " + R + "/var/lib/rpm/rpmdb.sqlite*; db5.3_load -f " + base + "/pk.dump " + R +
+                    "/var/lib/rpm/Packages");
   ASSERT_EQ(d.code, 0) << d.err;
   writeFile(R + "/etc/os-release", "NAME=\"Red Hat Enterprise Linux\"\nID=\"rhel\"\nVERSION_ID=\"8.10\"\n");
   int code = -1;
@@ -216,8 +240,14 @@ struct ApkFile {
 };
 
 const std::vector<ApkFile> kApkFiles = {
-    {"musl", "lib", "ld-musl-x86_64.so.1", "\x7f" "ELF musl", "", true},
-    {"busybox", "bin", "busybox", "\x7f" "ELF busybox", "", true},
+    {"musl", "lib", "ld-musl-x86_64.so.1",
+     "\x7f"
+     "ELF musl",
+     "", true},
+    {"busybox", "bin", "busybox",
+     "\x7f"
+     "ELF busybox",
+     "", true},
     {"busybox", "bin", "sh", "", "/bin/busybox"},
     {"alpine-baselayout", "etc", "motd", "Welcome to Alpine!\n", ""},
     {"alpine-baselayout", "etc", "os-release", "ID=alpine\nVERSION_ID=3.19.1\n", ""},
@@ -228,7 +258,8 @@ std::string apkInstalled() {
   for (const auto& f : kApkFiles) {
     std::string& lines = db[f.pkg];
     if (lines.find("F:" + f.dir + "\n") == std::string::npos) lines += "F:" + f.dir + "\n";
-    lines += "R:" + f.name + "\n" + (f.executable ? "a:0:0:755\n" : "") + "Z:" + q1(f.link.empty() ? f.content : f.link) + "\n";
+    lines += "R:" + f.name + "\n" + (f.executable ? "a:0:0:755\n" : "") +
+             "Z:" + q1(f.link.empty() ? f.content : f.link) + "\n";
   }
   std::string installed;
   for (const auto& [pkg, lines] : db)
@@ -262,7 +293,9 @@ TEST(OsFamilies, ApkRootfs) {
   EXPECT_EQ(os["manager"], "apk");
   EXPECT_EQ(os["count"], 3);
   EXPECT_EQ(os["files_verified"], 5);
-  writeFile(R + "/bin/busybox", "\x7f" "ELF busybax");
+  writeFile(R + "/bin/busybox",
+            "\x7f"
+            "ELF busybax");
   json r = auditJson("dir:" + R, &code);
   EXPECT_EQ(code, 1);
   const json* f = modifiedOnce(r, "/bin/busybox", "busybox");
@@ -281,8 +314,10 @@ TEST(OsFamilies, ApkImage) {
                            {{"path", "lib/apk/db/installed"}, {"content", apkInstalled()}, {"mode", 0644}}});
   for (const auto& f : kApkFiles) {
     std::string path = f.dir + "/" + f.name;
-    if (!f.link.empty()) base.push_back({{"path", path}, {"type", "symlink"}, {"target", f.link}});
-    else base.push_back({{"path", path}, {"content", f.content}, {"mode", f.executable ? 0755 : 0644}});
+    if (!f.link.empty())
+      base.push_back({{"path", path}, {"type", "symlink"}, {"target", f.link}});
+    else
+      base.push_back({{"path", path}, {"content", f.content}, {"mode", f.executable ? 0755 : 0644}});
   }
   json spec = {{"architecture", "amd64"}, {"os", "linux"}, {"layers", json::array({{{"entries", base}}})}};
   std::string dir = tempDir("apkimg");
@@ -297,7 +332,11 @@ TEST(OsFamilies, ApkImage) {
   EXPECT_EQ(c["os_packages"]["manager"], "apk");
   EXPECT_EQ(c["os_packages"]["count"], 3);
   EXPECT_EQ(c["os_packages"]["files_verified"], 5);
-  spec["layers"].push_back({{"entries", json::array({{{"path", "bin/busybox"}, {"content", "\x7f" "ELF busybax"}, {"mode", 0755}}})}});
+  spec["layers"].push_back({{"entries", json::array({{{"path", "bin/busybox"},
+                                                      {"content",
+                                                       "\x7f"
+                                                       "ELF busybax"},
+                                                      {"mode", 0755}}})}});
   std::string tampered = mkimage(spec, dir + "/tampered");
   ASSERT_FALSE(tampered.empty());
   json r = auditJson("oci:" + dir + "/tampered@" + tampered, &code);

@@ -61,10 +61,12 @@ std::string developerMachine() {
   put(root, venv + "pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n");
   put(root, venv + "bin/python", "stand-in");
   put(root, site + "torch/version.py", "__version__ = '2.3.0+cu121'\ndebug = False\ncuda = '12.1'\nhip = None\n");
-  put(root, site + "torch-2.3.0+cu121.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.3.0+cu121\n");
+  put(root, site + "torch-2.3.0+cu121.dist-info/METADATA",
+      "Metadata-Version: 2.1\nName: torch\nVersion: 2.3.0+cu121\n");
   put(root, site + "torch-2.3.0+cu121.dist-info/direct_url.json",
       "{\"url\": \"https://download.pytorch.org/whl/cu121/torch-2.3.0%2Bcu121-cp311-cp311-linux_x86_64.whl\", "
-      "\"archive_info\": {\"hashes\": {\"sha256\": \"" + std::string(64, 'c') + "\"}}}");
+      "\"archive_info\": {\"hashes\": {\"sha256\": \"" +
+          std::string(64, 'c') + "\"}}}");
   put(root, site + "attrs-23.1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: attrs\nVersion: 23.1.0\n");
   return root;
 }
@@ -88,8 +90,10 @@ TEST(OutputFormats, DeveloperMachineSummaryGroupsAndFitsAScreen) {
   EXPECT_NE(t.out.find("Debian GNU/Linux 12 (bookworm)"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("2 packages, 301 files verified, 300 modified"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("venv /home/dev/src/app/.venv  Python 3.11.2  /home/dev/src/app/.venv/bin/python  2 packages"),
-            std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("torch     2.3.0+cu121  torch.version.cuda 12.1, torch.version.hip None"), std::string::npos) << t.out;
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("torch     2.3.0+cu121  torch.version.cuda 12.1, torch.version.hip None"), std::string::npos)
+      << t.out;
 
   // JSON (and its --json alias) keeps every finding and every path of the group.
   for (const char* flag : {"--json", "--format json"}) {
@@ -110,7 +114,8 @@ TEST(OutputFormats, SarifCycloneDxSpdxValidateAndHtmlRendersInChromium) {
   std::string base = tempDir("formats");
   // A tree, the demo image and (when the fixture can be built) a real Debian root filesystem.
   std::vector<std::string> subjects = {"dir:" + developerMachine()};
-  ASSERT_FALSE(mkimage(json::parse(readFile(std::string(SOURCE_DIR) + "/examples/demo/image.json")), base + "/demo").empty());
+  ASSERT_FALSE(
+      mkimage(json::parse(readFile(std::string(SOURCE_DIR) + "/examples/demo/image.json")), base + "/demo").empty());
   subjects.push_back("oci:" + base + "/demo:1.0");
   if (::geteuid() == 0 && haveTool("debootstrap")) {
     RunResult fx = run(std::string(SOURCE_DIR) + "/tests/fixtures/debootstrap-python");
@@ -152,7 +157,8 @@ TEST(OutputFormats, SarifCycloneDxSpdxValidateAndHtmlRendersInChromium) {
   Rendered page = renderInChromium(base + "/report.html", base);
   ASSERT_GT(page.png.size(), 2000u) << page.err;
   EXPECT_EQ(page.png.substr(1, 3), "PNG");
-  EXPECT_NE(page.dom.find("class=\"fail\">Verdict: <strong>fail</strong>"), std::string::npos) << page.dom.substr(0, 2000);
+  EXPECT_NE(page.dom.find("class=\"fail\">Verdict: <strong>fail</strong>"), std::string::npos)
+      << page.dom.substr(0, 2000);
   EXPECT_NE(page.dom.find("300 findings for package nodejs"), std::string::npos);
 }
 
@@ -180,12 +186,32 @@ TEST(OutputFormats, PythonTargetsAuditExactlyThose) {
 
 TEST(OutputFormats, HelpShowsUserOptionsAndUsageErrorsExit2) {
   // Every command and action of this binary, and every help form.
-  for (const char* cmd : {"audit --help", "audit -h", "host --help", "version --help", "probe --help", "help audit",
-                          "--help", "help", "reference --help", "reference init --help", "reference show --help",
-                          "reference verify --help", "sample --help", "sample check --help", "dossier --help",
-                          "dossier build --help", "dossier verify --help", "dossier replay --help", "resume --help",
-                          "resume check --help", "resume inspect --help", "diff --help", "help reference",
-                          "fleet --help", "fleet plan --help", "reports --help"}) {
+  for (const char* cmd : {"audit --help",
+                          "audit -h",
+                          "host --help",
+                          "version --help",
+                          "probe --help",
+                          "help audit",
+                          "--help",
+                          "help",
+                          "reference --help",
+                          "reference init --help",
+                          "reference show --help",
+                          "reference verify --help",
+                          "sample --help",
+                          "sample check --help",
+                          "dossier --help",
+                          "dossier build --help",
+                          "dossier verify --help",
+                          "dossier replay --help",
+                          "resume --help",
+                          "resume check --help",
+                          "resume inspect --help",
+                          "diff --help",
+                          "help reference",
+                          "fleet --help",
+                          "fleet plan --help",
+                          "reports --help"}) {
     RunResult h = run(K + " " + cmd);
     EXPECT_EQ(h.code, 0) << cmd << ": " << h.err;
     EXPECT_NE(h.out.find("usage"), std::string::npos) << cmd;
@@ -193,9 +219,9 @@ TEST(OutputFormats, HelpShowsUserOptionsAndUsageErrorsExit2) {
     EXPECT_EQ(h.out.find("--outdir arg"), std::string::npos) << cmd;
     EXPECT_EQ(h.out.find("--a arg"), std::string::npos) << cmd;
   }
-  for (const char* cmd : {"audit --help", "host --help", "version --help", "--help", "reference --help",
-                          "reference init --help", "sample check --help", "dossier --help", "resume inspect --help",
-                          "diff --help"})
+  for (const char* cmd :
+       {"audit --help", "host --help", "version --help", "--help", "reference --help", "reference init --help",
+        "sample check --help", "dossier --help", "resume inspect --help", "diff --help"})
     EXPECT_NE(run(K + " " + cmd).out.find("exit codes: 0 ok; 1 findings"), std::string::npos) << cmd;
   EXPECT_NE(run(K + " audit --help").out.find("--format"), std::string::npos);
   struct Case {
@@ -268,11 +294,15 @@ TEST(OutputFormats, DiffOfTwoAuditsSummaryFirst) {
   std::string root = developerMachine();
   std::string base = tempDir("diff");
   std::string status = readFile(root + "/var/lib/dpkg/status");
-  writeFile(root + "/var/lib/dpkg/status", status + "Package: python3.11\nStatus: install ok installed\nArchitecture: amd64\n"
-                                                    "Version: 3.11.2-6\n\n");
+  writeFile(root + "/var/lib/dpkg/status",
+            status +
+                "Package: python3.11\nStatus: install ok installed\nArchitecture: amd64\n"
+                "Version: 3.11.2-6\n\n");
   ASSERT_EQ(run(K + " audit --json -o " + base + "/a.json dir:" + root).code, 1);
-  writeFile(root + "/var/lib/dpkg/status", status + "Package: python3.11\nStatus: install ok installed\nArchitecture: amd64\n"
-                                                    "Version: 3.11.2-6+deb12u1\n\n");
+  writeFile(root + "/var/lib/dpkg/status",
+            status +
+                "Package: python3.11\nStatus: install ok installed\nArchitecture: amd64\n"
+                "Version: 3.11.2-6+deb12u1\n\n");
   writeFile(root + "/var/lib/dpkg/info/nodejs.md5sums", "");
   ASSERT_EQ(run(K + " audit --json -o " + base + "/b.json dir:" + root).code, 0);
   RunResult d = run(K + " diff " + base + "/a.json " + base + "/b.json");

@@ -58,17 +58,21 @@ TEST(Probe, CudaExpectedButAbsentStopsAtDevices) {
 TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
   std::string dir = tempDir("probe-rec");
   writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
-                                      {"host", {{"nvidia", {{"driver_version", "470.199.02"}, {"max_cuda", "11.4"},
-                                                            {"gpus", json::array({{{"model", "Tesla T4"}, {"arch", "7.5"}}})}}}}}})
+                                      {"host",
+                                       {{"nvidia",
+                                         {{"driver_version", "470.199.02"},
+                                          {"max_cuda", "11.4"},
+                                          {"gpus", json::array({{{"model", "Tesla T4"}, {"arch", "7.5"}}})}}}}}})
                                     .dump());
-  writeFile(dir + "/expect.json", json({{"schema", "kernodeck.expect/v1"},
-                                        {"accelerator", "cuda"},
-                                        {"torch", {{"version", "2.1.0+cu121"}, {"cuda", "12.1"}, {"arch_list", {"sm_80", "sm_90"}}}},
-                                        {"nvidia", {{"require", {"cuda>=12.1"}}}}})
-                                      .dump());
+  writeFile(dir + "/expect.json",
+            json({{"schema", "kernodeck.expect/v1"},
+                  {"accelerator", "cuda"},
+                  {"torch", {{"version", "2.1.0+cu121"}, {"cuda", "12.1"}, {"arch_list", {"sm_80", "sm_90"}}}},
+                  {"nvidia", {{"require", {"cuda>=12.1"}}}}})
+                .dump());
   // The image says the same requirement as the expectation: it is reported once.
-  RunResult raw = run("NVIDIA_REQUIRE_CUDA='cuda>=12.1' " + K + " probe --json --expect cpu --host-record " + dir + "/host.json --expect-from " + dir +
-                      "/expect.json --termination-log " + dir + "/termlog");
+  RunResult raw = run("NVIDIA_REQUIRE_CUDA='cuda>=12.1' " + K + " probe --json --expect cpu --host-record " + dir +
+                      "/host.json --expect-from " + dir + "/expect.json --termination-log " + dir + "/termlog");
   json r = json::parse(raw.out, nullptr, false);
   ASSERT_TRUE(r.is_object()) << raw.out << raw.err;
   EXPECT_EQ(raw.code, 1) << r.dump(1);
@@ -83,16 +87,18 @@ TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
 // host itself instead of trusting the rest of the record.
 TEST(Probe, AHostRecordFieldOfTheWrongTypeIsNamed) {
   std::string dir = tempDir("probe-badrec");
-  writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
-                                      {"host", {{"nvidia", {{"driver_version", "550.54.15"}, {"gpus", json::array({{{"arch", 9.0}}})}}}}}})
-                                    .dump());
+  writeFile(dir + "/host.json",
+            json({{"schema", "kernodeck.host/v1"},
+                  {"host", {{"nvidia", {{"driver_version", "550.54.15"}, {"gpus", json::array({{{"arch", 9.0}}})}}}}}})
+                .dump());
   RunResult raw = run(K + " probe --json --expect cpu --host-root /nonexistent --host-record " + dir + "/host.json");
   json r = json::parse(raw.out, nullptr, false);
   ASSERT_TRUE(r.is_object()) << raw.out << raw.err;
   ASSERT_EQ(countFindings(r, "probe.host_record.invalid"), 1) << r["findings"].dump(1);
   for (const auto& f : r["findings"])
     if (f["code"] == "probe.host_record.invalid") {
-      EXPECT_EQ(f["message"], dir + "/host.json is not a kernodeck.host/v1 record: host.nvidia.gpus[0].arch is not a string");
+      EXPECT_EQ(f["message"],
+                dir + "/host.json is not a kernodeck.host/v1 record: host.nvidia.gpus[0].arch is not a string");
     }
   EXPECT_EQ(r["subject"]["host_record_source"], "read directly under /nonexistent");
   EXPECT_EQ(r["reconcile"]["host_driver"], "");
@@ -104,13 +110,18 @@ TEST(Probe, AHostRecordFieldOfTheWrongTypeIsNamed) {
 TEST(Probe, ThePythonTorchArchitecturesAreCheckedAgainstTheGpus) {
   std::string dir = tempDir("probe-arch");
   writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
-                                      {"host", {{"nvidia", {{"driver_version", "580.159.04"}, {"max_cuda", "13.0"},
-                                                            {"gpus", json::array({{{"model", "NVIDIA H200"}, {"arch", "9.0"}}})}}}}}})
+                                      {"host",
+                                       {{"nvidia",
+                                         {{"driver_version", "580.159.04"},
+                                          {"max_cuda", "13.0"},
+                                          {"gpus", json::array({{{"model", "NVIDIA H200"}, {"arch", "9.0"}}})}}}}}})
                                     .dump());
   writeFile(dir + "/expect.json", json({{"schema", "kernodeck.expect/v1"}, {"accelerator", "cpu"}}).dump());
   auto fakePython = [&](const std::string& name, const json& archList) {
-    json out = {{"python", "3.12.3"}, {"torch", "2.11.0+cu130"}, {"cuda", "13.0"}, {"hip", nullptr}, {"cuda_available", false},
-                {"devices", json::array()}, {"arch_list", archList}, {"device", "cpu"}, {"max_abs_diff", 0.0}, {"finite", true}};
+    json out = {{"python", "3.12.3"},    {"torch", "2.11.0+cu130"}, {"cuda", "13.0"},
+                {"hip", nullptr},        {"cuda_available", false}, {"devices", json::array()},
+                {"arch_list", archList}, {"device", "cpu"},         {"max_abs_diff", 0.0},
+                {"finite", true}};
     writeFile(dir + "/" + name, "#!/bin/sh\ncat <<'EOF'\n" + out.dump() + "\nEOF\n");
     ::chmod((dir + "/" + name).c_str(), 0755);
     return dir + "/" + name;
@@ -171,15 +182,19 @@ TEST(Probe, InsideRuncBehindTheHook) {
   auto runIn = [&](const std::string& expect, const json& devices, std::string& out) {
     std::string b = base + "/bundle" + std::to_string(n);
     run("mkdir -p " + b + "/rootfs/usr " + b + "/rootfs/etc " + b + "/rootfs/kd " + b + "/out && cd " + b +
-        "/rootfs && ln -s usr/lib lib && ln -s usr/lib64 lib64 && ln -s usr/bin bin && ln -s usr/sbin sbin && cd " + b + " && runc spec");
+        "/rootfs && ln -s usr/lib lib && ln -s usr/lib64 lib64 && ln -s usr/bin bin && ln -s usr/sbin sbin && cd " + b +
+        " && runc spec");
     json cfg = json::parse(readFile(b + "/config.json"));
     cfg["root"]["readonly"] = false;
     cfg["process"]["terminal"] = false;
     cfg["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
-    cfg["process"]["args"] = {"/kd/kernodeck", "probe", "--json", "--expect", expect, "--termination-log", "/out/termlog"};
+    cfg["process"]["args"] = {"/kd/kernodeck",     "probe",       "--json", "--expect", expect,
+                              "--termination-log", "/out/termlog"};
     for (const auto& [src, dst, rw] : std::vector<std::tuple<std::string, std::string, bool>>{
              {"/usr", "/usr", false}, {"/etc", "/etc", false}, {build, "/kd", false}, {b + "/out", "/out", true}})
-      cfg["mounts"].push_back({{"destination", dst}, {"type", "bind"}, {"source", src},
+      cfg["mounts"].push_back({{"destination", dst},
+                               {"type", "bind"},
+                               {"source", src},
                                {"options", rw ? json({"rbind", "rw"}) : json({"rbind", "ro"})}});
     cfg["linux"]["devices"] = devices;
     json hook = {{"path", HOOK_BIN}, {"args", {"kernodeck-hook", "--host-root", host}}};

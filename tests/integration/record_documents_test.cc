@@ -48,23 +48,27 @@ bool exists(const std::string& p) {
 
 // Every path below the root, as a JSON pointer and as Kernodeck names it ("data[0].sha256").
 // The host facts and torch sections are opaque: only their own type is checked.
-void walk(const json& j, const json::json_pointer& p, const std::string& shown, std::vector<std::pair<json::json_pointer, std::string>>& out) {
+void walk(const json& j, const json::json_pointer& p, const std::string& shown,
+          std::vector<std::pair<json::json_pointer, std::string>>& out) {
   if (!shown.empty()) out.emplace_back(p, shown);
   if (shown == "system.host" || shown == "packages.torch") return;
   if (j.is_object())
-    for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), p / it.key(), shown.empty() ? it.key() : shown + "." + it.key(), out);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      walk(it.value(), p / it.key(), shown.empty() ? it.key() : shown + "." + it.key(), out);
   else if (j.is_array())
     for (size_t i = 0; i < j.size(); ++i) walk(j[i], p / i, shown + "[" + std::to_string(i) + "]", out);
 }
 
-bool sameKind(const json& a, const json& b) {
-  return (a.is_number() && b.is_number()) || a.type() == b.type();
-}
+bool sameKind(const json& a, const json& b) { return (a.is_number() && b.is_number()) || a.type() == b.type(); }
 
 // Shell payloads, each of which would create MARK if any shell ever saw it.
 std::vector<std::string> payloads(const std::string& mark) {
-  return {"x'; touch " + mark + "; echo '", "x\"; touch " + mark + "; echo \"", "`touch " + mark + "`",
-          "$(touch " + mark + ")",          "x; touch " + mark,                      "x\ntouch " + mark + "\n"};
+  return {"x'; touch " + mark + "; echo '",
+          "x\"; touch " + mark + "; echo \"",
+          "`touch " + mark + "`",
+          "$(touch " + mark + ")",
+          "x; touch " + mark,
+          "x\ntouch " + mark + "\n"};
 }
 
 struct Project {
@@ -79,7 +83,8 @@ Project makeProject() {
   p.base = tempDir("docs");
   p.ref = p.base + "/reference.json";
   p.ran = p.base + "/project-step-ran";
-  run("mkdir -p " + p.base + "/repo " + p.base + "/data " + p.base + "/expected " + p.base + "/outputs " + p.base + "/cwd && cd " + p.base +
+  run("mkdir -p " + p.base + "/repo " + p.base + "/data " + p.base + "/expected " + p.base + "/outputs " + p.base +
+      "/cwd && cd " + p.base +
       "/repo && git init -q && git -c user.email=t@example.org -c user.name=t commit -q --allow-empty -m init");
   writeFile(p.base + "/config.yaml", "lr: 0.1\n");
   writeFile(p.base + "/data/a.txt", "text\n");
@@ -90,7 +95,8 @@ Project makeProject() {
   writeFile(p.base + "/host/etc/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n");
   std::string cpuinfo;
   for (int i = 0; i < 4; ++i)
-    cpuinfo += "processor\t: " + std::to_string(i) + "\nmodel name\t: Test CPU\nphysical id\t: 0\ncore id\t\t: " + std::to_string(i / 2) + "\n\n";
+    cpuinfo += "processor\t: " + std::to_string(i) +
+               "\nmodel name\t: Test CPU\nphysical id\t: 0\ncore id\t\t: " + std::to_string(i / 2) + "\n\n";
   writeFile(p.base + "/host/proc/cpuinfo", cpuinfo);
   std::string npy = record::writeNpy({"", "float32", {2, 3}, {1, 2, 3, 4, 5, 6}});
   for (const char* d : {"/expected", "/outputs"}) {
@@ -98,12 +104,48 @@ Project makeProject() {
     writeFile(p.base + d + "/ids.txt", "a\nb\n");
   }
   p.outputs = p.base + "/outputs";
-  Out init = kdk({"reference", "init", "--repo", p.base + "/repo", "--entry-point", "touch " + p.ran, "--preprocessing", "lowercase",
-                  "--config", p.base + "/config.yaml", "--param", "epochs=3", "--data", "corpus=" + p.base + "/data,provenance=hf://org/c@abc,access=public",
-                  "--weights", "w=" + p.base + "/weights.bin,provenance=local,access=none", "--requirements", p.base + "/requirements.txt",
-                  "--python", "/usr/bin/python3", "--outputs", "outputs", "--host-root", p.base + "/host", "--expected", p.base + "/expected", "--ids", "ids.txt", "--criterion", "abs<=0.001",
-                  "--why", "float32 on CPU", "--criterion", "knn:1>=1", "--why", "neighbours kept", "--seed", "torch=1234",
-                  "--determinism", "torch.use_deterministic_algorithms=True", "-o", p.ref},
+  Out init = kdk({"reference",
+                  "init",
+                  "--repo",
+                  p.base + "/repo",
+                  "--entry-point",
+                  "touch " + p.ran,
+                  "--preprocessing",
+                  "lowercase",
+                  "--config",
+                  p.base + "/config.yaml",
+                  "--param",
+                  "epochs=3",
+                  "--data",
+                  "corpus=" + p.base + "/data,provenance=hf://org/c@abc,access=public",
+                  "--weights",
+                  "w=" + p.base + "/weights.bin,provenance=local,access=none",
+                  "--requirements",
+                  p.base + "/requirements.txt",
+                  "--python",
+                  "/usr/bin/python3",
+                  "--outputs",
+                  "outputs",
+                  "--host-root",
+                  p.base + "/host",
+                  "--expected",
+                  p.base + "/expected",
+                  "--ids",
+                  "ids.txt",
+                  "--criterion",
+                  "abs<=0.001",
+                  "--why",
+                  "float32 on CPU",
+                  "--criterion",
+                  "knn:1>=1",
+                  "--why",
+                  "neighbours kept",
+                  "--seed",
+                  "torch=1234",
+                  "--determinism",
+                  "torch.use_deterministic_algorithms=True",
+                  "-o",
+                  p.ref},
                  p.base, {{"PYTHONHASHSEED", "0"}});
   EXPECT_EQ(init.code, 0) << init.err;
   return p;
@@ -125,21 +167,39 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
   // The reference as a person reads it.
   Out show = kdk({"reference", "show", "--reference", p.ref}, p.base);
   ASSERT_EQ(show.code, 0) << show.err;
-  for (const char* want : {"os            Debian GNU/Linux 12 (bookworm)\n", "cpu           Test CPU, 2 cores, 4 threads\n", "accelerator   cpu\n",
-                           "seed          torch=1234\n", "declared      torch.use_deterministic_algorithms=True\n", "environment   PYTHONHASHSEED=0\n",
-                           "output        emb.npy  float32 (2, 3)\n", "criterion     abs<=0.001  because: float32 on CPU\n",
-                           "criterion     knn:1>=1  because: neighbours kept\n"})
+  for (const char* want :
+       {"os            Debian GNU/Linux 12 (bookworm)\n", "cpu           Test CPU, 2 cores, 4 threads\n",
+        "accelerator   cpu\n", "seed          torch=1234\n", "declared      torch.use_deterministic_algorithms=True\n",
+        "environment   PYTHONHASHSEED=0\n", "output        emb.npy  float32 (2, 3)\n",
+        "criterion     abs<=0.001  because: float32 on CPU\n", "criterion     knn:1>=1  because: neighbours kept\n"})
     EXPECT_NE(show.out.find(want), std::string::npos) << want << "\n" << show.out;
   EXPECT_EQ(json::parse(kdk({"reference", "show", "--json", "--reference", p.ref}, p.base).out), ref);
   std::vector<std::pair<json::json_pointer, std::string>> paths;
   walk(ref, json::json_pointer(), "", paths);
   ASSERT_GT(paths.size(), 40u);
   // Fields a reference may leave out: the rest are required.
-  std::set<std::string> optional = {"declared_before_comparison", "code.repo", "code.dirty", "packages.source", "packages.requirements",
-                                    "system.host", "system.os", "system.architecture", "system.accelerator", "system.cpu", "system.cpu.model",
-                                    "system.cpu.cores", "system.cpu.threads", "seeds", "determinism", "determinism.declared",
-                                    "determinism.environment", "result.outputs", "result.format.count", "code.outputs",
-                                    "packages.python", "packages.python.version"};
+  std::set<std::string> optional = {"declared_before_comparison",
+                                    "code.repo",
+                                    "code.dirty",
+                                    "packages.source",
+                                    "packages.requirements",
+                                    "system.host",
+                                    "system.os",
+                                    "system.architecture",
+                                    "system.accelerator",
+                                    "system.cpu",
+                                    "system.cpu.model",
+                                    "system.cpu.cores",
+                                    "system.cpu.threads",
+                                    "seeds",
+                                    "determinism",
+                                    "determinism.declared",
+                                    "determinism.environment",
+                                    "result.outputs",
+                                    "result.format.count",
+                                    "code.outputs",
+                                    "packages.python",
+                                    "packages.python.version"};
   for (const char* c : {"result.criteria[0].", "result.criteria[1]."})
     for (const char* k : {"kind", "threshold", "k"}) optional.insert(std::string(c) + k);
   std::string mutated = p.base + "/mutated.json";
@@ -151,7 +211,8 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
       json j = ref;
       j[ptr] = bad;
       writeFile(mutated, j.dump(2));
-      expectCleanFailure(kdk({"reference", "verify", "--reference", mutated}, p.base), shown, shown + " = " + bad.dump());
+      expectCleanFailure(kdk({"reference", "verify", "--reference", mutated}, p.base), shown,
+                         shown + " = " + bad.dump());
       ++checked;
     }
     if (shown.back() == ']') continue;  // an array element has no key to remove
@@ -161,9 +222,12 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
     Out r = kdk({"reference", "verify", "--reference", mutated}, p.base);
     // Maps of the project's own names: any of them may be left out.
     bool ownName = false;
-    for (const char* m : {"code.parameters.", "seeds.", "determinism.declared.", "determinism.environment."}) ownName |= shown.rfind(m, 0) == 0;
-    if (optional.count(shown) || ownName) EXPECT_EQ(r.code, 0) << "without " << shown << ": " << r.err;
-    else expectCleanFailure(r, shown, "without " + shown);
+    for (const char* m : {"code.parameters.", "seeds.", "determinism.declared.", "determinism.environment."})
+      ownName |= shown.rfind(m, 0) == 0;
+    if (optional.count(shown) || ownName)
+      EXPECT_EQ(r.code, 0) << "without " << shown << ": " << r.err;
+    else
+      expectCleanFailure(r, shown, "without " + shown);
   }
   EXPECT_GT(checked, 100);
   // Truncated, empty, not JSON at all, a directory, a missing file.
@@ -172,7 +236,8 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
   Out t = kdk({"reference", "verify", "--reference", mutated}, p.base);
   expectCleanFailure(t, "truncated", "a truncated reference");
   writeFile(mutated, "");
-  expectCleanFailure(kdk({"sample", "check", p.outputs, "--reference", mutated}, p.base), "mutated.json", "an empty reference");
+  expectCleanFailure(kdk({"sample", "check", p.outputs, "--reference", mutated}, p.base), "mutated.json",
+                     "an empty reference");
   writeFile(mutated, "[1, 2]");
   expectCleanFailure(kdk({"reference", "show", "--reference", mutated}, p.base), "expected an object", "an array");
   Out missing = kdk({"reference", "verify", "--reference", p.base + "/nope.json"}, p.base);
@@ -224,7 +289,8 @@ TEST(RecordDocuments, ReplayWithoutRunPrintsThePlanAndHostileProceduresRunNothin
   json rj = json::parse(replay.out);
   EXPECT_EQ(countFindings(rj, "replay.not_run"), 1) << replay.out;
   // The plan is printed, the project's entry point among it, and nothing runs.
-  EXPECT_NE(replay.err.find("dossier replay --run would run, in a fresh folder REPLAY:"), std::string::npos) << replay.err;
+  EXPECT_NE(replay.err.find("dossier replay --run would run, in a fresh folder REPLAY:"), std::string::npos)
+      << replay.err;
   EXPECT_NE(replay.err.find("touch " + p.ran), std::string::npos) << replay.err;
   EXPECT_FALSE(exists(p.ran));
 
@@ -235,7 +301,8 @@ TEST(RecordDocuments, ReplayWithoutRunPrintsThePlanAndHostileProceduresRunNothin
     writeFile(d + "/procedure.json", text);
     std::string m;
     for (const auto& line : util::split(manifest, '\n'))
-      if (!line.empty()) m += (line.ends_with("  procedure.json") ? util::sha256Hex(text) + "  procedure.json" : line) + "\n";
+      if (!line.empty())
+        m += (line.ends_with("  procedure.json") ? util::sha256Hex(text) + "  procedure.json" : line) + "\n";
     writeFile(d + "/MANIFEST.sha256", m);
   };
   std::vector<std::pair<json::json_pointer, std::string>> paths;
@@ -293,12 +360,16 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   json ref = json::parse(readFile(p.ref));
   ref["data"][0]["files"][0]["size"] = "12";
   writeFile(p.base + "/bad.json", ref.dump());
-  expectCleanFailure(kdk({"diff", p.ref, p.base + "/bad.json"}, p.base), "data[0].files[0].size", "a bad reference in diff");
-  expectCleanFailure(kdk({"dossier", "build", p.base + "/d1", "--reference", p.base + "/bad.json"}, p.base), "data[0].files[0].size",
-                     "a bad reference in dossier build");
-  writeFile(p.base + "/report.json", R"({"schema": "kernodeck.report/v1", "tool": {"command": "audit"}, "subject": {}, "steps": [{"name": 1}], "findings": []})");
-  expectCleanFailure(kdk({"dossier", "build", p.base + "/d2", "--reference", p.ref, "--report", p.base + "/report.json"}, p.base),
-                     "steps[0].name", "a bad report in dossier build");
+  expectCleanFailure(kdk({"diff", p.ref, p.base + "/bad.json"}, p.base), "data[0].files[0].size",
+                     "a bad reference in diff");
+  expectCleanFailure(kdk({"dossier", "build", p.base + "/d1", "--reference", p.base + "/bad.json"}, p.base),
+                     "data[0].files[0].size", "a bad reference in dossier build");
+  writeFile(
+      p.base + "/report.json",
+      R"({"schema": "kernodeck.report/v1", "tool": {"command": "audit"}, "subject": {}, "steps": [{"name": 1}], "findings": []})");
+  expectCleanFailure(
+      kdk({"dossier", "build", p.base + "/d2", "--reference", p.ref, "--report", p.base + "/report.json"}, p.base),
+      "steps[0].name", "a bad report in dossier build");
   EXPECT_FALSE(exists(p.base + "/d2/reference.json"));
 
   // Two references that differ in entry point, criterion and expected hash: each named.
@@ -311,14 +382,18 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   Out d = kdk({"diff", "--json", p.ref, p.base + "/other.json"}, p.base);
   EXPECT_EQ(d.code, 1) << d.err;
   json dj = json::parse(d.out);
-  EXPECT_EQ(countFindings(dj, "diff.reference.changed"), 4) << dj.dump(1);  // entry point, expected hash, criterion gone, criterion new
+  EXPECT_EQ(countFindings(dj, "diff.reference.changed"), 4)
+      << dj.dump(1);  // entry point, expected hash, criterion gone, criterion new
   EXPECT_EQ(countFindings(dj, "diff.reference.not_recorded"), 1) << dj.dump(1);  // the seed
-  for (const char* named : {"code.entry_point", "result.expected_sha256", "criterion abs<=0.001 is only in A", "criterion abs<=0.01 is only in B",
-                            "seeds.torch is not recorded in B"})
+  for (const char* named : {"code.entry_point", "result.expected_sha256", "criterion abs<=0.001 is only in A",
+                            "criterion abs<=0.01 is only in B", "seeds.torch is not recorded in B"})
     EXPECT_NE(d.out.find(named), std::string::npos) << named;
   // Two sample reports compared step by step and finding by finding.
-  json pass = {{"schema", "kernodeck.report/v1"}, {"tool", {{"command", "sample check"}}}, {"subject", json::object()},
-               {"steps", {{{"name", "compare"}, {"status", "passed"}, {"error", nullptr}}}}, {"findings", json::array()}};
+  json pass = {{"schema", "kernodeck.report/v1"},
+               {"tool", {{"command", "sample check"}}},
+               {"subject", json::object()},
+               {"steps", {{{"name", "compare"}, {"status", "passed"}, {"error", nullptr}}}},
+               {"findings", json::array()}};
   json fail = pass;
   fail["steps"][0]["status"] = "skipped";
   fail["steps"][0]["error"] = "not checked";
@@ -335,34 +410,58 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   broken["steps"][0]["error"] = "cannot open output folder out";
   broken["first_error"] = "cannot open output folder out";
   writeFile(p.base + "/broken.json", broken.dump());
-  Out built = kdk({"dossier", "build", "--json", p.base + "/d3", "--reference", p.ref, "--report", p.base + "/pass.json", "--report",
-                   p.base + "/broken.json"}, p.base);
+  Out built = kdk({"dossier", "build", "--json", p.base + "/d3", "--reference", p.ref, "--report",
+                   p.base + "/pass.json", "--report", p.base + "/broken.json"},
+                  p.base);
   ASSERT_EQ(built.code, 0) << built.err;
   EXPECT_EQ(countFindings(json::parse(built.out), "dossier.report.failed"), 1) << built.out;
-  EXPECT_NE(readFile(p.base + "/d3/index.html").find("Verdict: incomplete</strong> &mdash; report 2 (kernodeck sample check) did not complete"),
+  EXPECT_NE(readFile(p.base + "/d3/index.html")
+                .find("Verdict: incomplete</strong> &mdash; report 2 (kernodeck sample check) did not complete"),
             std::string::npos);
-  ASSERT_EQ(kdk({"dossier", "build", p.base + "/d4", "--reference", p.ref, "--report", p.base + "/pass.json", "--report", p.base + "/fail.json"},
-                p.base).code, 0);
-  EXPECT_NE(readFile(p.base + "/d4/index.html").find("Verdict: failed</strong> &mdash; report 2 (kernodeck sample check): sample.nonfinite"),
+  ASSERT_EQ(kdk({"dossier", "build", p.base + "/d4", "--reference", p.ref, "--report", p.base + "/pass.json",
+                 "--report", p.base + "/fail.json"},
+                p.base)
+                .code,
+            0);
+  EXPECT_NE(readFile(p.base + "/d4/index.html")
+                .find("Verdict: failed</strong> &mdash; report 2 (kernodeck sample check): sample.nonfinite"),
             std::string::npos);
-  ASSERT_EQ(kdk({"dossier", "build", p.base + "/d5", "--reference", p.ref, "--report", p.base + "/pass.json"}, p.base).code, 0);
+  ASSERT_EQ(
+      kdk({"dossier", "build", p.base + "/d5", "--reference", p.ref, "--report", p.base + "/pass.json"}, p.base).code,
+      0);
   EXPECT_NE(readFile(p.base + "/d5/index.html").find("Verdict: passed</strong>"), std::string::npos);
 }
 
 TEST(RecordDocuments, HelpAndUsageErrors) {
   std::string cwd = tempDir("help");
-  for (std::vector<std::string> args : {std::vector<std::string>{"reference", "--help"}, {"reference", "init", "--help"}, {"reference", "show", "--help"},
-                                        {"reference", "verify", "--help"}, {"sample", "--help"}, {"sample", "check", "--help"},
-                                        {"dossier", "--help"}, {"dossier", "build", "--help"}, {"dossier", "verify", "--help"},
-                                        {"dossier", "replay", "--help"}, {"diff", "--help"}, {"resume", "--help"}, {"resume", "check", "--help"},
+  for (std::vector<std::string> args : {std::vector<std::string>{"reference", "--help"},
+                                        {"reference", "init", "--help"},
+                                        {"reference", "show", "--help"},
+                                        {"reference", "verify", "--help"},
+                                        {"sample", "--help"},
+                                        {"sample", "check", "--help"},
+                                        {"dossier", "--help"},
+                                        {"dossier", "build", "--help"},
+                                        {"dossier", "verify", "--help"},
+                                        {"dossier", "replay", "--help"},
+                                        {"diff", "--help"},
+                                        {"resume", "--help"},
+                                        {"resume", "check", "--help"},
                                         {"resume", "inspect", "--help"}}) {
     Out r = kdk(args, cwd);
     EXPECT_EQ(r.code, 0) << util::join(args, " ") << ": " << r.err;
     EXPECT_NE(r.out.find("usage: kernodeck"), std::string::npos) << util::join(args, " ");
   }
-  for (std::vector<std::string> args : {std::vector<std::string>{"reference"}, {"reference", "bogus"}, {"reference", "verify", "--bogus"},
-                                        {"sample"}, {"sample", "chek"}, {"dossier"}, {"dossier", "replay"}, {"dossier", "explode", "x"},
-                                        {"diff", "a.json"}, {"resume"}}) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"reference"},
+                                        {"reference", "bogus"},
+                                        {"reference", "verify", "--bogus"},
+                                        {"sample"},
+                                        {"sample", "chek"},
+                                        {"dossier"},
+                                        {"dossier", "replay"},
+                                        {"dossier", "explode", "x"},
+                                        {"diff", "a.json"},
+                                        {"resume"}}) {
     Out r = kdk(args, cwd);
     EXPECT_EQ(r.code, 2) << util::join(args, " ") << ": " << r.err;
     EXPECT_EQ(r.err.find("internal error"), std::string::npos);

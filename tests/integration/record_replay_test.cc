@@ -32,43 +32,64 @@ std::string stepError(const json& report, const std::string& step) {
 
 TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChangedWeights) {
   if (run("/usr/bin/python3 -c 'import torch, numpy'").code != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy (python3-torch, python3-numpy): the example project cannot run";
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy (python3-torch, python3-numpy): the example "
+                    "project cannot run";
   std::string base = tempDir("replay"), proj = base + "/proj", d = base + "/dossier";
   const std::string git = "git -c user.email=t@example.org -c user.name=t ";
   // The example project, committed; its own venv made as its README says; one run kept as the expected outputs.
-  ASSERT_EQ(run("cp -r " + std::string(SOURCE_DIR) + "/examples/embeddings " + proj + " && cd " + proj + " && rm -rf out venv expected __pycache__ && " +
-                "git init -q && " + git + "add -A && " + git + "commit -q -m embeddings").code, 0);
-  RunResult venv = run("cd " + proj + " && /usr/bin/python3 -m venv --system-site-packages --without-pip venv && PIP_CONFIG_FILE=/dev/null " +
-                       "venv/bin/python -m pip install -q --no-index -r requirements.txt && " +
-                       "venv/bin/python embed.py --inputs data/inputs.csv --weights weights.pt --out out && cp -r out expected");
+  ASSERT_EQ(run("cp -r " + std::string(SOURCE_DIR) + "/examples/embeddings " + proj + " && cd " + proj +
+                " && rm -rf out venv expected __pycache__ && " + "git init -q && " + git + "add -A && " + git +
+                "commit -q -m embeddings")
+                .code,
+            0);
+  RunResult venv =
+      run("cd " + proj +
+          " && /usr/bin/python3 -m venv --system-site-packages --without-pip venv && PIP_CONFIG_FILE=/dev/null " +
+          "venv/bin/python -m pip install -q --no-index -r requirements.txt && " +
+          "venv/bin/python embed.py --inputs data/inputs.csv --weights weights.pt --out out && cp -r out expected");
   ASSERT_EQ(venv.code, 0) << venv.err << venv.out;
-  RunResult init = run("cd " + proj + " && " + K + " reference init --repo . --entry-point 'python embed.py --inputs data/inputs.csv --weights weights.pt --out out'" +
-                       " --outputs out --data inputs=data/inputs.csv --weights encoder=weights.pt --requirements requirements.txt --python /usr/bin/python3" +
-                       " --expected expected --ids ids.txt --criterion 'abs<=1e-6' --why 'float32 on one CPU thread: only rounding may move'" +
-                       " --criterion 'knn:5>=0.95' --why 'search uses the 5 nearest neighbours' --seed torch=1234" +
-                       " --determinism torch.use_deterministic_algorithms=True --host-root /nonexistent -o reference.json");
+  RunResult init =
+      run("cd " + proj + " && " + K +
+          " reference init --repo . --entry-point 'python embed.py --inputs data/inputs.csv --weights weights.pt --out "
+          "out'" +
+          " --outputs out --data inputs=data/inputs.csv --weights encoder=weights.pt --requirements requirements.txt "
+          "--python /usr/bin/python3" +
+          " --expected expected --ids ids.txt --criterion 'abs<=1e-6' --why 'float32 on one CPU thread: only rounding "
+          "may move'" +
+          " --criterion 'knn:5>=0.95' --why 'search uses the 5 nearest neighbours' --seed torch=1234" +
+          " --determinism torch.use_deterministic_algorithms=True --host-root /nonexistent -o reference.json");
   ASSERT_EQ(init.code, 0) << init.err << init.out;
-  RunResult check = run(K + " sample check --json -o " + base + "/check.json " + proj + "/out --reference " + proj + "/reference.json");
+  RunResult check = run(K + " sample check --json -o " + base + "/check.json " + proj + "/out --reference " + proj +
+                        "/reference.json");
   ASSERT_EQ(check.code, 0) << check.err << check.out;
-  RunResult build = run(K + " dossier build " + d + " --reference " + proj + "/reference.json --report " + base + "/check.json --include " + proj +
-                        "/requirements.txt --include " + proj + "/make_fixtures.py");
+  RunResult build = run(K + " dossier build " + d + " --reference " + proj + "/reference.json --report " + base +
+                        "/check.json --include " + proj + "/requirements.txt --include " + proj + "/make_fixtures.py");
   ASSERT_EQ(build.code, 0) << build.err << build.out;
   // Everything the replay needs is carried and in the hash manifest.
   std::string manifest = readFile(d + "/MANIFEST.sha256");
-  for (const char* f : {"  code.tar\n", "  inputs/data/inputs\n", "  inputs/weights/encoder\n", "  expected/embeddings.npy\n", "  expected/ids.txt\n",
-                        "  files/requirements.txt\n", "  files/make_fixtures.py\n", "  procedure.md\n"})
+  for (const char* f :
+       {"  code.tar\n", "  inputs/data/inputs\n", "  inputs/weights/encoder\n", "  expected/embeddings.npy\n",
+        "  expected/ids.txt\n", "  files/requirements.txt\n", "  files/make_fixtures.py\n", "  procedure.md\n"})
     EXPECT_NE(manifest.find(f), std::string::npos) << f << "\n" << manifest;
   // procedure.md is this project's: its revision, interpreter, requirements and entry point.
   json ref = json::parse(readFile(proj + "/reference.json"));
   std::string md = readFile(d + "/procedure.md");
-  for (std::string s : {ref["code"]["revision"].get<std::string>(), std::string("/usr/bin/python3 -m venv --system-site-packages --without-pip REPLAY/venv"),
-                        std::string("torch>=1.12"), std::string("REPLAY/venv/bin/python embed.py --inputs data/inputs.csv --weights weights.pt --out out"),
-                        std::string("`knn:5>=0.95` because: search uses the 5 nearest neighbours"), std::string("files/make_fixtures.py")})
+  for (std::string s :
+       {ref["code"]["revision"].get<std::string>(),
+        std::string("/usr/bin/python3 -m venv --system-site-packages --without-pip REPLAY/venv"),
+        std::string("torch>=1.12"),
+        std::string("REPLAY/venv/bin/python embed.py --inputs data/inputs.csv --weights weights.pt --out out"),
+        std::string("`knn:5>=0.95` because: search uses the 5 nearest neighbours"),
+        std::string("files/make_fixtures.py")})
     EXPECT_NE(md.find(s), std::string::npos) << s << "\n" << md;
 
   // The project's venv and outputs go; a one-line change is committed after the reference.
-  ASSERT_EQ(run("cd " + proj + " && rm -rf venv out && sed -i 's/emb = model.encoder(x)/emb = 2 * model.encoder(x)/' embed.py && grep -q '2 \\* model' embed.py && " +
-                git + "commit -q -am 'scale embeddings'").code, 0);
+  ASSERT_EQ(run("cd " + proj +
+                " && rm -rf venv out && sed -i 's/emb = model.encoder(x)/emb = 2 * model.encoder(x)/' embed.py && grep "
+                "-q '2 \\* model' embed.py && " +
+                git + "commit -q -am 'scale embeddings'")
+                .code,
+            0);
 
   // Without --run: the commands are printed, the project is not run.
   RunResult dry = run("mkdir -p " + base + "/cwd && cd " + base + "/cwd && " + K + " dossier replay " + d);
@@ -81,13 +102,17 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
   json rj = json::parse(replay.out, nullptr, false);
   ASSERT_TRUE(rj.is_object()) << replay.err;
   EXPECT_EQ(replay.code, 0) << replay.err << rj.dump(1);
-  for (const char* s : {"verify", "code", "place", "environment", "run", "check"}) EXPECT_EQ(stepStatus(rj, s), "passed") << s << rj.dump(1);
+  for (const char* s : {"verify", "code", "place", "environment", "run", "check"})
+    EXPECT_EQ(stepStatus(rj, s), "passed") << s << rj.dump(1);
   EXPECT_EQ(countFindings(rj, "replay.matches"), 1) << rj.dump(1);
   EXPECT_TRUE(exists(base + "/fresh/project/out/embeddings.npy"));  // regenerated
   EXPECT_TRUE(exists(base + "/fresh/venv/bin/python"));
-  EXPECT_EQ(readFile(base + "/fresh/project/embed.py").find("2 * model"), std::string::npos);  // the recorded revision, not the later commit
+  EXPECT_EQ(readFile(base + "/fresh/project/embed.py").find("2 * model"),
+            std::string::npos);         // the recorded revision, not the later commit
   EXPECT_FALSE(exists(proj + "/out"));  // nothing written back into the project
-  EXPECT_NE(replay.err.find("+ cd " + base + "/fresh/project && " + base + "/fresh/venv/bin/python embed.py"), std::string::npos) << replay.err;
+  EXPECT_NE(replay.err.find("+ cd " + base + "/fresh/project && " + base + "/fresh/venv/bin/python embed.py"),
+            std::string::npos)
+      << replay.err;
 
   // --python uses an interpreter as it is: no venv.
   RunResult given = run(K + " dossier replay --run --json --python /usr/bin/python3 --work " + base + "/fresh2 " + d);
@@ -99,26 +124,37 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
 
   // Without code.tar, the code is cloned from --repo and checked out at the recorded revision.
   std::string bare = base + "/dossier-without-code";
-  ASSERT_EQ(run("cp -r " + d + " " + bare + " && rm " + bare + "/code.tar && grep -v '  code.tar$' " + d + "/MANIFEST.sha256 > " + bare +
-                "/MANIFEST.sha256").code, 0);
-  RunResult cloned = run(K + " dossier replay --run --json --python /usr/bin/python3 --repo " + proj + " --work " + base + "/fresh-clone " + bare);
+  ASSERT_EQ(run("cp -r " + d + " " + bare + " && rm " + bare + "/code.tar && grep -v '  code.tar$' " + d +
+                "/MANIFEST.sha256 > " + bare + "/MANIFEST.sha256")
+                .code,
+            0);
+  RunResult cloned = run(K + " dossier replay --run --json --python /usr/bin/python3 --repo " + proj + " --work " +
+                         base + "/fresh-clone " + bare);
   json cj = json::parse(cloned.out, nullptr, false);
   ASSERT_TRUE(cj.is_object()) << cloned.err;
   EXPECT_EQ(cloned.code, 0) << cloned.err << cj.dump(1);
-  EXPECT_NE(cloned.err.find("checkout --quiet " + ref["code"]["revision"].get<std::string>()), std::string::npos) << cloned.err;
+  EXPECT_NE(cloned.err.find("checkout --quiet " + ref["code"]["revision"].get<std::string>()), std::string::npos)
+      << cloned.err;
   EXPECT_EQ(readFile(base + "/fresh-clone/project/embed.py").find("2 * model"), std::string::npos);
   // Without --repo, a relative recorded repository cannot be found: said at the code step.
   RunResult noRepo = run(K + " dossier replay --run --json --work " + base + "/fresh-norepo " + bare);
   EXPECT_EQ(noRepo.code, 3);
-  EXPECT_NE(stepError(json::parse(noRepo.out, nullptr, false), "code").find("pass --repo PATH"), std::string::npos) << noRepo.out;
+  EXPECT_NE(stepError(json::parse(noRepo.out, nullptr, false), "code").find("pass --repo PATH"), std::string::npos)
+      << noRepo.out;
 
   // A fresh folder means fresh: a used one is refused.
   EXPECT_EQ(run(K + " dossier replay --run --work " + base + "/fresh " + d).code, 3);
 
-  // The weights change after the reference; a dossier built now carries them and the replay stops at placing them, named.
-  ASSERT_EQ(run("cd " + proj + " && /usr/bin/python3 -c \"import torch; sd = torch.load('weights.pt'); sd['encoder.0.bias'][0] += 1e-3; "
-                "torch.save(sd, 'weights.pt')\"").code, 0);
-  RunResult build2 = run(K + " dossier build --json " + base + "/dossier2 --reference " + proj + "/reference.json --report " + base + "/check.json");
+  // The weights change after the reference; a dossier built now carries them and the replay stops at placing them,
+  // named.
+  ASSERT_EQ(
+      run("cd " + proj +
+          " && /usr/bin/python3 -c \"import torch; sd = torch.load('weights.pt'); sd['encoder.0.bias'][0] += 1e-3; "
+          "torch.save(sd, 'weights.pt')\"")
+          .code,
+      0);
+  RunResult build2 = run(K + " dossier build --json " + base + "/dossier2 --reference " + proj +
+                         "/reference.json --report " + base + "/check.json");
   json b2 = json::parse(build2.out, nullptr, false);
   ASSERT_TRUE(b2.is_object()) << build2.err;
   EXPECT_EQ(countFindings(b2, "dossier.input.changed"), 1) << b2.dump(1);
@@ -128,7 +164,9 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
   EXPECT_EQ(bad.code, 3);
   EXPECT_EQ(stepStatus(bj, "code"), "passed");
   EXPECT_EQ(stepStatus(bj, "place"), "failed") << bj.dump(1);
-  EXPECT_NE(stepError(bj, "place").find("weights 'encoder' (weights.pt) does not have the reference's hash"), std::string::npos) << bj.dump(1);
+  EXPECT_NE(stepError(bj, "place").find("weights 'encoder' (weights.pt) does not have the reference's hash"),
+            std::string::npos)
+      << bj.dump(1);
   for (const char* s : {"environment", "run", "check"}) EXPECT_EQ(stepStatus(bj, s), "not_reached") << s;
   EXPECT_FALSE(exists(base + "/fresh3/venv"));
 
@@ -152,7 +190,8 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
     writeFile(d + "/" + name, text);
     std::string m;
     for (const auto& line : kernodeck::util::split(goodManifest, '\n'))
-      if (!line.empty()) m += (line.ends_with("  " + name) ? kernodeck::util::sha256Hex(text) + "  " + name : line) + "\n";
+      if (!line.empty())
+        m += (line.ends_with("  " + name) ? kernodeck::util::sha256Hex(text) + "  " + name : line) + "\n";
     writeFile(d + "/MANIFEST.sha256", m);
   };
   int n = 0;
@@ -177,9 +216,11 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
   // A code.tar with a member that climbs out, or a link that points out, is refused whole.
   for (const char* member : {"../escape.txt", "link"}) {
     std::string py = std::string("import io, tarfile, sys\nt = tarfile.open(sys.argv[1], 'w')\n") +
-                     (std::string(member) == "link" ? "i = tarfile.TarInfo('link'); i.type = tarfile.SYMTYPE; i.linkname = '" + base +
-                                                          "'; t.addfile(i)\ni = tarfile.TarInfo('link/escape.txt'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))\n"
-                                                    : "i = tarfile.TarInfo('../escape.txt'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))\n") +
+                     (std::string(member) == "link"
+                          ? "i = tarfile.TarInfo('link'); i.type = tarfile.SYMTYPE; i.linkname = '" + base +
+                                "'; t.addfile(i)\ni = tarfile.TarInfo('link/escape.txt'); i.size = 1; t.addfile(i, "
+                                "io.BytesIO(b'x'))\n"
+                          : "i = tarfile.TarInfo('../escape.txt'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))\n") +
                      "t.close()\n";
     writeFile(base + "/mktar.py", py);
     ASSERT_EQ(run("/usr/bin/python3 " + base + "/mktar.py " + base + "/evil.tar").code, 0);

@@ -54,20 +54,22 @@ class Registry : public ::testing::Test {
     for (int attempt = 0; attempt < 5 && !up; ++attempt) {  // another test may hold a random port
       delete proc_;
       port_ = freePort();
-      writeFile(*dir_ + "/config.yml", "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + *dir_ +
-                                           "/data\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port_) + "\n");
+      writeFile(*dir_ + "/config.yml",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + *dir_ +
+                    "/data\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port_) + "\n");
       proc_ = new Process{spawn("exec docker-registry serve " + *dir_ + "/config.yml", *dir_ + "/registry.log")};
       up = waitHttp(port_) && run("grep -q 'address already in use' " + *dir_ + "/registry.log").code != 0;
     }
     if (!up) return;
     // A clean image and a two-platform index.
-    json spec = {{"tag", "1.0"},
-                 {"config", {{"Env", {"PATH=/bin"}}}},
-                 {"layers", json::array({{{"compression", "gzip"},
-                                          {"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=regtest\n"}},
-                                                                   {{"path", "bin/data"}, {"size", 200000}, {"fill", "d"}}})}},
-                                         {{"compression", "zstd"},
-                                          {"entries", json::array({{{"path", "app/x"}, {"content", "x"}}})}}})}};
+    json spec = {
+        {"tag", "1.0"},
+        {"config", {{"Env", {"PATH=/bin"}}}},
+        {"layers",
+         json::array({{{"compression", "gzip"},
+                       {"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=regtest\n"}},
+                                                {{"path", "bin/data"}, {"size", 200000}, {"fill", "d"}}})}},
+                      {{"compression", "zstd"}, {"entries", json::array({{{"path", "app/x"}, {"content", "x"}}})}}})}};
     mkimage(spec, *dir_ + "/img");
     json arm = spec;
     arm.erase("tag");
@@ -76,8 +78,10 @@ class Registry : public ::testing::Test {
     arm["layers"][0]["entries"][0]["content"] = "ID=regarm\n";
     mkimage({{"tag", "multi"}, {"platforms", {amd, arm}}}, *dir_ + "/multi");
     std::string dest = "docker://127.0.0.1:" + std::to_string(port_);
-    pushed_ = run("skopeo copy -q --dest-tls-verify=false oci:" + *dir_ + "/img:1.0 " + dest + "/team/demo:1.0").code == 0 &&
-              run("skopeo copy -q --all --dest-tls-verify=false oci:" + *dir_ + "/multi:multi " + dest + "/team/multi:2.0").code == 0;
+    pushed_ =
+        run("skopeo copy -q --dest-tls-verify=false oci:" + *dir_ + "/img:1.0 " + dest + "/team/demo:1.0").code == 0 &&
+        run("skopeo copy -q --all --dest-tls-verify=false oci:" + *dir_ + "/multi:multi " + dest + "/team/multi:2.0")
+                .code == 0;
     digest_ = run("skopeo inspect --tls-verify=false --format '{{.Digest}}' " + dest + "/team/demo:1.0").out;
     digest_.erase(digest_.find_last_not_of("\n") + 1);
   }
@@ -102,8 +106,9 @@ class Registry : public ::testing::Test {
     p->log = tempDir("proxy") + "/requests.log";
     writeFile(p->log, "");
     // Port 0: the proxy binds a free port and writes it next to its log.
-    p->proc.pid = spawn("exec python3 " + std::string(SOURCE_DIR) + "/tests/registry/fault_proxy.py 0 http://127.0.0.1:" +
-                            std::to_string(port_) + " " + mode + " " + p->log,
+    p->proc.pid = spawn("exec python3 " + std::string(SOURCE_DIR) +
+                            "/tests/registry/fault_proxy.py 0 http://127.0.0.1:" + std::to_string(port_) + " " + mode +
+                            " " + p->log,
                         p->log + ".out");
     for (int i = 0; i < 200 && readFile(p->log + ".port").empty(); ++i) ::usleep(50000);
     p->port = std::atoi(readFile(p->log + ".port").c_str());
@@ -178,7 +183,8 @@ TEST_F(Registry, ASecondAuditDownloadsNothing) {
   // The per-layer results are cached too: the second audit read no layer.
   EXPECT_NE(run("ls " + cache + "/layers/sha256").out, "");
   // Corrupted blob cache entries are detected on read, dropped and fetched again.
-  run("for f in " + cache + "/blobs/sha256/*; do printf X >> $f; done; rm -rf " + cache + "/layers " + cache + "/results");
+  run("for f in " + cache + "/blobs/sha256/*; do printf X >> $f; done; rm -rf " + cache + "/layers " + cache +
+      "/results");
   writeFile(p->log, "");
   auditJson("--cache-dir " + cache + " " + target, &code);
   EXPECT_EQ(code, 0);
@@ -228,13 +234,16 @@ TEST_F(Registry, ASecondAuditReplaysTheSameAnalysis) {
 // https although on loopback, refused without its CA, verified with --cert-dir, and accepted
 // unverified with --tls-verify=false.
 TEST(RegistryTls, CertDirTrustsTheRegistrysCa) {
-  if (!haveTool("docker-registry") || !haveTool("skopeo") || !haveTool("openssl")) GTEST_SKIP() << "needs docker-registry, skopeo, openssl";
+  if (!haveTool("docker-registry") || !haveTool("skopeo") || !haveTool("openssl"))
+    GTEST_SKIP() << "needs docker-registry, skopeo, openssl";
   std::string dir = tempDir("tls-registry");
   std::string q = "cd " + dir + " && ";
-  ASSERT_EQ(run(q + "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj '/CN=kernodeck test CA' && "
+  ASSERT_EQ(run(q + "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj '/CN=kernodeck "
+                    "test CA' && "
                     "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 && "
                     "printf 'subjectAltName=IP:127.0.0.1\\n' > ext.cnf && "
-                    "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile ext.cnf && "
+                    "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 "
+                    "-extfile ext.cnf && "
                     "mkdir certs && cp ca.crt certs/")
                 .code,
             0);
@@ -242,13 +251,15 @@ TEST(RegistryTls, CertDirTrustsTheRegistrysCa) {
   int port = 0;
   for (int attempt = 0; attempt < 5 && port == 0; ++attempt) {
     int p = freePort();
-    writeFile(dir + "/config.yml", "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + dir +
-                                       "/data\nhttp:\n  addr: 127.0.0.1:" + std::to_string(p) + "\n  tls:\n    certificate: " + dir +
-                                       "/server.crt\n    key: " + dir + "/server.key\n");
+    writeFile(dir + "/config.yml",
+              "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + dir +
+                  "/data\nhttp:\n  addr: 127.0.0.1:" + std::to_string(p) + "\n  tls:\n    certificate: " + dir +
+                  "/server.crt\n    key: " + dir + "/server.key\n");
     if (proc.pid > 0) ::kill(-proc.pid, SIGKILL);
     proc.pid = spawn("exec docker-registry serve " + dir + "/config.yml", dir + "/registry.log");
     for (int i = 0; i < 100; ++i) {
-      if (run("curl -s --cacert " + dir + "/ca.crt -o /dev/null https://127.0.0.1:" + std::to_string(p) + "/v2/").code == 0) {
+      if (run("curl -s --cacert " + dir + "/ca.crt -o /dev/null https://127.0.0.1:" + std::to_string(p) + "/v2/")
+              .code == 0) {
         port = p;
         break;
       }
@@ -256,7 +267,9 @@ TEST(RegistryTls, CertDirTrustsTheRegistrysCa) {
     }
   }
   ASSERT_GT(port, 0) << readFile(dir + "/registry.log");
-  json spec = {{"tag", "1.0"}, {"layers", json::array({{{"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=tls\n"}}})}}})}};
+  json spec = {
+      {"tag", "1.0"},
+      {"layers", json::array({{{"entries", json::array({{{"path", "etc/os-release"}, {"content", "ID=tls\n"}}})}}})}};
   mkimage(spec, dir + "/img");
   std::string target = "127.0.0.1:" + std::to_string(port) + "/team/tls:1.0";
   ASSERT_EQ(run("skopeo copy -q --dest-cert-dir " + dir + "/certs oci:" + dir + "/img:1.0 docker://" + target).code, 0);
@@ -277,9 +290,17 @@ TEST(RegistryTls, CertDirTrustsTheRegistrysCa) {
 }
 
 TEST_F(Registry, FaultsEndInSuccessOrACleanFailure) {
-  struct Case { const char* mode; int code; const char* err; } cases[] = {
-      {"429", 0, ""},       {"5xx", 0, ""},          {"drop", 0, ""},
-      {"wrongdigest", 3, "hash to"}, {"html", 3, "not a JSON manifest"}, {"stall", 3, "blob"},
+  struct Case {
+    const char* mode;
+    int code;
+    const char* err;
+  } cases[] = {
+      {"429", 0, ""},
+      {"5xx", 0, ""},
+      {"drop", 0, ""},
+      {"wrongdigest", 3, "hash to"},
+      {"html", 3, "not a JSON manifest"},
+      {"stall", 3, "blob"},
   };
   for (const auto& c : cases) {
     auto p = proxy(c.mode);
@@ -310,7 +331,8 @@ TEST_F(Registry, BearerTokensAndCredentialHelpers) {
   std::string host = "127.0.0.1:" + std::to_string(p->port);
   std::string cfg = tempDir("dockercfg");
   // No credentials: a clean failure.
-  RunResult none = run("DOCKER_CONFIG=" + cfg + " REGISTRY_AUTH_FILE= XDG_RUNTIME_DIR= " + K + " audit --no-cache " + target);
+  RunResult none =
+      run("DOCKER_CONFIG=" + cfg + " REGISTRY_AUTH_FILE= XDG_RUNTIME_DIR= " + K + " audit --no-cache " + target);
   EXPECT_EQ(none.code, 3);
   EXPECT_NE(none.err.find("token request"), std::string::npos) << none.err;
   // docker config.json with a base64 auth field.
@@ -322,7 +344,8 @@ TEST_F(Registry, BearerTokensAndCredentialHelpers) {
   // A credential helper.
   std::string bin = tempDir("helper");
   writeFile(bin + "/docker-credential-kdktest",
-            "#!/bin/sh\nread host\n[ \"$1\" = get ] && printf '{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"wonderland\"}' \"$host\"\n");
+            "#!/bin/sh\nread host\n[ \"$1\" = get ] && printf "
+            "'{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"wonderland\"}' \"$host\"\n");
   ::chmod((bin + "/docker-credential-kdktest").c_str(), 0755);
   writeFile(cfg + "/config.json", json({{"credHelpers", {{host, "kdktest"}}}}).dump());
   RunResult helper = run("PATH=" + bin + ":$PATH DOCKER_CONFIG=" + cfg + " " + K + " audit --no-cache " + target);
@@ -341,16 +364,20 @@ TEST_F(Registry, BasicAuthOnTheRealRegistry) {
   int port = freePort();
   ASSERT_EQ(run("htpasswd -Bbn bob builder > " + d + "/htpasswd").code, 0);
   writeFile(d + "/config.yml", "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + d +
-                                   "/data\nauth:\n  htpasswd:\n    realm: kdk\n    path: " + d + "/htpasswd\nhttp:\n  addr: 127.0.0.1:" +
-                                   std::to_string(port) + "\n");
+                                   "/data\nauth:\n  htpasswd:\n    realm: kdk\n    path: " + d +
+                                   "/htpasswd\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port) + "\n");
   Process reg{spawn("exec docker-registry serve " + d + "/config.yml", d + "/log")};
   ASSERT_TRUE(waitHttp(port));
   ASSERT_EQ(run("skopeo copy -q --dest-tls-verify=false --dest-creds bob:builder oci:" + *dir_ + "/img:1.0 docker://" +
-                ref("team/demo:1.0", port)).code, 0);
-  writeFile(d + "/auth.json", json({{"auths", {{"127.0.0.1:" + std::to_string(port), {{"auth", "Ym9iOmJ1aWxkZXI="}}}}}}).dump());
+                ref("team/demo:1.0", port))
+                .code,
+            0);
+  writeFile(d + "/auth.json",
+            json({{"auths", {{"127.0.0.1:" + std::to_string(port), {{"auth", "Ym9iOmJ1aWxkZXI="}}}}}}).dump());
   RunResult ok = run(K + " audit --no-cache --authfile " + d + "/auth.json " + ref("team/demo:1.0", port));
   EXPECT_EQ(ok.code, 0) << ok.err;
-  RunResult anon = run("REGISTRY_AUTH_FILE= DOCKER_CONFIG=" + d + " " + K + " audit --no-cache " + ref("team/demo:1.0", port));
+  RunResult anon =
+      run("REGISTRY_AUTH_FILE= DOCKER_CONFIG=" + d + " " + K + " audit --no-cache " + ref("team/demo:1.0", port));
   EXPECT_EQ(anon.code, 3);
   EXPECT_NE(anon.err.find("credentials"), std::string::npos) << anon.err;
   EXPECT_EQ(anon.err.find("builder"), std::string::npos);
@@ -383,8 +410,9 @@ TEST_F(Registry, SoakWithRandomFaultsLeavesTheCacheValid) {
     bool kill = rng() % 8 == 0;
     // Half the runs use the shared cache; a fault must never poison it.
     std::string cacheArg = rng() % 2 ? "--cache-dir " + cache : "--no-cache";
-    std::string cmd = std::string(kill ? "timeout -s KILL 0.15 " : "timeout 60 ") + K + " audit --json --retries 2 --retry-max-time 3 " +
-                      cacheArg + " 127.0.0.1:" + std::to_string(proxies[m]->port) + "/team/demo:1.0";
+    std::string cmd = std::string(kill ? "timeout -s KILL 0.15 " : "timeout 60 ") + K +
+                      " audit --json --retries 2 --retry-max-time 3 " + cacheArg +
+                      " 127.0.0.1:" + std::to_string(proxies[m]->port) + "/team/demo:1.0";
     RunResult r = run(cmd);
     if (kill && r.code == 137) {
       ++killed;
@@ -405,7 +433,9 @@ TEST_F(Registry, SoakWithRandomFaultsLeavesTheCacheValid) {
   EXPECT_GE(runs, 100);
   EXPECT_GE(killed, 1);
   // Every cache entry still hashes to its name, and nothing temporary is left.
-  RunResult check = run("cd " + cache + "/blobs/sha256 && for f in *; do [ \"$(sha256sum $f | cut -c1-64)\" = \"$f\" ] || echo BAD $f; done");
+  RunResult check =
+      run("cd " + cache +
+          "/blobs/sha256 && for f in *; do [ \"$(sha256sum $f | cut -c1-64)\" = \"$f\" ] || echo BAD $f; done");
   EXPECT_EQ(check.out, "");
   EXPECT_EQ(run("ls -A " + cache + "/tmp").out, "");
 }
@@ -413,18 +443,24 @@ TEST_F(Registry, SoakWithRandomFaultsLeavesTheCacheValid) {
 // apk's SHA-1 checksums in a registry image: the second read of the layer that hashes the apk
 // file is kept in the layer's cached scan, so a fresh analysis from the cache verifies it too.
 TEST_F(Registry, ApkChecksumsAreKeptInTheLayerCache) {
-  const std::string content = "\x7f" "ELF busybox";
+  const std::string content =
+      "\x7f"
+      "ELF busybox";
   kernodeck::util::Hasher h("sha1");
   h.update(content);
   std::string raw = h.raw();
   std::string sha1 = kernodeck::util::toHex(raw);
-  std::string installed = "C:Q1AAAA\nP:busybox\nV:1.0-r0\nA:x86_64\nF:bin\nR:busybox\nZ:Q1" + kernodeck::util::base64Encode(raw) + "\n\n";
-  json spec = {{"tag", "1.0"},
-               {"layers", json::array({{{"entries", json::array({{{"path", "bin/busybox"}, {"content", content}, {"mode", 0755}},
-                                                                 {{"path", "lib/apk/db/installed"}, {"content", installed}}})}}})}};
+  std::string installed =
+      "C:Q1AAAA\nP:busybox\nV:1.0-r0\nA:x86_64\nF:bin\nR:busybox\nZ:Q1" + kernodeck::util::base64Encode(raw) + "\n\n";
+  json spec = {
+      {"tag", "1.0"},
+      {"layers",
+       json::array({{{"entries", json::array({{{"path", "bin/busybox"}, {"content", content}, {"mode", 0755}},
+                                              {{"path", "lib/apk/db/installed"}, {"content", installed}}})}}})}};
   std::string dir = tempDir("apkreg");
   ASSERT_FALSE(mkimage(spec, dir + "/img").empty());
-  ASSERT_EQ(run("skopeo copy -q --dest-tls-verify=false oci:" + dir + "/img:1.0 docker://" + ref("team/apk:1.0")).code, 0);
+  ASSERT_EQ(run("skopeo copy -q --dest-tls-verify=false oci:" + dir + "/img:1.0 docker://" + ref("team/apk:1.0")).code,
+            0);
   std::string cache = tempDir("cache-apk");
   for (const char* extra : {"", "--reanalyze "}) {
     int code = -1;

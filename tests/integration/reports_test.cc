@@ -25,18 +25,23 @@ class Reports : public ::testing::Test {
     if (!reg_->start() || !haveTool("openssl")) return;
     dir_ = new std::string(tempDir("reports"));
     for (const char* name : {"a", "b", "c", "d", "e", "g", "h", "u", "w", "f"}) {
-      json entries = json::array({{{"path", "etc/os-release"}, {"content", "ID=rep\n"}}, {{"path", std::string("app/") + name}, {"content", name}}});
+      json entries = json::array({{{"path", "etc/os-release"}, {"content", "ID=rep\n"}},
+                                  {{"path", std::string("app/") + name}, {"content", name}}});
       // containerd refuses a hardlink to nothing: F's audit fails.
-      if (std::string(name) == "f") entries.push_back({{"path", "etc/evil"}, {"type", "hardlink"}, {"target", "does/not/exist"}});
+      if (std::string(name) == "f")
+        entries.push_back({{"path", "etc/evil"}, {"type", "hardlink"}, {"target", "does/not/exist"}});
       json spec = {{"tag", "1.0"}, {"layers", json::array({{{"entries", entries}}})}};
       mkimage(spec, *dir_ + "/" + name);
       if (!reg_->push(*dir_ + "/" + name, "1.0", std::string("team/app:") + name)) return;
     }
     std::string k = *dir_ + "/";
-    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "ed.pem && openssl pkey -in " + k + "ed.pem -pubout -out " + k + "ed.pub && "
-                 "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + k + "ec.pem && openssl pkey -in " + k +
-                 "ec.pem -pubout -out " + k + "ec.pub && openssl genpkey -algorithm ed25519 -out " + k + "other.pem && openssl pkey -in " +
-                 k + "other.pem -pubout -out " + k + "other.pub")
+    ready_ = run("openssl genpkey -algorithm ed25519 -out " + k + "ed.pem && openssl pkey -in " + k +
+                 "ed.pem -pubout -out " + k +
+                 "ed.pub && "
+                 "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " +
+                 k + "ec.pem && openssl pkey -in " + k + "ec.pem -pubout -out " + k +
+                 "ec.pub && openssl genpkey -algorithm ed25519 -out " + k + "other.pem && openssl pkey -in " + k +
+                 "other.pem -pubout -out " + k + "other.pub")
                  .code == 0;
   }
   static void TearDownTestSuite() { delete reg_; }
@@ -53,7 +58,8 @@ class Reports : public ::testing::Test {
     return json::parse(r.out, nullptr, false);
   }
   static registry::Client client() {
-    return registry::Client(*registry::parseReference(reg_->host() + "/team/app"), registry::ClientOptions{.noCache = true});
+    return registry::Client(*registry::parseReference(reg_->host() + "/team/app"),
+                            registry::ClientOptions{.noCache = true});
   }
   // Makes ONTO's fallback index list the reports attached to FROM (tags of team/app): reports
   // about another image. Returns FROM's manifest digest, empty on failure.
@@ -170,19 +176,25 @@ TEST_F(Reports, UsageAndUnreachableRegistry) {
   RunResult down = run(K + " reports --no-cache --retries 0 127.0.0.1:1/team/app:a");
   EXPECT_EQ(down.code, 3);
   EXPECT_NE(down.err.find("127.0.0.1:1"), std::string::npos) << down.err;
-  EXPECT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pub") + " " + image("a")).code, 2);  // a public key cannot sign
+  EXPECT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pub") + " " + image("a")).code,
+            2);  // a public key cannot sign
 }
 
 // `kernodeck probe --require-report --key PUB --image IMAGE@DIGEST --json`, parsed.
 json probeGate(const std::string& args, int* code, std::string* err = nullptr) {
-  RunResult r = run(K + " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --retries 0 --require-report " + args);
+  RunResult r = run(
+      K +
+      " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --retries 0 --require-report " +
+      args);
   *code = r.code;
   if (err) *err = r.err;
   return json::parse(r.out, nullptr, false);
 }
 
 TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
-  auto byDigest = [](const std::string& tag) { return reg_->host() + "/team/app@" + reg_->digestOf("team/app:" + tag); };
+  auto byDigest = [](const std::string& tag) {
+    return reg_->host() + "/team/app@" + reg_->digestOf("team/app:" + tag);
+  };
   auto attach = [](const std::string& tag, const std::string& flags) {
     return run(K + " audit --no-cache --attach " + flags + " " + image(tag)).code;
   };
@@ -201,8 +213,10 @@ TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
     EXPECT_EQ(code, 0) << ok.dump(1);
   }
   // The image may come from the environment the manifest sets instead of --image.
-  RunResult env = run("KERNODECK_IMAGE=" + byDigest("g") + " " + K +
-                      " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --require-report --key " + key("ed.pub"));
+  RunResult env =
+      run("KERNODECK_IMAGE=" + byDigest("g") + " " + K +
+          " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --require-report --key " +
+          key("ed.pub"));
   EXPECT_EQ(stepStatus(json::parse(env.out, nullptr, false), "attached_report"), "passed") << env.out << env.err;
 
   // Each way the requirement is not met is an error finding and exit 1, even under --fail-on none.
@@ -231,15 +245,17 @@ TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
   }
 
   // Could not check: an unreachable registry fails the step (exit 3), never a pass.
-  json down = probeGate("--key " + key("ed.pub") + " --image 127.0.0.1:1/team/app@" + reg_->digestOf("team/app:g"), &code, &err);
+  json down = probeGate("--key " + key("ed.pub") + " --image 127.0.0.1:1/team/app@" + reg_->digestOf("team/app:g"),
+                        &code, &err);
   EXPECT_EQ(code, 3) << down.dump(1);
   EXPECT_EQ(stepStatus(down, "attached_report"), "failed");
   EXPECT_EQ(stepStatus(down, "versions"), "not_reached");
   EXPECT_NE(err.find("127.0.0.1:1"), std::string::npos) << err;
 
   // Usage: no key, no image, a tag instead of a digest, a key that does not load, --key alone.
-  for (const std::string& args : {"--image " + byDigest("g"), "--key " + key("ed.pub"), "--key " + key("ed.pub") + " --image " + image("g"),
-                                  "--key /nonexistent.pem --image " + byDigest("g")}) {
+  for (const std::string& args :
+       {"--image " + byDigest("g"), "--key " + key("ed.pub"), "--key " + key("ed.pub") + " --image " + image("g"),
+        "--key /nonexistent.pem --image " + byDigest("g")}) {
     RunResult u = run("env -u KERNODECK_IMAGE " + K + " probe --require-report " + args);
     EXPECT_EQ(u.code, 2) << args << "\n" << u.err;
     EXPECT_EQ(std::count(u.err.begin(), u.err.end(), '\n'), 1) << u.err;

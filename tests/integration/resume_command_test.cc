@@ -61,23 +61,27 @@ if mode != 'noweights':
 }  // namespace
 
 TEST(ResumeCommand, PassesOnTheEmbeddingsTrainingScript) {
-  if (!haveTorch()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy (Debian's python3-torch, python3-numpy)";
+  if (!haveTorch())
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy (Debian's python3-torch, python3-numpy)";
   RunResult r = run(K + " resume check --json" + trainArgs(kTrain));
   json j = report(r);
   ASSERT_TRUE(j.is_object()) << r.out << r.err;
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  for (const char* s : {"straight", "checkpoint", "resumed", "compare"}) EXPECT_EQ(stepStatus(j, s), "passed") << s << " " << j.dump(1);
+  for (const char* s : {"straight", "checkpoint", "resumed", "compare"})
+    EXPECT_EQ(stepStatus(j, s), "passed") << s << " " << j.dump(1);
   EXPECT_EQ(stepStatus(j, "repeat"), "skipped");
   // The measured value against the threshold: bit for bit, on every tensor of the state_dict.
   EXPECT_EQ(j["compare"]["measure"], 0.0);
   EXPECT_EQ(j["compare"]["tensors"], 6);  // encoder.0 and encoder.3 weight and bias, head weight and bias
   const json* matches = finding(j, "resume.matches");
   ASSERT_NE(matches, nullptr);
-  EXPECT_NE(matches->value("message", "").find("exact: max abs error 0 <= 0 over 6 tensor(s)"), std::string::npos) << matches->dump();
+  EXPECT_NE(matches->value("message", "").find("exact: max abs error 0 <= 0 over 6 tensor(s)"), std::string::npos)
+      << matches->dump();
   // Which state the checkpoint holds: all of it, data order included.
   if (stepStatus(j, "inspect") == "passed") {
     EXPECT_EQ(j["checkpoint"]["held"],
-              json::array({"model", "optimizer state", "RNG state", "step counter", "LR scheduler", "data order"})) << j["checkpoint"].dump();
+              json::array({"model", "optimizer state", "RNG state", "step counter", "LR scheduler", "data order"}))
+        << j["checkpoint"].dump();
     EXPECT_EQ(countFindings(j, "resume.checkpoint.missing"), 0);
   } else {
     EXPECT_EQ(stepStatus(j, "inspect"), "skipped");  // a build without the LibTorch plugin
@@ -99,10 +103,12 @@ TEST(ResumeCommand, PassesOnTheEmbeddingsTrainingScript) {
 }
 
 TEST(ResumeCommand, FailsWhenTheScriptForgetsTheOptimizerState) {
-  if (!haveTorch()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy (Debian's python3-torch, python3-numpy)";
+  if (!haveTorch())
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy (Debian's python3-torch, python3-numpy)";
   std::string base = tempDir("resume-cmd");
   // The same script, with the optimizer state neither saved nor restored.
-  std::string script = readFile(kTrain), saved = "\"optimizer\": optimizer.state_dict(),", restored = "optimizer.load_state_dict(state[\"optimizer\"])";
+  std::string script = readFile(kTrain), saved = "\"optimizer\": optimizer.state_dict(),",
+              restored = "optimizer.load_state_dict(state[\"optimizer\"])";
   ASSERT_NE(script.find(saved), std::string::npos);
   ASSERT_NE(script.find(restored), std::string::npos);
   script.replace(script.find(saved), saved.size(), "");
@@ -110,7 +116,8 @@ TEST(ResumeCommand, FailsWhenTheScriptForgetsTheOptimizerState) {
   writeFile(base + "/train.py", script);
   // The command as one string this time (--cmd), run from the project's folder (--cwd).
   RunResult r = run(K + " resume check --json --steps 12 --at 5 --weights weights.pt --cwd " + base +
-                    " --cmd '/usr/bin/python3 train.py --steps {steps} --save-at {save_at} --checkpoint {checkpoint} --resume {resume} --out {out}'");
+                    " --cmd '/usr/bin/python3 train.py --steps {steps} --save-at {save_at} --checkpoint {checkpoint} "
+                    "--resume {resume} --out {out}'");
   json j = report(r);
   ASSERT_TRUE(j.is_object()) << r.out << r.err;
   EXPECT_EQ(r.code, 1) << r.out << r.err;
@@ -134,17 +141,19 @@ TEST(ResumeCommand, EnvironmentContractAndWhatCannotBeChecked) {
   writeFile(base + "/fake_train.py", kFakeTrainer);
   auto check = [&](const std::string& mode, const std::string& extra = "") {
     // A KERNODECK_RESUME_FROM inherited from outside must not reach the runs that do not resume.
-    return run("KERNODECK_RESUME_FROM=/nonexistent " + K + " resume check --json --steps 6 --at 2 --weights w.npy --checkpoint-name ckpt.npy" +
-               extra + " -- /usr/bin/python3 " + base + "/fake_train.py " + mode);
+    return run("KERNODECK_RESUME_FROM=/nonexistent " + K +
+               " resume check --json --steps 6 --at 2 --weights w.npy --checkpoint-name ckpt.npy" + extra +
+               " -- /usr/bin/python3 " + base + "/fake_train.py " + mode);
   };
   RunResult ok = check("ok");
   json j = report(ok);
   EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
   EXPECT_EQ(stepStatus(j, "inspect"), "skipped") << j.dump(1);  // a .npy is no torch checkpoint: nothing to tell
-  EXPECT_EQ(j["checkpoint"]["absent"], json::array());             // and nothing is said to be missing
+  EXPECT_EQ(j["checkpoint"]["absent"], json::array());          // and nothing is said to be missing
   // A checkpoint folder is handed to the resume as it is.
-  RunResult dir = run(K + " resume check --json --steps 6 --at 2 --weights w.npy --checkpoint-name ckpt -- /usr/bin/python3 " + base +
-                      "/fake_train.py dir");
+  RunResult dir =
+      run(K + " resume check --json --steps 6 --at 2 --weights w.npy --checkpoint-name ckpt -- /usr/bin/python3 " +
+          base + "/fake_train.py dir");
   j = report(dir);
   EXPECT_EQ(dir.code, 0) << dir.out << dir.err;
   EXPECT_NE(j["checkpoint"].value("why", "").find("a folder"), std::string::npos) << j.dump(1);
@@ -229,6 +238,7 @@ TEST(ResumeCommand, UsageErrorsStartNothing) {
   // The contract is in --help.
   RunResult help = run(K + " resume check --help");
   EXPECT_EQ(help.code, 0);
-  for (const char* s : {"{steps}", "{save_at}", "{checkpoint}", "{resume}", "{out}", "KERNODECK_RESUME_STEPS", "--weights", "--criterion", "never\nthrough a shell"})
+  for (const char* s : {"{steps}", "{save_at}", "{checkpoint}", "{resume}", "{out}", "KERNODECK_RESUME_STEPS",
+                        "--weights", "--criterion", "never\nthrough a shell"})
     EXPECT_NE(help.out.find(s), std::string::npos) << s;
 }

@@ -34,7 +34,8 @@ std::string readFile(const std::string& path) {
 }
 
 nlohmann::json readYamlWithPyYaml(const std::string& path) {
-  RunResult r = run("python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' " + path);
+  RunResult r =
+      run("python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' " + path);
   return nlohmann::json::parse(r.out, nullptr, false);
 }
 
@@ -109,11 +110,13 @@ std::string stepStatus(const nlohmann::json& report, const std::string& step) {
 }
 
 Rendered renderInChromium(const std::string& htmlFile, const std::string& workDir) {
-  std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
-                      " --disable-component-update --disable-sync --user-data-dir=" + workDir + "/chrome";
+  std::string flags =
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+      " --disable-component-update --disable-sync --user-data-dir=" +
+      workDir + "/chrome";
   Rendered r;
-  RunResult shot = run("timeout 120 chromium" + flags + " --window-size=1024,768 --screenshot=" + workDir + "/screenshot.png file://" +
-                       htmlFile);
+  RunResult shot = run("timeout 120 chromium" + flags + " --window-size=1024,768 --screenshot=" + workDir +
+                       "/screenshot.png file://" + htmlFile);
   r.png = readFile(workDir + "/screenshot.png");
   RunResult dom = run("timeout 120 chromium" + flags + " --dump-dom file://" + htmlFile);
   r.dom = dom.out;

@@ -38,7 +38,8 @@ void compute(const char* const* devices, size_t device_count, double atol, doubl
              ComputeSink row) {
   for (size_t i = 0; i < device_count; ++i) {
     bool cpu = std::strcmp(devices[i], "cpu") == 0;
-    ComputeRow r{devices[i], "fake device", cpu, cpu ? "" : "not a fake cpu", atol, rtol, static_cast<double>(n + seed), 1};
+    ComputeRow r{devices[i], "fake device", cpu, cpu ? "" : "not a fake cpu", atol, rtol, static_cast<double>(n + seed),
+                 1};
     row(ctx, &r);
   }
 }
@@ -64,8 +65,11 @@ int parsePt(const char* bytes, size_t size, void* ctx, TensorSink tensor, String
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const PluginAbi* kdk_torch_plugin_abi() {
-  static const PluginAbi abi{FAKE_ABI_VERSION, static_cast<uint32_t>(sizeof(PluginAbi) + FAKE_SIZE_DELTA), FAKE_CXX_BUILD,
-                             &torchInfo, &compute, &resumeCheck, &resumeInspect, &resumeContinue, &parsePt};
+  static const PluginAbi abi{FAKE_ABI_VERSION, static_cast<uint32_t>(sizeof(PluginAbi) + FAKE_SIZE_DELTA),
+                             FAKE_CXX_BUILD,   &torchInfo,
+                             &compute,         &resumeCheck,
+                             &resumeInspect,   &resumeContinue,
+                             &parsePt};
   return &abi;
 }
 #endif

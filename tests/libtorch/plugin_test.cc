@@ -21,8 +21,12 @@ TEST(LibtorchPlugin, RefusesAPluginOfAnotherInterfaceNamingItAndBothVersions) {
   const std::string v1 = std::to_string(kAbiVersion), size = std::to_string(sizeof(PluginAbi));
   const std::vector<Refusal> table = {
       {"wrong version", FAKE_PLUGIN_V99, {FAKE_PLUGIN_V99, "ABI version 99", "expects version " + v1}},
-      {"wrong size", FAKE_PLUGIN_SMALL, {FAKE_PLUGIN_SMALL, std::to_string(sizeof(PluginAbi) - 8) + "-byte", "has " + size + " bytes"}},
-      {"no entry", FAKE_PLUGIN_NO_ENTRY, {FAKE_PLUGIN_NO_ENTRY, "not a Kernodeck LibTorch plugin", "kdk_torch_plugin_abi"}},
+      {"wrong size",
+       FAKE_PLUGIN_SMALL,
+       {FAKE_PLUGIN_SMALL, std::to_string(sizeof(PluginAbi) - 8) + "-byte", "has " + size + " bytes"}},
+      {"no entry",
+       FAKE_PLUGIN_NO_ENTRY,
+       {FAKE_PLUGIN_NO_ENTRY, "not a Kernodeck LibTorch plugin", "kdk_torch_plugin_abi"}},
       {"not a library", SOURCE_DIR "/tests/libtorch/fake_plugin.cc", {"fake_plugin.cc"}},
       {"missing", "/nonexistent/libkernodeck_torch.so", {"/nonexistent/libkernodeck_torch.so"}},
   };
@@ -41,7 +45,8 @@ TEST(LibtorchPlugin, CallsAMatchingPluginThroughItsInterface) {
   const PluginAbi* abi = *r;
   TorchInfo info;
   std::string version;
-  abi->torch_info(&info, &version, [](void* ctx, const char* s, size_t n) { static_cast<std::string*>(ctx)->assign(s, n); });
+  abi->torch_info(&info, &version,
+                  [](void* ctx, const char* s, size_t n) { static_cast<std::string*>(ctx)->assign(s, n); });
   EXPECT_EQ(version, "fake-1.0");
   EXPECT_EQ(info.cuda_devices, 3);
   EXPECT_EQ(abi->resume_continue("x", 7, 0, "y"), 7);

@@ -51,7 +51,7 @@ TEST(LayeredView, WhiteoutRemovesTreeFromLowerLayersOnly) {
                   {{"d/sub/new", 'f', "same layer"}, {"d/.wh.sub", 'f'}}});
   EXPECT_FALSE(b.view.stat("d/sub/y"));
   EXPECT_TRUE(b.view.stat("d/sub/new"));  // same-layer content is not hidden
-  EXPECT_EQ(b.unsafe.size(), 1u);  // but containerd's overlay applier fails on such a whiteout
+  EXPECT_EQ(b.unsafe.size(), 1u);         // but containerd's overlay applier fails on such a whiteout
   EXPECT_TRUE(b.view.stat("d/x"));
   EXPECT_TRUE(b.view.stat("keep"));
 }
@@ -91,8 +91,11 @@ TEST(LayeredView, BreakoutsStayInsideTheRoot) {
   EXPECT_EQ(b3.unsafe.size(), 1u);
   EXPECT_FALSE(b3.view.stat("h"));
   // Symlinks resolve like a chroot: absolute and '..' chains end at the root.
-  auto b4 = build({{{"etc/os-release", 'f', "ID=x"}, {"a/b/l1", 'l', "", "../../../../../etc/os-release"},
-                    {"abs", 'l', "", "/../../etc/os-release"}, {"hop1", 'l', "", "hop2"}, {"hop2", 'l', "", "a/b/l1"},
+  auto b4 = build({{{"etc/os-release", 'f', "ID=x"},
+                    {"a/b/l1", 'l', "", "../../../../../etc/os-release"},
+                    {"abs", 'l', "", "/../../etc/os-release"},
+                    {"hop1", 'l', "", "hop2"},
+                    {"hop2", 'l', "", "a/b/l1"},
                     {"dot", 'l', "", "."}}});
   EXPECT_EQ(*b4.view.resolve("a/b/l1"), "etc/os-release");
   EXPECT_EQ(*b4.view.readFile("abs"), "ID=x");
@@ -141,7 +144,9 @@ TEST(LayeredView, MoreBreakoutCases) {
   EXPECT_FALSE(parent.view.stat("a"));
   EXPECT_TRUE(parent.view.stat("z"));
   // Multi-step relative symlinks that try to climb out end at the root.
-  auto chain = build({{{"etc/passwd", 'f', "image"}, {"x/y/l1", 'l', "", "../l2"}, {"x/l2", 'l', "", "../../../../l3"},
+  auto chain = build({{{"etc/passwd", 'f', "image"},
+                       {"x/y/l1", 'l', "", "../l2"},
+                       {"x/l2", 'l', "", "../../../../l3"},
                        {"l3", 'l', "", "etc/passwd"}}});
   EXPECT_EQ(*chain.view.readFile("x/y/l1"), "image");
   // A file written through a chain of planted symlinks lands where the chain ends, inside.
@@ -159,8 +164,13 @@ TEST(LayeredView, MoreBreakoutCases) {
 
 // list() skips a child's descendants by seeking; siblings whose names sort around '/' must stay.
 TEST(LayeredView, ListNamesChildrenOnly) {
-  auto b = build({{{"a/x/deep/file", 'f', "1"}, {"a/x-y", 'f', "1"}, {"a/x.z", 'f', "1"}, {"a/x0", 'f', "1"},
-                   {"a/x/other", 'f', "1"}, {"a/w", 'f', "1"}, {"b/c", 'f', "1"}}});
+  auto b = build({{{"a/x/deep/file", 'f', "1"},
+                   {"a/x-y", 'f', "1"},
+                   {"a/x.z", 'f', "1"},
+                   {"a/x0", 'f', "1"},
+                   {"a/x/other", 'f', "1"},
+                   {"a/w", 'f', "1"},
+                   {"b/c", 'f', "1"}}});
   EXPECT_EQ(b.view.list("a"), (std::vector<std::string>{"w", "x", "x-y", "x.z", "x0"}));
   EXPECT_EQ(b.view.list(""), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(b.view.list("a/x"), (std::vector<std::string>{"deep", "other"}));
@@ -204,7 +214,7 @@ TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
   h.update(std::string("apk file\n"));
   EXPECT_EQ(*b.view.hashResolved("etc/a", "sha1"), h.hex());
   EXPECT_EQ(b.view.hashResolved("etc/b", "sha1").error().code, "unsupported");  // never asked for
-  EXPECT_EQ(*b.view.hashResolved("etc/a", "md5"), b.view.stat("etc/a")->md5);  // the walk's hashes still answer
+  EXPECT_EQ(*b.view.hashResolved("etc/a", "md5"), b.view.stat("etc/a")->md5);   // the walk's hashes still answer
 }
 
 // The view keeps nodes packed (hashes as bytes, rare fields apart): every field a scan gave

@@ -6,7 +6,12 @@ using namespace kernodeck::oci;
 
 TEST(ImageRef, Transports) {
   const std::string d = "sha256:" + std::string(64, 'c');
-  struct Case { std::string in; Transport t; std::string path, tag; bool digest; } cases[] = {
+  struct Case {
+    std::string in;
+    Transport t;
+    std::string path, tag;
+    bool digest;
+  } cases[] = {
       {"oci:/x/layout", Transport::OciLayout, "/x/layout", "", false},
       {"oci:/x/layout:1.0", Transport::OciLayout, "/x/layout", "1.0", false},
       {"oci:/x/layout@" + d, Transport::OciLayout, "/x/layout", "", true},

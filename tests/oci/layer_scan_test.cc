@@ -18,7 +18,8 @@ using kdktest::StringStream;
 
 TEST(LayerScan, HashesCompressedUncompressedAndFiles) {
   std::string tar = makeTar({{"etc/", 'd'}, {"./etc/os-release", 'f', "ID=debian\n"}, {"bin/sh", 'l', "", "busybox"}});
-  std::string gz = makeTar({{"etc/", 'd'}, {"./etc/os-release", 'f', "ID=debian\n"}, {"bin/sh", 'l', "", "busybox"}}, true);
+  std::string gz =
+      makeTar({{"etc/", 'd'}, {"./etc/os-release", 'f', "ID=debian\n"}, {"bin/sh", 'l', "", "busybox"}}, true);
   StringStream in(gz);
   ScanOptions o;
   o.capture = [](const std::string& p) -> uint64_t { return p == "etc/os-release" ? 1024 : 0; };
@@ -52,7 +53,10 @@ TEST(LayerScan, WhiteoutsAndOpaque) {
 
 // Malformed whiteouts are refused with a reason; nothing of them reaches the entries.
 TEST(LayerScan, MalformedWhiteoutsAreRefused) {
-  struct Case { kdktest::TarEntry e; const char* reason; } cases[] = {
+  struct Case {
+    kdktest::TarEntry e;
+    const char* reason;
+  } cases[] = {
       {{"a/.wh.", 'f'}, "bare whiteout"},
       {{".wh...", 'f'}, "whiteout of '..'"},
       {{"x/.wh..", 'f'}, "whiteout of '.'"},
@@ -69,19 +73,31 @@ TEST(LayerScan, MalformedWhiteoutsAreRefused) {
 // Names as containerd cleans them: rooted, '..' stopping at the root. Those no build tool
 // writes are kept and noted; "/" and "./" (umoci writes "/") are the root, not noted.
 TEST(LayerScan, NamesAreCleanedAsContainerdDoes) {
-  struct Case { const char* name; const char* path; const char* note; } cases[] = {
-      {"etc/passwd", "etc/passwd", ""},         {"./etc/passwd", "etc/passwd", ""},
-      {"etc/dir/", "etc/dir", ""},              {"/", "", ""},
-      {"./", "", ""},                            {".", "", ""},
-      {"/etc/passwd", "etc/passwd", "absolute"}, {"../evil", "evil", "'..'"},
-      {"a/../../evil", "evil", "'..'"},          {"/../../etc/x", "etc/x", "'..'"},
-      {"a//b/./c", "a/b/c", ""},                 {"..", "", "'..'"},
+  struct Case {
+    const char* name;
+    const char* path;
+    const char* note;
+  } cases[] = {
+      {"etc/passwd", "etc/passwd", ""},
+      {"./etc/passwd", "etc/passwd", ""},
+      {"etc/dir/", "etc/dir", ""},
+      {"/", "", ""},
+      {"./", "", ""},
+      {".", "", ""},
+      {"/etc/passwd", "etc/passwd", "absolute"},
+      {"../evil", "evil", "'..'"},
+      {"a/../../evil", "evil", "'..'"},
+      {"/../../etc/x", "etc/x", "'..'"},
+      {"a//b/./c", "a/b/c", ""},
+      {"..", "", "'..'"},
   };
   for (const auto& c : cases) {
     std::string note;
     EXPECT_EQ(cleanEntryPath(c.name, note), c.path) << c.name;
-    if (*c.note) EXPECT_NE(note.find(c.note), std::string::npos) << c.name << ": " << note;
-    else EXPECT_EQ(note, "") << c.name;
+    if (*c.note)
+      EXPECT_NE(note.find(c.note), std::string::npos) << c.name << ": " << note;
+    else
+      EXPECT_EQ(note, "") << c.name;
   }
   StringStream in(makeTar({{"/", 'd'}, {"/etc/passwd", 'f', "x"}, {"y", 'h', "", "../../etc/passwd"}}));
   LayerScan s = scanLayer(in, {});
@@ -141,7 +157,8 @@ TEST(LayerScan, SparseTenGigabyteClaimIsNotRead) {
   char tmpl[] = "/tmp/kdk-sparse-XXXXXX";
   ASSERT_TRUE(mkdtemp(tmpl));
   std::string dir = tmpl;
-  std::string cmd = "cd " + dir + " && truncate -s 10G big && printf data >> big && tar --sparse -cf layer.tar big 2>/dev/null";
+  std::string cmd =
+      "cd " + dir + " && truncate -s 10G big && printf data >> big && tar --sparse -cf layer.tar big 2>/dev/null";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "GNU tar with --sparse is not available";
   std::ifstream in(dir + "/layer.tar", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -185,7 +202,8 @@ TEST(ScanCache, RoundTripAndDamage) {
   char tmpl[] = "/tmp/kdk-scancache-XXXXXX";
   ASSERT_TRUE(mkdtemp(tmpl));
   std::string dir = tmpl;
-  StringStream in(makeTar({{"a\tb\nc\\d", 'f', "x"}, {"etc/os-release", 'f', "ID=x\n"}, {"l", 'l', "", "t\\a\tb"}, {"../bad", 'f', "y"}}));
+  StringStream in(makeTar(
+      {{"a\tb\nc\\d", 'f', "x"}, {"etc/os-release", 'f', "ID=x\n"}, {"l", 'l', "", "t\\a\tb"}, {"../bad", 'f', "y"}}));
   ScanOptions o;
   o.capture = [](const std::string& p) -> uint64_t { return p == "etc/os-release" ? 1024 : 0; };
   // sha1 (apk's checksums) only where asked for.
@@ -215,7 +233,8 @@ TEST(ScanCache, RoundTripAndDamage) {
   EXPECT_EQ(back->suspicious[0].name, s.suspicious[0].name);
   // Another digest misses; a torn file misses instead of failing.
   EXPECT_FALSE(loadScan(dir, Digest{"sha256", std::string(64, '0')}));
-  std::string file = dir + "/layers/sha256/" + s.digestHex + ".v" + std::to_string(kernodeck::kAnalysisVersion) + ".3.tsv";
+  std::string file =
+      dir + "/layers/sha256/" + s.digestHex + ".v" + std::to_string(kernodeck::kAnalysisVersion) + ".3.tsv";
   std::ifstream f(file, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::ofstream(file, std::ios::binary) << text.substr(0, text.size() - 5);

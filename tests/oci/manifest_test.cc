@@ -11,8 +11,10 @@ json desc(const std::string& mt = "application/vnd.oci.image.layer.v1.tar+gzip")
   return {{"mediaType", mt}, {"digest", "sha256:" + H}, {"size", 10}};
 }
 json manifest() {
-  return {{"schemaVersion", 2}, {"mediaType", media::kOciManifest},
-          {"config", desc(media::kOciConfig)}, {"layers", json::array({desc()})}};
+  return {{"schemaVersion", 2},
+          {"mediaType", media::kOciManifest},
+          {"config", desc(media::kOciConfig)},
+          {"layers", json::array({desc()})}};
 }
 }  // namespace
 
@@ -25,7 +27,10 @@ TEST(Manifest, AcceptsValidOciAndDocker) {
 }
 
 TEST(Manifest, RejectsSpecViolations) {
-  struct Case { const char* name; std::function<void(json&)> mutate; } cases[] = {
+  struct Case {
+    const char* name;
+    std::function<void(json&)> mutate;
+  } cases[] = {
       {"schemaVersion 1", [](json& m) { m["schemaVersion"] = 1; }},
       {"no config", [](json& m) { m.erase("config"); }},
       {"empty layers", [](json& m) { m["layers"] = json::array(); }},
@@ -34,7 +39,10 @@ TEST(Manifest, RejectsSpecViolations) {
       {"upper-case hex", [](json& m) { m["layers"][0]["digest"] = "sha256:" + std::string(64, 'A'); }},
       {"bad media type", [](json& m) { m["layers"][0]["mediaType"] = "not a media type"; }},
       {"index media type", [](json& m) { m["mediaType"] = media::kOciIndex; }},
-      {"annotations not strings", [](json& m) { m["annotations"] = {{"a", 1}}; }},
+      {"annotations not strings",
+       [](json& m) {
+         m["annotations"] = {{"a", 1}};
+       }},
   };
   for (const auto& c : cases) {
     json m = manifest();
@@ -67,7 +75,8 @@ TEST(Manifest, IndexWithPlatforms) {
 }
 
 TEST(Manifest, Config) {
-  json c = {{"architecture", "amd64"}, {"os", "linux"},
+  json c = {{"architecture", "amd64"},
+            {"os", "linux"},
             {"config", {{"Env", {"PATH=/bin", "HF_TOKEN=x"}}, {"User", "1000"}, {"Labels", {{"a", "b"}}}}},
             {"rootfs", {{"type", "layers"}, {"diff_ids", {"sha256:" + H}}}}};
   auto parsed = parseConfig(c.dump());

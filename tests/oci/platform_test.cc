@@ -26,7 +26,9 @@ TEST(Platform, ParseAndNormalize) {
 }
 
 TEST(Platform, Selection) {
-  Index ix = indexOf({{"linux", "amd64", "", ""}, {"linux", "arm64", "v8", ""}, {"linux", "arm", "v6", ""},
+  Index ix = indexOf({{"linux", "amd64", "", ""},
+                      {"linux", "arm64", "v8", ""},
+                      {"linux", "arm", "v6", ""},
                       {"windows", "amd64", "", ""}});
   EXPECT_EQ(*selectPlatform(ix, {"linux", "amd64", "", ""}), 0u);
   EXPECT_EQ(*selectPlatform(ix, {"linux", "arm64", "", ""}), 1u);

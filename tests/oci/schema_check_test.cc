@@ -22,7 +22,9 @@ json manifest() {
 }
 
 json config() {
-  return {{"architecture", "amd64"}, {"os", "linux"}, {"config", {{"Env", {"PATH=/bin"}}, {"User", "0"}}},
+  return {{"architecture", "amd64"},
+          {"os", "linux"},
+          {"config", {{"Env", {"PATH=/bin"}}, {"User", "0"}}},
           {"rootfs", {{"type", "layers"}, {"diff_ids", {kD}}}}};
 }
 
@@ -45,19 +47,26 @@ TEST(SchemaCheck, ValidDocumentsPass) {
 }
 
 TEST(SchemaCheck, ManifestViolationsNameTheField) {
-  struct Case { std::function<void(json&)> mutate; std::string field; std::string declared = ""; };
+  struct Case {
+    std::function<void(json&)> mutate;
+    std::string field;
+    std::string declared = "";
+  };
   std::vector<Case> cases = {
       {[](json& m) { m["subject"] = "sha256:abc"; }, "subject"},
       {[](json& m) { m["layers"][0]["urls"] = {"not a url"}; }, "layers[0].urls[0]"},
       {[](json& m) { m["layers"][0]["urls"] = {5}; }, "layers[0].urls[0]"},
       {[](json& m) { m["artifactType"] = "no-slash"; }, "artifactType"},
       {[](json& m) { m["config"]["data"] = "%%%"; }, "config.data"},
-      {[](json& m) { m["config"]["data"] = "e30"; }, "config.data"},    // unpadded: not strict base64
-      {[](json& m) { m["config"]["data"] = "e3x9"; }, "config.data"},   // base64 of other bytes
+      {[](json& m) { m["config"]["data"] = "e30"; }, "config.data"},   // unpadded: not strict base64
+      {[](json& m) { m["config"]["data"] = "e3x9"; }, "config.data"},  // base64 of other bytes
       {[](json& m) { m["config"]["size"] = -1; }, "config.size"},
       {[](json& m) { m["layers"] = json::array(); }, "layers"},
       {[](json& m) { m["schemaVersion"] = 1; }, "schemaVersion"},
-      {[](json& m) { m["annotations"] = {{"a", 1}}; }, "annotations[\"a\"]"},
+      {[](json& m) {
+         m["annotations"] = {{"a", 1}};
+       },
+       "annotations[\"a\"]"},
       {[](json& m) { m.erase("config"); }, "config"},
       {[](json& m) {}, "mediaType", "application/vnd.oci.image.index.v1+json"},
   };
@@ -70,7 +79,10 @@ TEST(SchemaCheck, ManifestViolationsNameTheField) {
 }
 
 TEST(SchemaCheck, ConfigViolationsNameTheField) {
-  struct Case { std::function<void(json&)> mutate; std::string field; };
+  struct Case {
+    std::function<void(json&)> mutate;
+    std::string field;
+  };
   std::vector<Case> cases = {
       {[](json& c) { c["config"]["User"] = 1000; }, "config.User"},
       {[](json& c) { c["variant"] = 8; }, "variant"},
@@ -78,7 +90,10 @@ TEST(SchemaCheck, ConfigViolationsNameTheField) {
       {[](json& c) { c["config"]["Env"].push_back("=x"); }, "config.Env[1]"},
       {[](json& c) { c["rootfs"]["type"] = "tar"; }, "rootfs.type"},
       {[](json& c) { c.erase("os"); }, "os"},
-      {[](json& c) { c["history"] = {{{"empty_layer", "yes"}}}; }, "history[0].empty_layer"},
+      {[](json& c) {
+         c["history"] = {{{"empty_layer", "yes"}}};
+       },
+       "history[0].empty_layer"},
   };
   for (const auto& c : cases) {
     json cfg = config();
@@ -90,8 +105,11 @@ TEST(SchemaCheck, ConfigViolationsNameTheField) {
 
 TEST(SchemaCheck, IndexPlatformAndUri) {
   json ix = {{"schemaVersion", 2},
-             {"manifests", {{{"mediaType", "application/vnd.oci.image.manifest.v1+json"}, {"digest", kD}, {"size", 2},
-                             {"platform", {{"os", "linux"}, {"architecture", "arm64"}, {"variant", 8}}}}}}};
+             {"manifests",
+              {{{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
+                {"digest", kD},
+                {"size", 2},
+                {"platform", {{"os", "linux"}, {"architecture", "arm64"}, {"variant", 8}}}}}}};
   EXPECT_EQ(fields(checkIndexSchema(ix)), std::vector<std::string>{"manifests[0].platform.variant"});
   EXPECT_TRUE(isUri("https://example.com/x"));
   EXPECT_TRUE(isUri("urn:example:1"));

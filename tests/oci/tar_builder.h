@@ -65,8 +65,14 @@ inline std::string makeTar(const std::vector<TarEntry>& entries, bool gzip = fal
     archive_entry_set_perm(ae, e.type == 'd' ? 0755 : 0644);
     switch (e.type) {
       case 'd': archive_entry_set_filetype(ae, AE_IFDIR); break;
-      case 'l': archive_entry_set_filetype(ae, AE_IFLNK); archive_entry_set_symlink(ae, e.target.c_str()); break;
-      case 'h': archive_entry_set_filetype(ae, AE_IFREG); archive_entry_set_hardlink(ae, e.target.c_str()); break;
+      case 'l':
+        archive_entry_set_filetype(ae, AE_IFLNK);
+        archive_entry_set_symlink(ae, e.target.c_str());
+        break;
+      case 'h':
+        archive_entry_set_filetype(ae, AE_IFREG);
+        archive_entry_set_hardlink(ae, e.target.c_str());
+        break;
       default:
         archive_entry_set_filetype(ae, AE_IFREG);
         archive_entry_set_size(ae, static_cast<la_int64_t>(e.content.size()));

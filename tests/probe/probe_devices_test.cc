@@ -48,7 +48,9 @@ Outcome probeOn(const std::string& dir, const std::string& expect) {
 // The problems the step noted, "path: problem" (problem "ok" when none).
 std::vector<std::string> nodeProblems(const json& devices) {
   std::vector<std::string> out;
-  for (const auto& n : devices["nodes"]) out.push_back(n["path"].get<std::string>() + ": " + (n["problem"].is_null() ? "ok" : n["problem"].get<std::string>()));
+  for (const auto& n : devices["nodes"])
+    out.push_back(n["path"].get<std::string>() + ": " +
+                  (n["problem"].is_null() ? "ok" : n["problem"].get<std::string>()));
   return out;
 }
 
@@ -63,7 +65,8 @@ std::string withDeniedNode(const std::string& fixture, const std::string& node) 
 }
 
 const std::string kDenied =
-    "cannot be opened: Operation not permitted (the container's device cgroup denies it: the \"Failed to initialize NVML: "
+    "cannot be opened: Operation not permitted (the container's device cgroup denies it: the \"Failed to initialize "
+    "NVML: "
     "Unknown Error\" case)";
 
 }  // namespace
@@ -72,8 +75,8 @@ TEST(ProbeDevices, VisibleNvidiaNodesAreCheckedEvenWhenTheCpuIsExpected) {
   Outcome o = probeOn(kdktest::fixtureDir("h100-550-open"), "cpu");
   EXPECT_EQ(o.devices, report::StepStatus::Passed) << o.firstError;
   EXPECT_EQ(o.section["visible_gpu_nodes"], json({"/dev/nvidia0", "/dev/nvidia1"}));
-  EXPECT_EQ(nodeProblems(o.section),
-            (std::vector<std::string>{"/dev/nvidiactl: ok", "/dev/nvidia-uvm: ok", "/dev/nvidia0: ok", "/dev/nvidia1: ok"}));
+  EXPECT_EQ(nodeProblems(o.section), (std::vector<std::string>{"/dev/nvidiactl: ok", "/dev/nvidia-uvm: ok",
+                                                               "/dev/nvidia0: ok", "/dev/nvidia1: ok"}));
   EXPECT_EQ(o.denied, 0);
   EXPECT_EQ(o.driver, "550.54.15");  // no host record: the host's facts read through the fixture
 }
@@ -97,11 +100,13 @@ TEST(ProbeDevices, MissingNodesFailAnExpectedAccelerator) {
     const char* expect;
     const char* firstProblem;
   };
-  for (const Case& c : {Case{"no-uvm", "cuda", "/dev/nvidia-uvm missing"}, Case{"cpu-only", "cuda", "/dev/nvidiactl missing"},
-                        Case{"h100-550-open", "rocm", "/dev/kfd missing"}}) {
+  for (const Case& c :
+       {Case{"no-uvm", "cuda", "/dev/nvidia-uvm missing"}, Case{"cpu-only", "cuda", "/dev/nvidiactl missing"},
+        Case{"h100-550-open", "rocm", "/dev/kfd missing"}}) {
     Outcome o = probeOn(kdktest::fixtureDir(c.fixture), c.expect);
     EXPECT_EQ(o.devices, report::StepStatus::Failed) << c.fixture;
-    EXPECT_NE(o.firstError.find(std::string("reachable: ") + c.firstProblem), std::string::npos) << c.fixture << ": " << o.firstError;
+    EXPECT_NE(o.firstError.find(std::string("reachable: ") + c.firstProblem), std::string::npos)
+        << c.fixture << ": " << o.firstError;
   }
 }
 

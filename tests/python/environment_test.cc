@@ -44,7 +44,7 @@ TEST(PythonEnvironment, DiscoversSystemVenvAndVendoredIsIgnored) {
   EXPECT_EQ(envs[1].kind, "venv");
   EXPECT_EQ(envs[1].version, "3.11.2");
   EXPECT_TRUE(envs[1].fullVersionKnown);
-  ASSERT_EQ(envs[1].paths.size(), 2u);           // its own, then the system's
+  ASSERT_EQ(envs[1].paths.size(), 2u);  // its own, then the system's
   EXPECT_TRUE(envs[1].find("attrs"));
   EXPECT_TRUE(envs[1].find("six"));
 }
@@ -111,10 +111,13 @@ TEST(Dpkg, VerifiesLikeDebsums) {
     return h.hex();
   };
   auto v = viewOf({
-      {"var/lib/dpkg/status", 'f', "Package: tool\nStatus: install ok installed\nVersion: 1\nArchitecture: amd64\n"
-                                   "Conffiles:\n /etc/tool.conf " + md5("a=1\n") + "\n\n"},
+      {"var/lib/dpkg/status", 'f',
+       "Package: tool\nStatus: install ok installed\nVersion: 1\nArchitecture: amd64\n"
+       "Conffiles:\n /etc/tool.conf " +
+           md5("a=1\n") + "\n\n"},
       {"var/lib/dpkg/info/tool.list", 'f', "/usr/bin/tool\n/usr/share/doc/tool/README\n/etc/tool.conf\n"},
-      {"var/lib/dpkg/info/tool.md5sums", 'f', md5("good") + "  usr/bin/tool\n" + md5("doc") + "  usr/share/doc/tool/README\n"},
+      {"var/lib/dpkg/info/tool.md5sums", 'f',
+       md5("good") + "  usr/bin/tool\n" + md5("doc") + "  usr/share/doc/tool/README\n"},
       {"etc/dpkg/dpkg.cfg.d/excludes", 'f', "path-exclude=/usr/share/doc/*\n"},
       {"usr/bin/tool", 'f', "evil"},
       {"etc/tool.conf", 'f', "a=2\n"},
@@ -139,17 +142,19 @@ TEST(PythonEnvironment, SearchReachesUnusualPrefixesAndSaysWhereItDidNotLook) {
       {venv + "lib/python3.11/site-packages/attrs-23.1.0.dist-info/METADATA", 'f', "Name: attrs\nVersion: 23.1.0\n"},
       {"srv/mamba/envs/train/conda-meta/history", 'f', ""},
       {"srv/mamba/envs/train/bin/python3.10", 'f', "ELF"},
-      {"srv/mamba/envs/train/lib/python3.10/site-packages/numpy-1.26.0.dist-info/METADATA", 'f', "Name: numpy\nVersion: 1.26.0\n"},
+      {"srv/mamba/envs/train/lib/python3.10/site-packages/numpy-1.26.0.dist-info/METADATA", 'f',
+       "Name: numpy\nVersion: 1.26.0\n"},
       {"root/.pyenv/versions/3.12.1/bin/python3.12", 'f', "ELF"},  // a prefix of its own: bin/ and lib/
-      {"root/.pyenv/versions/3.12.1/lib/python3.12/site-packages/rich-13.0.0.dist-info/METADATA", 'f', "Name: rich\nVersion: 13.0.0\n"},
+      {"root/.pyenv/versions/3.12.1/lib/python3.12/site-packages/rich-13.0.0.dist-info/METADATA", 'f',
+       "Name: rich\nVersion: 13.0.0\n"},
       {"a/b/c/d/e/f/g/h/pyvenv.cfg", 'f', "version = 3.11.2\n"},  // too deep: reported, not found
       {"proc/1/status", 'f', "x"},
   });
   python::Discovery d = findEnvironments(v, {});
   std::vector<std::string> prefixes;
   for (const auto& e : d.envs) prefixes.push_back(e.kind + " " + e.prefix);
-  EXPECT_EQ(prefixes, (std::vector<std::string>{"system usr", "conda srv/mamba/envs/train", "venv home/dev/src/app/.venv",
-                                                "prefix root/.pyenv/versions/3.12.1"}));
+  EXPECT_EQ(prefixes, (std::vector<std::string>{"system usr", "conda srv/mamba/envs/train",
+                                                "venv home/dev/src/app/.venv", "prefix root/.pyenv/versions/3.12.1"}));
   EXPECT_TRUE(d.envs[3].find("rich"));
   EXPECT_TRUE(d.envs[2].find("attrs"));
   EXPECT_TRUE(d.envs[1].find("numpy"));

@@ -29,19 +29,24 @@ TEST(PythonInstalls, EachShowsWhereItsCodeLives) {
       {"usr/bin/python3.11", 'f', "ELF"},
       {"usr/lib/python3.11/os.py", 'f', "#"},
       // A uv venv: its pyvenv.cfg carries a uv key; uv writes INSTALLER "uv".
-      {"opt/uv/pyvenv.cfg", 'f', "home = /usr/local/bin\nimplementation = CPython\nuv = 0.4.18\nversion_info = 3.12.5\n"
-                                 "include-system-site-packages = false\n"},
+      {"opt/uv/pyvenv.cfg", 'f',
+       "home = /usr/local/bin\nimplementation = CPython\nuv = 0.4.18\nversion_info = 3.12.5\n"
+       "include-system-site-packages = false\n"},
       {uv + "attrs-23.2.0.dist-info/METADATA", 'f', "Name: attrs\nVersion: 23.2.0\n"},
       {uv + "attrs-23.2.0.dist-info/INSTALLER", 'f', "uv"},
       // A venv with a PEP 660 editable in setuptools' finder mode, one with a path .pth
       // (hatchling), an .egg-link, a zipped egg and a directory egg.
       {"opt/venv/pyvenv.cfg", 'f', "home = /usr/bin\nversion = 3.11.2\ninclude-system-site-packages = false\n"},
       {venv + "demo_ed-0.3.dist-info/METADATA", 'f', "Name: demo-ed\nVersion: 0.3\n"},
-      {venv + "demo_ed-0.3.dist-info/direct_url.json", 'f', R"({"dir_info": {"editable": true}, "url": "file:///src/proj"})"},
-      {venv + "__editable__.demo_ed-0.3.pth", 'f', "import __editable___demo_ed_0_3_finder; __editable___demo_ed_0_3_finder.install()"},
-      {venv + "__editable___demo_ed_0_3_finder.py", 'f', "import sys\nMAPPING: dict[str, str] = {'demo_ed': '/src/proj/src/demo_ed'}\n"},
+      {venv + "demo_ed-0.3.dist-info/direct_url.json", 'f',
+       R"({"dir_info": {"editable": true}, "url": "file:///src/proj"})"},
+      {venv + "__editable__.demo_ed-0.3.pth", 'f',
+       "import __editable___demo_ed_0_3_finder; __editable___demo_ed_0_3_finder.install()"},
+      {venv + "__editable___demo_ed_0_3_finder.py", 'f',
+       "import sys\nMAPPING: dict[str, str] = {'demo_ed': '/src/proj/src/demo_ed'}\n"},
       {venv + "hatch_ed-1.0.dist-info/METADATA", 'f', "Name: hatch-ed\nVersion: 1.0\n"},
-      {venv + "hatch_ed-1.0.dist-info/direct_url.json", 'f', R"({"dir_info": {"editable": true}, "url": "file:///work/hatch"})"},
+      {venv + "hatch_ed-1.0.dist-info/direct_url.json", 'f',
+       R"({"dir_info": {"editable": true}, "url": "file:///work/hatch"})"},
       {venv + "_hatch_ed.pth", 'f', "/work/hatch/src\n"},
       {venv + "Legacy.egg-link", 'f', "/srv/legacy\n.\n"},
       {"srv/legacy/Legacy.egg-info/PKG-INFO", 'f', "Name: Legacy\nVersion: 2.1\n"},
@@ -112,7 +117,8 @@ TEST(PythonInstalls, CondaNamedEnvironments) {
       {"opt/conda/bin/python3.12", 'f', "ELF"},
       {"opt/conda/lib/python3.12/site-packages/conda-24.1.0.dist-info/METADATA", 'f', "Name: conda\nVersion: 24.1.0\n"},
       {"opt/conda/envs/train/bin/python3.10", 'f', "ELF"},
-      {"opt/conda/envs/train/lib/python3.10/site-packages/numpy-1.26.0.dist-info/METADATA", 'f', "Name: numpy\nVersion: 1.26.0\n"},
+      {"opt/conda/envs/train/lib/python3.10/site-packages/numpy-1.26.0.dist-info/METADATA", 'f',
+       "Name: numpy\nVersion: 1.26.0\n"},
   });
   auto envs = discoverEnvironments(v);
   const PythonEnv* base = envAt(envs, "opt/conda");

@@ -19,7 +19,9 @@ TEST(Metadata, CoreMetadataHeadersOnly) {
 }
 
 TEST(Metadata, RequiresTxtSections) {
-  auto r = parseRequiresTxt("six>=1.0\n\n[:python_version < \"3\"]\nenum34\n\n[tests]\npytest\n[ssl:sys_platform == \"win32\"]\nwincertstore\n");
+  auto r = parseRequiresTxt(
+      "six>=1.0\n\n[:python_version < \"3\"]\nenum34\n\n[tests]\npytest\n[ssl:sys_platform == "
+      "\"win32\"]\nwincertstore\n");
   ASSERT_EQ(r.size(), 4u);
   EXPECT_EQ(r[0], "six>=1.0");
   EXPECT_EQ(r[1], "enum34; python_version < \"3\"");
@@ -41,10 +43,13 @@ TEST(Metadata, RecordRows) {
 }
 
 TEST(Metadata, WheelAndDirectUrl) {
-  auto w = parseWheel("Wheel-Version: 1.0\nGenerator: bdist_wheel (0.40.0)\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_17_x86_64\nTag: cp311-cp311-manylinux2014_x86_64\n");
+  auto w = parseWheel(
+      "Wheel-Version: 1.0\nGenerator: bdist_wheel (0.40.0)\nRoot-Is-Purelib: false\nTag: "
+      "cp311-cp311-manylinux_2_17_x86_64\nTag: cp311-cp311-manylinux2014_x86_64\n");
   EXPECT_FALSE(w.rootIsPurelib);
   EXPECT_EQ(w.tags.size(), 2u);
-  auto d = parseDirectUrl(R"({"url":"https://files/x.whl","archive_info":{"hash":"sha256=AB","hashes":{"sha256":"ab"}}})");
+  auto d =
+      parseDirectUrl(R"({"url":"https://files/x.whl","archive_info":{"hash":"sha256=AB","hashes":{"sha256":"ab"}}})");
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->hashes["sha256"], "ab");
   EXPECT_FALSE(parseDirectUrl("[]").ok());

@@ -76,8 +76,10 @@ TEST(PypaVectors, MarkerEvaluations) {
     MarkerEnv env;
     std::string extra;
     for (const auto& [k, v] : c.env) {
-      if (std::string(k) == "extra") extra = v;
-      else env[k] = v;
+      if (std::string(k) == "extra")
+        extra = v;
+      else
+        env[k] = v;
     }
     auto m = Marker::parse(c.marker);
     ASSERT_TRUE(m.ok()) << c.marker;

@@ -35,20 +35,29 @@ TEST(RecordQuirks, TableOfWriters) {
   };
   const std::string body = "# -*- coding: utf-8 -*-\nimport sys\nfrom tool import main\nsys.exit(main())\n";
   struct Case {
-    std::string name;           // what the row is
-    std::string recordPath;     // as written in RECORD, relative to site-packages
-    std::string recorded;       // the content RECORD's hash was computed over
-    std::string onDisk;         // the file as installed
-    bool hexDigest;             // RECORD written in hex (astral-sh/uv#15398)
-    std::string want;           // "match", "modified" or "quirk"
-    std::string reasonHas;      // for quirks: a word of the reason
+    std::string name;        // what the row is
+    std::string recordPath;  // as written in RECORD, relative to site-packages
+    std::string recorded;    // the content RECORD's hash was computed over
+    std::string onDisk;      // the file as installed
+    bool hexDigest;          // RECORD written in hex (astral-sh/uv#15398)
+    std::string want;        // "match", "modified" or "quirk"
+    std::string reasonHas;   // for quirks: a word of the reason
   };
   const Case cases[] = {
-      {"pip script, shebang rewritten", "../../../bin/tool", "#!python\n" + body, "#!/opt/venv/bin/python3.11\n" + body, false, "quirk", "pip#10744"},
-      {"env-style shebang", "../../../bin/tool2", "#!/usr/bin/env python3\n" + body, "#!/opt/other/bin/python\n" + body, false, "quirk", "pip#10744"},
-      {"script with a changed body", "../../../bin/tool3", "#!python\n" + body, "#!/opt/venv/bin/python\n" + body + "evil()\n", false, "modified", ""},
-      {"binary in bin", "../../../bin/native", "\x7f" "ELF1", "\x7f" "ELF2", false, "modified", ""},
-      {"torch-like METADATA", "demo-1.0.dist-info/METADATA", "Name: demo\nVersion: 1.0\n", "Name: demo\nVersion: 1.0\nRequires-Dist: x\n", false, "quirk", "pytorch/pytorch#97153"},
+      {"pip script, shebang rewritten", "../../../bin/tool", "#!python\n" + body, "#!/opt/venv/bin/python3.11\n" + body,
+       false, "quirk", "pip#10744"},
+      {"env-style shebang", "../../../bin/tool2", "#!/usr/bin/env python3\n" + body, "#!/opt/other/bin/python\n" + body,
+       false, "quirk", "pip#10744"},
+      {"script with a changed body", "../../../bin/tool3", "#!python\n" + body,
+       "#!/opt/venv/bin/python\n" + body + "evil()\n", false, "modified", ""},
+      {"binary in bin", "../../../bin/native",
+       "\x7f"
+       "ELF1",
+       "\x7f"
+       "ELF2",
+       false, "modified", ""},
+      {"torch-like METADATA", "demo-1.0.dist-info/METADATA", "Name: demo\nVersion: 1.0\n",
+       "Name: demo\nVersion: 1.0\nRequires-Dist: x\n", false, "quirk", "pytorch/pytorch#97153"},
       {"hex digest, file intact", "demo/hexed.py", "x = 1\n", "x = 1\n", true, "quirk", "astral-sh/uv#15398"},
       {"hex digest, file changed", "demo/hexed2.py", "x = 1\n", "x = 2\n", true, "modified", ""},
       {"module changed", "demo/__init__.py", "a = 1\n", "a = 2\n", false, "modified", ""},
@@ -61,10 +70,12 @@ TEST(RecordQuirks, TableOfWriters) {
   d.metadataDir = site + "/demo-1.0.dist-info";
   d.hasRecord = true;
   for (const auto& c : cases) {
-    std::string inImage = c.recordPath.rfind("../", 0) == 0 ? "opt/venv/bin/" + c.recordPath.substr(c.recordPath.rfind('/') + 1)
-                                                             : site + "/" + c.recordPath;
+    std::string inImage = c.recordPath.rfind("../", 0) == 0
+                              ? "opt/venv/bin/" + c.recordPath.substr(c.recordPath.rfind('/') + 1)
+                              : site + "/" + c.recordPath;
     write(inImage, c.onDisk);
-    d.record.push_back({c.recordPath, "sha256", c.hexDigest ? hexOf(c.recorded) : b64(c.recorded), std::to_string(c.recorded.size()), false});
+    d.record.push_back({c.recordPath, "sha256", c.hexDigest ? hexOf(c.recorded) : b64(c.recorded),
+                        std::to_string(c.recorded.size()), false});
   }
   auto view = oci::openDirView(root);
   ASSERT_TRUE(view.ok());

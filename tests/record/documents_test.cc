@@ -17,35 +17,36 @@ namespace {
 const std::string kSha(64, 'a');
 
 json validReference() {
-  return {{"schema", "kernodeck.reference/v1"},
-          {"created", "2026-11-30T12:00:00Z"},
-          {"declared_before_comparison", true},
-          {"code",
-           {{"repo", "/src/project"},
-            {"revision", std::string(40, 'b')},
-            {"dirty", false},
-            {"entry_point", "python embed.py"},
-            {"preprocessing", "none"},
-            {"parameters", {{"epochs", "3"}}},
-            {"configs", {{{"kind", "file"}, {"sha256", kSha}, {"size", 10}, {"path", "config.yaml"}}}}}},
-          {"data",
-           {{{"kind", "directory"},
-             {"sha256", kSha},
-             {"size", 3},
-             {"path", "corpus"},
-             {"name", "corpus"},
-             {"provenance", "hf://org/corpus@abc"},
-             {"access", "public"},
-             {"files", {{{"path", "a.txt"}, {"sha256", kSha}, {"size", 3}}}}}}},
-          {"weights", json::array()},
-          {"packages", {{"source", "requirements r.txt"}, {"requirements", {{"sha256", kSha}, {"lines", {"torch==2.1"}}}}}},
-          {"system", {{"host", {{"nvidia", {{"driver_version", "550.54"}, {"gpus", json::array({json::object()})}}}}}}},
-          {"result",
-           {{"expected", "expected"},
-            {"expected_sha256", kSha},
-            {"ids", "ids.txt"},
-            {"criterion", {{"text", "abs<=0.001"}, {"kind", "abs"}, {"threshold", 0.001}, {"k", 0}, {"why", "float32"}}},
-            {"format", {{"files", {"emb.npy"}}, {"count", 1}}}}}};
+  return {
+      {"schema", "kernodeck.reference/v1"},
+      {"created", "2026-11-30T12:00:00Z"},
+      {"declared_before_comparison", true},
+      {"code",
+       {{"repo", "/src/project"},
+        {"revision", std::string(40, 'b')},
+        {"dirty", false},
+        {"entry_point", "python embed.py"},
+        {"preprocessing", "none"},
+        {"parameters", {{"epochs", "3"}}},
+        {"configs", {{{"kind", "file"}, {"sha256", kSha}, {"size", 10}, {"path", "config.yaml"}}}}}},
+      {"data",
+       {{{"kind", "directory"},
+         {"sha256", kSha},
+         {"size", 3},
+         {"path", "corpus"},
+         {"name", "corpus"},
+         {"provenance", "hf://org/corpus@abc"},
+         {"access", "public"},
+         {"files", {{{"path", "a.txt"}, {"sha256", kSha}, {"size", 3}}}}}}},
+      {"weights", json::array()},
+      {"packages", {{"source", "requirements r.txt"}, {"requirements", {{"sha256", kSha}, {"lines", {"torch==2.1"}}}}}},
+      {"system", {{"host", {{"nvidia", {{"driver_version", "550.54"}, {"gpus", json::array({json::object()})}}}}}}},
+      {"result",
+       {{"expected", "expected"},
+        {"expected_sha256", kSha},
+        {"ids", "ids.txt"},
+        {"criterion", {{"text", "abs<=0.001"}, {"kind", "abs"}, {"threshold", 0.001}, {"k", 0}, {"why", "float32"}}},
+        {"format", {{"files", {"emb.npy"}}, {"count", 1}}}}}};
 }
 
 }  // namespace
@@ -65,7 +66,8 @@ TEST(Documents, ValidReferenceParses) {
   // Several criteria, each with its why.
   json many = validReference();
   many["result"].erase("criterion");
-  many["result"]["criteria"] = {{{"text", "abs<=0.001"}, {"why", "float32"}}, {{"text", "knn:5>=0.9"}, {"why", "ranking"}}};
+  many["result"]["criteria"] = {{{"text", "abs<=0.001"}, {"why", "float32"}},
+                                {{"text", "knn:5>=0.9"}, {"why", "ranking"}}};
   auto m = parseReference(many);
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->result.criteria.size(), 2u);
@@ -86,22 +88,28 @@ TEST(Documents, ReferenceErrorsNameTheField) {
       {json::json_pointer("/code/repo"), json::object(), "code.repo is an object, expected a string"},
       {json::json_pointer("/code/revision"), json::value_t::discarded, "code.revision is missing (expected a string)"},
       {json::json_pointer("/code/parameters/epochs"), 3, "code.parameters.epochs is a number, expected a string"},
-      {json::json_pointer("/code/configs/0/sha256"), "xyz", "code.configs[0].sha256 is 'xyz', expected 64 lower-case hex digits"},
+      {json::json_pointer("/code/configs/0/sha256"), "xyz",
+       "code.configs[0].sha256 is 'xyz', expected 64 lower-case hex digits"},
       {json::json_pointer("/code/configs/0/size"), -1, "code.configs[0].size is '-1', expected a size of 0 or more"},
       {json::json_pointer("/data/0/files/0/path"), nullptr, "data[0].files[0].path is null, expected a string"},
       {json::json_pointer("/data/0/kind"), "socket", "data[0].kind is 'socket', expected \"file\" or \"directory\""},
       {json::json_pointer("/weights"), json::object(), "weights is an object, expected an array"},
       {json::json_pointer("/system/host/nvidia/gpus"), 2, "system.host.nvidia.gpus is a number, expected an array"},
       {json::json_pointer("/result/criterion/text"), "best", "result.criterion.text: criterion 'best'"},
-      {json::json_pointer("/result/criterion/threshold"), "0.1", "result.criterion.threshold is a string, expected a number"},
-      {json::json_pointer("/result/expected"), json::value_t::discarded, "result.expected_sha256 is present but result.expected is missing"},
-      {json::json_pointer("/schema"), "kernodeck.reference/v2", "schema is 'kernodeck.reference/v2', expected \"kernodeck.reference/v1\""},
+      {json::json_pointer("/result/criterion/threshold"), "0.1",
+       "result.criterion.threshold is a string, expected a number"},
+      {json::json_pointer("/result/expected"), json::value_t::discarded,
+       "result.expected_sha256 is present but result.expected is missing"},
+      {json::json_pointer("/schema"), "kernodeck.reference/v2",
+       "schema is 'kernodeck.reference/v2', expected \"kernodeck.reference/v1\""},
       {json::json_pointer(""), json::array(), "the document is an array, expected an object"},
   };
   for (const auto& c : cases) {
     json j = validReference();
-    if (c.value.is_discarded()) j[c.at.parent_pointer()].erase(c.at.back());
-    else j[c.at] = c.value;
+    if (c.value.is_discarded())
+      j[c.at.parent_pointer()].erase(c.at.back());
+    else
+      j[c.at] = c.value;
     auto r = parseReference(j);
     ASSERT_FALSE(r.ok()) << c.at.to_string();
     EXPECT_EQ(r.error().code, "invalid");
@@ -121,7 +129,8 @@ TEST(Documents, TruncatedJsonIsNamed) {
 
 TEST(Documents, ProcedureStepsAreTypedAndLimited) {
   Procedure p;
-  p.steps.push_back({"verify-reference", "inputs", "kernodeck", {"reference", "verify", "--reference", "reference.json", "--json"}});
+  p.steps.push_back(
+      {"verify-reference", "inputs", "kernodeck", {"reference", "verify", "--reference", "reference.json", "--json"}});
   p.steps.push_back({"run", "result", "project", {"python", "embed.py", "--out", "$(touch x)"}});
   auto back = parseProcedure(toJson(p));
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -130,13 +139,22 @@ TEST(Documents, ProcedureStepsAreTypedAndLimited) {
     json step;
     std::string message;
   } cases[] = {
-      {{{"name", "x"}, {"layer", "l"}, {"kind", "kernodeck"}, {"argv", {"audit", "docker://evil"}}}, "steps[0].argv is 'audit docker://evil', expected a Kernodeck check"},
-      {{{"name", "x"}, {"layer", "l"}, {"kind", "kernodeck"}, {"argv", {"sample", "check", "o", "-o", "/home/u/.bashrc"}}}, "steps[0].argv is"},
-      {{{"name", "x"}, {"layer", "l"}, {"kind", "kernodeck"}, {"argv", {"diff", "a", "b", "--output=/etc/x"}}}, "steps[0].argv is"},
-      {{{"name", "x"}, {"layer", "l"}, {"kind", "shell"}, {"argv", {"ls"}}}, "steps[0].kind is 'shell', expected \"kernodeck\" or \"project\""},
+      {{{"name", "x"}, {"layer", "l"}, {"kind", "kernodeck"}, {"argv", {"audit", "docker://evil"}}},
+       "steps[0].argv is 'audit docker://evil', expected a Kernodeck check"},
+      {{{"name", "x"},
+        {"layer", "l"},
+        {"kind", "kernodeck"},
+        {"argv", {"sample", "check", "o", "-o", "/home/u/.bashrc"}}},
+       "steps[0].argv is"},
+      {{{"name", "x"}, {"layer", "l"}, {"kind", "kernodeck"}, {"argv", {"diff", "a", "b", "--output=/etc/x"}}},
+       "steps[0].argv is"},
+      {{{"name", "x"}, {"layer", "l"}, {"kind", "shell"}, {"argv", {"ls"}}},
+       "steps[0].kind is 'shell', expected \"kernodeck\" or \"project\""},
       {{{"name", "x"}, {"layer", "l"}, {"kind", "project"}, {"argv", json::array()}}, "steps[0].argv is empty"},
-      {{{"name", "x"}, {"layer", "l"}, {"kind", "project"}, {"argv", "ls -l"}}, "steps[0].argv is a string, expected an array"},
-      {{{"name", "x"}, {"layer", "l"}, {"kind", "project"}, {"argv", {"ls", 1}}}, "steps[0].argv[1] is a number, expected a string"},
+      {{{"name", "x"}, {"layer", "l"}, {"kind", "project"}, {"argv", "ls -l"}},
+       "steps[0].argv is a string, expected an array"},
+      {{{"name", "x"}, {"layer", "l"}, {"kind", "project"}, {"argv", {"ls", 1}}},
+       "steps[0].argv[1] is a number, expected a string"},
       {{{"layer", "l"}, {"kind", "project"}, {"argv", {"ls"}}}, "steps[0].name is missing"},
       {json::array(), "steps[0] is an array, expected an object"},
   };
@@ -203,7 +221,8 @@ TEST(Documents, ReportsAndInventories) {
 // one side did not record is "not recorded", not a line per package.
 TEST(Diff, InventoryLikeWithLike) {
   json ref = validReference();
-  ref["packages"]["environments"] = {{{"prefix", "/opt/venv"}, {"freeze", {"torch==2.1", "Typing_Extensions==4.9", "numpy==1.26"}}}};
+  ref["packages"]["environments"] = {
+      {{"prefix", "/opt/venv"}, {"freeze", {"torch==2.1", "Typing_Extensions==4.9", "numpy==1.26"}}}};
   auto audit = [](const std::string& prefix, const std::string& torch) {
     return json{{"schema", "kernodeck.report/v1"},
                 {"tool", {{"name", "kernodeck"}, {"command", "audit"}}},
@@ -211,9 +230,12 @@ TEST(Diff, InventoryLikeWithLike) {
                 {"steps", json::array()},
                 {"first_error", nullptr},
                 {"findings", json::array()},
-                {"python", {{"environments", {{{"prefix", prefix}, {"freeze", {"numpy==1.26", "typing-extensions==4.9", "torch==" + torch}}},
-                                              {{"prefix", "/usr"}, {"freeze", {"pip==23.0"}}}}}}},
-                {"os_packages", {{"packages", {{{"name", "libc6"}, {"version", "2.36"}}, {{"name", "bash"}, {"version", "5.2"}}}}}}};
+                {"python",
+                 {{"environments",
+                   {{{"prefix", prefix}, {"freeze", {"numpy==1.26", "typing-extensions==4.9", "torch==" + torch}}},
+                    {{"prefix", "/usr"}, {"freeze", {"pip==23.0"}}}}}}},
+                {"os_packages",
+                 {{"packages", {{{"name", "libc6"}, {"version", "2.36"}}, {{"name", "bash"}, {"version", "5.2"}}}}}}};
   };
   auto diff = [&](const json& rep) {
     auto a = parseDiffInput(ref), b = parseDiffInput(rep);
@@ -227,7 +249,10 @@ TEST(Diff, InventoryLikeWithLike) {
     const char* prefix;
     const char* torch;
     long changed;
-  } cases[] = {{"/opt/venv", "2.1", 0}, {"/opt/venv", "2.2", 1}, {"/mnt/root/opt/venv", "2.1", 0}, {"/mnt/root/opt/venv", "2.2", 1}};
+  } cases[] = {{"/opt/venv", "2.1", 0},
+               {"/opt/venv", "2.2", 1},
+               {"/mnt/root/opt/venv", "2.1", 0},
+               {"/mnt/root/opt/venv", "2.2", 1}};
   for (const auto& c : cases) {
     report::Report r = diff(audit(c.prefix, c.torch));
     SCOPED_TRACE(std::string(c.prefix) + " torch " + c.torch);

@@ -119,6 +119,8 @@ TEST(PtZip, HostileInputIsAOneLineError) {
   std::string sd = fixture("state_dict.pt");
   for (size_t n = 0; n < sd.size(); n += 7) {
     auto r = parseTorchZip(sd.substr(0, n));
-    if (!r.ok()) { EXPECT_EQ(r.error().message.find('\n'), std::string::npos); }
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+    }
   }
 }

@@ -16,7 +16,8 @@ TEST(TensorFile, NpyRoundTripAndDtypes) {
   EXPECT_EQ(back->values, t.values);
   // Hand-written headers: Fortran order, float16, big-endian int16, bool.
   auto npy = [](const std::string& descr, bool fortran, const std::string& shape, const std::string& data) {
-    std::string h = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (" + shape + "), }";
+    std::string h =
+        "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (" + shape + "), }";
     while ((10 + h.size() + 1) % 64) h.push_back(' ');
     h.push_back('\n');
     std::string out = "\x93NUMPY";
@@ -27,7 +28,8 @@ TEST(TensorFile, NpyRoundTripAndDtypes) {
     return out + h + data;
   };
   std::string f64;
-  for (double v : {1.0, 3.0, 2.0, 4.0}) f64.append(reinterpret_cast<const char*>(&v), 8);  // column-major of [[1,2],[3,4]]
+  for (double v : {1.0, 3.0, 2.0, 4.0})
+    f64.append(reinterpret_cast<const char*>(&v), 8);  // column-major of [[1,2],[3,4]]
   auto f = parseNpy(npy("<f8", true, "2, 2", f64));
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->values, (std::vector<double>{1, 2, 3, 4}));
@@ -38,8 +40,8 @@ TEST(TensorFile, NpyRoundTripAndDtypes) {
   ASSERT_TRUE(be.ok());
   EXPECT_EQ(be->values[0], -2);
   EXPECT_EQ(parseNpy(npy("|b1", false, "2,", std::string("\x01\x00", 2)))->values, (std::vector<double>{1, 0}));
-  for (const std::string& bad : {std::string("garbage"), npy("<f8", false, "4,", "short"), npy("<c16", false, "1,", std::string(16, 0)),
-                                 npy("<f8", false, "99999999999,", "")})
+  for (const std::string& bad : {std::string("garbage"), npy("<f8", false, "4,", "short"),
+                                 npy("<c16", false, "1,", std::string(16, 0)), npy("<f8", false, "99999999999,", "")})
     EXPECT_FALSE(parseNpy(bad).ok());
 }
 
@@ -67,7 +69,8 @@ TEST(TensorFile, Ids) {
 TEST(Criterion, ParseAndCompare) {
   EXPECT_EQ(parseCriterion("abs<=1e-5")->kind, "abs");
   EXPECT_EQ(parseCriterion("topk:5>=0.8")->k, 5);
-  for (const char* bad : {"abs>=1", "cosine<=0.9", "nonsense", "topk:0>=1", "abs<=-1"}) EXPECT_FALSE(parseCriterion(bad).ok()) << bad;
+  for (const char* bad : {"abs>=1", "cosine<=0.9", "nonsense", "topk:0>=1", "abs<=-1"})
+    EXPECT_FALSE(parseCriterion(bad).ok()) << bad;
   Tensor e{"", "float64", {2, 3}, {1, 2, 3, 4, 5, 6}};
   Tensor a = e;
   a.values[4] += 0.01;

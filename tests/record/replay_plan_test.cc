@@ -34,10 +34,12 @@ Reference exampleReference() {
   return ref;
 }
 
-const std::vector<std::string> kCarried = {"code.tar", "inputs/data/inputs", "inputs/weights/encoder", "expected/embeddings.npy", "expected/ids.txt"};
+const std::vector<std::string> kCarried = {"code.tar", "inputs/data/inputs", "inputs/weights/encoder",
+                                           "expected/embeddings.npy", "expected/ids.txt"};
 
 const ReplayAction* find(const std::vector<ReplayAction>& plan, const std::string& step, ReplayAction::Kind kind) {
-  auto it = std::find_if(plan.begin(), plan.end(), [&](const ReplayAction& a) { return a.step == step && a.kind == kind; });
+  auto it =
+      std::find_if(plan.begin(), plan.end(), [&](const ReplayAction& a) { return a.step == step && a.kind == kind; });
   return it == plan.end() ? nullptr : &*it;
 }
 
@@ -58,11 +60,13 @@ TEST(ReplayPlan, ExampleProjectPlansEveryStep) {
   ASSERT_NE(find(plan, "code", K::Unpack), nullptr);
   const ReplayAction* entry = find(plan, "run", K::Command);
   ASSERT_NE(entry, nullptr);
-  EXPECT_EQ(entry->argv, (std::vector<std::string>{"/r/venv/bin/python", "embed.py", "--inputs", "data/inputs.csv", "--weights", "weights.pt", "--out", "out"}));
+  EXPECT_EQ(entry->argv, (std::vector<std::string>{"/r/venv/bin/python", "embed.py", "--inputs", "data/inputs.csv",
+                                                   "--weights", "weights.pt", "--out", "out"}));
   EXPECT_EQ(entry->cwd, "project");
   // Only the variables that change results are taken from the reference.
   EXPECT_EQ(entry->env, (std::map<std::string, std::string>{{"PYTHONHASHSEED", "0"}}));
-  EXPECT_EQ(describe(*find(plan, "environment", K::Command), o), "/usr/bin/python3 -m venv --system-site-packages --without-pip /r/venv");
+  EXPECT_EQ(describe(*find(plan, "environment", K::Command), o),
+            "/usr/bin/python3 -m venv --system-site-packages --without-pip /r/venv");
   const ReplayAction* weights = nullptr;
   for (const auto& a : plan)
     if (a.kind == K::Place && a.from == "inputs/weights/encoder") weights = &a;
@@ -83,24 +87,48 @@ TEST(ReplayPlan, HostileFieldsBecomeProblemsNotCommands) {
     const char* step;
     const char* says;
   } cases[] = {
-      {"data path climbs out", [](Reference& r, std::vector<std::string>&) { r.data[0].path = "../../etc/cron.d/x"; }, "place", "outside the project folder"},
-      {"absolute weights path", [](Reference& r, std::vector<std::string>&) { r.weights[0].path = "/etc/passwd"; }, "place", "outside the project folder"},
-      {"name with a slash", [](Reference& r, std::vector<std::string>&) { r.weights[0].name = "../x"; }, "place", "not a plain file name"},
-      {"weights not carried", [](Reference&, std::vector<std::string>& c) { c.erase(c.begin() + 2); }, "place", "not carried in the dossier"},
-      {"shell interpreter", [](Reference& r, std::vector<std::string>&) { r.packages.interpreter = "/bin/sh"; }, "environment", "not an absolute path to a python"},
-      {"relative interpreter", [](Reference& r, std::vector<std::string>&) { r.packages.interpreter = "python3"; }, "environment", "not an absolute path to a python"},
-      {"no interpreter", [](Reference& r, std::vector<std::string>&) { r.packages.interpreter.clear(); }, "environment", "pass --python PATH"},
-      {"shell entry point", [](Reference& r, std::vector<std::string>&) { r.code.entryPoint = "sh -c 'touch owned'"; }, "run", "neither python nor a file"},
-      {"absolute program", [](Reference& r, std::vector<std::string>&) { r.code.entryPoint = "/bin/rm -rf /"; }, "run", "neither python nor a file"},
-      {"program climbing out", [](Reference& r, std::vector<std::string>&) { r.code.entryPoint = "../../bin/x"; }, "run", "neither python nor a file"},
-      {"outputs climb out", [](Reference& r, std::vector<std::string>&) { r.code.outputs = "../.."; }, "run", "not a path inside the project"},
-      {"no outputs", [](Reference& r, std::vector<std::string>&) { r.code.outputs.clear(); }, "run", "names no outputs folder"},
-      {"revision as an option", [](Reference& r, std::vector<std::string>& c) { r.code.revision = "--upload-pack=touch owned"; c.erase(c.begin()); }, "code", "not a full commit id"},
-      {"requirements with a find-links", [](Reference& r, std::vector<std::string>&) { r.packages.requirementsLines.push_back("--find-links https://example.org/w"); },
+      {"data path climbs out", [](Reference& r, std::vector<std::string>&) { r.data[0].path = "../../etc/cron.d/x"; },
+       "place", "outside the project folder"},
+      {"absolute weights path", [](Reference& r, std::vector<std::string>&) { r.weights[0].path = "/etc/passwd"; },
+       "place", "outside the project folder"},
+      {"name with a slash", [](Reference& r, std::vector<std::string>&) { r.weights[0].name = "../x"; }, "place",
+       "not a plain file name"},
+      {"weights not carried", [](Reference&, std::vector<std::string>& c) { c.erase(c.begin() + 2); }, "place",
+       "not carried in the dossier"},
+      {"shell interpreter", [](Reference& r, std::vector<std::string>&) { r.packages.interpreter = "/bin/sh"; },
+       "environment", "not an absolute path to a python"},
+      {"relative interpreter", [](Reference& r, std::vector<std::string>&) { r.packages.interpreter = "python3"; },
+       "environment", "not an absolute path to a python"},
+      {"no interpreter", [](Reference& r, std::vector<std::string>&) { r.packages.interpreter.clear(); }, "environment",
+       "pass --python PATH"},
+      {"shell entry point", [](Reference& r, std::vector<std::string>&) { r.code.entryPoint = "sh -c 'touch owned'"; },
+       "run", "neither python nor a file"},
+      {"absolute program", [](Reference& r, std::vector<std::string>&) { r.code.entryPoint = "/bin/rm -rf /"; }, "run",
+       "neither python nor a file"},
+      {"program climbing out", [](Reference& r, std::vector<std::string>&) { r.code.entryPoint = "../../bin/x"; },
+       "run", "neither python nor a file"},
+      {"outputs climb out", [](Reference& r, std::vector<std::string>&) { r.code.outputs = "../.."; }, "run",
+       "not a path inside the project"},
+      {"no outputs", [](Reference& r, std::vector<std::string>&) { r.code.outputs.clear(); }, "run",
+       "names no outputs folder"},
+      {"revision as an option",
+       [](Reference& r, std::vector<std::string>& c) {
+         r.code.revision = "--upload-pack=touch owned";
+         c.erase(c.begin());
+       },
+       "code", "not a full commit id"},
+      {"requirements with a find-links",
+       [](Reference& r, std::vector<std::string>&) {
+         r.packages.requirementsLines.push_back("--find-links https://example.org/w");
+       },
        "environment", "a replay installs offline"},
-      {"requirements with -i", [](Reference& r, std::vector<std::string>&) { r.packages.requirementsLines.push_back("-ihttps://example.org/simple"); },
+      {"requirements with -i",
+       [](Reference& r, std::vector<std::string>&) {
+         r.packages.requirementsLines.push_back("-ihttps://example.org/simple");
+       },
        "environment", "a replay installs offline"},
-      {"relative repo, no code.tar", [](Reference&, std::vector<std::string>& c) { c.erase(c.begin()); }, "code", "pass --repo PATH"},
+      {"relative repo, no code.tar", [](Reference&, std::vector<std::string>& c) { c.erase(c.begin()); }, "code",
+       "pass --repo PATH"},
   };
   for (const auto& c : cases) {
     Reference ref = exampleReference();
@@ -117,5 +145,6 @@ TEST(ReplayPlan, HostileFieldsBecomeProblemsNotCommands) {
   ref.code.entryPoint = "./run.sh --fast";
   auto plan = planReplay(ref, Procedure{}, kCarried, {.dossier = "/d", .root = "/r", .python = "", .repo = ""});
   EXPECT_EQ(problems(plan), "");
-  EXPECT_EQ(find(plan, "run", ReplayAction::Kind::Command)->argv, (std::vector<std::string>{"/r/project/run.sh", "--fast"}));
+  EXPECT_EQ(find(plan, "run", ReplayAction::Kind::Command)->argv,
+            (std::vector<std::string>{"/r/project/run.sh", "--fast"}));
 }

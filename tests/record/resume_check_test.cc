@@ -84,8 +84,12 @@ TEST(CommandTemplate, RefusesWhatOnlyAShellWouldDo) {
 
 TEST(CommandTemplate, PlaceholdersAreReplacedInsideWordsAfterTheSplit) {
   const Words names = resumePlaceholders();
-  std::map<std::string, std::string> values = {{"steps", "12"},  {"save_at", "5"}, {"checkpoint", "/w/c/checkpoint.pt"},
-                                               {"resume", ""},    {"out", "/w/out dir; rm -rf ~ $(id) 'q'"}, {"run", "straight"}};
+  std::map<std::string, std::string> values = {{"steps", "12"},
+                                               {"save_at", "5"},
+                                               {"checkpoint", "/w/c/checkpoint.pt"},
+                                               {"resume", ""},
+                                               {"out", "/w/out dir; rm -rf ~ $(id) 'q'"},
+                                               {"run", "straight"}};
   struct Case {
     const char* text;
     Words argv;
@@ -151,7 +155,9 @@ TEST(ResumeCheck, WeightsComparedTensorByTensor) {
   EXPECT_EQ(off.beyond, 1);
   ASSERT_FALSE(off.worst.empty());
   EXPECT_EQ(off.worst[0].id, "fc.weight");
-  EXPECT_NE(off.summary.find("max abs error 0.001 > 0 over 2 tensor(s), 1 beyond (worst: fc.weight 0.001"), std::string::npos) << off.summary;
+  EXPECT_NE(off.summary.find("max abs error 0.001 > 0 over 2 tensor(s), 1 beyond (worst: fc.weight 0.001"),
+            std::string::npos)
+      << off.summary;
   EXPECT_TRUE(compareWeights(parse("abs<=0.01"), a, b).pass);
   EXPECT_NE(compareWeights(parse("abs<=0.01"), a, b).summary.find("0.001 <= 0.01"), std::string::npos);
   EXPECT_FALSE(compareWeights(parse("abs<=1e-4"), a, b).pass);
@@ -162,7 +168,8 @@ TEST(ResumeCheck, WeightsComparedTensorByTensor) {
   missing.pop_back();
   EXPECT_FALSE(compareWeights(parse("abs<=1"), a, missing).pass);
   EXPECT_NE(compareWeights(parse("abs<=1"), a, missing).summary.find("fc.bias is missing"), std::string::npos);
-  EXPECT_NE(compareWeights(parse("abs<=1"), missing, a).summary.find("fc.bias is only in the resumed"), std::string::npos);
+  EXPECT_NE(compareWeights(parse("abs<=1"), missing, a).summary.find("fc.bias is only in the resumed"),
+            std::string::npos);
   auto shape = a;
   shape[0].shape = {4};
   EXPECT_FALSE(compareWeights(parse("abs<=1"), a, shape).pass);
@@ -206,12 +213,18 @@ TEST(ResumeCheck, CheckpointStateFromInspectAndTheDataOrderKeys) {
   // A reader that failed: nothing is known, and the reason is kept.
   report::Report failed("resume inspect");
   failed.declareSteps({"read"});
-  EXPECT_FALSE(failed.runStep("read", [] { return kernodeck::Status(kernodeck::Error::Invalid("x.pt is not a checkpoint Kernodeck can read")); }));
+  EXPECT_FALSE(failed.runStep("read", [] {
+    return kernodeck::Status(kernodeck::Error::Invalid("x.pt is not a checkpoint Kernodeck can read"));
+  }));
   CheckpointState f = assessCheckpoint(&failed, "");
   EXPECT_FALSE(f.inspected);
   EXPECT_NE(f.why.find("not a checkpoint"), std::string::npos);
   EXPECT_EQ(f.held, Words{});
   EXPECT_EQ(f.absent, Words{});
   // Unread, a data order key is still seen in the bytes.
-  EXPECT_EQ(assessCheckpoint(nullptr, std::string("\x8c\x0a""epoch_perm", 12)).held, Words{"data order"});
+  EXPECT_EQ(assessCheckpoint(nullptr, std::string("\x8c\x0a"
+                                                  "epoch_perm",
+                                                  12))
+                .held,
+            Words{"data order"});
 }

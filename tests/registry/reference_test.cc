@@ -11,7 +11,10 @@ using namespace kernodeck::registry;
 
 TEST(Reference, Normalisation) {
   const std::string d = "sha256:" + std::string(64, 'a');
-  struct Case { std::string in, registry, repo, tag, str; bool digest; } cases[] = {
+  struct Case {
+    std::string in, registry, repo, tag, str;
+    bool digest;
+  } cases[] = {
       {"ubuntu", "docker.io", "library/ubuntu", "latest", "docker.io/library/ubuntu:latest", false},
       {"ubuntu:22.04", "docker.io", "library/ubuntu", "22.04", "docker.io/library/ubuntu:22.04", false},
       {"team/app", "docker.io", "team/app", "latest", "docker.io/team/app:latest", false},
@@ -19,7 +22,8 @@ TEST(Reference, Normalisation) {
       {"localhost/app", "localhost", "app", "latest", "localhost/app:latest", false},
       {"ghcr.io/org/sub/app@" + d, "ghcr.io", "org/sub/app", "latest", "ghcr.io/org/sub/app@" + d, true},
       {"quay.io/a/b:v1@" + d, "quay.io", "a/b", "v1", "quay.io/a/b:v1@" + d, true},
-      {"index.docker.io/library/busybox", "docker.io", "library/busybox", "latest", "docker.io/library/busybox:latest", false},
+      {"index.docker.io/library/busybox", "docker.io", "library/busybox", "latest", "docker.io/library/busybox:latest",
+       false},
       {"[::1]:5000/app:x", "[::1]:5000", "app", "x", "[::1]:5000/app:x", false},
   };
   for (const auto& c : cases) {
@@ -37,12 +41,15 @@ TEST(Reference, Normalisation) {
 }
 
 TEST(Reference, Loopback) {
-  for (const char* h : {"localhost", "localhost:5000", "127.0.0.1", "127.1.2.3:80", "[::1]:5000", "[::1]"}) EXPECT_TRUE(isLoopback(h)) << h;
-  for (const char* h : {"example.com", "10.0.0.1:5000", "128.0.0.1", "localhost.example.com", "[::2]"}) EXPECT_FALSE(isLoopback(h)) << h;
+  for (const char* h : {"localhost", "localhost:5000", "127.0.0.1", "127.1.2.3:80", "[::1]:5000", "[::1]"})
+    EXPECT_TRUE(isLoopback(h)) << h;
+  for (const char* h : {"example.com", "10.0.0.1:5000", "128.0.0.1", "localhost.example.com", "[::2]"})
+    EXPECT_FALSE(isLoopback(h)) << h;
 }
 
 TEST(Auth, WwwAuthenticate) {
-  auto c = parseWwwAuthenticate(R"(Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push")");
+  auto c = parseWwwAuthenticate(
+      R"(Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push")");
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].scheme, "bearer");
   EXPECT_EQ(c[0].params["realm"], "https://auth.example/token");
@@ -59,8 +66,10 @@ TEST(Auth, WwwAuthenticate) {
 TEST(Auth, CredentialFiles) {
   char tmpl[] = "/tmp/kdk-auth-XXXXXX";
   std::string dir = mkdtemp(tmpl);
-  std::ofstream(dir + "/auth.json") << R"({"auths":{"reg.example":{"auth":"dXNlcjpwYXNz"},"tok.example":{"identitytoken":"rt"}}})";
-  std::ofstream(dir + "/docker.json") << R"({"auths":{"https://index.docker.io/v1/":{"auth":"ZDpo"}},"credHelpers":{"helped.example":"fake"}})";
+  std::ofstream(dir + "/auth.json")
+      << R"({"auths":{"reg.example":{"auth":"dXNlcjpwYXNz"},"tok.example":{"identitytoken":"rt"}}})";
+  std::ofstream(dir + "/docker.json")
+      << R"({"auths":{"https://index.docker.io/v1/":{"auth":"ZDpo"}},"credHelpers":{"helped.example":"fake"}})";
   AuthSources src;
   src.files = {dir + "/auth.json", dir + "/docker.json"};
   src.runHelper = [](const std::string& name, const std::string& host) -> std::optional<std::string> {

@@ -13,7 +13,9 @@ json audit(const std::string& python311, int modifiedNodeFiles, bool withSix) {
   r.subject()["reference"] = "dir:/";
   for (int i = 0; i < modifiedNodeFiles; ++i)
     r.add("os.package.modified", Severity::Error, "file " + std::to_string(i) + " of nodejs differs",
-          {{"package", "nodejs"}, {"path", "/usr/share/nodejs/" + std::to_string(i) + ".js"}, {"layer", std::to_string(i % 3)}});
+          {{"package", "nodejs"},
+           {"path", "/usr/share/nodejs/" + std::to_string(i) + ".js"},
+           {"layer", std::to_string(i % 3)}});
   r.add("image.tag.mutable", Severity::Warning, "no tag");
   json pkgs = json::array({{{"name", "nodejs"}, {"version", "18.19.0"}, {"architecture", "amd64"}},
                            {{"name", "python3.11"}, {"version", python311}, {"architecture", "amd64"}}});
@@ -45,7 +47,8 @@ TEST(AuditDiff, SummaryFirstThenGroupedDetails) {
   ASSERT_NE(changed, std::string::npos) << t;
   EXPECT_LT(summary, changed);
   EXPECT_NE(t.find("diff.finding.gone: 700 findings for package nodejs"), std::string::npos) << t;
-  EXPECT_NE(t.find("700 findings for package nodejs\n\nEvery finding, with every path: --format json"), std::string::npos);  // info: one line
+  EXPECT_NE(t.find("700 findings for package nodejs\n\nEvery finding, with every path: --format json"),
+            std::string::npos);  // info: one line
   EXPECT_LT(std::count(t.begin(), t.end(), '\n'), 30) << t;
   EXPECT_EQ(d.exitCode(1), kExitFindings);
   // Reversed, the findings are new, with their own severity.

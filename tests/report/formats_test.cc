@@ -31,20 +31,38 @@ Report heavilyModified() {
   for (int i = 0; i < 20; ++i)
     r.add("python.record.unlisted", Severity::Info, "files not in RECORD", {{"package", "pkg" + std::to_string(i)}});
   r.add("image.tag.mutable", Severity::Warning, "the reference names no tag");
-  r.section("os") = {{"id", "debian"}, {"version_id", "12"}, {"pretty_name", "Debian GNU/Linux 12 (bookworm)"},
+  r.section("os") = {{"id", "debian"},
+                     {"version_id", "12"},
+                     {"pretty_name", "Debian GNU/Linux 12 (bookworm)"},
                      {"architecture", "amd64"}};
-  r.section("os_packages") = {{"manager", "dpkg"}, {"count", 2}, {"files_verified", 5000}, {"modified", 793}, {"missing", 0},
-                              {"packages", json::array({{{"name", "nodejs"}, {"version", "18.19.0+dfsg-6~deb12u2"},
-                                                         {"architecture", "amd64"}, {"source", "nodejs"}},
-                                                        {{"name", "python3.11"}, {"version", "3.11.2-6+deb12u1"},
-                                                         {"architecture", "amd64"}, {"source", "python3.11"}}})}};
+  r.section("os_packages") = {{"manager", "dpkg"},
+                              {"count", 2},
+                              {"files_verified", 5000},
+                              {"modified", 793},
+                              {"missing", 0},
+                              {"packages", json::array({{{"name", "nodejs"},
+                                                         {"version", "18.19.0+dfsg-6~deb12u2"},
+                                                         {"architecture", "amd64"},
+                                                         {"source", "nodejs"}},
+                                                        {{"name", "python3.11"},
+                                                         {"version", "3.11.2-6+deb12u1"},
+                                                         {"architecture", "amd64"},
+                                                         {"source", "python3.11"}}})}};
   r.section("python") = {
       {"environments",
-       json::array({{{"kind", "venv"}, {"prefix", "/home/dev/src/app/.venv"}, {"interpreter", "/home/dev/src/app/.venv/bin/python"},
-                     {"python_version", "3.11.2"},
-                     {"packages", json::array({{{"name", "torch"}, {"version", "2.3.0+cu121"}, {"location", "/x"}, {"record", true},
-                                                {"archive_hashes", {{"sha256", std::string(64, 'a')}}}},
-                                               {{"name", "Zope.Interface"}, {"version", "6.0"}, {"location", "/x"}, {"record", true}}})}}})},
+       json::array(
+           {{{"kind", "venv"},
+             {"prefix", "/home/dev/src/app/.venv"},
+             {"interpreter", "/home/dev/src/app/.venv/bin/python"},
+             {"python_version", "3.11.2"},
+             {"packages",
+              json::array(
+                  {{{"name", "torch"},
+                    {"version", "2.3.0+cu121"},
+                    {"location", "/x"},
+                    {"record", true},
+                    {"archive_hashes", {{"sha256", std::string(64, 'a')}}}},
+                   {{"name", "Zope.Interface"}, {"version", "6.0"}, {"location", "/x"}, {"record", true}}})}}})},
       {"not_searched", json::array({"/proc", "3 directories deeper than 6 levels (e.g. /a/b/c/d/e/f/g)"})},
       {"torch", {{"version", "2.3.0+cu121"}, {"cuda", "12.1"}, {"hip", nullptr}, {"location", "/x"}}},
       {"cuda_toolkit", "12.1.105"},
@@ -92,7 +110,8 @@ TEST(TextReport, SummaryFirstAndAHeavilyModifiedPackageFitsAScreen) {
   // What was found.
   EXPECT_NE(t.find("Debian GNU/Linux 12 (bookworm), amd64"), std::string::npos) << t;
   EXPECT_NE(t.find("venv /home/dev/src/app/.venv  Python 3.11.2  /home/dev/src/app/.venv/bin/python  2 packages"),
-            std::string::npos) << t;
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("2.3.0+cu121  torch.version.cuda 12.1, torch.version.hip None"), std::string::npos) << t;
   EXPECT_NE(t.find("toolkit 12.1.105, 1 nvidia-* wheels"), std::string::npos) << t;
   EXPECT_NE(t.find("deeper than 6 levels"), std::string::npos) << t;
@@ -118,15 +137,16 @@ TEST(Formats, ParseNamesAndRefuseOthers) {
   struct Case {
     const char* name;
     bool ok;
-  } cases[] = {{"text", true}, {"json", true}, {"sarif", true}, {"cyclonedx", true}, {"spdx", true},
-               {"html", true}, {"JSON", false}, {"xml", false}, {"", false}};
+  } cases[] = {{"text", true}, {"json", true},  {"sarif", true}, {"cyclonedx", true}, {"spdx", true},
+               {"html", true}, {"JSON", false}, {"xml", false},  {"", false}};
   for (const auto& c : cases) EXPECT_EQ(parseFormat(c.name).ok(), c.ok) << c.name;
   EXPECT_NE(parseFormat("xml").error().message.find("sarif"), std::string::npos);
 }
 
 TEST(Formats, SarifRulesFromCodesResultsPerGroupPathsAsLocations) {
   Report r = heavilyModified();
-  r.add("python.pin.mismatch", Severity::Error, "torch pinned", {{"path", "/app/requirements.txt:7"}, {"package", "torch"}});
+  r.add("python.pin.mismatch", Severity::Error, "torch pinned",
+        {{"path", "/app/requirements.txt:7"}, {"package", "torch"}});
   json s = toSarif(r);
   EXPECT_EQ(s["version"], "2.1.0");
   const json& run = s["runs"][0];

@@ -8,12 +8,16 @@ TEST(Redact, SecretNames) {
   for (const char* n : {"AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "DB_PASSWORD", "API_KEY", "GITHUB_PAT", "PIP_AUTH",
                         "private_key", "OPENAI_API_KEY"})
     EXPECT_TRUE(isSecretName(n)) << n;
-  for (const char* n : {"PATH", "GIT_AUTHOR_NAME", "KEYBOARD", "CUDA_VERSION", "NVIDIA_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM"})
+  for (const char* n :
+       {"PATH", "GIT_AUTHOR_NAME", "KEYBOARD", "CUDA_VERSION", "NVIDIA_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM"})
     EXPECT_FALSE(isSecretName(n)) << n;
 }
 
 TEST(Redact, TokenShapesAreRedactedEverywhere) {
-  struct Case { const char* in; const char* out; } cases[] = {
+  struct Case {
+    const char* in;
+    const char* out;
+  } cases[] = {
       {"https://user:s3cr3t@pypi.example.com/simple", "https://***@pypi.example.com/simple"},
       {"token hf_abcdefghijklmnopqrstuvwx in text", "token *** in text"},
       {"ghp_0123456789abcdefghijABCDEFGHIJ", "***"},

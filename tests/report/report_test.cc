@@ -11,7 +11,10 @@ TEST(Report, FirstFailureLeavesLaterStepsNotReached) {
   EXPECT_TRUE(r.runStep("a", [] { return Status(); }));
   EXPECT_FALSE(r.runStep("b", [] { return Status(Error::Io("disk on fire")); }));
   bool ran = false;
-  EXPECT_FALSE(r.runStep("c", [&] { ran = true; return Status(); }));
+  EXPECT_FALSE(r.runStep("c", [&] {
+    ran = true;
+    return Status();
+  }));
   EXPECT_FALSE(ran);
   auto j = r.toJson();
   EXPECT_EQ(j["schema"], "kernodeck.report/v1");
@@ -26,7 +29,10 @@ TEST(Report, FirstFailureLeavesLaterStepsNotReached) {
 TEST(Report, SkippedStepStaysSkipped) {
   Report r("audit");
   r.declareSteps({"os"});
-  r.runStep("os", [&] { r.skipStep("os", "no os-release"); return Status(); });
+  r.runStep("os", [&] {
+    r.skipStep("os", "no os-release");
+    return Status();
+  });
   EXPECT_EQ(r.toJson()["steps"][0]["status"], "skipped");
   EXPECT_EQ(r.exitCode(2), kExitOk);
 }

@@ -20,8 +20,8 @@
 
 #include "kernodeck/util/hash.h"
 
-using nlohmann::json;
 using kernodeck::util::sha256Hex;
+using nlohmann::json;
 
 namespace {
 
@@ -62,7 +62,8 @@ void buildLayer(const json& layer, std::string& tar, std::string& blob) {
       if (e.contains("size")) content.assign(e["size"].get<size_t>(), e.value("fill", "x")[0]);
       int mode = e.value("mode", type == "dir" ? 0755 : 0644);
       archive_entry_set_perm(ae, mode);
-      if (type == "dir") archive_entry_set_filetype(ae, AE_IFDIR);
+      if (type == "dir")
+        archive_entry_set_filetype(ae, AE_IFDIR);
       else if (type == "symlink") {
         archive_entry_set_filetype(ae, AE_IFLNK);
         archive_entry_set_symlink(ae, e["target"].get<std::string>().c_str());
@@ -73,7 +74,8 @@ void buildLayer(const json& layer, std::string& tar, std::string& blob) {
         archive_entry_set_filetype(ae, AE_IFCHR);
         archive_entry_set_rdevmajor(ae, e.value("major", 1));
         archive_entry_set_rdevminor(ae, e.value("minor", 3));
-      } else if (type == "fifo") archive_entry_set_filetype(ae, AE_IFIFO);
+      } else if (type == "fifo")
+        archive_entry_set_filetype(ae, AE_IFIFO);
       else {
         archive_entry_set_filetype(ae, AE_IFREG);
         archive_entry_set_size(ae, static_cast<la_int64_t>(content.size()));
@@ -98,8 +100,8 @@ json buildImage(const json& spec) {
     if (comp == "gzip") mt += "+gzip";
     if (comp == "zstd") mt += "+zstd";
     diffIds.push_back("sha256:" + sha256Hex(tar));
-    layers.push_back({{"mediaType", l.value("mediaType", mt)}, {"digest", "sha256:" + writeBlob(blob)},
-                      {"size", blob.size()}});
+    layers.push_back(
+        {{"mediaType", l.value("mediaType", mt)}, {"digest", "sha256:" + writeBlob(blob)}, {"size", blob.size()}});
   }
   json config = {{"architecture", spec.value("architecture", "amd64")},
                  {"os", spec.value("os", "linux")},
@@ -111,12 +113,15 @@ json buildImage(const json& spec) {
   std::string cbytes = config.dump();
   json manifest = {{"schemaVersion", 2},
                    {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-                   {"config", {{"mediaType", "application/vnd.oci.image.config.v1+json"},
-                               {"digest", "sha256:" + writeBlob(cbytes)}, {"size", cbytes.size()}}},
+                   {"config",
+                    {{"mediaType", "application/vnd.oci.image.config.v1+json"},
+                     {"digest", "sha256:" + writeBlob(cbytes)},
+                     {"size", cbytes.size()}}},
                    {"layers", layers}};
   std::string mbytes = manifest.dump();
   json desc = {{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-               {"digest", "sha256:" + writeBlob(mbytes)}, {"size", mbytes.size()}};
+               {"digest", "sha256:" + writeBlob(mbytes)},
+               {"size", mbytes.size()}};
   json platform = {{"os", spec.value("os", "linux")}, {"architecture", spec.value("architecture", "amd64")}};
   if (spec.contains("variant")) platform["variant"] = spec["variant"];
   desc["platform"] = platform;
@@ -144,17 +149,19 @@ int main(int argc, char** argv) {
   if (spec.contains("platforms")) {
     json manifests = json::array();
     for (const auto& p : spec["platforms"]) manifests.push_back(buildImage(p));
-    json index = {{"schemaVersion", 2}, {"mediaType", "application/vnd.oci.image.index.v1+json"},
-                  {"manifests", manifests}};
+    json index = {
+        {"schemaVersion", 2}, {"mediaType", "application/vnd.oci.image.index.v1+json"}, {"manifests", manifests}};
     std::string ib = index.dump();
-    top = {{"mediaType", "application/vnd.oci.image.index.v1+json"}, {"digest", "sha256:" + writeBlob(ib)},
+    top = {{"mediaType", "application/vnd.oci.image.index.v1+json"},
+           {"digest", "sha256:" + writeBlob(ib)},
            {"size", ib.size()}};
   } else {
     top = buildImage(spec);
     top.erase("platform");
   }
   if (spec.contains("tag")) top["annotations"] = {{"org.opencontainers.image.ref.name", spec["tag"]}};
-  json index = {{"schemaVersion", 2}, {"mediaType", "application/vnd.oci.image.index.v1+json"},
+  json index = {{"schemaVersion", 2},
+                {"mediaType", "application/vnd.oci.image.index.v1+json"},
                 {"manifests", json::array({top})}};
   std::ofstream(outDir + "/index.json") << index.dump();
   std::ofstream(outDir + "/oci-layout") << R"({"imageLayoutVersion":"1.0.0"})";

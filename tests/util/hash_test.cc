@@ -23,9 +23,10 @@ TEST(Hash, UnknownAlgorithmIsInvalid) {
 }
 
 TEST(Base64, RoundTripsAndRecordForm) {
-  struct Case { std::string raw, std, url; } cases[] = {
-      {"", "", ""}, {"f", "Zg==", "Zg"}, {"fo", "Zm8=", "Zm8"}, {"foo", "Zm9v", "Zm9v"},
-      {"\xfb\xff", "+/8=", "-_8"},
+  struct Case {
+    std::string raw, std, url;
+  } cases[] = {
+      {"", "", ""}, {"f", "Zg==", "Zg"}, {"fo", "Zm8=", "Zm8"}, {"foo", "Zm9v", "Zm9v"}, {"\xfb\xff", "+/8=", "-_8"},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(base64Encode(c.raw), c.std);

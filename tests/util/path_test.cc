@@ -15,8 +15,8 @@ constexpr const char* kNone = "<none>";  // no cleaned form under Confined
 
 struct Case {
   std::string in;
-  const char* confined;  // cleanConfined, or kNone
-  const char* rooted;    // cleanRooted().path
+  const char* confined;   // cleanConfined, or kNone
+  const char* rooted;     // cleanRooted().path
   bool absolute, dotdot;  // cleanRooted's notes
 };
 
@@ -44,7 +44,7 @@ TEST(Path, ConfinedAndRootedRulesOnHostileNames) {
       {"...", "...", "...", false, false},
       {"a/..b/c..", "a/..b/c..", "a/..b/c..", false, false},
       {".hidden/./x", ".hidden/x", ".hidden/x", false, false},
-      {"a\0b"s, kNone, nullptr, false, false},               // NUL: Confined refuses, Rooted keeps the byte
+      {"a\0b"s, kNone, nullptr, false, false},  // NUL: Confined refuses, Rooted keeps the byte
       {"ok\0/../../../etc"s, kNone, nullptr, false, true},
   };
   for (const auto& c : cases) {
@@ -72,8 +72,8 @@ TEST(Path, NormalFormIsRecognised) {
     const char* in;
     bool normal;
   } cases[] = {
-      {"a", true},         {"a/b/c", true},  {".a/b..", true}, {"", false},    {"/", false},    {"/a", false},
-      {"a/", false},       {"a//b", false},  {"./a", false},   {"a/.", false}, {"a/../b", false}, {"..", false},
+      {"a", true},   {"a/b/c", true}, {".a/b..", true}, {"", false},    {"/", false},      {"/a", false},
+      {"a/", false}, {"a//b", false}, {"./a", false},   {"a/.", false}, {"a/../b", false}, {"..", false},
   };
   for (const auto& c : cases) EXPECT_EQ(isNormalPath(c.in), c.normal) << c.in;
   // Whatever either rule cleans is normal, or the root.

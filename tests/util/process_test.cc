@@ -43,9 +43,10 @@ TEST(Process, CapturesOutputAndExitStatus) {
 TEST(Process, ArgumentsAreNeverShellSyntax) {
   std::string dir = tempDir();
   // Every shell metacharacter reaches the program as bytes of one argument.
-  for (std::string payload : {"x'; touch " + dir + "/owned; echo '", "x\"; touch " + dir + "/owned; echo \"",
-                              "`touch " + dir + "/owned`", "$(touch " + dir + "/owned)", "; touch " + dir + "/owned",
-                              "\ntouch " + dir + "/owned\n", "| touch " + dir + "/owned", "&& touch " + dir + "/owned"}) {
+  for (std::string payload :
+       {"x'; touch " + dir + "/owned; echo '", "x\"; touch " + dir + "/owned; echo \"", "`touch " + dir + "/owned`",
+        "$(touch " + dir + "/owned)", "; touch " + dir + "/owned", "\ntouch " + dir + "/owned\n",
+        "| touch " + dir + "/owned", "&& touch " + dir + "/owned"}) {
     auto r = runProcess({{"printf", "%s", payload}});
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->out, payload);
@@ -180,7 +181,8 @@ TEST(Process, OnlyProcessCcStartsPrograms) {
     std::ifstream in(e.path());
     std::string line;
     for (int n = 1; std::getline(in, line); ++n)
-      if (std::regex_search(line, call) || std::regex_search(line, shell)) offenders.push_back(rel + ":" + std::to_string(n) + ": " + line);
+      if (std::regex_search(line, call) || std::regex_search(line, shell))
+        offenders.push_back(rel + ":" + std::to_string(n) + ": " + line);
   }
   EXPECT_GT(files, 50u);
   for (const auto& o : offenders) ADD_FAILURE() << "starts a program outside util/process.cc: " << o;

@@ -32,13 +32,14 @@ struct LayerRead {
 // layer order, as soon as it and those before it are read, and is dropped after: a big image's
 // scans are not all held at once (issue 19); no worker reads more than `workers` layers ahead
 // of the one being used.
-void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so, unsigned workers,
-                oci::SharedScanStore* shared, const std::function<void(size_t index, LayerRead& read)>& use);
+void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so,
+                unsigned workers, oci::SharedScanStore* shared,
+                const std::function<void(size_t index, LayerRead& read)>& use);
 
 // Reads layer `d` again for the files in `paths` its walk left unhashed (the hash policy
 // guessed that no package database would ask for them): SHA-256, MD5 and SHA-1 of each, also
 // written into the layer's cached scan. Empty when the bytes cannot be read or do not match.
 std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
-                                                               const std::set<std::string>& paths);
+                                                                const std::set<std::string>& paths);
 
 }  // namespace kernodeck::audit

@@ -26,14 +26,14 @@ struct OwnedFile {
   std::string package, path;
   // Any: the database does not say (apk); the path is then taken as it is, link or not.
   enum class Kind { File, Dir, Symlink, Other, Any } kind = Kind::File;
-  std::optional<uint32_t> mode;        // permission bits (07777) when recorded
-  std::optional<int64_t> size;         // regular files, when recorded
-  std::string digestAlgorithm;         // OpenSSL name ("sha256", "md5", "sha1"), or empty
-  std::string digest;                  // lower-case hex, or empty (nothing to compare)
-  std::string linkTarget;              // symlinks, when recorded
-  bool config = false;                 // a configuration file: changes are expected (info)
-  bool missingOk = false;              // absence is not a finding (rpm's missingok)
-  bool linkDigest = false;             // apk: a symlink's digest is that of its target text
+  std::optional<uint32_t> mode;  // permission bits (07777) when recorded
+  std::optional<int64_t> size;   // regular files, when recorded
+  std::string digestAlgorithm;   // OpenSSL name ("sha256", "md5", "sha1"), or empty
+  std::string digest;            // lower-case hex, or empty (nothing to compare)
+  std::string linkTarget;        // symlinks, when recorded
+  bool config = false;           // a configuration file: changes are expected (info)
+  bool missingOk = false;        // absence is not a finding (rpm's missingok)
+  bool linkDigest = false;       // apk: a symlink's digest is that of its target text
 };
 
 // A verification problem with one owned file. `detail` is rpm -V's column string when the
@@ -49,13 +49,13 @@ struct PackageDatabase {
   std::string location;  // where the database is in the image (no leading '/')
   std::string format;    // e.g. "sqlite", "bdb", "installed"
   bool present = false;
-  std::string error;     // set when the database exists but could not be read
+  std::string error;  // set when the database exists but could not be read
   std::vector<InstalledPackage> packages;
   std::vector<OwnedFile> files;
   std::unordered_set<std::string> owned;  // every owned path, as recorded
   std::vector<FileIssue> modified, missing;
-  size_t verified = 0;       // files whose recorded facts were all compared
-  size_t unverifiable = 0;   // files with a digest this view cannot compute
+  size_t verified = 0;      // files whose recorded facts were all compared
+  size_t unverifiable = 0;  // files with a digest this view cannot compute
 
   bool owns(const std::string& path) const { return owned.count(path) > 0; }
 };

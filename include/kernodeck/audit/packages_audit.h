@@ -17,11 +17,11 @@
 namespace kernodeck::audit {
 
 struct PackagesContext {
-  std::string architecture = "amd64";           // OCI architecture of the image
-  std::map<std::string, std::string> env;       // the image config's environment
+  std::string architecture = "amd64";      // OCI architecture of the image
+  std::map<std::string, std::string> env;  // the image config's environment
   std::map<std::string, std::string> labels;
   std::string imageDigest;
-  std::vector<std::string> requirementsFiles;   // host paths given with --requirements
+  std::vector<std::string> requirementsFiles;  // host paths given with --requirements
   // --python: interpreters or environment roots in the audited tree; when given, exactly these
   // environments are audited (no search).
   std::vector<std::string> pythonTargets;

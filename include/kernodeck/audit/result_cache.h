@@ -33,7 +33,8 @@ struct StoredResult {
 // The entry's file under `cacheDir` for the analysis of the image whose manifest and config
 // are `manifest` and `config` under `opts` by this binary; empty when it cannot be keyed (a
 // requirement file or this binary unreadable).
-std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest, const oci::Digest& config, const AuditOptions& opts);
+std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest, const oci::Digest& config,
+                       const AuditOptions& opts);
 
 void storeResult(const std::string& path, const StoredResult& result);
 

@@ -23,10 +23,10 @@ struct PlannedLayer {
 };
 
 struct PlannedImage {
-  std::string repository;          // "registry/repo"
-  std::vector<std::string> tags;   // every tag of the plan's input that names this manifest
-  oci::Descriptor manifest;        // the platform manifest audited
-  std::vector<oci::Digest> layers; // in order
+  std::string repository;           // "registry/repo"
+  std::vector<std::string> tags;    // every tag of the plan's input that names this manifest
+  oci::Descriptor manifest;         // the platform manifest audited
+  std::vector<oci::Digest> layers;  // in order
   int shard = 0;
   std::string ref() const { return repository + "@" + manifest.digest.str(); }
 };

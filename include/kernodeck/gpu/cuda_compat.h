@@ -22,8 +22,8 @@ int compareVersions(std::string_view a, std::string_view b);
 std::string majorMinor(std::string_view v);
 
 struct CudaDriverRow {
-  const char* cuda;        // toolkit release, major.minor[.patch]
-  const char* minDriver;   // minimum Linux x86_64 driver
+  const char* cuda;       // toolkit release, major.minor[.patch]
+  const char* minDriver;  // minimum Linux x86_64 driver
 };
 const std::vector<CudaDriverRow>& cudaDriverTable();
 

@@ -13,12 +13,12 @@
 namespace kernodeck::gpu {
 
 struct Expectation {
-  std::string accelerator;         // "cuda", "rocm", "cpu" or empty
+  std::string accelerator;  // "cuda", "rocm", "cpu" or empty
   std::string imageDigest;
-  std::string torchVersion;        // "2.1.0+cu121"
-  std::string torchCuda;           // CUDA the torch build targets ("12.1"), empty for CPU/ROCm builds
+  std::string torchVersion;  // "2.1.0+cu121"
+  std::string torchCuda;     // CUDA the torch build targets ("12.1"), empty for CPU/ROCm builds
   std::string torchHip;
-  std::string cudaRuntime;         // nvidia-cuda-runtime wheel or toolkit version
+  std::string cudaRuntime;                        // nvidia-cuda-runtime wheel or toolkit version
   std::vector<std::string> compatDriverBranches;  // cuda-compat libraries in the image
   std::vector<std::string> nvidiaRequire;         // NVIDIA_REQUIRE_* values
   std::vector<std::string> torchArchList;         // "sm_80", "sm_90" when known

@@ -38,8 +38,8 @@ struct Requirement {
 
 Result<Requirement> parseRequirement(std::string_view text);
 
-using kernodeck::Tri;
 using kernodeck::toString;
+using kernodeck::Tri;
 
 // Property values of the host (one GPU for arch/brand). Empty means unknown.
 struct Properties {
@@ -64,7 +64,7 @@ bool isLegacyCudaImage(const std::map<std::string, std::string>& env);
 // legacy image; none when NVIDIA_DISABLE_REQUIRE is true by parseGoBool.
 struct ContainerRequirements {
   bool disabled = false;
-  bool legacy = false;               // the cuda>= requirement comes from CUDA_VERSION
+  bool legacy = false;  // the cuda>= requirement comes from CUDA_VERSION
   std::vector<Requirement> requirements;
   std::vector<std::string> errors;   // unparsable requirements, as messages
   std::vector<std::string> ignored;  // settings the toolkit ignores though they look meaningful

@@ -24,7 +24,7 @@ struct CommandLine {
   unsigned timeoutMs = 2000;  // the hard internal time limit
   bool help = false, version = false;
   std::vector<std::string> positional;  // the stage, or a subcommand and its arguments
-  std::string usageError;     // empty when the line parsed; else one line naming the problem
+  std::string usageError;               // empty when the line parsed; else one line naming the problem
 };
 
 // One argument split as a flag: "--name=value" gives {"--name", "value", true}; anything else

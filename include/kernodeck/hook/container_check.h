@@ -17,12 +17,12 @@
 namespace kernodeck::hook {
 
 struct ContainerCheck {
-  bool gpuContainer = false;   // asks for an NVIDIA or AMD GPU in any way
-  std::string vendor;          // "nvidia", "amd" or ""
-  int requestedGpus = 0;       // -1: all
+  bool gpuContainer = false;             // asks for an NVIDIA or AMD GPU in any way
+  std::string vendor;                    // "nvidia", "amd" or ""
+  int requestedGpus = 0;                 // -1: all
   std::vector<std::string> passedNodes;  // device paths in the spec that are GPU nodes
   std::vector<report::Finding> findings;
-  bool blocking() const;       // any error-severity finding
+  bool blocking() const;  // any error-severity finding
 };
 
 // `hostGroups` maps group names to gids on the host (for render/video checks).

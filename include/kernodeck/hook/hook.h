@@ -20,15 +20,15 @@ enum class Policy { Warn, Enforce };
 struct Options {
   Policy policy = Policy::Warn;  // the node admin's choice; a container may only tighten it
   std::string hostRoot = "/";
-  std::string logFile;           // JSON lines; empty: no log
-  std::string stage;             // the hook stage, for the log
-  std::string usageError;        // the command line could not be parsed: refuse under enforce, start under warn
+  std::string logFile;                   // JSON lines; empty: no log
+  std::string stage;                     // the hook stage, for the log
+  std::string usageError;                // the command line could not be parsed: refuse under enforce, start under warn
   const host::HostFs* hostFs = nullptr;  // when set, the host is read through it instead of hostRoot (tests)
 };
 
 struct Outcome {
   int exitCode = 0;
-  std::string message;  // one line for stderr, empty when there is nothing to say
+  std::string message;    // one line for stderr, empty when there is nothing to say
   nlohmann::json record;  // kernodeck.host/v1
 };
 

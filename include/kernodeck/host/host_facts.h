@@ -36,10 +36,10 @@ struct MigDevice {
 };
 
 struct DeviceNode {
-  std::string path;          // "/dev/nvidia0"
+  std::string path;            // "/dev/nvidia0"
   int major = -1, minor = -1;  // expected
   bool present = false;
-  std::string problem;       // empty when present with the expected numbers
+  std::string problem;  // empty when present with the expected numbers
 };
 
 struct AmdAgent {
@@ -60,8 +60,8 @@ struct HostFacts {
   bool amdDriver = false;
   std::string amdgpuVersion;
   std::vector<AmdAgent> amdAgents;
-  std::vector<DeviceNode> amdNodes;  // /dev/kfd, /dev/dri/renderD*
-  std::vector<std::string> problems; // unreadable or malformed files, one line each
+  std::vector<DeviceNode> amdNodes;   // /dev/kfd, /dev/dri/renderD*
+  std::vector<std::string> problems;  // unreadable or malformed files, one line each
 
   nlohmann::json toJson() const;
   std::string toText() const;

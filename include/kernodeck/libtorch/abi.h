@@ -97,9 +97,9 @@ struct ResumeArgs {
 
 // The plugin's entry points. Each member is non-null unless said otherwise.
 struct PluginAbi {
-  uint32_t abi_version;  // kAbiVersion of the plugin's build
-  uint32_t struct_size;  // sizeof(PluginAbi) of the plugin's build
-  const char* cxx_build; // KDK_TORCH_CXX_BUILD of the plugin's build
+  uint32_t abi_version;   // kAbiVersion of the plugin's build
+  uint32_t struct_size;   // sizeof(PluginAbi) of the plugin's build
+  const char* cxx_build;  // KDK_TORCH_CXX_BUILD of the plugin's build
 
   // Fills `out`; the LibTorch version goes to `version`.
   void (*torch_info)(TorchInfo* out, void* ctx, StringSink version);

@@ -28,11 +28,11 @@ struct Node {
   EntryKind kind = EntryKind::Dir;
   uint32_t mode = 0755;
   int64_t size = 0;
-  int layer = -1;            // index of the layer that last wrote it; -1 for dir: views
-  std::string linkTarget;    // symlinks
-  std::string sha256;        // regular files, when known
-  std::string md5;           // likewise
-  std::string sha1;          // likewise (apk's checksums; only when a package database asked)
+  int layer = -1;                              // index of the layer that last wrote it; -1 for dir: views
+  std::string linkTarget;                      // symlinks
+  std::string sha256;                          // regular files, when known
+  std::string md5;                             // likewise
+  std::string sha1;                            // likewise (apk's checksums; only when a package database asked)
   std::shared_ptr<const std::string> content;  // captured content, when known
   // For a hardlink: the layer and path whose tar entry holds the bytes (else -1 and empty).
   int dataLayer = -1;
@@ -172,8 +172,9 @@ class LayeredView : public FsView {
 // Files whose base name `match`es, found breadth-first from the root down to `maxDepth`
 // directories, skipping the directories named in `skip` (normalised paths) and any
 // directory whose own name is in `skipNames`. Bounded to 20,000 directories.
-std::vector<std::string> findFiles(const FsView& view, const std::function<bool(const std::string&)>& match, int maxDepth,
-                                   const std::vector<std::string>& skip, const std::vector<std::string>& skipNames);
+std::vector<std::string> findFiles(const FsView& view, const std::function<bool(const std::string&)>& match,
+                                   int maxDepth, const std::vector<std::string>& skip,
+                                   const std::vector<std::string>& skipNames);
 
 // Opens an unpacked root filesystem. Every lookup walks from the root with
 // O_NOFOLLOW, so a link in the tree can never lead outside it.

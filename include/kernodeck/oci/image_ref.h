@@ -19,11 +19,11 @@ const char* toString(Transport t);
 
 struct ImageRef {
   Transport transport = Transport::Registry;
-  std::string path;               // layout dir, archive file, rootfs dir; registry: the name
-  std::string tag;                // oci/oci-archive tag, docker-archive "repo:tag", registry tag
-  std::optional<Digest> digest;   // oci:DIR@DIGEST, registry @digest
+  std::string path;                   // layout dir, archive file, rootfs dir; registry: the name
+  std::string tag;                    // oci/oci-archive tag, docker-archive "repo:tag", registry tag
+  std::optional<Digest> digest;       // oci:DIR@DIGEST, registry @digest
   std::optional<size_t> sourceIndex;  // docker-archive:FILE:@N, the Nth image of manifest.json
-  std::string raw;                // as the user wrote it
+  std::string raw;                    // as the user wrote it
 
   // A mutable reference: a tag (or nothing) rather than a digest.
   bool mutableTag() const { return !digest.has_value(); }

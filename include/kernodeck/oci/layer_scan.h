@@ -38,21 +38,21 @@ struct LayerEntry {
 // An entry the walk refused (a runtime would reject it: the layer would not unpack), or one it
 // applied but that no build tool writes (an absolute or '..' name, a write through a symlink).
 struct UnsafeEntry {
-  std::string name;    // as written in the tar, made printable
+  std::string name;  // as written in the tar, made printable
   std::string reason;
 };
 
 struct LayerScan {
   uint64_t compressedSize = 0;
-  std::string digestHex;         // of the compressed bytes, in the descriptor's algorithm
+  std::string digestHex;  // of the compressed bytes, in the descriptor's algorithm
   uint64_t uncompressedSize = 0;
-  std::string diffIdHex;         // sha256 of the uncompressed tar stream
+  std::string diffIdHex;  // sha256 of the uncompressed tar stream
   Compression detected = Compression::Unknown;
-  std::vector<LayerEntry> entries;  // in tar order
+  std::vector<LayerEntry> entries;      // in tar order
   std::vector<UnsafeEntry> unsafe;      // refused: not in `entries`
   std::vector<UnsafeEntry> suspicious;  // in `entries`, but no build tool writes them
-  uint64_t fileCount = 0;           // entries other than whiteouts
-  std::optional<Error> error;       // set when the stream could not be read to the end
+  uint64_t fileCount = 0;               // entries other than whiteouts
+  std::optional<Error> error;           // set when the stream could not be read to the end
 };
 
 enum : unsigned { kHashSha256 = 1, kHashMd5 = 2, kHashSha1 = 4 };
@@ -63,8 +63,8 @@ struct ScanOptions {
   // largest size to keep (0: do not keep).
   std::function<uint64_t(const std::string& path)> capture;
   // Which hashes each regular file gets: kHashSha256 (RECORD), kHashMd5 (dpkg's md5sums) and
-  // kHashSha1 (apk's Q1 checksums) bits; unset: sha256 and md5. A file a guess left unhashed can be hashed later, when a
-  // package database asks for it (LayeredView::prepareHashes).
+  // kHashSha1 (apk's Q1 checksums) bits; unset: sha256 and md5. A file a guess left unhashed can be hashed later, when
+  // a package database asks for it (LayeredView::prepareHashes).
   std::function<unsigned(const std::string& path)> hashes;
   // Only count and hash the blob (an encrypted layer, an artifact's blob): no tar is read.
   bool hashOnly = false;

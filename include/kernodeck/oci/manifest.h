@@ -61,7 +61,7 @@ struct Descriptor {
 };
 
 struct Manifest {
-  std::string mediaType;  // as declared, or inferred
+  std::string mediaType;     // as declared, or inferred
   std::string artifactType;  // as declared; empty for images
   Descriptor config;
   std::vector<Descriptor> layers;

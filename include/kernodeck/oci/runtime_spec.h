@@ -31,9 +31,9 @@ struct ContainerSpec {
   bool rootReadonly = false;
   std::map<std::string, std::string> env;  // process.env, last definition wins
   std::vector<uint32_t> additionalGids;
-  std::vector<LinuxDevice> devices;        // linux.devices
+  std::vector<LinuxDevice> devices;  // linux.devices
   std::map<std::string, std::string> annotations;
-  std::vector<std::string> hookPaths;      // every hook of every stage
+  std::vector<std::string> hookPaths;  // every hook of every stage
 };
 
 Result<ContainerSpec> parseContainerConfig(std::string_view json, const std::string& bundle);

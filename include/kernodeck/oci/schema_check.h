@@ -14,7 +14,7 @@
 namespace kernodeck::oci {
 
 struct SchemaIssue {
-  std::string field;    // JSON path from the document's root: "config.User", "manifests[1].platform"
+  std::string field;  // JSON path from the document's root: "config.User", "manifests[1].platform"
   std::string message;
 };
 

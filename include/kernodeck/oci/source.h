@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <map>
-#include <vector>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/manifest.h"

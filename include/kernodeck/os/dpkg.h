@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <set>
-#include <unordered_set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"

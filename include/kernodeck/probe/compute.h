@@ -14,18 +14,18 @@ struct Tolerance {
 };
 
 struct ComputeResult {
-  std::string device;        // "cpu", "cuda:0", ...
+  std::string device;  // "cpu", "cuda:0", ...
   std::string deviceName;
   bool ok = false;
-  std::string error;         // first error, when !ok
-  double maxAbsDiff = 0;     // against the CPU reference
+  std::string error;      // first error, when !ok
+  double maxAbsDiff = 0;  // against the CPU reference
   double maxRelDiff = 0;
-  double checksum = 0;       // sum of the product, on this device
+  double checksum = 0;  // sum of the product, on this device
   bool finite = true;
 };
 
 struct LibtorchInfo {
-  bool available = false;    // built with LibTorch
+  bool available = false;  // built with LibTorch
   std::string version;
   bool cudaBuild = false, hipBuild = false;
   bool cudaAvailable = false;  // at run time

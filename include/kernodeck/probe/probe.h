@@ -37,18 +37,18 @@ using ReportCheck = std::function<Status(report::Report&)>;
 using ReportCheckFactory = std::function<Result<ReportCheck>(const ReportRequirement&)>;
 
 struct ProbeOptions {
-  std::string expect = "auto";            // cpu | cuda | rocm | auto (from the expectation, else cpu)
+  std::string expect = "auto";  // cpu | cuda | rocm | auto (from the expectation, else cpu)
   Tolerance tolerance;
-  std::string python;                     // interpreter to run the built-in script with; empty: skip
+  std::string python;  // interpreter to run the built-in script with; empty: skip
   unsigned pythonTimeoutS = 60;
-  std::string expectFrom;                 // kernodeck.expect/v1 file; default /etc/kernodeck/expect.json
+  std::string expectFrom;  // kernodeck.expect/v1 file; default /etc/kernodeck/expect.json
   std::string hostRecord = "/run/kernodeck/host.json";
-  std::string hostRoot = "/";             // read host facts here when there is no host record
-  const host::HostFs* hostFs = nullptr;   // when set, read them through it instead (tests: a fixture tree)
-  std::string root = "/";                 // the container's root, for the live Python inventory
-  std::string devRoot = "/";              // where /dev is (tests point it at a fake tree)
-  const host::HostFs* devFs = nullptr;    // when set, /dev is read and opened through it instead (tests)
-  ReportCheck checkReport;                // step attached_report; skipped when empty
+  std::string hostRoot = "/";            // read host facts here when there is no host record
+  const host::HostFs* hostFs = nullptr;  // when set, read them through it instead (tests: a fixture tree)
+  std::string root = "/";                // the container's root, for the live Python inventory
+  std::string devRoot = "/";             // where /dev is (tests point it at a fake tree)
+  const host::HostFs* devFs = nullptr;   // when set, /dev is read and opened through it instead (tests)
+  ReportCheck checkReport;               // step attached_report; skipped when empty
 };
 
 report::Report runProbe(const ProbeOptions& opts);

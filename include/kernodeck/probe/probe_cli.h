@@ -13,6 +13,7 @@ namespace kernodeck::probe {
 // Parses the flags, runs the probe, prints the report, writes the termination
 // log on failure; returns the exit code (0, 1, 2 or 3 as every subcommand). `reportCheck` makes
 // the check of --require-report; without one that flag is a usage error (exit 2), never a pass.
-int probeCommand(const std::vector<std::string>& args, const std::string& prog, const ReportCheckFactory& reportCheck = {});
+int probeCommand(const std::vector<std::string>& args, const std::string& prog,
+                 const ReportCheckFactory& reportCheck = {});
 
 }  // namespace kernodeck::probe

@@ -13,9 +13,9 @@ namespace kernodeck::probe {
 
 struct ResumeOptions {
   int steps = 20, at = 10;
-  double atol = 0;        // tolerance on losses and final parameters, declared before the run
+  double atol = 0;  // tolerance on losses and final parameters, declared before the run
   unsigned seed = 1234;
-  std::string self;       // this binary, to continue in a fresh process
+  std::string self;  // this binary, to continue in a fresh process
 };
 
 report::Report resumeCheck(const ResumeOptions& o);

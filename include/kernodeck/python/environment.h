@@ -19,26 +19,26 @@
 namespace kernodeck::python {
 
 struct Distribution {
-  std::string name;         // as written in the metadata
-  std::string key;          // PEP 503 normalised
-  std::string version;      // as written
+  std::string name;     // as written in the metadata
+  std::string key;      // PEP 503 normalised
+  std::string version;  // as written
   std::optional<Version> parsed;
   std::string location;     // the package directory ("usr/lib/python3/dist-packages")
   std::string metadataDir;  // "usr/lib/python3/dist-packages/pip-23.0.1.dist-info"
   bool eggInfo = false;
-  std::string installer;    // INSTALLER
-  bool requested = false;   // REQUESTED exists
+  std::string installer;   // INSTALLER
+  bool requested = false;  // REQUESTED exists
   std::optional<DirectUrl> directUrl;
   std::string directUrlError;
   std::vector<std::string> requiresDist;
-  bool hasRecord = false;          // a RECORD is readable
+  bool hasRecord = false;  // a RECORD is readable
   // Its rows when given; findEnvironments leaves them unread (all the rows of a big image at once
   // cost ~200 bytes a file): checkRecord and recordHashedPaths then parse the RECORD from the
   // view, one distribution at a time.
   std::vector<RecordRow> record;
   bool hasWheel = false;
   WheelInfo wheel;
-  int layer = -1;           // layer that wrote the metadata
+  int layer = -1;  // layer that wrote the metadata
   // How it was installed when that decides where its code is: "editable" (PEP 660
   // direct_url.json with dir_info.editable), "egg-link" (setup.py develop), "egg" (a zipped or
   // directory egg), or "" for an ordinary install into `location`.
@@ -47,13 +47,13 @@ struct Distribution {
 };
 
 struct PythonEnv {
-  std::string kind;          // "system", "local", "conda", "venv", "target" (pip install --target)
-  std::string creator;       // venvs: "uv" when uv made it (pyvenv.cfg has a uv key), else ""
-  std::string prefix;        // "usr", "opt/venv"
-  std::string interpreter;   // "usr/bin/python3.11", empty when none found
-  std::string version;       // "3.11" or a full "3.11.2" when known
+  std::string kind;         // "system", "local", "conda", "venv", "target" (pip install --target)
+  std::string creator;      // venvs: "uv" when uv made it (pyvenv.cfg has a uv key), else ""
+  std::string prefix;       // "usr", "opt/venv"
+  std::string interpreter;  // "usr/bin/python3.11", empty when none found
+  std::string version;      // "3.11" or a full "3.11.2" when known
   bool fullVersionKnown = false;
-  std::vector<std::string> paths;         // package directories, in sys.path order
+  std::vector<std::string> paths;           // package directories, in sys.path order
   std::vector<Distribution> distributions;  // every one found, path order
   // Keys seen more than once in one package directory.
   std::vector<std::pair<std::string, std::string>> duplicates;  // (location, name)

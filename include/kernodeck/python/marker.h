@@ -19,7 +19,8 @@ using kernodeck::Tri;
 using MarkerEnv = std::map<std::string, std::string>;
 
 // The environment of a CPython in an image: version "3.11.2", OCI architecture "amd64".
-MarkerEnv imageMarkerEnv(std::string_view pythonFullVersion, std::string_view ociArch, std::string_view implementation = "cpython");
+MarkerEnv imageMarkerEnv(std::string_view pythonFullVersion, std::string_view ociArch,
+                         std::string_view implementation = "cpython");
 
 class Marker {
  public:

@@ -15,7 +15,7 @@ namespace kernodeck::python {
 
 struct CoreMetadata {
   std::string name, version, requiresPython, summary;
-  std::vector<std::string> requiresDist;   // PEP 508 strings, as written
+  std::vector<std::string> requiresDist;  // PEP 508 strings, as written
   std::vector<std::string> providesExtra;
 };
 
@@ -31,7 +31,7 @@ struct RecordRow {
   std::string algorithm;  // "sha256", or empty when the row has no hash
   std::string digest;     // as written (urlsafe base64, no padding)
   std::string size;
-  bool malformed = false; // the hash field exists but is not ALGO=VALUE, or padded base64
+  bool malformed = false;  // the hash field exists but is not ALGO=VALUE, or padded base64
 };
 
 // CSV rows; quoted fields with embedded commas and doubled quotes.

@@ -16,10 +16,10 @@ namespace kernodeck::python {
 struct PinLine {
   std::string file;
   int line = 0;
-  std::string text;                  // the requirement part, expanded
-  std::optional<Requirement> req;    // empty when the line is not a requirement we can parse
-  std::vector<std::string> hashes;   // "sha256:<hex>"
-  bool constraint = false;           // from a -c file
+  std::string text;                 // the requirement part, expanded
+  std::optional<Requirement> req;   // empty when the line is not a requirement we can parse
+  std::vector<std::string> hashes;  // "sha256:<hex>"
+  bool constraint = false;          // from a -c file
   std::string error;
 };
 

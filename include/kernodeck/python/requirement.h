@@ -13,13 +13,13 @@
 namespace kernodeck::python {
 
 struct Requirement {
-  std::string name;   // as written
-  std::string key;    // canonicalised (PEP 503)
+  std::string name;  // as written
+  std::string key;   // canonicalised (PEP 503)
   std::vector<std::string> extras;
   SpecifierSet specifier;
-  std::string url;    // "name @ url"
+  std::string url;  // "name @ url"
   std::optional<Marker> marker;
-  std::string text;   // as written
+  std::string text;  // as written
 
   static Result<Requirement> parse(std::string_view s);
   // packaging's Requirement equality: the same canonical name, extras (normalised), URL,

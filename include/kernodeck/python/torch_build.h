@@ -25,12 +25,12 @@ std::optional<TorchVersionPy> parseTorchVersionPy(std::string_view text);
 
 struct CudaBuild {
   std::optional<TorchVersionPy> torch;
-  std::string torchLocation;                      // package directory of the torch found
+  std::string torchLocation;                        // package directory of the torch found
   std::map<std::string, std::string> nvidiaWheels;  // "nvidia-cuda-runtime-cu12" -> "12.1.105"
-  std::string toolkit;                            // /usr/local/cuda*/version.json
-  std::vector<std::string> compatDriverBranches;  // from compat/libcuda.so.<driver>
+  std::string toolkit;                              // /usr/local/cuda*/version.json
+  std::vector<std::string> compatDriverBranches;    // from compat/libcuda.so.<driver>
   std::string envCudaVersion, envRequireCuda;
-  std::vector<std::string> inconsistencies;       // plain sentences
+  std::vector<std::string> inconsistencies;  // plain sentences
 
   gpu::Expectation expectation(const std::string& imageDigest) const;
 };

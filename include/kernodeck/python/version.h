@@ -31,10 +31,10 @@ class Version {
   bool isPostrelease() const { return post_.has_value(); }
   bool hasLocal() const { return !local_.empty(); }
 
-  std::string str() const;         // canonical form: "1.0rc1.post2.dev3+cu121"
-  std::string publicStr() const;   // without the local label
-  std::string baseStr() const;     // epoch and release only
-  std::string localStr() const;    // "cu121", or ""
+  std::string str() const;        // canonical form: "1.0rc1.post2.dev3+cu121"
+  std::string publicStr() const;  // without the local label
+  std::string baseStr() const;    // epoch and release only
+  std::string localStr() const;   // "cu121", or ""
   Version publicVersion() const;
   Version baseVersion() const;
 

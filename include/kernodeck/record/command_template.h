@@ -29,7 +29,8 @@ class CommandTemplate {
  public:
   // From words (argv given after `--`, or splitCommandWords' output). Errors: no word, an
   // unknown placeholder (the message lists the known ones), an unclosed `{`, a lone `}`.
-  static Result<CommandTemplate> fromWords(const std::vector<std::string>& words, const std::vector<std::string>& names);
+  static Result<CommandTemplate> fromWords(const std::vector<std::string>& words,
+                                           const std::vector<std::string>& names);
   // splitCommandWords, then fromWords.
   static Result<CommandTemplate> parse(std::string_view text, const std::vector<std::string>& names);
 

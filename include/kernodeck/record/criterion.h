@@ -15,9 +15,9 @@
 namespace kernodeck::record {
 
 struct Criterion {
-  std::string kind;       // exact | abs | rel | cosine | topk | knn
+  std::string kind;  // exact | abs | rel | cosine | topk | knn
   double threshold = 0;
-  int k = 0;              // topk, knn
+  int k = 0;  // topk, knn
   std::string str() const;
   // cosine, topk and knn measure agreement (higher is better); the others an error.
   bool higherIsBetter() const { return kind == "cosine" || kind == "topk" || kind == "knn"; }
@@ -45,6 +45,7 @@ struct Comparison {
 
 // Compares row by row: row i of `expected` and of `actual` are the same sample, ids[i] (the
 // caller aligns them by id). Shapes must be equal.
-Comparison compare(const Criterion& c, const Tensor& expected, const Tensor& actual, const std::vector<std::string>& ids);
+Comparison compare(const Criterion& c, const Tensor& expected, const Tensor& actual,
+                   const std::vector<std::string>& ids);
 
 }  // namespace kernodeck::record

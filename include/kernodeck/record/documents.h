@@ -26,8 +26,8 @@ struct HashedFile {
 
 // One hashed input (config, data, weights): a file, or a directory with its file manifest.
 struct HashedInput {
-  std::string kind;               // file | directory
-  std::string sha256;             // the file's, or the directory manifest's
+  std::string kind;    // file | directory
+  std::string sha256;  // the file's, or the directory manifest's
   int64_t size = 0;
   std::vector<HashedFile> files;  // directory only
   std::string name, path, provenance, access;
@@ -60,8 +60,8 @@ struct Reference {
     std::string interpreter, interpreterVersion;
   } packages;
   struct System {
-    bool recorded = false;           // system.host present
-    bool nvidia = false;             // an NVIDIA driver was loaded
+    bool recorded = false;  // system.host present
+    bool nvidia = false;    // an NVIDIA driver was loaded
     std::string driverVersion;
     int64_t gpus = 0;
     std::string os, architecture, cpuModel, accelerator;  // empty: not recorded
@@ -78,14 +78,14 @@ struct Reference {
   };
   std::vector<Output> outputs;
   struct Expected {
-    bool declared = false;           // result.expected present
+    bool declared = false;  // result.expected present
     std::string expected, expectedSha256, ids;
     // Each criterion as written and why it was chosen (result.criteria, or the older single
     // result.criterion).
     std::vector<std::pair<std::string, std::string>> criteria;
     std::vector<std::string> files;  // result.format.files
   } result;
-  nlohmann::json json;               // the document as read
+  nlohmann::json json;  // the document as read
   // The folder of the reference file: relative paths in it are relative to that folder.
   std::string baseDir;
   std::string resolve(const std::string& path) const {
@@ -115,10 +115,10 @@ struct ReportDoc {
   std::vector<Finding> findings;
   std::string subjectReference, manifestDigest;
   bool hasPython = false, hasOsPackages = false;
-  std::vector<Environment> environments;               // python.environments
+  std::vector<Environment> environments;                        // python.environments
   std::vector<std::pair<std::string, std::string>> osPackages;  // os_packages.packages: name, version
-  nlohmann::json python, os;                          // the raw sections, copied into a dossier's inventory
-  nlohmann::json json;                                // the document as read
+  nlohmann::json python, os;                                    // the raw sections, copied into a dossier's inventory
+  nlohmann::json json;                                          // the document as read
   bool failed() const { return !firstError.empty(); }
 };
 Result<ReportDoc> parseReportDoc(const nlohmann::json& j);

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,21 +21,21 @@ struct NamedInput {
 
 struct ReferenceOptions {
   std::string repo, entryPoint, preprocessing;
-  std::string outputs;          // the folder the entry point writes its outputs to (--outputs)
+  std::string outputs;  // the folder the entry point writes its outputs to (--outputs)
   std::vector<std::string> configs;
   std::map<std::string, std::string> params;
   std::vector<NamedInput> data, weights;
-  std::string packagesReport;   // a kernodeck audit JSON report (image or dir:/)
-  std::string requirements;     // or a requirements file
-  std::string python;           // the base interpreter a replay makes its venv from (--python)
-  std::string hostRecord;       // kernodeck.host/v1; else the host is read under hostRoot
+  std::string packagesReport;  // a kernodeck audit JSON report (image or dir:/)
+  std::string requirements;    // or a requirements file
+  std::string python;          // the base interpreter a replay makes its venv from (--python)
+  std::string hostRecord;      // kernodeck.host/v1; else the host is read under hostRoot
   std::string hostRoot = "/";
-  std::string accelerator;      // the accelerator the project expects: cuda, rocm, cpu
+  std::string accelerator;                         // the accelerator the project expects: cuda, rocm, cpu
   std::map<std::string, std::string> seeds;        // --seed NAME=VALUE
   std::map<std::string, std::string> determinism;  // --determinism NAME=VALUE (torch flags as the project sets them)
-  std::string expected;         // folder of expected outputs
-  std::string ids;              // file name of the ids inside the output folders
-  std::vector<std::string> criteria, whys;  // each criterion and why it was chosen, in pairs
+  std::string expected;                            // folder of expected outputs
+  std::string ids;                                 // file name of the ids inside the output folders
+  std::vector<std::string> criteria, whys;         // each criterion and why it was chosen, in pairs
   // The folder the reference is written to: relative paths are recorded relative to it, so
   // that the reference means the same files wherever it is read from.
   std::string referenceDir;
@@ -66,18 +66,18 @@ Result<DiffInput> parseDiffInput(const nlohmann::json& j);
 report::Report diffRecords(const DiffInput& a, const DiffInput& b);
 
 struct DossierOptions {
-  std::string dir, outputs;             // outputs: the sample folder the procedure checks
+  std::string dir, outputs;  // outputs: the sample folder the procedure checks
   Reference reference;
-  std::vector<ReportDoc> reports;       // check reports to include (kernodeck.report/v1)
-  std::vector<std::string> includes;    // the user's own files (--include), carried under files/
+  std::vector<ReportDoc> reports;     // check reports to include (kernodeck.report/v1)
+  std::vector<std::string> includes;  // the user's own files (--include), carried under files/
 };
 report::Report buildDossier(const DossierOptions& o);
 // Checks every file of the dossier against its MANIFEST.sha256 (parsed by the caller).
 report::Report verifyDossier(const std::string& dir, const std::vector<ManifestEntry>& manifest);
 
 struct ReplayOptions {
-  std::string dir;         // the dossier
-  Procedure procedure;     // the dossier's procedure.json, parsed
+  std::string dir;                      // the dossier
+  Procedure procedure;                  // the dossier's procedure.json, parsed
   std::vector<ManifestEntry> manifest;  // its MANIFEST.sha256, parsed
 };
 
@@ -87,24 +87,24 @@ struct ReplayOptions {
 struct ReplayAction {
   enum class Kind { Mkdir, Unpack, Command, Place, Write, Remove, Check };
   Kind kind = Kind::Command;
-  std::string step;                 // code | place | environment | run | check
-  std::vector<std::string> argv;    // Command: the program and its arguments (never a shell)
-  std::string cwd;                  // Command: folder, relative to the replay folder
-  std::string from, to;             // Unpack, Place: in the dossier; Place, Mkdir, Write, Remove, Check: in the replay folder
-  std::string sha256, what;         // Place: the reference's hash and what it is ("weights 'model'")
-  std::string content;              // Write
+  std::string step;               // code | place | environment | run | check
+  std::vector<std::string> argv;  // Command: the program and its arguments (never a shell)
+  std::string cwd;                // Command: folder, relative to the replay folder
+  std::string from, to;      // Unpack, Place: in the dossier; Place, Mkdir, Write, Remove, Check: in the replay folder
+  std::string sha256, what;  // Place: the reference's hash and what it is ("weights 'model'")
+  std::string content;       // Write
   std::map<std::string, std::string> env;  // Command: the recorded variables that change results
-  std::string problem;              // why this action cannot be done (a field that escapes, nothing carried...)
+  std::string problem;                     // why this action cannot be done (a field that escapes, nothing carried...)
 };
 struct ReplayPlanOptions {
-  std::string dossier;              // the dossier folder, as printed and read
-  std::string root;                 // the replay folder, as printed and run in
-  std::string python;               // --python: use this interpreter, no venv
-  std::string repo;                 // --repo: clone the code from here when the dossier has no code.tar
+  std::string dossier;  // the dossier folder, as printed and read
+  std::string root;     // the replay folder, as printed and run in
+  std::string python;   // --python: use this interpreter, no venv
+  std::string repo;     // --repo: clone the code from here when the dossier has no code.tar
 };
 // The plan for a reference and procedure; `carried` is the dossier's file list. Pure.
-std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& procedure, const std::vector<std::string>& carried,
-                                     const ReplayPlanOptions& o);
+std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& procedure,
+                                     const std::vector<std::string>& carried, const ReplayPlanOptions& o);
 // One action as a person would type it (a display, never run through a shell).
 std::string describe(const ReplayAction& a, const ReplayPlanOptions& o);
 
@@ -114,10 +114,10 @@ std::string procedureMarkdown(const Reference& ref, const Procedure& procedure, 
                               const std::string& criteriaMd);
 
 struct ProjectReplayOptions {
-  ReplayOptions dossier;            // the dossier, its procedure and manifest, parsed
-  Reference reference;              // its reference.json, parsed
-  std::string python, repo;         // as in ReplayPlanOptions
-  std::string work;                 // --work: the fresh folder (absent or empty); default a temporary one, removed after
+  ReplayOptions dossier;     // the dossier, its procedure and manifest, parsed
+  Reference reference;       // its reference.json, parsed
+  std::string python, repo;  // as in ReplayPlanOptions
+  std::string work;          // --work: the fresh folder (absent or empty); default a temporary one, removed after
 };
 report::Report replayProject(const ProjectReplayOptions& o);
 // `dossier replay` without --run: verifies the dossier and prints the plan --run would carry

@@ -34,15 +34,15 @@ const std::vector<std::string>& resumePlaceholders();
 
 struct ResumeCommandOptions {
   CommandTemplate command;
-  std::string commandText;        // the command as the user gave it, for the report
-  int steps = 20, at = 10;        // N and K, 0 < K < N
-  std::string weights;            // the final weights file, relative to {out}
+  std::string commandText;                       // the command as the user gave it, for the report
+  int steps = 20, at = 10;                       // N and K, 0 < K < N
+  std::string weights;                           // the final weights file, relative to {out}
   std::string checkpointName = "checkpoint.pt";  // {checkpoint}, relative to {out}
-  Criterion criterion;            // exact, abs, rel or cosine
-  unsigned timeoutSeconds = 600;  // per run
-  std::string cwd;                // where the command runs; empty: the current folder
-  std::string workRoot;           // where the fresh work folder is made; empty: the temp folder
-  bool keep = false;              // keep the work folder (runs' outputs and logs) for inspection
+  Criterion criterion;                           // exact, abs, rel or cosine
+  unsigned timeoutSeconds = 600;                 // per run
+  std::string cwd;                               // where the command runs; empty: the current folder
+  std::string workRoot;                          // where the fresh work folder is made; empty: the temp folder
+  bool keep = false;                             // keep the work folder (runs' outputs and logs) for inspection
   // Says what a checkpoint holds (`resume inspect`'s report, from the LibTorch plugin).
   // Empty: the inspect step is skipped.
   std::function<report::Report(const std::string& path)> inspect;
@@ -57,9 +57,9 @@ report::Report resumeCheckCommand(const ResumeCommandOptions& o);
 
 // The pieces of state a resume needs, as found in a checkpoint.
 struct CheckpointState {
-  bool inspected = false;          // the checkpoint reader read it
-  std::string format, why;         // why: the reader's error when it could not
-  std::vector<std::string> keys;   // top-level keys found
+  bool inspected = false;         // the checkpoint reader read it
+  std::string format, why;        // why: the reader's error when it could not
+  std::vector<std::string> keys;  // top-level keys found
   // "model", "optimizer state", "RNG state", "step counter", "LR scheduler", "data order";
   // absent stays empty when the reader could not read it (nothing is known to be missing).
   std::vector<std::string> held, absent;
@@ -75,11 +75,11 @@ CheckpointState assessCheckpoint(const report::Report* inspected, std::string_vi
 // problem (the comparison fails). `criterion` is exact, abs, rel or cosine.
 struct WeightsComparison {
   bool pass = false;
-  double measure = 0;                // max error, or min cosine, over the tensors
+  double measure = 0;  // max error, or min cosine, over the tensors
   int64_t tensors = 0, beyond = 0;
-  std::vector<SampleValue> worst;    // tensors by name, worst first (up to 5)
+  std::vector<SampleValue> worst;  // tensors by name, worst first (up to 5)
   std::vector<std::string> problems;
-  std::string summary;               // "exact: max abs error 0.0518 > 0 over 6 tensor(s), 6 beyond (worst: ...)"
+  std::string summary;  // "exact: max abs error 0.0518 > 0 over 6 tensor(s), 6 beyond (worst: ...)"
 };
 WeightsComparison compareWeights(const Criterion& c, const std::vector<Tensor>& a, const std::vector<Tensor>& b);
 

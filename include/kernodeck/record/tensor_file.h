@@ -14,9 +14,9 @@ namespace kernodeck::record {
 
 struct Tensor {
   std::string name;
-  std::string dtype;             // float16 bfloat16 float32 float64 int8..int64 uint8..uint64 bool
+  std::string dtype;  // float16 bfloat16 float32 float64 int8..int64 uint8..uint64 bool
   std::vector<int64_t> shape;
-  std::vector<double> values;    // C order
+  std::vector<double> values;  // C order
   int64_t elements() const;
 };
 

@@ -21,15 +21,15 @@
 namespace kernodeck::registry {
 
 struct ClientOptions {
-  bool insecure = false;          // plain HTTP and no TLS verification for any registry
-  std::string certDir;            // extra CA certificates (*.crt) for TLS
-  std::string cacheDir;           // empty: $XDG_CACHE_HOME/kernodeck or ~/.cache/kernodeck
+  bool insecure = false;  // plain HTTP and no TLS verification for any registry
+  std::string certDir;    // extra CA certificates (*.crt) for TLS
+  std::string cacheDir;   // empty: $XDG_CACHE_HOME/kernodeck or ~/.cache/kernodeck
   bool noCache = false;
-  int retries = 4;                // attempts after the first
-  double retryMaxSeconds = 60;    // total time spent waiting to retry, per request
+  int retries = 4;              // attempts after the first
+  double retryMaxSeconds = 60;  // total time spent waiting to retry, per request
   long connectTimeoutS = 10;
-  long stallTimeoutS = 30;        // abort a transfer that moves no byte for this long
-  bool progress = false;          // per-layer bytes on stderr
+  long stallTimeoutS = 30;  // abort a transfer that moves no byte for this long
+  bool progress = false;    // per-layer bytes on stderr
   AuthSources auth;
 };
 
@@ -67,7 +67,8 @@ class Client {
   // then PUT ?digest=) unless the registry has it already; PUT a manifest by tag or digest.
   Result<bool> hasBlob(const oci::Digest& d);
   Result<oci::Digest> pushBlob(std::string_view bytes);
-  Result<PushedManifest> putManifest(const std::string& tagOrDigest, const std::string& bytes, const std::string& mediaType);
+  Result<PushedManifest> putManifest(const std::string& tagOrDigest, const std::string& bytes,
+                                     const std::string& mediaType);
 
   // GET /v2/<repo>/referrers/<digest>: the image index of referrers, or nullopt when the registry
   // has no referrers API (404), in which case the spec's fallback tag `sha256-<hex>` holds it.
@@ -82,7 +83,8 @@ class Client {
   struct Impl;
 
  private:
-  Result<std::vector<std::string>> listPaged(const std::string& first, const std::string& key, const std::string& scope);
+  Result<std::vector<std::string>> listPaged(const std::string& first, const std::string& key,
+                                             const std::string& scope);
 
   Reference ref_;
   std::unique_ptr<Impl> impl_;

@@ -49,7 +49,8 @@ struct Referrer {
 
 // The referrers of `subject`, only those of `artifactType` when given: from the referrers API
 // where the registry has it, else from the fallback tag; none is an empty list.
-Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject, const std::string& artifactType = "");
+Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject,
+                                            const std::string& artifactType = "");
 
 // An artifact manifest read back (its blobs are not fetched).
 struct FetchedArtifact {

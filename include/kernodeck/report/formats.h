@@ -31,8 +31,8 @@ std::string render(const Report& r, Format format, int failOn);
 
 // One thing an SBOM lists: the audited image or tree, its OS, a package, a Python interpreter.
 struct Component {
-  std::string ref;      // unique in the inventory
-  std::string type;     // "container", "operating-system", "os-package", "python", "python-package"
+  std::string ref;   // unique in the inventory
+  std::string type;  // "container", "operating-system", "os-package", "python", "python-package"
   std::string name, version, purl, description;
   std::map<std::string, std::string> hashes;  // "SHA-256" -> lower-case hex
   // The audit's verdict on this component: "verified", "findings: CODE=N, ..." (worst first),

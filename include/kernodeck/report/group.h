@@ -13,8 +13,8 @@ namespace kernodeck::report {
 struct FindingGroup {
   std::string code;
   Severity severity = Severity::Warning;
-  std::string package;  // shared by every member; empty when the findings name no package
-  std::string layer;    // shared by every member when they name no package; else empty
+  std::string package;                  // shared by every member; empty when the findings name no package
+  std::string layer;                    // shared by every member when they name no package; else empty
   std::vector<const Finding*> members;  // in report order; point into the grouped vector
 
   size_t count() const { return members.size(); }

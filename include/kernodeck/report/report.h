@@ -6,8 +6,8 @@
 // Findings are data, not errors: an audit collects all of them and renders once.
 #pragma once
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -70,8 +70,7 @@ class Report {
   const std::vector<Step>& steps() const { return steps_; }
 
   void add(Finding f);
-  void add(std::string code, Severity sev, std::string message,
-           std::map<std::string, std::string> evidence = {});
+  void add(std::string code, Severity sev, std::string message, std::map<std::string, std::string> evidence = {});
   const std::vector<Finding>& findings() const { return findings_; }
   bool hasFinding(std::string_view code) const;
 

@@ -19,9 +19,9 @@ namespace kernodeck::util {
 
 // Where a child's stdout or stderr goes.
 enum class ProcessOutput {
-  Capture,   // into ProcessResult::out / err, up to ProcessSpec::maxOutput bytes
-  Discard,   // /dev/null
-  Stderr,    // the parent's stderr (progress a user should see; stdout stays machine output)
+  Capture,  // into ProcessResult::out / err, up to ProcessSpec::maxOutput bytes
+  Discard,  // /dev/null
+  Stderr,   // the parent's stderr (progress a user should see; stdout stays machine output)
 };
 
 struct ProcessSpec {
@@ -44,12 +44,12 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-  bool exited = false;    // ended by exit(); exitCode is meaningful
+  bool exited = false;  // ended by exit(); exitCode is meaningful
   int exitCode = -1;
-  int signal = 0;         // the signal that ended it, when it did not exit
-  bool timedOut = false;  // killed because the deadline passed
-  bool truncated = false; // a captured stream was longer than maxOutput
-  double seconds = 0;     // wall-clock time from start to end
+  int signal = 0;          // the signal that ended it, when it did not exit
+  bool timedOut = false;   // killed because the deadline passed
+  bool truncated = false;  // a captured stream was longer than maxOutput
+  double seconds = 0;      // wall-clock time from start to end
   std::string out, err;
 
   // Exited with status 0 before the deadline.

@@ -28,21 +28,33 @@ struct Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}      // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const { assert(!ok()); return std::get<1>(v_); }
+  const Error& error() const {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
 
  private:
   std::variant<T, Error> v_;
@@ -56,7 +68,10 @@ class [[nodiscard]] Result<void> {
   Result(Error error) : err_(std::move(error)), ok_(false) {}  // NOLINT
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return err_; }
+  const Error& error() const {
+    assert(!ok_);
+    return err_;
+  }
 
  private:
   Error err_;
@@ -70,13 +85,13 @@ using Status = Result<void>;
 // TRY(x): evaluate a Result; on error, return the error from the caller.
 #define KDK_CONCAT_(a, b) a##b
 #define KDK_CONCAT(a, b) KDK_CONCAT_(a, b)
-#define KDK_TRY_STATUS(expr)                      \
-  do {                                            \
-    auto _kdk_r = (expr);                         \
-    if (!_kdk_r.ok()) return _kdk_r.error();      \
+#define KDK_TRY_STATUS(expr)                 \
+  do {                                       \
+    auto _kdk_r = (expr);                    \
+    if (!_kdk_r.ok()) return _kdk_r.error(); \
   } while (0)
-#define KDK_TRY_ASSIGN_IMPL(tmp, lhs, expr)       \
-  auto tmp = (expr);                              \
-  if (!tmp.ok()) return tmp.error();              \
+#define KDK_TRY_ASSIGN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                        \
+  if (!tmp.ok()) return tmp.error();        \
   lhs = std::move(tmp).value()
 #define KDK_TRY_ASSIGN(lhs, expr) KDK_TRY_ASSIGN_IMPL(KDK_CONCAT(_kdk_t, __LINE__), lhs, expr)
