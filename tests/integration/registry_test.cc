@@ -23,8 +23,9 @@ int freePort() {
   return 20000 + static_cast<int>(rng() % 30000);
 }
 
+// Up to 30 s: a registry starting while the other test of `ctest -j2` loads both cores.
 bool waitHttp(int port, const std::string& path = "/v2/") {
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 300; ++i) {
     RunResult r = run("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" + std::to_string(port) + path);
     if (r.out != "000" && !r.out.empty()) return true;
     ::usleep(100000);
@@ -367,7 +368,7 @@ TEST_F(Registry, BasicAuthOnTheRealRegistry) {
                                    "/data\nauth:\n  htpasswd:\n    realm: kdk\n    path: " + d +
                                    "/htpasswd\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port) + "\n");
   Process reg{spawn("exec docker-registry serve " + d + "/config.yml", d + "/log")};
-  ASSERT_TRUE(waitHttp(port));
+  ASSERT_TRUE(waitHttp(port)) << "docker-registry on port " << port << " did not answer: " << readFile(d + "/log");
   ASSERT_EQ(run("skopeo copy -q --dest-tls-verify=false --dest-creds bob:builder oci:" + *dir_ + "/img:1.0 docker://" +
                 ref("team/demo:1.0", port))
                 .code,

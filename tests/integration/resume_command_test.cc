@@ -114,6 +114,7 @@ TEST(ResumeCommand, FailsWhenTheScriptForgetsTheOptimizerState) {
   script.replace(script.find(saved), saved.size(), "");
   script.replace(script.find(restored), restored.size(), "pass");
   writeFile(base + "/train.py", script);
+  writeFile(base + "/embed.py", readFile(std::string(SOURCE_DIR) + "/examples/embeddings/embed.py"));  // the model it imports
   // The command as one string this time (--cmd), run from the project's folder (--cwd).
   RunResult r = run(K + " resume check --json --steps 12 --at 5 --weights weights.pt --cwd " + base +
                     " --cmd '/usr/bin/python3 train.py --steps {steps} --save-at {save_at} --checkpoint {checkpoint} "
