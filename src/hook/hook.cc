@@ -218,7 +218,8 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     log["gpu_container"] = check.gpuContainer;
     log["verdicts"] = findings;
     if (!(block && policy == Policy::Enforce)) {
-      auto w = util::writeBeneath(root, "run/kernodeck/host.json", out.record.dump(2) + "\n");
+      auto w = util::writeBeneath(root, "run/kernodeck/host.json", out.record.dump(2) + "\n", 0644,
+                                  util::Replace::UnlinkFirst);  // the container's process has not started
       if (!w.ok()) log["record_error"] = w.error().message;
     }
     return finish(block, firstError);

@@ -3,6 +3,7 @@
 // packages (purls, hashes where the image records them), the audit's verdict and each
 // component's verification result as kernodeck:* properties.
 #include "kernodeck/report/formats.h"
+#include "kernodeck/util/strings.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::report {
@@ -59,7 +60,7 @@ json toCycloneDx(const Report& r, int failOn) {
           {"serialNumber", "urn:uuid:" + uuidFrom(r.toJson(failOn).dump())},
           {"version", 1},
           {"metadata",
-           {{"timestamp", utcNow()},
+           {{"timestamp", util::utcTimestamp()},
             {"tools",
              {{"components", json::array({{{"type", "application"}, {"name", "kernodeck"}, {"version", kVersion}}})}}},
             {"component", metaComponent},

@@ -1,5 +1,4 @@
 // `--format`: parses the name and renders a report in it (formats.h).
-#include <ctime>
 
 #include "kernodeck/report/formats.h"
 #include "kernodeck/util/hash.h"
@@ -48,15 +47,6 @@ std::string uuidFrom(const std::string& seed) {
   h[12] = '5';                                                  // version: name-based (SHA)
   h[16] = "89ab"[std::stoi(h.substr(16, 1), nullptr, 16) & 3];  // variant: RFC 4122
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20, 12);
-}
-
-std::string utcNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace kernodeck::report

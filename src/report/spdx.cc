@@ -2,6 +2,7 @@
 // DESCRIBES the audited image or tree, which CONTAINS the rest; the verification result is the
 // package comment and an annotation.
 #include "kernodeck/report/formats.h"
+#include "kernodeck/util/strings.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::report {
@@ -31,7 +32,7 @@ const char* spdxAlgorithm(const std::string& cdx) {
 
 json toSpdx(const Report& r, int failOn) {
   std::vector<Component> inv = inventoryOf(r, failOn);
-  std::string created = utcNow();
+  std::string created = util::utcTimestamp();
   json packages = json::array(), relationships = json::array();
   for (size_t i = 0; i < inv.size(); ++i) {
     const Component& c = inv[i];

@@ -25,7 +25,8 @@ bool writeAll(int fd, std::string_view content) {
   return true;
 }
 
-Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode) {
+Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode,
+                    Replace replace) {
   int dir = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return Error::Io("cannot open " + root + ": " + std::strerror(errno));
   auto parts = split(rel, '/');
@@ -61,6 +62,7 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
   }
   bool ok = writeAll(fd, content);
   ok = ::close(fd) == 0 && ok;
+  if (ok && replace == Replace::UnlinkFirst) ::unlinkat(dir, name.c_str(), 0);  // absent or a directory: rename says
   if (!ok || ::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) {
     int e = errno;
     ::unlinkat(dir, tmp.c_str(), 0);

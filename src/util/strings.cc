@@ -99,8 +99,10 @@ std::string utcTimestamp() {
   std::time_t t = std::time(nullptr);
   struct tm tm {};
   ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  // Not strftime: it calls tzset, which reads /etc/localtime, a file the hook has no use for.
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec);
   return buf;
 }
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 using namespace kernodeck::util;
 
 TEST(Strings, SplitKeepsEmptyFields) {
@@ -34,4 +36,20 @@ TEST(Strings, HtmlEscapeEscapesEveryMarkupCharacter) {
   EXPECT_EQ(kernodeck::util::htmlEscape("<a href=\"x\" title='y'>&</a>"),
             "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
   EXPECT_EQ(kernodeck::util::htmlEscape("plain"), "plain");
+}
+
+// The hook's clock: the same text strftime gives for UTC, without strftime (which reads the
+// time zone file).
+TEST(Strings, UtcTimestampIsRfc3339InUtc) {
+  auto viaStrftime = [] {
+    std::time_t now = std::time(nullptr);
+    struct tm tm {};
+    ::gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return std::string(buf);
+  };
+  std::string before = viaStrftime(), t = utcTimestamp(), after = viaStrftime();
+  EXPECT_TRUE(t == before || t == after) << t << " between " << before << " and " << after;
+  EXPECT_EQ(t.size(), 20u) << t;
 }

@@ -52,7 +52,5 @@ std::string toHtml(const Report& r, int failOn);
 
 // A stable RFC 4122-shaped UUID derived from `seed` (SBOM serial numbers and namespaces).
 std::string uuidFrom(const std::string& seed);
-// The current time, "2026-01-31T12:00:00Z".
-std::string utcNow();
 
 }  // namespace kernodeck::report

@@ -14,10 +14,19 @@ namespace kernodeck::util {
 // (errno tells which).
 bool writeAll(int fd, std::string_view content);
 
-// Writes `content` to ROOT/REL atomically (temp + rename), creating missing
-// directories (0755). Every component is opened with O_NOFOLLOW from a
-// descriptor on ROOT, so a link inside ROOT can never redirect the write.
-Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode = 0644);
+// How writeBeneath puts its file in place of one already there.
+enum class Replace {
+  Atomic,       // rename over it: a reader sees the old file or the new one, never neither
+  UnlinkFirst,  // remove it, then rename onto the free name: for a file nobody reads yet (a
+                // container being created). ext4 writes a file renamed over another out to disk
+                // at once (auto_da_alloc), which costs the hook milliseconds; this does not.
+};
+
+// Writes `content` to ROOT/REL through a temporary file and a rename, creating missing
+// directories (0755). Every component is opened with O_NOFOLLOW from a descriptor on ROOT, so
+// a link inside ROOT can never redirect the write.
+Status writeBeneath(const std::string& root, const std::string& rel, std::string_view content, unsigned mode = 0644,
+                    Replace replace = Replace::Atomic);
 
 // Writes `content` to PATH atomically (a temporary file beside it, fsync, rename). Caches whose
 // readers detect a torn entry pass sync = false: no fsync, so no wait for the disk.
