@@ -1,11 +1,9 @@
 // See resume.h. LibTorch is used here and in torch_compute.cc only.
 #include <ATen/CPUGeneratorImpl.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/torch.h>
 #include <unistd.h>
 #include <cstdint>
-
-#include <archive.h>
-#include <archive_entry.h>
 
 #include <algorithm>
 #include <fstream>
@@ -13,6 +11,7 @@
 #include <set>
 
 #include "kernodeck/libtorch/abi.h"
+#include "kernodeck/libtorch/pickle_strings.h"
 #include "kernodeck/probe/resume.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/process.h"
@@ -172,45 +171,21 @@ bool looksLikeParameter(const std::string& k) {
 }
 
 // LibTorch's unpickler cannot rebuild some Python objects (an nn.Module state_dict is an
-// OrderedDict carrying _metadata). Then the pickle inside the zip is scanned for the
-// string keys a resume needs: (SHORT_)BINUNICODE opcodes followed by the name.
+// OrderedDict carrying _metadata). Then the pickle inside the zip is scanned for the string keys
+// a resume needs, and "(parameters)" stands for parameter names ("fc1.weight").
 std::set<std::string> scanPickleKeys(const std::string& path, const std::vector<std::string>& names) {
   std::set<std::string> found;
-  struct archive* a = archive_read_new();
-  archive_read_support_format_zip(a);
-  if (archive_read_open_filename(a, path.c_str(), 1 << 16) != ARCHIVE_OK) {
-    archive_read_free(a);
-    return found;
+  try {
+    caffe2::serialize::PyTorchStreamReader zip(path);  // LibTorch's own reader of the zip
+    auto [data, size] = zip.getRecord("data.pkl");
+    libtorch::forEachPickleString(std::string_view(static_cast<const char*>(data.get()), size),
+                                  [&](std::string_view s) {
+                                    if (looksLikeParameter(std::string(s))) found.insert("(parameters)");
+                                    if (std::find(names.begin(), names.end(), s) != names.end()) found.emplace(s);
+                                  });
+  } catch (const std::exception&) {
+    // Not a zip LibTorch can read: nothing found.
   }
-  struct archive_entry* e;
-  while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
-    std::string n = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
-    if (n.size() < 8 || n.substr(n.size() - 8) != "data.pkl") continue;
-    std::string pkl;
-    char buf[65536];
-    la_ssize_t k;
-    while ((k = archive_read_data(a, buf, sizeof buf)) > 0 && pkl.size() < (64u << 20))
-      pkl.append(buf, static_cast<size_t>(k));
-    // A plain model state_dict: parameter names ("fc1.weight") as SHORT_BINUNICODE (protocol 4)
-    // or BINUNICODE (protocol 2, torch.save's default) strings.
-    for (char op : {'\x8c', 'X'}) {
-      size_t header = op == 'X' ? 5 : 2;
-      for (size_t at = pkl.find(op); at != std::string::npos && at + header <= pkl.size(); at = pkl.find(op, at + 1)) {
-        size_t n = static_cast<unsigned char>(pkl[at + 1]);
-        if (op == 'X')
-          for (int b = 1; b < 4; ++b) n |= static_cast<size_t>(static_cast<unsigned char>(pkl[at + 1 + b])) << (8 * b);
-        if (n > 256 || at + header + n > pkl.size()) continue;
-        if (looksLikeParameter(pkl.substr(at + header, n))) found.insert("(parameters)");
-      }
-    }
-    for (const auto& name : names) {
-      std::string shortForm = std::string("\x8c") + static_cast<char>(name.size()) + name;
-      std::string longForm = std::string("X") + static_cast<char>(name.size()) + std::string(3, '\0') + name;
-      if (pkl.find(shortForm) != std::string::npos || pkl.find(longForm) != std::string::npos) found.insert(name);
-    }
-    break;
-  }
-  archive_read_free(a);
   return found;
 }
 

@@ -42,7 +42,8 @@ std::string archiveError(struct archive* a) {
   return e ? util::printable(e, 120) : "no detail from libarchive";
 }
 
-Result<PtArchive> readArchive(std::string_view bytes) {
+// The archive's data.pkl, and its storages unless `storages` is false.
+Result<PtArchive> readArchive(std::string_view bytes, bool storages = true) {
   struct archive* a = archive_read_new();
   archive_read_support_format_zip(a);
   std::unique_ptr<struct archive, int (*)(struct archive*)> guard(a, archive_read_free);
@@ -65,7 +66,7 @@ Result<PtArchive> readArchive(std::string_view bytes) {
     if (slash == std::string::npos || slash == 0) continue;
     std::string top = name.substr(0, slash), rest = name.substr(slash + 1);
     bool isPickle = rest == "data.pkl", isStorage = rest.rfind("data/", 0) == 0 && rest.size() > 5;
-    if (rest == "byteorder" || isPickle || isStorage) {
+    if (rest == "byteorder" || isPickle || (isStorage && storages)) {
       if (prefix && *prefix != top) return Error::Invalid(".pt zip holds more than one archive folder");
       prefix = top;
     } else {
@@ -602,6 +603,12 @@ void collect(const Value& v, const std::string& name, std::vector<Tensor>& out, 
 }  // namespace
 
 bool isTorchZip(std::string_view bytes) { return bytes.substr(0, 4) == std::string_view("PK\x03\x04", 4); }
+
+Result<std::string> torchZipPickle(std::string_view bytes) {
+  auto ar = readArchive(bytes, false);
+  if (!ar) return ar.error();
+  return std::move(ar->pickle);
+}
 
 Result<std::vector<Tensor>> parseTorchZip(std::string_view bytes) {
   auto ar = readArchive(bytes);

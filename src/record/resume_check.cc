@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "kernodeck/libtorch/pickle_strings.h"
+#include "kernodeck/record/tensor_file.h"
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
@@ -31,13 +33,17 @@ const std::vector<std::string> kDataOrderKeys = {"data_rng",         "data_rng_s
                                                  "dataloader_state", "loader_state",   "shuffle_rng",    "epoch_perm",
                                                  "permutation",      "perm",           "batch_sampler"};
 
-// The pickle's encodings of a string key: SHORT_BINUNICODE (protocol 4) and BINUNICODE
-// (protocol 2, torch.save's default).
-bool pickleHoldsString(std::string_view bytes, const std::string& s) {
-  if (s.size() > 255) return false;
-  std::string shortForm = std::string("\x8c") + static_cast<char>(s.size()) + s;
-  std::string longForm = std::string("X") + static_cast<char>(s.size()) + std::string(3, '\0') + s;
-  return bytes.find(shortForm) != std::string_view::npos || bytes.find(longForm) != std::string_view::npos;
+// Which of kDataOrderKeys the checkpoint's pickle holds as strings: the zip's data.pkl, or the
+// whole file when it is no zip (the legacy format) or its zip cannot be read.
+std::set<std::string> dataOrderKeysIn(std::string_view bytes) {
+  std::string pickle;
+  if (isTorchZip(bytes))
+    if (auto p = torchZipPickle(bytes)) pickle = std::move(*p);
+  std::set<std::string> found;
+  libtorch::forEachPickleString(pickle.empty() ? bytes : std::string_view(pickle), [&](std::string_view s) {
+    if (std::find(kDataOrderKeys.begin(), kDataOrderKeys.end(), s) != kDataOrderKeys.end()) found.emplace(s);
+  });
+  return found;
 }
 
 std::vector<std::string> stringsAt(const json& j, const char* key) {
@@ -320,9 +326,10 @@ CheckpointState assessCheckpoint(const report::Report* inspected, std::string_vi
   } else if (inspected) {
     s.why = inspected->failed() ? inspected->firstError() : "the checkpoint reader said nothing about it";
   }
+  std::set<std::string> scanned = dataOrderKeysIn(bytes);
   for (const auto& k : kDataOrderKeys) {
     bool found = std::find(s.keys.begin(), s.keys.end(), k) != s.keys.end();
-    if (!found && pickleHoldsString(bytes, k)) {
+    if (!found && scanned.count(k)) {
       found = true;
       s.keys.push_back(k);
     }

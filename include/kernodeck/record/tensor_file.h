@@ -49,4 +49,7 @@ bool isTorchZip(std::string_view bytes);
 // 2^27 values, nesting 8 deep, 10000 tensors; anything else is a one-line error.
 Result<std::vector<Tensor>> parseTorchZip(std::string_view bytes);
 
+// The `<archive>/data.pkl` of a torch.save zip, its storages left unread.
+Result<std::string> torchZipPickle(std::string_view bytes);
+
 }  // namespace kernodeck::record
