@@ -425,11 +425,12 @@ json criClient(const std::string& socket, const json& plan, std::string* err) {
 // hook's reason in the gRPC error, which is what kubelet shows in the pod's events; under warn
 // (runtime class kernodeck-warn) the container starts and prints its host record.
 TEST(HookEngines, ContainerdCriBaseRuntimeSpec) {
-  if (::geteuid() != 0 || !haveTool("containerd") || !haveTool("ctr") || !haveTool("runc") || !haveTool("busybox") ||
-      !haveTool("umoci"))
-    GTEST_SKIP() << "needs root, containerd, ctr, runc, busybox, umoci";
+  std::string missing = ::geteuid() != 0 ? " root" : "";
+  for (const char* tool : {"containerd", "ctr", "runc", "busybox", "umoci"})
+    if (!haveTool(tool)) missing += std::string(" ") + tool;
   if (run(kSystemPython + " -c 'import grpc, grpc_tools'").code != 0)
-    GTEST_SKIP() << "needs python3-grpcio and python3-grpc-tools for " << kSystemPython;
+    missing += " python3-grpcio and python3-grpc-tools (for " + kSystemPython + ")";
+  if (!missing.empty()) GTEST_SKIP() << "missing:" << missing;
   std::string host = hostTree("h100-550-open");
   ASSERT_FALSE(host.empty());
   std::string d = tempDir("cricontainerd");
