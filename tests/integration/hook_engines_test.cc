@@ -1,7 +1,8 @@
 // kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
 // driver 550, CUDA 12.4 at most): podman through CDI (JSON and YAML specs) with crun and with runc, crun and runc
-// directly, and containerd 1.6 through its runc shim. Each starts a real busybox container: allowed, refused under
-// enforce (with the reason where the engine shows it) and started under warn with its host record.
+// directly, and containerd 1.6 through its runc shim (ctr, and CRI as kubelet drives it). Each starts a real busybox
+// container: allowed, refused under enforce (with the reason where the engine shows it) and started under warn with its
+// host record.
 //
 // Set-up the tests make for themselves: podman reads a temporary containers.conf
 // (CONTAINERS_CONF) with ulimits these VMs allow; the CDI specs go to /var/run/cdi (podman 4.3
@@ -10,6 +11,8 @@
 // refuses), so it is mounted as v1 when it is not already.
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "support.h"
 
@@ -295,8 +298,7 @@ TEST(HookEngines, OwnCdiSpecDeviceRunsTheCheck) {
 // containerd 1.6 (Debian 12's): a private containerd (CRI off, its own root, state and socket)
 // runs through its runc shim a spec that `kernodeck-hook runc-config` gave the hook (`ctr run
 // --config`): allowed, refused under enforce with the reason in ctr's error, started under warn.
-// The same spec file is what CRI's `base_runtime_spec` takes (hooks/README: not tested here, no
-// CRI client in Debian 12).
+// The same spec file is what CRI's `base_runtime_spec` takes: ContainerdCriBaseRuntimeSpec below.
 TEST(HookEngines, ContainerdRunsTheHookFromTheSpec) {
   if (::geteuid() != 0 || !haveTool("containerd") || !haveTool("ctr") || !haveTool("runc") || !haveTool("busybox"))
     GTEST_SKIP() << "needs root, containerd, ctr, runc";
@@ -334,4 +336,174 @@ TEST(HookEngines, ContainerdRunsTheHookFromTheSpec) {
       expectOutcome(r, log, starts, c.enforceStarts, where, "kernodeck-hook: refused: hook.require.unsatisfied");
       if (::testing::Test::HasFatalFailure()) return;
     }
+}
+
+namespace {
+
+// Debian's python, which has python3-grpcio and python3-grpc-tools (a python3 earlier in PATH may not).
+const std::string kSystemPython = "/usr/bin/python3";
+
+// A private containerd with its CRI plugin on, as a Kubernetes node runs it: its own root, state,
+// socket, runc root and (empty) CNI folders under `dir`; the default runtime `runc` takes
+// `enforceSpec` as its base_runtime_spec, the runtime class `kernodeck-warn` takes `warnSpec`.
+// The sandbox image is a local busybox image (pods run on the node network, so no CNI and no
+// pull). This VM cannot lower oom_score_adj (CRI gives a pod's sandbox -998), hence
+// restrict_oom_score_adj. Stopped on destruction, even when the test failed: its tasks killed
+// and removed (their shims outlive containerd), containerd ended, what they mounted unmounted.
+struct CriContainerd {
+  std::string dir, ctr;
+  bool up = false;
+
+  CriContainerd(const std::string& d, const std::string& enforceSpec, const std::string& warnSpec)
+      : dir(d), ctr("ctr --address " + d + "/containerd.sock -n k8s.io") {
+    std::string config = R"(version = 2
+root = "@DIR/root"
+state = "@DIR/state"
+[grpc]
+  address = "@DIR/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "@IMAGE"
+  stream_server_port = "0"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "@DIR/cni/bin"
+    conf_dir = "@DIR/cni/conf"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      base_runtime_spec = "@ENFORCE"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "@DIR/runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kernodeck-warn]
+      runtime_type = "io.containerd.runc.v2"
+      base_runtime_spec = "@WARN"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kernodeck-warn.options]
+        Root = "@DIR/runc"
+)";
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"@DIR", d}, {"@IMAGE", kImage}, {"@ENFORCE", enforceSpec}, {"@WARN", warnSpec}})
+      for (size_t at = config.find(key); at != std::string::npos; at = config.find(key, at + value.size()))
+        config.replace(at, key.size(), value);
+    writeFile(d + "/config.toml", config);
+    run("cd " + d + " && (containerd --config " + d + "/config.toml > containerd.log 2>&1 < /dev/null & echo $! > " +
+        "containerd.pid)");
+    for (int i = 0; i < 100 && !up; ++i) {
+      up = run(ctr + " version >/dev/null 2>&1").code == 0;
+      if (!up) ::usleep(100000);
+    }
+  }
+  ~CriContainerd() {
+    run("for t in $(" + ctr + " tasks ls -q 2>/dev/null); do " + ctr + " tasks rm -f $t >/dev/null 2>&1; done");
+    run("p=$(cat " + dir + "/containerd.pid); kill $p; for i in $(seq 50); do kill -0 $p 2>/dev/null || break; " +
+        "sleep 0.1; done; kill -9 $p 2>/dev/null; true");
+    // Deepest first; -l for one still busy.
+    run("grep -o ' " + dir + "/[^ ]*' /proc/self/mounts | sort -r | while read m; do umount -l $m; done");
+  }
+
+  static constexpr const char* kImage = "kernodeck.test/busybox:base";
+};
+
+// Runs tests/tools/cri_client.py on the containerd's socket with `plan`; its JSON answer (null
+// when it printed none; `err` then says why).
+json criClient(const std::string& socket, const json& plan, std::string* err) {
+  std::string file = tempDir("criplan") + "/plan.json";
+  writeFile(file, plan.dump(1));
+  RunResult r =
+      run("timeout 120 " + kSystemPython + " " + SOURCE_DIR + "/tests/tools/cri_client.py " + socket + " " + file);
+  *err = "cri_client exit " + std::to_string(r.code) + "\n" + r.err + r.out;
+  return r.code == 0 ? json::parse(r.out, nullptr, false) : json();
+}
+
+}  // namespace
+
+// Kubernetes' path: kubelet drives containerd's CRI plugin (here a small CRI v1 client,
+// tests/tools/cri_client.py, over a private containerd 1.6 with CRI on), whose runtime takes a
+// base_runtime_spec that `kernodeck-hook runc-config` gave the hook (`ctr oci spec` first). A pod
+// on the node network gets one container with the fake host's GPU 0 passed as a device plugin
+// passes it (CRI devices). Under enforce (the default runtime) StartContainer fails with the
+// hook's reason in the gRPC error, which is what kubelet shows in the pod's events; under warn
+// (runtime class kernodeck-warn) the container starts and prints its host record.
+TEST(HookEngines, ContainerdCriBaseRuntimeSpec) {
+  std::string missing = ::geteuid() != 0 ? " root" : "";
+  for (const char* tool : {"containerd", "ctr", "runc", "busybox", "umoci"})
+    if (!haveTool(tool)) missing += std::string(" ") + tool;
+  if (run(kSystemPython + " -c 'import grpc, grpc_tools'").code != 0)
+    missing += " python3-grpcio and python3-grpc-tools (for " + kSystemPython + ")";
+  if (!missing.empty()) GTEST_SKIP() << "missing:" << missing;
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  std::string d = tempDir("cricontainerd");
+
+  // The base specs an administrator writes, one per policy.
+  std::map<std::string, std::string> logs;
+  for (const char* policy : {"enforce", "warn"}) {
+    std::string spec = d + "/" + policy + "-spec.json";
+    logs[policy] = d + "/" + policy + "-hook.log";
+    RunResult r = run("ctr oci spec > " + spec + " && " + kHook + " runc-config " + spec + " --binary " + kHook +
+                      " --policy " + policy + " --host-root " + host + " --log " + logs[policy]);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  // The one image (sandbox and container): busybox, sleeping when run as the pod's sandbox.
+  RunResult img = run(umociBusyboxCommands(d + "/layout", d + "/unpacked") + " && umoci config --image " + d +
+                      "/layout:base --config.entrypoint /bin/busybox --config.entrypoint sleep --config.cmd 3600" +
+                      " && tar -C " + d + "/layout -cf " + d + "/image.tar .");
+  ASSERT_EQ(img.code, 0) << img.err;
+
+  CriContainerd containerd(d, d + "/enforce-spec.json", d + "/warn-spec.json");
+  ASSERT_TRUE(containerd.up) << readFile(d + "/containerd.log");
+  RunResult imp = run(containerd.ctr + " images import --base-name kernodeck.test/busybox " + d + "/image.tar");
+  ASSERT_EQ(imp.code, 0) << imp.err << readFile(d + "/containerd.log");
+
+  json devices = json::array();
+  for (const char* node : {"nvidiactl", "nvidia-uvm", "nvidia0"})
+    devices.push_back({{"container_path", std::string("/dev/") + node}, {"host_path", host + "/dev/" + node}});
+  int n = 0;
+  for (const char* policy : {"warn", "enforce"})
+    for (const auto& c : kCases) {
+      std::string where = std::string("containerd CRI ") + c.name + " [" + policy + "]";
+      std::string pod = "kdk-cri-" + std::to_string(n++);
+      json plan = {{"images", {CriContainerd::kImage}},
+                   {"pod",
+                    {{"name", pod},
+                     {"uid", pod + "-" + std::to_string(::getpid())},
+                     {"namespace", "kernodeck-test"},
+                     {"log_directory", d + "/pods/" + pod},
+                     {"host_network", true},
+                     {"runtime_handler", std::string(policy) == "warn" ? "kernodeck-warn" : ""}}},
+                   {"container",
+                    {{"name", "gpu"},
+                     {"image", CriContainerd::kImage},
+                     {"command", {"/bin/busybox", "cat", "/run/kernodeck/host.json"}},
+                     {"env", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", c.env}}},
+                     {"devices", devices},
+                     {"log_path", "gpu/0.log"}}},
+                   {"wait_s", 20}};
+      std::string err;
+      json res = criClient(d + "/containerd.sock", plan, &err);
+      ASSERT_TRUE(res.is_object()) << where << ": " << err;
+      ASSERT_EQ(res["version"]["runtime_api_version"], "v1") << where << "\n" << res.dump(1);
+      ASSERT_EQ(res["create_container"]["ok"], true) << where << "\n" << res.dump(1) << readFile(d + "/containerd.log");
+      EXPECT_EQ(res["cleanup_errors"], json::array()) << where;
+      std::string id = res["create_container"]["id"];
+      // As the other engines' checks read it: started (exit 0, the record on stdout) or refused
+      // with the reason in what the user sees (the StartContainer error).
+      const json& start = res["start_container"];
+      bool started = start.is_object() && start.value("ok", false) && res["status"].is_object() &&
+                     res["status"].value("exit_code", -1) == 0;
+      RunResult seen{started ? 0 : 1, res["stdout"].is_string() ? res["stdout"].get<std::string>() : "",
+                     start.is_object() && start.contains("error") ? start["error"].get<std::string>() : res.dump(1)};
+      bool starts = std::string(policy) == "warn" || c.enforceStarts;
+      expectOutcome(seen, logs[policy], starts, c.enforceStarts, where,
+                    "kernodeck-hook: refused: hook.require.unsatisfied");
+      if (::testing::Test::HasFatalFailure()) return;
+      // The hook ran for this very container, from the base spec of the pod's runtime.
+      EXPECT_EQ(json::parse(lastLine(logs[policy]))["container"], id) << where;
+    }
+  // One hook run per pod container, none for the pods' sandboxes: containerd 1.6 makes the
+  // sandbox (pause) container from its default spec, not the base spec (hooks/README says so).
+  for (const auto& [policy, log] : logs) {
+    std::string text = readFile(log);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << policy << ":\n" << text;
+  }
 }
