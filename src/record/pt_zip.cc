@@ -331,14 +331,14 @@ class Machine {
       if (s != 0 && numel > kMaxValues / s) return fail("tensor is too large");
       numel *= s;
     }
-    if (numel > 0) {
+    if (numel > 0) {  // the last element read, offset included: a 0-d tensor has no dimension to check it
       for (size_t d = 0; d < size->size(); ++d) {
         uint64_t span = static_cast<uint64_t>((*size)[d]) - 1, step = static_cast<uint64_t>((*stride)[d]);
         if (step != 0 && span > st->numel / step) return fail("tensor reaches past its storage");
         last += span * step;
-        if (last >= st->numel)
-          return fail("tensor reaches past its storage of " + std::to_string(st->numel) + " elements");
       }
+      if (last >= st->numel)
+        return fail("tensor reaches past its storage of " + std::to_string(st->numel) + " elements");
     }
     values_ += numel;
     if (values_ > kMaxValues) return fail("tensors are too large all together");
