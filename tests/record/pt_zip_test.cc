@@ -108,6 +108,8 @@ TEST(PtZip, HostileInputIsAOneLineError) {
       {fixture("hostile_memo.pt"), "memo entry 5 that was never set"},
       {fixture("hostile_shape.pt"), "reaches past its storage"},
       {fixture("hostile_storage.pt"), "is smaller than its 4 elements"},
+      // Found by fuzz_pt: a 0-d tensor at an offset past its storage, once read past the buffer.
+      {fixture("hostile_scalar_offset.pt"), "reaches past its storage"},
       {good.substr(0, 40), ".pt zip"},
       {std::string("PK\x03\x04", 4), ".pt zip"},
   };
