@@ -29,6 +29,18 @@ std::vector<std::optional<std::string>> valuesOf(const std::vector<std::string>&
   return out;
 }
 
+// A flag that is not --policy but looks meant to be (--polcy, --Policy, -policy, --pol=enforce):
+// whoever wrote it meant to set the policy, so the policy is broken, not absent.
+bool looksLikePolicy(const std::string& arg) {
+  if (!arg.starts_with("-")) return false;
+  std::string name = util::toLower(arg.substr(0, arg.find('=')));
+  if (name == "--policy" && arg.starts_with("--policy")) return false;  // the flag itself
+  std::string bare =
+      name.substr(name.find_first_not_of('-') == std::string::npos ? name.size() : name.find_first_not_of('-'));
+  return bare == "policy" || (bare.size() >= 3 && std::string_view("policy").starts_with(bare)) ||
+         (bare.size() >= 4 && util::editDistance(bare, "policy") <= 2);
+}
+
 }  // namespace
 
 FlagParts splitFlag(const std::string& arg) {
@@ -48,6 +60,11 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
     policyError = "--policy has no value";
   else if (policies.size() == 1 && *policies[0] != "warn" && *policies[0] != "enforce")
     policyError = "--policy takes warn or enforce, not '" + util::printable(*policies[0], 40) + "'";
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (policyError.empty() && looksLikePolicy(a))
+      policyError = "'" + util::printable(a.substr(0, a.find('=')), 40) + "' looks like a misspelt --policy";
+  }
   cl.options.policy =
       !policyError.empty() || (policies.size() == 1 && *policies[0] == "enforce") ? Policy::Enforce : Policy::Warn;
   if (!policyError.empty()) cl.usageError = policyError + " (a broken policy is read as enforce)";

@@ -37,7 +37,14 @@ TEST(HookCommandLine, PolicyIsDecidedBeforeAnythingCanFail) {
       {{"--policy", "enforce", "--log"}, Policy::Enforce, "--log needs a value"},
       {{"--policy", "enforce", "a", "b"}, Policy::Enforce, "one stage argument expected"},
       {{"--policy", "warn", "--host_root", "/h"}, Policy::Warn, "unknown option '--host_root'"},
-      {{"--pol=enforce"}, Policy::Warn, "unknown option '--pol'"},  // no abbreviations, which the scan would miss
+      // A flag meant as --policy but misspelt or abbreviated: the policy is broken, so enforce.
+      {{"--pol=enforce"}, Policy::Enforce, "'--pol' looks like a misspelt --policy"},
+      {{"--polcy", "warn"}, Policy::Enforce, "'--polcy' looks like a misspelt --policy"},
+      {{"--Policy=warn"}, Policy::Enforce, "'--Policy' looks like a misspelt --policy"},
+      {{"-policy", "warn"}, Policy::Enforce, "'-policy' looks like a misspelt --policy"},
+      {{"--policy", "warn", "--polici", "warn"}, Policy::Enforce, "'--polici' looks like a misspelt --policy"},
+      {{"--policy", "warn", "--", "--polcy"}, Policy::Warn, nullptr},  // after --: the stage argument
+      {{"--policy", "warn", "--log", "/l", "--host-root", "/h"}, Policy::Warn, nullptr},  // real flags are not
       // The policy itself is broken: enforce.
       {{"--policy", "Enforce"}, Policy::Enforce, "--policy takes warn or enforce, not 'Enforce'"},
       {{"--policy", "warn", "--policy", "warn"}, Policy::Enforce, "--policy is given 2 times"},

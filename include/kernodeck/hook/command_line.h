@@ -4,7 +4,8 @@
 // The policy is decided first, by a scan of argv that cannot fail: `--policy
 // VALUE` or `--policy=VALUE`, values `warn` and `enforce`, case-sensitive. A
 // policy that is given twice, has no value or has any other value ("Enforce",
-// "enforced") is treated as enforce: it is the policy itself that is broken,
+// "enforced"), or a flag that looks meant as --policy ("--polcy", "--pol=enforce"),
+// is treated as enforce: it is the policy itself that is broken,
 // and the safe reading of a broken policy is the strict one. Then the whole line
 // is parsed strictly (no abbreviations, no repeated flags, numbers checked);
 // when that fails, `usageError` says why and the hook refuses the container
