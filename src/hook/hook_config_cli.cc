@@ -145,9 +145,9 @@ int configCommand(const std::vector<std::string>& args) {
       cmd == "cdi inject" || cmd == "runc-config" ? (cmd == "runc-config" ? 2 : 3) : (cmd == "cdi spec" ? 2 : 1);
   if (cmd != "cdi spec" && cmd != "cdi inject" && cmd != "runc-config" && cmd != "hooks-d")
     return fail(2, "unknown command '" + util::printable(cmd, 40) + "'\n" + kUsage);
-  if (c.positional.size() != wantPositional) return fail(2, "wrong number of arguments for " + cmd + "\n" + kUsage);
-  auto entry = makeHookEntry(c.binary, c.hookFlags);
+  auto entry = makeHookEntry(c.binary, c.hookFlags);  // first: a misspelt flag leaves its value as an argument
   if (!entry.ok()) return fail(2, entry.error().message);
+  if (c.positional.size() != wantPositional) return fail(2, "wrong number of arguments for " + cmd + "\n" + kUsage);
   if (!c.format.empty() && cmd != "cdi spec") return fail(2, "--format is a flag of cdi spec only");
   if (!c.format.empty() && c.format != "json" && c.format != "yaml")
     return fail(2, "--format takes json or yaml, not '" + util::printable(c.format, 40) + "'");

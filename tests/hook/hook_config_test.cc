@@ -42,6 +42,7 @@ TEST(HookConfig, EntriesComeOnlyFromFlagsTheHookParses) {
   } bad[] = {
       {{"--host_root", "/h"}, "unknown option '--host_root'"},
       {{"--policy", "Enforce"}, "--policy takes warn or enforce"},
+      {{"--polcy", "enforce"}, "'--polcy' looks like a misspelt --policy"},
       {{"--timeout-ms", "0"}, "out of range"},
       {{"--policy", "warn", "prestart"}, "unexpected argument 'prestart'"},
   };

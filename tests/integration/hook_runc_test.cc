@@ -216,6 +216,8 @@ TEST(HookCli, ABrokenCommandLineRefusesUnderEnforceAndStartsUnderWarn) {
       {"--policy enforce --bogus-flag --log LOG", 2, "refused: command line: unknown option '--bogus-flag'"},
       {"--policy warn --host_root " + host + " --log LOG", 0, "warning: command line: unknown option '--host_root'"},
       {"--timeout-ms abc --log LOG", 0, "warning: command line: --timeout-ms takes a number"},
+      // The policy flag misspelt: meant as a policy, so a broken one, so enforce.
+      {"--polcy warn --log LOG", 2, "refused: command line: '--polcy' looks like a misspelt --policy"},
   };
   for (const auto& c : cases) {
     PlainBundle b = plainBundle({"PATH=/bin"});
@@ -385,6 +387,8 @@ TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
       {"cdi inject " + d + "/missing.json", 3, "missing.json"},
       {"runc-config " + d + "/nvidia.json", 2, "not an OCI runtime config"},
       {"cdi inject " + d + "/nvidia.json --policy Enforce", 2, "--policy takes warn or enforce"},
+      {"runc-config " + d + "/nvidia.json --polcy enforce", 2, "'--polcy' looks like a misspelt --policy"},
+      {"cdi inject " + d + "/nvidia.json --host_root /", 2, "unknown option '--host_root', did you mean --host-root?"},
       {"cdi frobnicate", 2, "unknown command 'cdi frobnicate'"},
   };
   for (const auto& c : cases) {
