@@ -1,6 +1,7 @@
 // kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
 // driver 550, CUDA 12.4 at most): podman through CDI (JSON and YAML specs) with crun and with runc, crun and runc
-// directly, and containerd 1.6 through its runc shim (ctr, and CRI as kubelet drives it). Each starts a real busybox
+// directly, containerd 1.6 through its runc shim (ctr, and CRI as kubelet drives it, with a base_runtime_spec) and
+// containerd 1.7 through CRI with CDI (Debian 13's, unpacked by `scripts/deps --test`). Each starts a real busybox
 // container: allowed, refused under enforce (with the reason where the engine shows it) and started under warn with its
 // host record.
 //
@@ -8,7 +9,8 @@
 // (CONTAINERS_CONF) with ulimits these VMs allow; the CDI specs go to /var/run/cdi (podman 4.3
 // has no setting for the spec directories) under a kind unique to the test run and are removed
 // after; crun needs the hugetlb controller out of the cgroup v2 hierarchy (a hybrid layout it
-// refuses), so it is mounted as v1 when it is not already.
+// refuses), so it is mounted as v1 when it is not already. The containerd tests run private
+// containerds (root, state, socket and CDI spec folder in temporary folders), stopped at the end.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
