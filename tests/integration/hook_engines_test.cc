@@ -1,6 +1,7 @@
 // kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
 // driver 550, CUDA 12.4 at most): podman through CDI (JSON and YAML specs) with crun and with runc, crun and runc
-// directly, and containerd 1.6 through its runc shim (ctr, and CRI as kubelet drives it). Each starts a real busybox
+// directly, containerd 1.6 through its runc shim (ctr, and CRI as kubelet drives it, with a base_runtime_spec) and
+// containerd 1.7 through CRI with CDI (Debian 13's, unpacked by `scripts/deps --test`). Each starts a real busybox
 // container: allowed, refused under enforce (with the reason where the engine shows it) and started under warn with its
 // host record.
 //
@@ -8,7 +9,8 @@
 // (CONTAINERS_CONF) with ulimits these VMs allow; the CDI specs go to /var/run/cdi (podman 4.3
 // has no setting for the spec directories) under a kind unique to the test run and are removed
 // after; crun needs the hugetlb controller out of the cgroup v2 hierarchy (a hybrid layout it
-// refuses), so it is mounted as v1 when it is not already.
+// refuses), so it is mounted as v1 when it is not already. The containerd tests run private
+// containerds (root, state, socket and CDI spec folder in temporary folders), stopped at the end.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -62,12 +64,13 @@ struct CdiSpec {
 };
 
 // `yaml`: written as nvidia-ctk writes it by default (YAML, /etc/cdi/nvidia.yaml), by hand here
-// so that the hook's own YAML writer is not what podman is checked against.
-CdiSpec fakeNvidiaSpec(const std::string& host, bool yaml = false) {
+// so that the hook's own YAML writer is not what podman is checked against. `dir`: where the
+// runtime reads specs (podman 4.3: /var/run/cdi; containerd: its cdi_spec_dirs).
+CdiSpec fakeNvidiaSpec(const std::string& host, bool yaml = false, const std::string& dir = "/var/run/cdi") {
   static int n = 0;
   CdiSpec s;
   s.kind = "kdk" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".test/gpu";
-  s.file = "/var/run/cdi/kdk-test-" + std::to_string(::getpid()) + "-" + std::to_string(n) + (yaml ? ".yaml" : ".json");
+  s.file = dir + "/kdk-test-" + std::to_string(::getpid()) + "-" + std::to_string(n) + (yaml ? ".yaml" : ".json");
   json spec = {
       {"cdiVersion", "0.5.0"},
       {"kind", s.kind},
@@ -84,7 +87,7 @@ CdiSpec fakeNvidiaSpec(const std::string& host, bool yaml = false) {
                          "/dev/nvidia-uvm\n    path: /dev/nvidia-uvm\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n" +
                          "devices:\n- containerEdits:\n    deviceNodes:\n    - hostPath: " + host +
                          "/dev/nvidia0\n      path: /dev/nvidia0\n" + "  name: \"0\"\nkind: " + s.kind + "\n";
-  run("mkdir -p /var/run/cdi");
+  run("mkdir -p " + dir);
   writeFile(s.file, yaml ? yamlText : spec.dump(2));
   static std::vector<std::string> files;
   if (files.empty())
@@ -343,51 +346,60 @@ namespace {
 // Debian's python, which has python3-grpcio and python3-grpc-tools (a python3 earlier in PATH may not).
 const std::string kSystemPython = "/usr/bin/python3";
 
+// Where `scripts/deps --test` unpacks Debian 13's containerd 1.7 (containerd, its runc shim and
+// ctr; never installed): Debian 12 has containerd 1.6, whose CRI plugin has no CDI.
+const std::string kContainerd17 = "/var/cache/kernodeck-test/containerd-1.7/usr/bin";
+
+// What a CRI test lacks (root, `tools`, Debian's grpc for python), "" when nothing.
+std::string criMissing(const std::vector<std::string>& tools) {
+  std::string missing = ::geteuid() != 0 ? " root" : "";
+  for (const auto& tool : tools)
+    if (!haveTool(tool)) missing += " " + tool;
+  if (run(kSystemPython + " -c 'import grpc, grpc_tools'").code != 0)
+    missing += " python3-grpcio and python3-grpc-tools (for " + kSystemPython + ")";
+  return missing;
+}
+
+// One runtime handler of a CRI containerd: its name and the base_runtime_spec it starts every
+// container from ("" for none: containerd's default spec).
+struct CriRuntime {
+  std::string name, baseSpec;
+};
+
 // A private containerd with its CRI plugin on, as a Kubernetes node runs it: its own root, state,
-// socket, runc root and (empty) CNI folders under `dir`; the default runtime `runc` takes
-// `enforceSpec` as its base_runtime_spec, the runtime class `kernodeck-warn` takes `warnSpec`.
-// The sandbox image is a local busybox image (pods run on the node network, so no CNI and no
-// pull). This VM cannot lower oom_score_adj (CRI gives a pod's sandbox -998), hence
-// restrict_oom_score_adj. Stopped on destruction, even when the test failed: its tasks killed
-// and removed (their shims outlive containerd), containerd ended, what they mounted unmounted.
+// socket, runc root and (empty) CNI folders under `dir`; `runtimes` through the runc shim, the
+// first the default; `criExtra` more keys of the CRI plugin's table (CDI's). `binDir`: containerd,
+// its shim and ctr taken from there ("" for the system's). The sandbox image is a local busybox
+// image (pods run on the node network, so no CNI and no pull). This VM cannot lower
+// oom_score_adj (CRI gives a pod's sandbox -998), hence restrict_oom_score_adj. Stopped on
+// destruction, even when the test failed: its tasks killed and removed (their shims outlive
+// containerd), containerd ended, what they mounted unmounted.
 struct CriContainerd {
   std::string dir, ctr;
   bool up = false;
 
-  CriContainerd(const std::string& d, const std::string& enforceSpec, const std::string& warnSpec)
-      : dir(d), ctr("ctr --address " + d + "/containerd.sock -n k8s.io") {
-    std::string config = R"(version = 2
-root = "@DIR/root"
-state = "@DIR/state"
-[grpc]
-  address = "@DIR/containerd.sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "@IMAGE"
-  stream_server_port = "0"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "@DIR/cni/bin"
-    conf_dir = "@DIR/cni/conf"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      base_runtime_spec = "@ENFORCE"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        Root = "@DIR/runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kernodeck-warn]
-      runtime_type = "io.containerd.runc.v2"
-      base_runtime_spec = "@WARN"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kernodeck-warn.options]
-        Root = "@DIR/runc"
-)";
-    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-             {"@DIR", d}, {"@IMAGE", kImage}, {"@ENFORCE", enforceSpec}, {"@WARN", warnSpec}})
-      for (size_t at = config.find(key); at != std::string::npos; at = config.find(key, at + value.size()))
-        config.replace(at, key.size(), value);
+  CriContainerd(const std::string& d, const std::vector<CriRuntime>& runtimes, const std::string& criExtra = "",
+                const std::string& binDir = "")
+      : dir(d), ctr((binDir.empty() ? "" : binDir + "/") + "ctr --address " + d + "/containerd.sock -n k8s.io") {
+    std::string config = "version = 2\nroot = \"" + d + "/root\"\nstate = \"" + d + "/state\"\n[grpc]\n  address = \"" +
+                         d + "/containerd.sock\"\n" + "[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"" +
+                         kImage + "\"\n  stream_server_port = \"0\"\n  restrict_oom_score_adj = true\n" + criExtra +
+                         "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n    bin_dir = \"" + d +
+                         "/cni/bin\"\n    conf_dir = \"" + d + "/cni/conf\"\n" +
+                         "  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n    default_runtime_name = \"" +
+                         runtimes.at(0).name + "\"\n";
+    for (const auto& rt : runtimes) {
+      std::string table = "    [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes." + rt.name + "]\n";
+      config += table + "      runtime_type = \"io.containerd.runc.v2\"\n";
+      if (!rt.baseSpec.empty()) config += "      base_runtime_spec = \"" + rt.baseSpec + "\"\n";
+      config += "      [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes." + rt.name + ".options]\n" +
+                "        Root = \"" + d + "/runc\"\n";
+    }
     writeFile(d + "/config.toml", config);
-    run("cd " + d + " && (containerd --config " + d + "/config.toml > containerd.log 2>&1 < /dev/null & echo $! > " +
-        "containerd.pid)");
+    // The shim is found through PATH: binDir's first.
+    std::string path = binDir.empty() ? "" : "PATH=" + binDir + ":$PATH ";
+    run("cd " + d + " && (" + path + (binDir.empty() ? "" : binDir + "/") + "containerd --config " + d +
+        "/config.toml > containerd.log 2>&1 < /dev/null & echo $! > containerd.pid)");
     for (int i = 0; i < 100 && !up; ++i) {
       up = run(ctr + " version >/dev/null 2>&1").code == 0;
       if (!up) ::usleep(100000);
@@ -399,6 +411,17 @@ state = "@DIR/state"
         "sleep 0.1; done; kill -9 $p 2>/dev/null; true");
     // Deepest first; -l for one still busy.
     run("grep -o ' " + dir + "/[^ ]*' /proc/self/mounts | sort -r | while read m; do umount -l $m; done");
+  }
+
+  // Builds (umoci) and imports the one image, sandbox and container: busybox, sleeping when run
+  // as the pod's sandbox. "" or what failed.
+  std::string importImage() const {
+    RunResult img = run(umociBusyboxCommands(dir + "/layout", dir + "/unpacked") + " && umoci config --image " + dir +
+                        "/layout:base --config.entrypoint /bin/busybox --config.entrypoint sleep --config.cmd 3600" +
+                        " && tar -C " + dir + "/layout -cf " + dir + "/image.tar .");
+    if (img.code != 0) return "umoci: " + img.err;
+    RunResult imp = run(ctr + " images import --base-name kernodeck.test/busybox " + dir + "/image.tar");
+    return imp.code == 0 ? "" : "ctr images import: " + imp.err + readFile(dir + "/containerd.log");
   }
 
   static constexpr const char* kImage = "kernodeck.test/busybox:base";
@@ -415,6 +438,45 @@ json criClient(const std::string& socket, const json& plan, std::string* err) {
   return r.code == 0 ? json::parse(r.out, nullptr, false) : json();
 }
 
+// One pod on the node network (`handler`: its runtime class, "" the default) with one container
+// of the busybox image, as kubelet runs it; `container` adds to the container's config (command,
+// env, devices, annotations, cdi_devices). `seen`: the outcome as the other engines' checks read
+// it: started (exit 0, its stdout) or refused (the StartContainer error, what kubelet shows in
+// the pod's events). `id`: the container's; `version` (when given): containerd's, as CRI says it.
+void criPod(const CriContainerd& c, const std::string& pod, const std::string& handler, const json& container,
+            RunResult* seen, std::string* id, std::string* version = nullptr) {
+  json cfg = {{"name", "gpu"}, {"image", CriContainerd::kImage}, {"log_path", "gpu/0.log"}};
+  cfg.update(container);
+  json plan = {{"images", {CriContainerd::kImage}},
+               {"pod",
+                {{"name", pod},
+                 {"uid", pod + "-" + std::to_string(::getpid())},
+                 {"namespace", "kernodeck-test"},
+                 {"log_directory", c.dir + "/pods/" + pod},
+                 {"host_network", true},
+                 {"runtime_handler", handler}}},
+               {"container", cfg},
+               {"wait_s", 20}};
+  std::string err;
+  json res = criClient(c.dir + "/containerd.sock", plan, &err);
+  ASSERT_TRUE(res.is_object()) << pod << ": " << err;
+  ASSERT_EQ(res["version"]["runtime_api_version"], "v1") << pod << "\n" << res.dump(1);
+  if (version) *version = res["version"].value("runtime_version", "");
+  ASSERT_EQ(res["create_container"]["ok"], true) << pod << "\n" << res.dump(1) << readFile(c.dir + "/containerd.log");
+  EXPECT_EQ(res["cleanup_errors"], json::array()) << pod;
+  *id = res["create_container"]["id"];
+  const json& start = res["start_container"];
+  bool started = start.is_object() && start.value("ok", false) && res["status"].is_object() &&
+                 res["status"].value("exit_code", -1) == 0;
+  *seen = {started ? 0 : 1, res["stdout"].is_string() ? res["stdout"].get<std::string>() : "",
+           start.is_object() && start.contains("error") ? start["error"].get<std::string>() : res.dump(1)};
+}
+
+size_t lineCount(const std::string& file) {
+  std::string text = readFile(file);
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
 }  // namespace
 
 // Kubernetes' path: kubelet drives containerd's CRI plugin (here a small CRI v1 client,
@@ -425,11 +487,7 @@ json criClient(const std::string& socket, const json& plan, std::string* err) {
 // hook's reason in the gRPC error, which is what kubelet shows in the pod's events; under warn
 // (runtime class kernodeck-warn) the container starts and prints its host record.
 TEST(HookEngines, ContainerdCriBaseRuntimeSpec) {
-  std::string missing = ::geteuid() != 0 ? " root" : "";
-  for (const char* tool : {"containerd", "ctr", "runc", "busybox", "umoci"})
-    if (!haveTool(tool)) missing += std::string(" ") + tool;
-  if (run(kSystemPython + " -c 'import grpc, grpc_tools'").code != 0)
-    missing += " python3-grpcio and python3-grpc-tools (for " + kSystemPython + ")";
+  std::string missing = criMissing({"containerd", "ctr", "runc", "busybox", "umoci"});
   if (!missing.empty()) GTEST_SKIP() << "missing:" << missing;
   std::string host = hostTree("h100-550-open");
   ASSERT_FALSE(host.empty());
@@ -444,16 +502,10 @@ TEST(HookEngines, ContainerdCriBaseRuntimeSpec) {
                       " --policy " + policy + " --host-root " + host + " --log " + logs[policy]);
     ASSERT_EQ(r.code, 0) << r.err;
   }
-  // The one image (sandbox and container): busybox, sleeping when run as the pod's sandbox.
-  RunResult img = run(umociBusyboxCommands(d + "/layout", d + "/unpacked") + " && umoci config --image " + d +
-                      "/layout:base --config.entrypoint /bin/busybox --config.entrypoint sleep --config.cmd 3600" +
-                      " && tar -C " + d + "/layout -cf " + d + "/image.tar .");
-  ASSERT_EQ(img.code, 0) << img.err;
-
-  CriContainerd containerd(d, d + "/enforce-spec.json", d + "/warn-spec.json");
+  CriContainerd containerd(d, {{"runc", d + "/enforce-spec.json"}, {"kernodeck-warn", d + "/warn-spec.json"}});
   ASSERT_TRUE(containerd.up) << readFile(d + "/containerd.log");
-  RunResult imp = run(containerd.ctr + " images import --base-name kernodeck.test/busybox " + d + "/image.tar");
-  ASSERT_EQ(imp.code, 0) << imp.err << readFile(d + "/containerd.log");
+  std::string imported = containerd.importImage();
+  ASSERT_EQ(imported, "");
 
   json devices = json::array();
   for (const char* node : {"nvidiactl", "nvidia-uvm", "nvidia0"})
@@ -462,37 +514,14 @@ TEST(HookEngines, ContainerdCriBaseRuntimeSpec) {
   for (const char* policy : {"warn", "enforce"})
     for (const auto& c : kCases) {
       std::string where = std::string("containerd CRI ") + c.name + " [" + policy + "]";
-      std::string pod = "kdk-cri-" + std::to_string(n++);
-      json plan = {{"images", {CriContainerd::kImage}},
-                   {"pod",
-                    {{"name", pod},
-                     {"uid", pod + "-" + std::to_string(::getpid())},
-                     {"namespace", "kernodeck-test"},
-                     {"log_directory", d + "/pods/" + pod},
-                     {"host_network", true},
-                     {"runtime_handler", std::string(policy) == "warn" ? "kernodeck-warn" : ""}}},
-                   {"container",
-                    {{"name", "gpu"},
-                     {"image", CriContainerd::kImage},
-                     {"command", {"/bin/busybox", "cat", "/run/kernodeck/host.json"}},
-                     {"env", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", c.env}}},
-                     {"devices", devices},
-                     {"log_path", "gpu/0.log"}}},
-                   {"wait_s", 20}};
-      std::string err;
-      json res = criClient(d + "/containerd.sock", plan, &err);
-      ASSERT_TRUE(res.is_object()) << where << ": " << err;
-      ASSERT_EQ(res["version"]["runtime_api_version"], "v1") << where << "\n" << res.dump(1);
-      ASSERT_EQ(res["create_container"]["ok"], true) << where << "\n" << res.dump(1) << readFile(d + "/containerd.log");
-      EXPECT_EQ(res["cleanup_errors"], json::array()) << where;
-      std::string id = res["create_container"]["id"];
-      // As the other engines' checks read it: started (exit 0, the record on stdout) or refused
-      // with the reason in what the user sees (the StartContainer error).
-      const json& start = res["start_container"];
-      bool started = start.is_object() && start.value("ok", false) && res["status"].is_object() &&
-                     res["status"].value("exit_code", -1) == 0;
-      RunResult seen{started ? 0 : 1, res["stdout"].is_string() ? res["stdout"].get<std::string>() : "",
-                     start.is_object() && start.contains("error") ? start["error"].get<std::string>() : res.dump(1)};
+      RunResult seen;
+      std::string id;
+      criPod(containerd, "kdk-cri-" + std::to_string(n++), std::string(policy) == "warn" ? "kernodeck-warn" : "",
+             {{"command", {"/bin/busybox", "cat", "/run/kernodeck/host.json"}},
+              {"env", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", c.env}}},
+              {"devices", devices}},
+             &seen, &id);
+      if (::testing::Test::HasFatalFailure()) return;
       bool starts = std::string(policy) == "warn" || c.enforceStarts;
       expectOutcome(seen, logs[policy], starts, c.enforceStarts, where,
                     "kernodeck-hook: refused: hook.require.unsatisfied");
@@ -502,8 +531,70 @@ TEST(HookEngines, ContainerdCriBaseRuntimeSpec) {
     }
   // One hook run per pod container, none for the pods' sandboxes: containerd 1.6 makes the
   // sandbox (pause) container from its default spec, not the base spec (hooks/README says so).
-  for (const auto& [policy, log] : logs) {
-    std::string text = readFile(log);
-    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << policy << ":\n" << text;
+  for (const auto& [policy, log] : logs) EXPECT_EQ(lineCount(log), 2u) << policy << ":\n" << readFile(log);
+}
+
+// Kubernetes with containerd 1.7's CDI (Debian 13's containerd, unpacked by scripts/deps, over
+// Debian 12's runc): CRI's `enable_cdi` on, `cdi_spec_dirs` a folder holding the fake host's
+// NVIDIA spec with the hook added by `kernodeck-hook cdi inject`, no base_runtime_spec. A pod's
+// container asks for the GPU as kubelet passes a device plugin's CDI device, by the CRI field
+// CDIDevices (`nvidia.com/gpu=0` there, a kind unique to the run here) or by an annotation
+// `cdi.k8s.io/<key>` (a device plugin's "annotations"), both of which containerd 1.7.24 applies:
+// each verdict is checked both ways. Under enforce StartContainer fails with the hook's reason;
+// under warn (the same spec injected again: containerd's CDI registry reads the changed file at
+// the next container) the container starts with its host record. A container that asks for no
+// CDI device gets no hook: the check is per GPU container, and never in the pod's sandbox.
+TEST(HookEngines, ContainerdCdi) {
+  std::string missing = criMissing({"runc", "busybox", "umoci"});
+  if (::access((kContainerd17 + "/containerd").c_str(), X_OK) != 0 ||
+      ::access((kContainerd17 + "/containerd-shim-runc-v2").c_str(), X_OK) != 0)
+    missing += " containerd 1.7 in " + kContainerd17 + " (scripts/deps --test unpacks Debian 13's there)";
+  if (!missing.empty()) GTEST_SKIP() << "missing:" << missing;
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  std::string d = tempDir("cdicontainerd");
+  CdiSpec spec = fakeNvidiaSpec(host, false, d + "/cdi");
+  CriContainerd containerd(d, {{"runc", ""}}, "  enable_cdi = true\n  cdi_spec_dirs = [\"" + d + "/cdi\"]\n",
+                           kContainerd17);
+  ASSERT_TRUE(containerd.up) << readFile(d + "/containerd.log");
+  std::string imported = containerd.importImage();
+  ASSERT_EQ(imported, "");
+
+  int n = 0;
+  for (const char* policy : {"enforce", "warn"}) {
+    std::string log = d + "/" + policy + "-hook.log";
+    RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy " + policy +
+                        " --host-root " + host + " --log " + log);
+    ASSERT_EQ(inj.code, 0) << inj.err;
+    for (const char* how : {"CDIDevices", "annotation"})
+      for (const auto& c : kCases) {
+        std::string where = std::string("containerd 1.7 CDI (") + how + ") " + c.name + " [" + policy + "]";
+        json asks = std::string(how) == "CDIDevices"
+                        ? json{{"cdi_devices", {spec.kind + "=0"}}}
+                        : json{{"annotations", {{"cdi.k8s.io/kernodeck-test_gpu0", spec.kind + "=0"}}}};
+        asks["command"] = {"/bin/busybox", "cat", "/run/kernodeck/host.json"};
+        asks["env"] = {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", c.env}};
+        RunResult seen;
+        std::string id, version;
+        criPod(containerd, "kdk-cdi-" + std::to_string(n++), "", asks, &seen, &id, &version);
+        if (::testing::Test::HasFatalFailure()) return;
+        ASSERT_TRUE(version.starts_with("1.7.")) << version;
+        bool starts = std::string(policy) == "warn" || c.enforceStarts;
+        expectOutcome(seen, log, starts, c.enforceStarts, where, "kernodeck-hook: refused: hook.require.unsatisfied");
+        if (::testing::Test::HasFatalFailure()) return;
+        EXPECT_EQ(json::parse(lastLine(log))["container"], id) << where;
+      }
+    // The same env with no CDI device: no hook, so it starts even under enforce.
+    RunResult seen;
+    std::string id;
+    criPod(containerd, "kdk-cdi-" + std::to_string(n++), "",
+           {{"command", {"/bin/busybox", "echo", "no GPU asked for"}},
+            {"env", {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_REQUIRE_CUDA", kCases.back().env}}}},
+           &seen, &id);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_EQ(seen.code, 0) << policy << "\n" << seen.err;
+    EXPECT_EQ(seen.out, "no GPU asked for\n") << policy;
+    // One hook run per GPU container: none for the sandboxes, none for the container without.
+    EXPECT_EQ(lineCount(log), 4u) << policy << ":\n" << readFile(log);
   }
 }

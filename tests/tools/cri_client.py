@@ -11,7 +11,9 @@ PLAN.json:
            "runtime_handler": "name"},                 # a RuntimeClass's handler; "" the default
    "container": {"name": "c", "image": "...", "command": ["/bin/sh"], "args": ["-c", "..."],
                  "env": {"K": "V"}, "log_path": "c.log",
-                 "devices": [{"container_path": "/dev/nvidia0", "host_path": "/dev/nvidia0"}]},
+                 "devices": [{"container_path": "/dev/nvidia0", "host_path": "/dev/nvidia0"}],
+                 "annotations": {"cdi.k8s.io/x": "vendor.com/class=0"},   # the container's annotations
+                 "cdi_devices": ["vendor.com/class=0"]},                  # CRI's CDIDevices field
    "wait_s": 20}                                       # how long to wait for images and for the exit
 
 Steps: Version, ListImages (until the images are there), RunPodSandbox, CreateContainer,
@@ -117,6 +119,8 @@ def run(socket, plan, api, stubs):
         envs=[api.KeyValue(key=k, value=v) for k, v in c.get("env", {}).items()],
         devices=[api.Device(container_path=d["container_path"], host_path=d["host_path"],
                             permissions=d.get("permissions", "rw")) for d in c.get("devices", [])],
+        annotations=c.get("annotations", {}),
+        CDI_devices=[api.CDIDevice(name=n) for n in c.get("cdi_devices", [])],
         log_path=c["log_path"],
         linux=api.LinuxContainerConfig(security_context=api.LinuxContainerSecurityContext(namespace_options=node)))
 
