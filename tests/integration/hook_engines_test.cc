@@ -1,9 +1,9 @@
 // kernodeck-hook under each engine a GPU node runs today, over a fake host (h100-550-open:
-// driver 550, CUDA 12.4 at most): podman through CDI (JSON and YAML specs) with crun and with runc, crun and runc
-// directly, containerd 1.6 through its runc shim (ctr, and CRI as kubelet drives it, with a base_runtime_spec) and
-// containerd 1.7 through CRI with CDI (Debian 13's, unpacked by `scripts/deps --test`). Each starts a real busybox
-// container: allowed, refused under enforce (with the reason where the engine shows it) and started under warn with its
-// host record.
+// driver 550, CUDA 12.4 at most): podman through its hooks.d directory and through CDI (JSON and YAML specs) with crun
+// and with runc, crun and runc directly, containerd 1.6 through its runc shim (ctr, and CRI as kubelet drives it, with
+// a base_runtime_spec) and containerd 1.7 through CRI with CDI (Debian 13's, unpacked by `scripts/deps --test`). Each
+// starts a real busybox container: allowed, refused under enforce (with the reason where the engine shows it) and
+// started under warn with its host record.
 //
 // Set-up the tests make for themselves: podman reads a temporary containers.conf
 // (CONTAINERS_CONF) with ulimits these VMs allow; the CDI specs go to /var/run/cdi (podman 4.3
@@ -239,6 +239,42 @@ TEST(HookEngines, PodmanRuncThroughCdi) { podmanCdi("runc", "kernodeck-hook: ref
 TEST(HookEngines, PodmanRuncThroughYamlCdiSpec) {
   podmanCdi("runc", "kernodeck-hook: refused: hook.require.unsatisfied", true);
 }
+
+// podman's own hook directory: the hooks.d file `kernodeck-hook hooks-d` writes (what
+// `hooks/install` puts in /usr/share/containers/oci/hooks.d), read through --hooks-dir, for a
+// container given the fake GPU's device nodes with --device, as an administrator without CDI does.
+void podmanHooksDir(const std::string& runtime, const std::string& reasonVisible) {
+  if (::geteuid() != 0 || !haveTool("podman") || !haveTool(runtime) || !haveTool("busybox"))
+    GTEST_SKIP() << "needs root, podman, " << runtime;
+  if (runtime == "crun" && !crunReady()) GTEST_SKIP() << "crun needs the hugetlb cgroup as v1";
+  std::string host = hostTree("h100-550-open");
+  ASSERT_FALSE(host.empty());
+  for (const char* policy : {"warn", "enforce"}) {
+    std::string dir = tempDir("hooksd"), log = tempDir("enginelog") + "/hook.log";
+    RunResult w = run(kHook + " hooks-d --output " + dir + "/kernodeck-hook.json --binary " + kHook + " --policy " +
+                      policy + " --host-root " + host + " --log " + log);
+    ASSERT_EQ(w.code, 0) << w.err;
+    std::string devices;
+    for (const char* d : {"nvidia0", "nvidiactl", "nvidia-uvm"})
+      devices += " --device " + host + "/dev/" + d + ":/dev/" + d;
+    for (const auto& c : kCases) {
+      std::string where = "podman hooks.d " + runtime + " " + c.name + " [" + policy + "]";
+      RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --hooks-dir " + dir +
+                        " --runtime " + runtime + " run --rm --network none" + devices +
+                        " -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=" + c.env + "' --rootfs " +
+                        busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
+      bool starts = std::string(policy) == "warn" || c.enforceStarts;
+      expectOutcome(r, log, starts, c.enforceStarts, where, reasonVisible);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(HookEngines, PodmanRuncThroughHooksDir) {
+  podmanHooksDir("runc", "kernodeck-hook: refused: hook.require.unsatisfied");
+}
+
+TEST(HookEngines, PodmanCrunThroughHooksDir) { podmanHooksDir("crun", "error executing hook"); }
 
 TEST(HookEngines, Runc) { direct("runc", json::object(), "kernodeck-hook: refused: hook.require.unsatisfied"); }
 
