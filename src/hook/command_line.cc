@@ -37,7 +37,7 @@ bool looksLikePolicy(const std::string& arg) {
   if (name == "--policy" && arg.starts_with("--policy")) return false;  // the flag itself
   std::string bare =
       name.substr(name.find_first_not_of('-') == std::string::npos ? name.size() : name.find_first_not_of('-'));
-  return bare == "policy" || (bare.size() >= 3 && std::string_view("policy").starts_with(bare)) ||
+  return bare == "policy" || (bare.size() >= 2 && std::string_view("policy").starts_with(bare)) ||
          (bare.size() >= 4 && util::editDistance(bare, "policy") <= 2);
 }
 

@@ -39,6 +39,7 @@ TEST(HookCommandLine, PolicyIsDecidedBeforeAnythingCanFail) {
       {{"--policy", "warn", "--host_root", "/h"}, Policy::Warn, "unknown option '--host_root'"},
       // A flag meant as --policy but misspelt or abbreviated: the policy is broken, so enforce.
       {{"--pol=enforce"}, Policy::Enforce, "'--pol' looks like a misspelt --policy"},
+      {{"--po", "warn"}, Policy::Enforce, "'--po' looks like a misspelt --policy"},
       {{"--polcy", "warn"}, Policy::Enforce, "'--polcy' looks like a misspelt --policy"},
       {{"--Policy=warn"}, Policy::Enforce, "'--Policy' looks like a misspelt --policy"},
       {{"-policy", "warn"}, Policy::Enforce, "'-policy' looks like a misspelt --policy"},
