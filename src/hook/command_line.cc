@@ -29,15 +29,21 @@ std::vector<std::optional<std::string>> valuesOf(const std::vector<std::string>&
   return out;
 }
 
-// A flag that is not --policy but looks meant to be (--polcy, --Policy, -policy, --pol=enforce):
-// whoever wrote it meant to set the policy, so the policy is broken, not absent.
+// An argument that looks meant to set the policy but is not `--policy VALUE` / `--policy=VALUE`:
+// a misspelt or abbreviated flag (--polcy, --Policy, -policy, --pol=enforce, --policy-enforce),
+// the flag and its value in one argument ("--policy enforce", a mistake of JSON hook arrays), a
+// dash that is not one ("—policy"), or a bare policy value ("enforce" with no flag before it).
+// Whoever wrote it meant to set the policy, so the policy is broken, not absent. `arg` is not the
+// value of a flag that takes one (those are skipped by the caller).
 bool looksLikePolicy(const std::string& arg) {
-  if (!arg.starts_with("-")) return false;
-  std::string name = util::toLower(arg.substr(0, arg.find('=')));
+  std::string lower = util::toLower(arg);
+  if (!arg.starts_with("-")) return lower.find("policy") != std::string::npos || lower == "enforce" || lower == "warn";
+  std::string name = lower.substr(0, lower.find('='));
   if (name == "--policy" && arg.starts_with("--policy")) return false;  // the flag itself
-  std::string bare =
-      name.substr(name.find_first_not_of('-') == std::string::npos ? name.size() : name.find_first_not_of('-'));
-  return bare == "policy" || (bare.size() >= 2 && std::string_view("policy").starts_with(bare)) ||
+  size_t start = name.find_first_not_of('-');
+  std::string bare = start == std::string::npos ? "" : name.substr(start);
+  return bare.find("policy") != std::string::npos || bare.starts_with("pol") || bare == "enforce" || bare == "warn" ||
+         (bare.size() >= 2 && std::string_view("policy").starts_with(bare)) ||
          (bare.size() >= 4 && util::editDistance(bare, "policy") <= 2);
 }
 
@@ -60,9 +66,14 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
     policyError = "--policy has no value";
   else if (policies.size() == 1 && *policies[0] != "warn" && *policies[0] != "enforce")
     policyError = "--policy takes warn or enforce, not '" + util::printable(*policies[0], 40) + "'";
-  for (const auto& a : args) {
+  for (size_t i = 0; i < args.size() && policyError.empty(); ++i) {
+    const std::string& a = args[i];
     if (a == "--") break;
-    if (policyError.empty() && looksLikePolicy(a))
+    if (a == "--policy" || a == "--host-root" || a == "--log" || a == "--timeout-ms") {
+      ++i;  // its value, whatever it says
+      continue;
+    }
+    if (looksLikePolicy(a))
       policyError = "'" + util::printable(a.substr(0, a.find('=')), 40) + "' looks like a misspelt --policy";
   }
   cl.options.policy =

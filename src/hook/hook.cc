@@ -218,8 +218,13 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     log["gpu_container"] = check.gpuContainer;
     log["verdicts"] = findings;
     if (!(block && policy == Policy::Enforce)) {
+      // Before the container's process starts nobody reads the record, so an old one is unlinked
+      // first (util::Replace); at a later stage (a hook registered at poststart) it is replaced
+      // atomically.
+      bool beforeStart = opts.stage.empty() || opts.stage == "createRuntime" || opts.stage == "prestart" ||
+                         opts.stage == "createContainer";
       auto w = util::writeBeneath(root, "run/kernodeck/host.json", out.record.dump(2) + "\n", 0644,
-                                  util::Replace::UnlinkFirst);  // the container's process has not started
+                                  beforeStart ? util::Replace::UnlinkFirst : util::Replace::Atomic);
       if (!w.ok()) log["record_error"] = w.error().message;
     }
     return finish(block, firstError);

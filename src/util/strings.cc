@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
@@ -96,13 +97,18 @@ std::string humanBytes(uint64_t n) {
 }
 
 std::string utcTimestamp() {
-  std::time_t t = std::time(nullptr);
-  struct tm tm {};
-  ::gmtime_r(&t, &tm);
-  // Not strftime: it calls tzset, which reads /etc/localtime, a file the hook has no use for.
+  // By the calendar of <chrono>, not gmtime_r or strftime: glibc's time functions read the time
+  // zone file (/etc/localtime) on first use, a file the hook has no use for.
+  using namespace std::chrono;
+  auto now = floor<seconds>(system_clock::now());
+  auto day = floor<days>(now);
+  year_month_day ymd{day};
+  hh_mm_ss hms{now - day};
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                static_cast<int>(hms.seconds().count()));
   return buf;
 }
 

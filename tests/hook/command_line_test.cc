@@ -45,7 +45,20 @@ TEST(HookCommandLine, PolicyIsDecidedBeforeAnythingCanFail) {
       {{"-policy", "warn"}, Policy::Enforce, "'-policy' looks like a misspelt --policy"},
       {{"--policy", "warn", "--polici", "warn"}, Policy::Enforce, "'--polici' looks like a misspelt --policy"},
       {{"--policy", "warn", "--", "--polcy"}, Policy::Warn, nullptr},  // after --: the stage argument
-      {{"--policy", "warn", "--log", "/l", "--host-root", "/h"}, Policy::Warn, nullptr},  // real flags are not
+      {{"--policy enforce"}, Policy::Enforce, "'--policy enforce' looks like a misspelt --policy"},
+      {{"--policy-enforce"}, Policy::Enforce, "'--policy-enforce' looks like a misspelt --policy"},
+      {{"--enforce"}, Policy::Enforce, "'--enforce' looks like a misspelt --policy"},
+      {{"\xe2\x80\x94policy", "enforce"}, Policy::Enforce, "looks like a misspelt --policy"},  // an em dash
+      {{"enforce"}, Policy::Enforce, "'enforce' looks like a misspelt --policy"},
+      // Real flags, their values (a log file named after the policy) and the stage are not.
+      {{"--policy", "warn", "--log", "/var/log/policy-enforce.log", "--host-root", "/h", "--timeout-ms", "500",
+        "createRuntime"},
+       Policy::Warn,
+       nullptr},
+      {{"--policy=warn", "--log=/l", "--host-root=/h", "--timeout-ms=9", "prestart"}, Policy::Warn, nullptr},
+      {{"--help"}, Policy::Warn, nullptr},
+      {{"-h"}, Policy::Warn, nullptr},
+      {{"--version"}, Policy::Warn, nullptr},
       // The policy itself is broken: enforce.
       {{"--policy", "Enforce"}, Policy::Enforce, "--policy takes warn or enforce, not 'Enforce'"},
       {{"--policy", "warn", "--policy", "warn"}, Policy::Enforce, "--policy is given 2 times"},

@@ -38,8 +38,8 @@ TEST(Strings, HtmlEscapeEscapesEveryMarkupCharacter) {
   EXPECT_EQ(kernodeck::util::htmlEscape("plain"), "plain");
 }
 
-// The hook's clock: the same text strftime gives for UTC, without strftime (which reads the
-// time zone file).
+// The hook's clock: the same text strftime gives for UTC, without glibc's time functions (which
+// read the time zone file).
 TEST(Strings, UtcTimestampIsRfc3339InUtc) {
   auto viaStrftime = [] {
     std::time_t now = std::time(nullptr);
