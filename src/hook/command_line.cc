@@ -49,6 +49,10 @@ bool looksLikePolicy(const std::string& arg) {
 
 }  // namespace
 
+bool takesValue(std::string_view name) {
+  return name == "--policy" || name == "--host-root" || name == "--log" || name == "--timeout-ms";
+}
+
 FlagParts splitFlag(const std::string& arg) {
   if (size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos)
     return {arg.substr(0, eq), arg.substr(eq + 1), true};
@@ -69,7 +73,7 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size() && policyError.empty(); ++i) {
     const std::string& a = args[i];
     if (a == "--") break;
-    if (a == "--policy" || a == "--host-root" || a == "--log" || a == "--timeout-ms") {
+    if (takesValue(a)) {
       ++i;  // its value, whatever it says
       continue;
     }

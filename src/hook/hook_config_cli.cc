@@ -46,7 +46,7 @@ ConfigArgs parse(const std::vector<std::string>& args) {
                        : name == "--device" ? &c.device
                        : name == "--binary" ? &c.binary
                                             : nullptr;
-    bool hookValued = name == "--policy" || name == "--host-root" || name == "--log" || name == "--timeout-ms";
+    bool hookValued = takesValue(name);
     if (!own && !hookValued) {
       if (a.starts_with("-"))
         c.hookFlags.push_back(a);  // the hook's parser names it

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernodeck/hook/hook.h"
@@ -27,6 +28,10 @@ struct CommandLine {
   std::vector<std::string> positional;  // the stage, or a subcommand and its arguments
   std::string usageError;               // empty when the line parsed; else one line naming the problem
 };
+
+// Whether NAME is one of the hook's flags that take a value (--policy, --host-root, --log,
+// --timeout-ms): the one list the parser, the policy scan and the config commands share.
+bool takesValue(std::string_view name);
 
 // One argument split as a flag: "--name=value" gives {"--name", "value", true}; anything else
 // {arg, "", false}.
