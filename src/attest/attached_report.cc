@@ -1,9 +1,11 @@
 // See attached_report.h.
 #include "kernodeck/attest/attached_report.h"
 
+#include "kernodeck/attest/cosign_layout.h"
 #include "kernodeck/attest/statement.h"
 #include "kernodeck/registry/referrers.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/time.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::attest {
@@ -19,18 +21,7 @@ std::string str(const json& j, const char* key) {
 
 }  // namespace
 
-std::string verdictOf(const json& r, int failOn) {
-  if (!r.is_object() || !r.contains("summary") || !r["summary"].is_object()) return "incomplete";
-  const json& s = r["summary"];
-  if (!s.value("complete", false)) return "incomplete";
-  if (failOn < 0 || !s.contains("findings") || !s["findings"].is_object()) return "pass";
-  static const char* names[] = {"info", "warning", "error"};
-  for (int sev = failOn; sev <= 2; ++sev)
-    if (s["findings"].value(names[sev], 0) > 0) return "fail";
-  return "pass";
-}
-
-Result<oci::Descriptor> attachReport(const json& rep, const registry::ClientOptions& opts, const Key* key) {
+Result<Attached> attachReport(const json& rep, const registry::ClientOptions& opts, const Key* key, int failOn) {
   const json subject = rep.is_object() && rep.contains("subject") ? rep["subject"] : json::object();
   std::string registryName = str(subject, "registry"), repository = str(subject, "repository"),
               digest = str(subject, "manifest_digest");
@@ -45,25 +36,32 @@ Result<oci::Descriptor> attachReport(const json& rep, const registry::ClientOpti
   sd.digest = m.digest;
   sd.size = static_cast<int64_t>(m.bytes.size());
 
+  ReportPredicate predicate = makePredicate(rep, failOn, util::nowMs());
   Statement st;
   st.subjects.push_back({registryName + "/" + repository, {{m.digest.algorithm, m.digest.encoded}}});
   st.predicateType = kReportPredicateType;
-  st.predicate = rep;
+  st.predicate = predicateJson(predicate);
   std::string payload = serializeStatement(st);
   Envelope env{kInTotoPayloadType, payload, {}};
   if (key) {
     KDK_TRY_ASSIGN(env, signEnvelope(kInTotoPayloadType, payload, *key));
   }
+  std::string envelope = serializeEnvelope(env);
   registry::Artifact a;
   a.artifactType = kReportArtifactType;
-  a.blobs.push_back({kDsseMediaType, serializeEnvelope(env)});
+  a.blobs.push_back({kDsseMediaType, envelope});
   a.subject = sd;
-  a.annotations = {{"org.opencontainers.image.created", util::utcTimestamp()},
-                   {"dev.kernodeck.verdict", verdictOf(rep)},
+  // For people and listings only: nothing reads these to decide (the signed predicate says it).
+  a.annotations = {{"org.opencontainers.image.created", predicate.time},
+                   {"dev.kernodeck.verdict", predicate.verdict},
                    {"dev.kernodeck.version", kVersion},
                    {"dev.kernodeck.analysis-version", std::to_string(kAnalysisVersion)}};
   if (key) a.annotations["dev.kernodeck.keyid"] = key->keyid();
-  return registry::pushArtifact(c, a);
+  Attached out;
+  KDK_TRY_ASSIGN(out.referrer, registry::pushArtifact(c, a));
+  out.cosignTag = cosignAttestationTag(m.digest);
+  KDK_TRY_ASSIGN(out.cosignManifest, pushCosignAttestation(c, m.digest, envelope, kReportPredicateType));
+  return out;
 }
 
 namespace {
@@ -73,12 +71,21 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
   AttachedReport out;
   out.artifact = ref.desc;
   out.annotations = ref.desc.annotations;
-  std::string where = c.reference().registry + "/" + c.reference().repository + "@" + ref.desc.digest.str();
+  std::string repo = c.reference().registry + "/" + c.reference().repository;
+  std::string where = repo + "@" + ref.desc.digest.str();
   std::map<std::string, std::string> ev = {{"artifact", ref.desc.digest.str()}, {"image", manifest.str()}};
   auto problem = [&](const char* code, std::string message) {
-    out.problems.push_back({code, Severity::Error, std::move(message), ev});
+    out.problems.push_back({code, Severity::Error, util::printable(message, 600), ev});
     return out;
   };
+  if (!ref.problem.empty()) {
+    ev["artifact"] = ref.digest;
+    ev["position"] = std::to_string(ref.position);
+    return problem("report.referrer.invalid", "referrer " + std::to_string(ref.position) + " of " + manifest.str() +
+                                                  " in " + repo +
+                                                  (ref.digest.empty() ? std::string() : " (" + ref.digest + ")") +
+                                                  " is not a valid descriptor (" + ref.problem + "); skipped");
+  }
   auto art = registry::fetchArtifact(c, ref.desc.digest.str());
   if (!art.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + art.error().message);
   out.annotations = art->annotations;
@@ -99,20 +106,7 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
   if (env->payloadType != kInTotoPayloadType)
     return problem("report.artifact.corrupt",
                    "report " + where + ": payload type '" + env->payloadType + "' is not in-toto");
-  auto st = parseStatement(env->payload);
-  if (!st.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + st.error().message);
-  bool names = false;
-  for (const auto& s : st->subjects)
-    if (auto it = s.digest.find(manifest.algorithm); it != s.digest.end() && it->second == manifest.encoded)
-      names = true;
-  if (!names)
-    return problem("report.subject.mismatch",
-                   "report " + where + ": its signed statement is about another image than " + manifest.str());
-  if (st->predicateType != kReportPredicateType)
-    return problem("report.artifact.corrupt",
-                   "report " + where + ": predicate type '" + st->predicateType + "' is not a Kernodeck report");
-  out.report = st->predicate;
-  out.verdict = verdictOf(st->predicate);
+  // The signature first: nothing of an unverified payload decides anything.
   if (env->signatures.empty()) {
     out.signature = "unsigned";
     if (key) problem("report.signature.missing", "report " + where + " is not signed");
@@ -122,8 +116,31 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
     out.signature = "verified";
   } else {
     out.signature = "invalid";
-    problem("report.signature.invalid", "report " + where + ": " + v.error().message);
+    return problem("report.signature.invalid", "report " + where + ": " + v.error().message);
   }
+  auto st = parseStatement(env->payload);
+  if (!st.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + st.error().message);
+  bool names = false;
+  for (const auto& s : st->subjects)
+    if (auto it = s.digest.find(manifest.algorithm); it != s.digest.end() && it->second == manifest.encoded)
+      names = true;
+  if (!names)
+    return problem("report.subject.mismatch",
+                   "report " + where + ": its signed statement is about another image than " + manifest.str());
+  if (st->predicateType == kReportPredicateTypeV1)
+    return problem(
+        "report.predicate.outdated",
+        "report " + where +
+            " has an earlier Kernodeck's predicate (v1), which carries no signed time, so it cannot be ordered "
+            "against other reports; it does not count (audit the image again)");
+  if (st->predicateType != kReportPredicateType)
+    return problem("report.artifact.corrupt",
+                   "report " + where + ": predicate type '" + st->predicateType + "' is not a Kernodeck report");
+  auto pred = parsePredicate(st->predicate);
+  if (!pred.ok()) return problem("report.predicate.invalid", "report " + where + ": " + pred.error().message);
+  out.report = pred->report;
+  out.verdict = pred->verdict;
+  out.predicate = std::move(*pred);
   return out;
 }
 
@@ -133,49 +150,6 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
   KDK_TRY_ASSIGN(std::vector<registry::Referrer> refs, registry::listReferrers(c, manifest, kReportArtifactType));
   std::vector<AttachedReport> out;
   for (const auto& r : refs) out.push_back(checkOne(c, r, manifest, key));
-  return out;
-}
-
-const AttachedReport* newestGood(const std::vector<AttachedReport>& reports) {
-  const AttachedReport* best = nullptr;
-  for (const auto& r : reports) {
-    if (!r.problems.empty() || !r.report) continue;
-    auto created = [](const AttachedReport& a) {
-      auto it = a.annotations.find("org.opencontainers.image.created");
-      return it == a.annotations.end() ? std::string() : it->second;
-    };
-    if (!best || created(r) >= created(*best)) best = &r;
-  }
-  return best;
-}
-
-Requirement requirePassingReport(const std::vector<AttachedReport>& reports, const oci::Digest& manifest) {
-  Requirement out;
-  std::map<std::string, std::string> ev = {{"image", manifest.str()}};
-  out.chosen = newestGood(reports);
-  out.met = out.chosen && out.chosen->verdict == "pass";
-  for (const auto& r : reports)
-    for (auto p : r.problems) {
-      if (out.met) p.severity = Severity::Warning;
-      out.findings.push_back(std::move(p));
-    }
-  if (reports.empty()) {
-    out.findings.push_back({"probe.report.missing", Severity::Error,
-                            "no Kernodeck report is attached to " + manifest.str() + ": this image was not audited",
-                            ev});
-  } else if (!out.chosen) {
-    out.findings.push_back({"probe.report.unverified", Severity::Error,
-                            "none of the " + std::to_string(reports.size()) + " report(s) attached to " +
-                                manifest.str() + " passes its checks (about this image, signed by the required key)",
-                            ev});
-  } else if (!out.met) {
-    ev["artifact"] = out.chosen->artifact.digest.str();
-    out.findings.push_back(
-        {"probe.report.failed", Severity::Error,
-         "the newest verified report of " + manifest.str() + " (" + out.chosen->artifact.digest.str() + ") says " +
-             (out.chosen->verdict.empty() ? std::string("nothing") : out.chosen->verdict) + ", not pass",
-         ev});
-  }
   return out;
 }
 

@@ -99,12 +99,13 @@ int runAudit(const std::vector<std::string>& args) {
   if (attach && res.report.failed())
     std::fprintf(stderr, "kernodeck audit: --attach: the audit did not complete; nothing attached\n");
   if (attach && !res.report.failed()) {
-    auto pushed = attest::attachReport(res.report.toJson(), ro, key ? &*key : nullptr);
+    auto pushed = attest::attachReport(res.report.toJson(*threshold), ro, key ? &*key : nullptr, *threshold);
     if (!pushed.ok()) {
       std::fprintf(stderr, "kernodeck audit: --attach: %s\n", pushed.error().message.c_str());
       return report::kExitIncomplete;
     }
-    std::fprintf(stderr, "kernodeck audit: attached report %s\n", pushed->digest.str().c_str());
+    std::fprintf(stderr, "kernodeck audit: attached report %s (and in cosign's layout under the tag %s)\n",
+                 pushed->referrer.digest.str().c_str(), pushed->cosignTag.c_str());
   }
   if (!expectOut.empty() && !res.report.failed())
     if (int rc = emit(res.expectation.toJson().dump(2) + "\n", expectOut)) return rc;

@@ -5,9 +5,11 @@
 
 #include "commands.h"
 #include "kernodeck/attest/attached_report.h"
+#include "kernodeck/attest/decision.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/probe/probe_cli.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/util/time.h"
 
 using nlohmann::json;
 
@@ -17,7 +19,7 @@ namespace {
 
 // The check of --require-report, through the code path of `kernodeck reports`: resolve the image
 // (for an index, this host's platform), read and check its attached reports with the key, and
-// judge them (attest::requirePassingReport).
+// judge them (attest::decide, the rule `kernodeck reports` applies too).
 Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) {
   std::string image = req.image.rfind("docker://", 0) == 0 ? req.image.substr(9) : req.image;
   KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image));
@@ -34,7 +36,8 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
   opts.retries = req.retries;
   opts.connectTimeoutS = req.timeoutS;
   opts.auth = registry::defaultAuthSources(req.authfile);
-  return probe::ReportCheck([ref, opts, key](report::Report& r) -> Status {
+  int64_t maxAgeS = req.maxAgeS;
+  return probe::ReportCheck([ref, opts, key, maxAgeS](report::Report& r) -> Status {
     json& sec = r.section("attached_report");
     sec["image"] = ref.registry + "/" + ref.repository + "@" + ref.digest->str();
     sec["keyid"] = key->keyid();
@@ -43,17 +46,29 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
                    registry::resolveImageManifest(client, ref.digest->str(), oci::hostPlatform()));
     sec["manifest_digest"] = manifest.digest.str();
     KDK_TRY_ASSIGN(std::vector<attest::AttachedReport> found, attest::readReports(client, manifest.digest, key.get()));
-    attest::Requirement req = attest::requirePassingReport(found, manifest.digest);
+    attest::DecisionPolicy policy{util::nowMs(), std::nullopt, "probe.report"};
+    if (maxAgeS > 0) policy.maxAgeS = maxAgeS;
+    attest::Decision d = attest::decide(found, manifest.digest, policy);
     json list = json::array();
-    for (const auto& a : found)
-      list.push_back({{"artifact", a.artifact.digest.str()},
-                      {"verdict", a.verdict},
-                      {"signature", a.signature},
-                      {"keyid", a.keyid}});
+    for (const auto& a : found) {
+      json e = {{"artifact", a.artifact.digest.str()},
+                {"verdict", a.verdict},
+                {"signature", a.signature},
+                {"keyid", a.keyid}};
+      if (a.predicate) e["signed_at"] = a.predicate->time;
+      list.push_back(e);
+    }
     sec["reports"] = list;
-    sec["met"] = req.met;
-    if (req.chosen) sec["chosen"] = {{"artifact", req.chosen->artifact.digest.str()}, {"verdict", req.chosen->verdict}};
-    for (auto& f : req.findings) r.add(std::move(f));
+    sec["met"] = d.met();
+    sec["outcome"] = attest::outcomeName(d.outcome);
+    if (maxAgeS > 0) sec["max_age_seconds"] = maxAgeS;
+    if (d.chosen)
+      sec["chosen"] = {{"artifact", d.chosen->artifact.digest.str()},
+                       {"verdict", d.chosen->verdict},
+                       {"signed_at", d.chosen->predicate->time},
+                       {"fail_on", d.chosen->predicate->failOn},
+                       {"kernodeck_version", d.chosen->predicate->kernodeckVersion}};
+    for (auto& f : d.findings) r.add(std::move(f));
     return {};
   });
 }

@@ -1,13 +1,16 @@
-// kernodeck reports IMAGE [--key PEM] [--json] [--fetch FILE]: lists the audit reports attached
-// to a registry image, checks each (subject, envelope, statement, signature with --key) and
-// can write the newest good one out. Problems are findings of a kernodeck.report/v1 report.
+// kernodeck reports IMAGE [--key PEM] [--max-age D] [--json] [--fetch FILE]: lists the audit
+// reports attached to a registry image, checks each (subject, envelope, statement, signature with
+// --key), decides as `probe --require-report` does (attest::decide) and can write the deciding
+// report out. Problems are findings of a kernodeck.report/v1 report.
 #include <boost/program_options.hpp>
 #include <cstdio>
 
 #include "commands.h"
 #include "kernodeck/attest/attached_report.h"
+#include "kernodeck/attest/decision.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/util/time.h"
 #include "options.h"
 #include "registry_flags.h"
 
@@ -20,13 +23,15 @@ int runReports(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: kernodeck reports IMAGE [options]\n\n"
       "IMAGE: a registry reference (REGISTRY/REPO:TAG or @DIGEST)\n\noptions");
-  std::string image, keyFile, fetch, output, platform, failOn = "error";
+  std::string image, keyFile, fetch, output, platform, failOn = "error", maxAge;
   bool asJson = false, help = false;
   RegistryFlags rf;
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")(
       "key", po::value(&keyFile), "verify each report's signature with this PEM public (or private) key")(
       "fetch", po::value(&fetch),
-      "write the newest report without problems (the audit's JSON report) to FILE ('-': stdout)")(
+      "write the report that decides (the newest pass, else the newest failing one; the audit's JSON report) to FILE "
+      "('-': stdout)")("max-age", po::value(&maxAge),
+                       "a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)")(
       "platform", po::value(&platform), "OS/ARCH[/VARIANT] of a multi-platform image (default: this host's)")(
       "json", po::bool_switch(&asJson), "print the kernodeck.report/v1 JSON report instead of text")(
       "output,o", po::value(&output), "write the listing to FILE instead of stdout")(
@@ -44,6 +49,11 @@ int runReports(const std::vector<std::string>& args) {
   auto threshold = report::parseFailOn(failOn);
   if (!threshold.ok()) return usage(threshold.error().message);
   if (std::string e = rf.finish(); !e.empty()) return usage(e);
+  attest::DecisionPolicy policy{util::nowMs(), std::nullopt, "report"};
+  if (!maxAge.empty()) {
+    policy.maxAgeS = util::parseDurationSeconds(maxAge);
+    if (!policy.maxAgeS) return usage("--max-age needs a duration such as 30d, 12h or 1w2d, not '" + maxAge + "'");
+  }
   oci::Platform want = oci::hostPlatform();
   if (!platform.empty()) {
     auto p = oci::parsePlatform(platform);
@@ -85,32 +95,36 @@ int runReports(const std::vector<std::string>& args) {
               {"signature", r.signature},
               {"keyid", r.keyid},
               {"annotations", r.annotations}};
+    if (r.predicate)
+      j["signed"] = {{"time", r.predicate->time},
+                     {"fail_on", r.predicate->failOn},
+                     {"kernodeck_version", r.predicate->kernodeckVersion}};
     if (!r.problems.empty()) j["problems"] = r.problems.size();
     list.push_back(j);
-    for (const auto& p : r.problems) rep.add(p);
   }
   rep.section("reports") = list;
-  const attest::AttachedReport* best = attest::newestGood(found);
-  if (!rep.failed() && found.empty())
-    rep.add("report.missing", report::Severity::Error, "no Kernodeck report is attached to " + manifest.digest.str(),
-            {{"digest", manifest.digest.str()}});
-  else if (!rep.failed() && !best)
-    rep.add("report.missing", report::Severity::Error,
-            "no attached report of " + manifest.digest.str() + " passes its checks",
-            {{"digest", manifest.digest.str()}});
+  attest::Decision decision;
+  if (!rep.failed()) {
+    decision = attest::decide(found, manifest.digest, policy);
+    for (const auto& f : decision.findings) rep.add(f);
+    rep.section("decision") = {{"outcome", attest::outcomeName(decision.outcome)}, {"met", decision.met()}};
+    if (policy.maxAgeS) rep.section("decision")["max_age_seconds"] = *policy.maxAgeS;
+  }
+  const attest::AttachedReport* best = decision.chosen;
   if (best)
-    rep.section("newest") = {
-        {"artifact", best->artifact.digest.str()}, {"verdict", best->verdict}, {"signature", best->signature}};
+    rep.section("newest") = {{"artifact", best->artifact.digest.str()},
+                             {"verdict", best->verdict},
+                             {"signature", best->signature},
+                             {"signed_at", best->predicate->time}};
 
   std::string text;
   if (asJson) {
     text = rep.toJson().dump(2) + "\n";
   } else {
     for (const auto& r : found) {
-      auto created = r.annotations.count("org.opencontainers.image.created")
-                         ? r.annotations.at("org.opencontainers.image.created")
-                         : "-";
-      text += r.artifact.digest.str() + "  " + created + "  " + (r.verdict.empty() ? "-" : r.verdict) + "  " +
+      std::string signedAt = r.predicate ? r.predicate->time : "-";
+      text += (r.artifact.digest.encoded.empty() ? std::string("(invalid entry)") : r.artifact.digest.str()) + "  " +
+              signedAt + "  " + (r.verdict.empty() ? "-" : r.verdict) + "  " +
               (r.signature.empty() ? "-" : r.signature) + (r.problems.empty() ? "" : "  (problems)") + "\n";
     }
     text += rep.toText();
@@ -118,7 +132,8 @@ int runReports(const std::vector<std::string>& args) {
   if (int rc = emit(text, output)) return rc;
   if (!fetch.empty()) {
     if (!best) {
-      std::fprintf(stderr, "kernodeck reports: --fetch: no attached report passes its checks\n");
+      std::fprintf(stderr, "kernodeck reports: --fetch: no attached report counts (%s)\n",
+                   attest::outcomeName(decision.outcome));
     } else if (int rc = emit(best->report->dump(2) + "\n", fetch)) {
       return rc;
     }

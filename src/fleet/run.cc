@@ -111,12 +111,12 @@ RunOutcome runShard(const Plan& plan, const RunOptions& opts) {
     } else if (res.report.failed()) {
       out.imagesFailed++;
       entry["status"] = "incomplete";
-      entry["report"] = pushed->digest.str();
+      entry["report"] = pushed->referrer.digest.str();
     } else {
       out.imagesAudited++;
       entry["status"] = "audited";
       entry["verdict"] = attest::verdictOf(rep);
-      entry["report"] = pushed->digest.str();
+      entry["report"] = pushed->referrer.digest.str();
       std::fprintf(stderr, "kernodeck fleet run: image %s %s\n", img.ref().c_str(), attest::verdictOf(rep).c_str());
     }
     out.log.push_back(entry);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "kernodeck/attest/attached_report.h"
+#include "kernodeck/attest/decision.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/report/report.h"
 

@@ -9,6 +9,7 @@
 #include "kernodeck/probe/probe.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/time.h"
 
 namespace kernodeck::probe {
 
@@ -37,6 +38,7 @@ const char* kHelp =
     "                               --fail-on says; exit 3 when the registry cannot be asked)\n"
     "  --key FILE                   PEM public key the report must be signed with (required by --require-report)\n"
     "  --image REF@sha256:DIGEST    the image this probe runs from (default $KERNODECK_IMAGE), named by digest\n"
+    "  --max-age DURATION           a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)\n"
     "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
     "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
     "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
@@ -112,6 +114,14 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       reportFlag = reportFlag || reportTarget;
       continue;
     }
+    if (a == "--max-age") {
+      auto v = next();
+      auto d = v ? util::parseDurationSeconds(*v) : std::nullopt;
+      if (!d) return usage("option --max-age needs a duration such as 30d, 12h or 1w2d, not '" + v.value_or("") + "'");
+      req.maxAgeS = *d;
+      reportFlag = true;
+      continue;
+    }
     if (a == "--retries" || a == "--timeout") {
       auto v = next();
       auto d = v ? parseDouble(*v) : std::nullopt;
@@ -142,7 +152,8 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     return usage("--expect takes cpu, cuda, rocm or auto, not '" + o.expect + "'");
   auto threshold = report::parseFailOn(failOn);
   if (!threshold.ok()) return usage(threshold.error().message);
-  if (reportFlag && !requireReport) return usage("--key, --image and the registry options go with --require-report");
+  if (reportFlag && !requireReport)
+    return usage("--key, --image, --max-age and the registry options go with --require-report");
   if (requireReport) {
     // Never a silent pass: a build that cannot ask a registry says so and stops.
     if (!reportCheck) {

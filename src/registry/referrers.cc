@@ -45,9 +45,14 @@ Result<json> readFallbackIndex(Client& c, const oci::Digest& subject) {
   return j;
 }
 
+// The string at `key` of an object someone else wrote; empty when absent or of another type.
+std::string str(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
 bool listsDigest(const json& index, const oci::Digest& d) {
   for (const auto& m : index["manifests"])
-    if (m.is_object() && m.value("digest", "") == d.str()) return true;
+    if (str(m, "digest") == d.str()) return true;
   return false;
 }
 
@@ -107,44 +112,51 @@ Result<oci::Descriptor> pushArtifact(Client& c, const Artifact& a, const std::st
                    ": the referrers index kept losing the new entry to concurrent writers");
 }
 
-Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject, const std::string& artifactType) {
-  KDK_TRY_ASSIGN(std::optional<std::string> api, c.referrers(subject, artifactType));
-  json index;
-  if (api) {
-    index = json::parse(*api, nullptr, false);
-  } else {
-    KDK_TRY_ASSIGN(index, readFallbackIndex(c, subject));
-  }
+Result<std::vector<Referrer>> parseReferrers(std::string_view text, const std::string& artifactType,
+                                             const std::string& what) {
+  json index = json::parse(text, nullptr, false);
   if (!index.is_object() || !index.contains("manifests") || !index["manifests"].is_array())
-    return Error::Corrupt(c.reference().registry + "/" + c.reference().repository + ": the referrers of " +
-                          subject.str() + " are not an image index");
+    return Error::Corrupt(what + " is not an image index");
   std::vector<Referrer> out;
+  size_t position = 0;
   for (const auto& m : index["manifests"]) {
+    Referrer r;
+    r.position = position++;
+    r.artifactType = str(m, "artifactType");
+    if (!artifactType.empty() && r.artifactType != artifactType) continue;
+    r.digest = str(m, "digest");
     auto d = oci::parseDescriptor(m);
-    if (!d.ok()) return Error::Corrupt("referrers of " + subject.str() + ": " + d.error().message);
-    std::string type = m.is_object() && m.contains("artifactType") && m["artifactType"].is_string()
-                           ? m["artifactType"].get<std::string>()
-                           : "";
-    if (!artifactType.empty() && type != artifactType) continue;
-    out.push_back({*d, type});
+    if (d.ok())
+      r.desc = *d;
+    else
+      r.problem = d.error().message;
+    out.push_back(std::move(r));
   }
   return out;
 }
 
-Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref) {
-  KDK_TRY_ASSIGN(Manifest m, c.manifest(ref));
-  std::string what = c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str();
-  json j = json::parse(m.bytes, nullptr, false);
-  if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciManifest || !j.contains("layers") ||
+Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject, const std::string& artifactType) {
+  KDK_TRY_ASSIGN(std::optional<std::string> api, c.referrers(subject, artifactType));
+  std::string where = c.reference().registry + "/" + c.reference().repository;
+  if (api) return parseReferrers(*api, artifactType, where + ": the referrers of " + subject.str());
+  auto m = c.manifest(fallbackTag(subject));
+  if (!m.ok()) {
+    if (m.error().code == "not_found") return std::vector<Referrer>{};
+    return m.error();
+  }
+  return parseReferrers(m->bytes, artifactType, where + ":" + fallbackTag(subject) + " (the referrers fallback tag)");
+}
+
+Result<FetchedArtifact> parseArtifact(std::string_view bytes, const std::string& what) {
+  json j = json::parse(bytes, nullptr, false);
+  if (!j.is_object() || str(j, "mediaType") != oci::media::kOciManifest || !j.contains("layers") ||
       !j["layers"].is_array())
     return Error::Corrupt(what + ": not an OCI artifact manifest");
   FetchedArtifact a;
-  a.desc = blobDescriptor(oci::media::kOciManifest, m.bytes);
-  a.artifactType =
-      j.contains("artifactType") && j["artifactType"].is_string() ? j["artifactType"].get<std::string>() : "";
-  if (a.artifactType.empty() && j.contains("config") && j["config"].is_object())
-    a.artifactType =
-        j["config"].value("mediaType", "");  // the spec: the config's type stands in for a missing artifactType
+  a.desc = blobDescriptor(oci::media::kOciManifest, std::string(bytes));
+  a.artifactType = str(j, "artifactType");
+  // The spec: the config's type stands in for a missing artifactType.
+  if (a.artifactType.empty() && j.contains("config")) a.artifactType = str(j["config"], "mediaType");
   if (j.contains("subject")) {
     auto s = oci::parseDescriptor(j["subject"]);
     if (!s.ok()) return Error::Corrupt(what + ": subject: " + s.error().message);
@@ -159,6 +171,11 @@ Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref) {
     for (auto it = j["annotations"].begin(); it != j["annotations"].end(); ++it)
       if (it.value().is_string()) a.annotations[it.key()] = it.value().get<std::string>();
   return a;
+}
+
+Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref) {
+  KDK_TRY_ASSIGN(Manifest m, c.manifest(ref));
+  return parseArtifact(m.bytes, c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str());
 }
 
 Result<oci::Descriptor> resolveImageManifest(Client& c, const std::string& tagOrDigest, const oci::Platform& platform) {

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "kernodeck/attest/predicate.h"
 #include "kernodeck/attest/statement.h"
 
 using namespace kernodeck;

@@ -11,6 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "kernodeck/attest/cosign_layout.h"
+#include "kernodeck/attest/dsse.h"
+#include "kernodeck/attest/predicate.h"
+#include "kernodeck/attest/statement.h"
 #include "kernodeck/audit/apk.h"
 #include "kernodeck/audit/conda.h"
 #include "kernodeck/gpu/expectation.h"
@@ -41,6 +45,7 @@
 #include "kernodeck/record/tensor_file.h"
 #include "kernodeck/registry/auth.h"
 #include "kernodeck/registry/reference.h"
+#include "kernodeck/registry/referrers.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/process.h"
@@ -55,6 +60,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)oci::parseIndex(in);
   (void)oci::parseConfig(in);
   (void)oci::detectKind(in);
+#elif defined(FUZZ_REFERRERS)
+  // Everything a registry writer can attach to an image: referrers indexes, artifact and
+  // cosign attestation manifests, DSSE envelopes, in-toto statements and report predicates.
+  (void)registry::parseReferrers(in, "", "index");
+  (void)registry::parseReferrers(in, "application/vnd.kernodeck.report.v1+json", "index");
+  (void)registry::parseArtifact(in, "artifact");
+  oci::Descriptor layer{attest::kDsseMediaType, oci::Digest{"sha256", std::string(64, 'a')}, 2, {}};
+  (void)attest::mergeCosignAttestation(in, layer, attest::kReportPredicateType);
+  if (auto e = attest::parseEnvelope(in); e.ok()) (void)attest::parseStatement(e->payload);
+  if (auto st = attest::parseStatement(in); st.ok()) (void)attest::parsePredicate(st->predicate);
+  (void)attest::parsePredicate(nlohmann::json::parse(in, nullptr, false));
 #elif defined(FUZZ_REFERENCE)
   (void)registry::parseReference(in);
   (void)oci::parseImageRef(in);

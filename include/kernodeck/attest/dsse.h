@@ -13,6 +13,9 @@
 
 namespace kernodeck::attest {
 
+// The media type of a DSSE envelope stored as a blob (a referrer's or cosign layout's layer).
+inline constexpr const char* kDsseMediaType = "application/vnd.dsse.envelope.v1+json";
+
 struct Signature {
   std::string keyid;  // hex; may be empty in envelopes signed by others
   std::string sig;    // raw signature bytes

@@ -1,6 +1,6 @@
 // in-toto Statement v1 (https://in-toto.io/Statement/v1): what an attestation is about
 // (subjects named by digest) and the claim itself (a typed predicate). Kernodeck's predicate
-// is the kernodeck.report/v1 report of an audit; the subject is the audited manifest.
+// is in predicate.h; the subject is the audited manifest.
 #pragma once
 
 #include <map>
@@ -15,7 +15,6 @@ namespace kernodeck::attest {
 
 inline constexpr const char* kInTotoPayloadType = "application/vnd.in-toto+json";
 inline constexpr const char* kStatementType = "https://in-toto.io/Statement/v1";
-inline constexpr const char* kReportPredicateType = "https://kernodeck.dev/attestation/report/v1";
 
 struct Subject {
   std::string name;                           // "registry/repository"

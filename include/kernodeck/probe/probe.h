@@ -4,6 +4,7 @@
 // back to the CPU silently: with --expect cuda an unreachable GPU fails.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@ struct ReportRequirement {
   bool insecure = false;
   int retries = 2;
   long timeoutS = 10;
+  int64_t maxAgeS = 0;  // --max-age: reports signed longer ago do not count; 0: no limit
 };
 
 // Checks the requirement into the probe report: findings (probe.report.*) when it is not met, an

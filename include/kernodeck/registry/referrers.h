@@ -41,11 +41,22 @@ std::string fallbackTag(const oci::Digest& subject);
 // add unless present, write, read back: retried when a concurrent writer dropped it).
 Result<oci::Descriptor> pushArtifact(Client& c, const Artifact& a, const std::string& tag = "");
 
-// A referrer as listed in the referrers index.
+// A referrer as listed in the referrers index. Anyone who can push writes that index: an entry
+// that is not a valid descriptor keeps its position and what could be read of it, with
+// `problem` saying what is wrong, so the caller can name it and go on with the others.
 struct Referrer {
   oci::Descriptor desc;
   std::string artifactType;
+  size_t position = 0;  // in the index's manifests
+  std::string digest;   // as the entry spells it (valid or not), for messages
+  std::string problem;  // empty when the entry is a valid descriptor
 };
+
+// The entries of a referrers index (the API's answer or the fallback tag's bytes), only those of
+// `artifactType` when given (an entry whose artifactType is not that string is not listed);
+// `what` names the index in messages. Corrupt only when the document is not an image index.
+Result<std::vector<Referrer>> parseReferrers(std::string_view index, const std::string& artifactType,
+                                             const std::string& what);
 
 // The referrers of `subject`, only those of `artifactType` when given: from the referrers API
 // where the registry has it, else from the fallback tag; none is an empty list.
@@ -60,6 +71,10 @@ struct FetchedArtifact {
   std::vector<oci::Descriptor> blobs;
   std::map<std::string, std::string> annotations;
 };
+
+// Parses an artifact manifest's bytes (`what` names it in messages); Corrupt when it is not an
+// OCI image manifest or a descriptor in it is invalid.
+Result<FetchedArtifact> parseArtifact(std::string_view bytes, const std::string& what);
 
 // Fetches and parses the artifact manifest `ref` (a tag or digest); NotFound when absent,
 // Corrupt when it is not an OCI image manifest.

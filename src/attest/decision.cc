@@ -1,0 +1,130 @@
+// See decision.h.
+#include "kernodeck/attest/decision.h"
+
+#include "kernodeck/util/time.h"
+
+namespace kernodeck::attest {
+
+using report::Severity;
+
+const char* outcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::Pass: return "pass";
+    case Outcome::Missing: return "missing";
+    case Outcome::Unverified: return "unverified";
+    case Outcome::Expired: return "expired";
+    case Outcome::Failed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+bool counts(const AttachedReport& r) { return r.problems.empty() && r.predicate.has_value(); }
+
+// Newer by signed time; on a tie, the one that is not a pass (never a pass by luck of order).
+bool newer(const AttachedReport& a, const AttachedReport* than) {
+  if (!than) return true;
+  if (a.predicate->timeMs != than->predicate->timeMs) return a.predicate->timeMs > than->predicate->timeMs;
+  return a.verdict != "pass" && than->verdict == "pass";
+}
+
+std::string age(int64_t ms) {
+  int64_t s = ms / 1000;
+  if (s >= 2 * 86400) return std::to_string(s / 86400) + " days";
+  if (s >= 2 * 3600) return std::to_string(s / 3600) + " hours";
+  if (s >= 120) return std::to_string(s / 60) + " minutes";
+  return std::to_string(s) + " seconds";
+}
+
+}  // namespace
+
+const AttachedReport* newestGood(const std::vector<AttachedReport>& reports) {
+  const AttachedReport* best = nullptr;
+  for (const auto& r : reports)
+    if (counts(r) && newer(r, best)) best = &r;
+  return best;
+}
+
+Decision decide(const std::vector<AttachedReport>& reports, const oci::Digest& manifest, const DecisionPolicy& policy) {
+  Decision out;
+  std::map<std::string, std::string> ev = {{"image", manifest.str()}};
+  const AttachedReport* newestFail = nullptr;     // the newest counting report whose verdict is fail
+  const AttachedReport* newestCounted = nullptr;  // any verdict
+  bool anyGood = false;
+  std::vector<report::Finding> aged;
+  for (const auto& r : reports) {
+    if (!counts(r)) continue;
+    anyGood = true;
+    int64_t old = policy.nowMs - r.predicate->timeMs;
+    if (policy.maxAgeS && old > *policy.maxAgeS * 1000) {
+      aged.push_back({"report.age.exceeded",
+                      Severity::Info,
+                      "report " + r.artifact.digest.str() + " (" + r.verdict + ", signed " + r.predicate->time + ", " +
+                          age(old) + " ago) is older than the maximum age of " + age(*policy.maxAgeS * 1000) +
+                          "; it does not count",
+                      {{"artifact", r.artifact.digest.str()}, {"image", manifest.str()}}});
+      continue;
+    }
+    if (newer(r, newestCounted)) newestCounted = &r;
+    if (r.verdict == "pass" && newer(r, out.newestPass)) out.newestPass = &r;
+    if (r.verdict == "fail" && newer(r, newestFail)) newestFail = &r;
+  }
+  // A fail as new as the newest pass or newer blocks it; an incomplete audit says nothing
+  // either way, unless nothing else counts.
+  if (out.newestPass && (!newestFail || newer(*out.newestPass, newestFail))) {
+    out.outcome = Outcome::Pass;
+    out.chosen = out.newestPass;
+  } else if (newestFail || newestCounted) {
+    out.outcome = Outcome::Failed;
+    out.chosen = newestFail ? newestFail : newestCounted;
+  } else if (reports.empty()) {
+    out.outcome = Outcome::Missing;
+  } else {
+    out.outcome = anyGood ? Outcome::Expired : Outcome::Unverified;
+  }
+
+  for (const auto& r : reports)
+    for (auto p : r.problems) {
+      if (out.met()) p.severity = Severity::Warning;
+      out.findings.push_back(std::move(p));
+    }
+  for (auto& f : aged) out.findings.push_back(std::move(f));
+  std::string code = policy.codePrefix + "." + outcomeName(out.outcome);
+  switch (out.outcome) {
+    case Outcome::Pass: break;
+    case Outcome::Missing:
+      out.findings.push_back({code, Severity::Error,
+                              "no Kernodeck report is attached to " + manifest.str() + ": this image was not audited",
+                              ev});
+      break;
+    case Outcome::Unverified:
+      out.findings.push_back({code, Severity::Error,
+                              "none of the " + std::to_string(reports.size()) + " report(s) attached to " +
+                                  manifest.str() +
+                                  " passes its checks (about this image, signed by the required key, readable)",
+                              ev});
+      break;
+    case Outcome::Expired:
+      out.findings.push_back({code, Severity::Error,
+                              "every verified report of " + manifest.str() + " is older than the maximum age of " +
+                                  age(*policy.maxAgeS * 1000) + ": audit the image again",
+                              ev});
+      break;
+    case Outcome::Failed: {
+      ev["artifact"] = out.chosen->artifact.digest.str();
+      std::string why = "the newest verified report of " + manifest.str() + " (" + out.chosen->artifact.digest.str() +
+                        ", signed " + out.chosen->predicate->time + ") says " + out.chosen->verdict + ", not pass";
+      if (out.newestPass)
+        why = "a verified report of " + manifest.str() + " that says " + out.chosen->verdict + " (" +
+              out.chosen->artifact.digest.str() + ", signed " + out.chosen->predicate->time +
+              ") is as new as or newer than the newest pass (" + out.newestPass->artifact.digest.str() + ", signed " +
+              out.newestPass->predicate->time + ")";
+      out.findings.push_back({code, Severity::Error, why, ev});
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace kernodeck::attest

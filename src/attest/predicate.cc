@@ -1,0 +1,103 @@
+// See predicate.h.
+#include "kernodeck/attest/predicate.h"
+
+#include "kernodeck/util/time.h"
+#include "kernodeck/version.h"
+
+namespace kernodeck::attest {
+
+using nlohmann::json;
+
+namespace {
+
+const char* kSeverities[] = {"info", "warning", "error"};
+
+std::string failOnName(int failOn) { return failOn < 0 || failOn > 2 ? "none" : kSeverities[failOn]; }
+
+int64_t count(const json& report, const char* severity) {
+  if (!report.is_object() || !report.contains("summary") || !report["summary"].is_object()) return 0;
+  const json& s = report["summary"];
+  if (!s.contains("findings") || !s["findings"].is_object() || !s["findings"].contains(severity)) return 0;
+  const json& n = s["findings"][severity];
+  return n.is_number_integer() ? n.get<int64_t>() : 0;
+}
+
+}  // namespace
+
+std::string verdictOf(const json& r, int failOn) {
+  if (!r.is_object() || !r.contains("summary") || !r["summary"].is_object()) return "incomplete";
+  const json& s = r["summary"];
+  if (!s.contains("complete") || !s["complete"].is_boolean() || !s["complete"].get<bool>()) return "incomplete";
+  for (int sev = failOn < 0 ? 3 : failOn; sev <= 2; ++sev)
+    if (count(r, kSeverities[sev]) > 0) return "fail";
+  return "pass";
+}
+
+ReportPredicate makePredicate(const json& report, int failOn, int64_t timeMs) {
+  ReportPredicate p;
+  p.verdict = verdictOf(report, failOn);
+  p.info = count(report, "info");
+  p.warning = count(report, "warning");
+  p.error = count(report, "error");
+  p.failOn = failOnName(failOn);
+  p.kernodeckVersion = kVersion;
+  p.analysisVersion = kAnalysisVersion;
+  p.timeMs = timeMs;
+  p.time = util::utcTimestampMs(timeMs);
+  p.report = report;
+  return p;
+}
+
+json predicateJson(const ReportPredicate& p) {
+  return {{"verdict", p.verdict},
+          {"findings", {{"info", p.info}, {"warning", p.warning}, {"error", p.error}}},
+          {"fail_on", p.failOn},
+          {"kernodeck_version", p.kernodeckVersion},
+          {"analysis_version", p.analysisVersion},
+          {"time", p.time},
+          {"report", p.report}};
+}
+
+Result<ReportPredicate> parsePredicate(const json& j) {
+  if (!j.is_object()) return Error::Corrupt("predicate: not a JSON object");
+  auto str = [&](const char* key, std::string& out) -> Status {
+    if (!j.contains(key) || !j[key].is_string())
+      return Error::Corrupt(std::string("predicate.") + key + ": missing or not a string");
+    out = j[key].get<std::string>();
+    return {};
+  };
+  ReportPredicate p;
+  KDK_TRY_STATUS(str("verdict", p.verdict));
+  KDK_TRY_STATUS(str("fail_on", p.failOn));
+  KDK_TRY_STATUS(str("kernodeck_version", p.kernodeckVersion));
+  KDK_TRY_STATUS(str("time", p.time));
+  if (p.verdict != "pass" && p.verdict != "fail" && p.verdict != "incomplete")
+    return Error::Corrupt("predicate.verdict: '" + p.verdict + "' is not pass, fail or incomplete");
+  int failOn = -2;
+  for (int i = -1; i <= 2; ++i)
+    if (failOnName(i) == p.failOn) failOn = i;
+  if (failOn == -2) return Error::Corrupt("predicate.fail_on: '" + p.failOn + "' is not info, warning, error or none");
+  auto t = util::parseTimestampMs(p.time);
+  if (!t) return Error::Corrupt("predicate.time: '" + p.time + "' is not an RFC 3339 timestamp");
+  p.timeMs = *t;
+  if (!j.contains("findings") || !j["findings"].is_object())
+    return Error::Corrupt("predicate.findings: missing or not an object");
+  int64_t* counts[] = {&p.info, &p.warning, &p.error};
+  for (int i = 0; i < 3; ++i) {
+    const json& f = j["findings"];
+    if (!f.contains(kSeverities[i]) || !f[kSeverities[i]].is_number_integer() || f[kSeverities[i]].get<int64_t>() < 0)
+      return Error::Corrupt(std::string("predicate.findings.") + kSeverities[i] + ": missing or not a count");
+    *counts[i] = f[kSeverities[i]].get<int64_t>();
+  }
+  if (j.contains("analysis_version") && j["analysis_version"].is_number_integer())
+    p.analysisVersion = j["analysis_version"].get<int64_t>();
+  if (!j.contains("report") || !j["report"].is_object())
+    return Error::Corrupt("predicate.report: missing or not an object");
+  p.report = j["report"];
+  if (std::string v = verdictOf(p.report, failOn); v != p.verdict)
+    return Error::Corrupt("predicate.verdict: says " + p.verdict + " but its report is " + v + " under fail_on " +
+                          p.failOn);
+  return p;
+}
+
+}  // namespace kernodeck::attest

@@ -1,0 +1,105 @@
+// The report predicate (what a policy matches on, with the signed time) and cosign's
+// attestation image layout as merged with what another tool left under the .att tag.
+#include "kernodeck/attest/predicate.h"
+
+#include <gtest/gtest.h>
+
+#include "kernodeck/attest/cosign_layout.h"
+#include "kernodeck/attest/dsse.h"
+#include "kernodeck/util/hash.h"
+#include "kernodeck/util/time.h"
+
+using namespace kernodeck;
+using namespace kernodeck::attest;
+using nlohmann::json;
+
+namespace {
+
+json auditReport(int info, int warning, int error, bool complete = true) {
+  return {
+      {"schema", "kernodeck.report/v1"},
+      {"summary", {{"complete", complete}, {"findings", {{"info", info}, {"warning", warning}, {"error", error}}}}}};
+}
+
+}  // namespace
+
+TEST(ReportPredicate, CarriesVerdictCountsPolicyVersionAndTime) {
+  int64_t t = *util::parseTimestampMs("2026-12-01T14:00:00.123Z");
+  ReportPredicate p = makePredicate(auditReport(1, 2, 0), 1, t);  // --fail-on warning
+  EXPECT_EQ(p.verdict, "fail");
+  EXPECT_EQ(p.failOn, "warning");
+  json j = predicateJson(p);
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_EQ(j["findings"], json({{"info", 1}, {"warning", 2}, {"error", 0}}));
+  EXPECT_EQ(j["fail_on"], "warning");
+  EXPECT_EQ(j["time"], "2026-12-01T14:00:00.123Z");
+  EXPECT_FALSE(j["kernodeck_version"].get<std::string>().empty());
+  auto back = parsePredicate(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->timeMs, t);
+  EXPECT_EQ(back->warning, 2);
+  EXPECT_EQ(makePredicate(auditReport(1, 2, 0), 2, t).verdict, "pass");
+  EXPECT_EQ(makePredicate(auditReport(0, 0, 3), -1, t).verdict, "pass");  // --fail-on none
+  EXPECT_EQ(makePredicate(auditReport(0, 0, 0, false), 2, t).verdict, "incomplete");
+}
+
+TEST(ReportPredicate, RefusesWrongShapesAndAVerdictItsReportDoesNotSupport) {
+  json good = predicateJson(makePredicate(auditReport(0, 0, 1), 2, 0));
+  ASSERT_TRUE(parsePredicate(good).ok());
+  struct Case {
+    const char* field;
+    json value;
+  } cases[] = {{"verdict", "pass"},   {"verdict", 1},          {"fail_on", "fatal"},
+               {"time", "yesterday"}, {"time", nullptr},       {"findings", json::array()},
+               {"report", "x"},       {"kernodeck_version", 2}};
+  for (const auto& c : cases) {
+    json j = good;
+    j[c.field] = c.value;
+    auto p = parsePredicate(j);
+    EXPECT_FALSE(p.ok()) << c.field << " = " << c.value.dump();
+    if (!p.ok()) {
+      EXPECT_NE(p.error().message.find(c.field), std::string::npos) << p.error().message;
+    }
+  }
+  json neg = good;
+  neg["findings"]["error"] = -1;
+  EXPECT_FALSE(parsePredicate(neg).ok());
+  EXPECT_FALSE(parsePredicate(json::array()).ok());
+}
+
+TEST(CosignLayout, MergeKeepsOtherToolsLayersAndReplacesOurOlderOne) {
+  auto digest = [](const std::string& s) { return oci::Digest{"sha256", util::sha256Hex(s)}; };
+  EXPECT_EQ(cosignAttestationTag(digest("x")), "sha256-" + util::sha256Hex("x") + ".att");
+  oci::Descriptor first{kDsseMediaType, digest("first"), 5, {}, {}, {}};
+  auto fresh = mergeCosignAttestation(std::nullopt, first, kReportPredicateType);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  json m = json::parse(fresh->manifest);
+  EXPECT_EQ(m["mediaType"], "application/vnd.oci.image.manifest.v1+json");
+  ASSERT_EQ(m["layers"].size(), 1u);
+  EXPECT_EQ(m["layers"][0]["mediaType"], "application/vnd.dsse.envelope.v1+json");
+  EXPECT_EQ(m["layers"][0]["annotations"]["predicateType"], kReportPredicateType);
+  EXPECT_EQ(m["layers"][0]["annotations"]["dev.cosignproject.cosign/signature"], "");
+  EXPECT_EQ(m["config"]["digest"], "sha256:" + util::sha256Hex(fresh->config));
+  EXPECT_EQ(json::parse(fresh->config)["rootfs"]["diff_ids"][0], first.digest.str());
+
+  // Another tool's attestation (SLSA provenance) and a layer this code cannot even read stay.
+  json theirs = m;
+  theirs["layers"].push_back({{"mediaType", "application/vnd.dsse.envelope.v1+json"},
+                              {"digest", digest("slsa").str()},
+                              {"size", 4},
+                              {"annotations", {{"predicateType", "https://slsa.dev/provenance/v1"}}}});
+  theirs["layers"].push_back({{"mediaType", 7}});
+  oci::Descriptor second{kDsseMediaType, digest("second"), 6, {}, {}, {}};
+  auto merged = mergeCosignAttestation(theirs.dump(), second, kReportPredicateType);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  json after = json::parse(merged->manifest);
+  ASSERT_EQ(after["layers"].size(), 3u) << after.dump(1);
+  EXPECT_EQ(after["layers"][0]["digest"], digest("slsa").str());
+  EXPECT_EQ(after["layers"][1]["mediaType"], 7);
+  EXPECT_EQ(after["layers"][2]["digest"], second.digest.str());
+  EXPECT_EQ(json::parse(merged->config)["rootfs"]["diff_ids"].size(), 3u);
+
+  // Whatever is under the tag that is not an image manifest is not overwritten.
+  for (const char* bad : {"", "[]", "{\"manifests\":[]}", "{\"layers\":{}}"})
+    EXPECT_FALSE(mergeCosignAttestation(std::string(bad), second, kReportPredicateType).ok()) << bad;
+}
