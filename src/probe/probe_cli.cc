@@ -214,7 +214,10 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), st.error().message.c_str());
     return 3;
   }
-  if (r.failed()) std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
+  if (r.failed())
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
+  else if (mode == Mode::Gate && rc != 0)  // the gate's refusal is one line, as its other failures
+    std::fprintf(stderr, "%s\n", terminationMessage(r, rc).c_str());
   if (rc != 0) {
     struct stat st {};
     std::string path = !terminationLog.empty()                    ? terminationLog

@@ -37,7 +37,7 @@ check(env.get("KERNODECK_IMAGE") == workload["image"] == inits["kernodeck-probe"
 key = gate["command"][gate["command"].index("--key") + 1]
 check(any(key.startswith(m["mountPath"] + "/") for m in gate["volumeMounts"]), "the report key is mounted in the gate")
 install, probe = inits["kernodeck-install"], inits["kernodeck-probe"]
-check(install["image"] == gate["image"] and install["command"][0] == "cp" and install["command"][1].endswith("/kernodeck-probe"),
+check(install["image"] == gate["image"] and install["command"][0] == "/bin/cp" and install["command"][1].endswith("/kernodeck-probe"),
       "Kernodeck's image copies its static kernodeck-probe out")
 vols = {v["name"]: v for v in pod["spec"]["volumes"]}
 dest = install["command"][2]
