@@ -79,4 +79,8 @@ int runProbe(const std::vector<std::string>& args) {
   return probe::probeCommand(args, "kernodeck probe", makeReportCheck);
 }
 
+int runGate(const std::vector<std::string>& args) {
+  return probe::probeCommand(args, "kernodeck gate", makeReportCheck, probe::Mode::Gate);
+}
+
 }  // namespace kernodeck::cli

@@ -13,6 +13,8 @@ const std::vector<Command>& commands() {
       {"audit", "audit an image or root filesystem without running it", runAudit},
       {"probe", "inside the container: see the devices, compute with LibTorch, reconcile image, host and live view",
        runProbe},
+      {"gate", "in Kernodeck's image, before a pod starts: exit 0 only if the image carries a passing signed report",
+       runGate},
       {"reference", "declare the reference (code, data, weights, packages, system, criterion) and verify it",
        runReference},
       {"sample", "check sample outputs against the reference under its declared criterion", runSample},

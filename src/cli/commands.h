@@ -22,6 +22,8 @@ int emit(const std::string& text, const std::string& outFile);
 
 int runAudit(const std::vector<std::string>& args);
 int runProbe(const std::vector<std::string>& args);
+// `gate`: the attached-report step of `probe --require-report` alone, run in Kernodeck's own image.
+int runGate(const std::vector<std::string>& args);
 int runReference(const std::vector<std::string>& args);
 int runSample(const std::vector<std::string>& args);
 int runDossier(const std::vector<std::string>& args);

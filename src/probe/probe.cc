@@ -173,7 +173,8 @@ class Probe {
   Status versions() {
     json v;
     v["kernodeck"] = kVersion;
-    torch_ = libtorchInfo();
+    v["loads_libraries"] = o_.loadsLibraries;
+    if (o_.loadsLibraries) torch_ = libtorchInfo();
     v["libtorch"] = torch_.available ? json{{"version", torch_.version},
                                             {"cuda_build", torch_.cudaBuild},
                                             {"hip_build", torch_.hipBuild},
@@ -237,14 +238,18 @@ class Probe {
         if (firstProblem.empty()) firstProblem = "no /dev/nvidiaN device node is visible";
       }
       for (const auto& g : gpuNodes) note(g, checkNode(g), wantCuda);
-      libcuda_ = probeLibcuda();
+      // The static probe loads no library of the judged image; its python step asks the image's torch.
+      if (o_.loadsLibraries)
+        libcuda_ = probeLibcuda();
+      else
+        libcuda_.error = "not loaded: the static kernodeck-probe loads no library of the image";
       json lc = {{"loaded", libcuda_.loaded},
                  {"path", libcuda_.path},
                  {"file_driver", libcuda_.fileDriver},
                  {"cuda_driver_api", libcuda_.driverApi},
                  {"error", libcuda_.error}};
       d["libcuda"] = lc;
-      if (!libcuda_.loaded && wantCuda) {
+      if (o_.loadsLibraries && !libcuda_.loaded && wantCuda) {
         nvidiaOk = false;
         if (firstProblem.empty()) firstProblem = "libcuda.so.1 cannot be loaded: " + libcuda_.error;
       }
@@ -293,6 +298,18 @@ class Probe {
     json c;
     c["tolerance"] = {{"atol", o_.tolerance.atol}, {"rtol", o_.tolerance.rtol}};
     c["declared_before_run"] = true;
+    if (!o_.loadsLibraries) {
+      r_.section("compute") = c;
+      // The static probe computes only through the image's own Python, as a child process.
+      if (o_.python.empty() && expectDevice_ != "cpu")
+        return Error{"unsupported", "the static kernodeck-probe computes on " + expectDevice_ +
+                                        " only through the image's Python: give --python"};
+      r_.skipStep("compute",
+                  o_.python.empty()
+                      ? "the static kernodeck-probe loads no LibTorch and no --python was given"
+                      : "the static kernodeck-probe loads no LibTorch: the python step computes in " + o_.python);
+      return {};
+    }
     if (!torch_.available) {
       r_.section("compute") = c;
       // Why: a build without LibTorch, or a plugin that is missing or of another build.
@@ -464,7 +481,7 @@ class Probe {
 report::Report runProbe(const ProbeOptions& opts) { return Probe(opts).run(); }
 
 std::string terminationMessage(const report::Report& r, int exitCode) {
-  std::string msg = "kernodeck probe: exit " + std::to_string(exitCode);
+  std::string msg = "kernodeck " + r.tool() + ": exit " + std::to_string(exitCode);
   for (const auto& s : r.steps())
     if (s.status == report::StepStatus::Failed) {
       msg += "; step " + s.name + " failed: " + s.error;

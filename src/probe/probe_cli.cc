@@ -45,6 +45,35 @@ const char* kHelp =
     "  --retries N, --timeout S     registry: retries of a failed request (default 2), connect timeout (default 10)\n\n"
     "exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage, 3 a step failed\n";
 
+const char* kGateHelp =
+    "usage: %s --key FILE [--image REF@sha256:DIGEST] [options]\n\n"
+    "The admission gate, run in Kernodeck's own image (never in the image it judges): exit 0 only when the\n"
+    "image carries a report attached by `kernodeck audit --attach --sign-key`, signed by --key, about this\n"
+    "image, whose verdict is pass. It loads no LibTorch and reads no device.\n\n"
+    "options:\n"
+    "  --key FILE                   PEM public key the report must be signed with (required)\n"
+    "  --image REF@sha256:DIGEST    the image to judge (default $KERNODECK_IMAGE), named by digest (required)\n"
+    "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
+    "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
+    "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
+    "  --retries N, --timeout S     registry: retries of a failed request (default 2), connect timeout (default 10)\n"
+    "  --json                       print the kernodeck.report/v1 JSON report\n"
+    "  -o, --output FILE            write the report to FILE\n"
+    "  --fail-on LEVEL              also exit 1 on other findings at or above LEVEL (default error)\n"
+    "  --termination-log FILE       on failure, write a one-line verdict here (default /dev/termination-log if "
+    "present)\n\n"
+    "exit codes: 0 a passing report, 1 none (missing, unverified, failed), 2 usage (no key, no image, no digest),\n"
+    "3 the registry could not be asked\n";
+
+// The gate's report: the attached_report step alone (no device, no LibTorch, no Python).
+report::Report runGate(const ReportCheck& check, const std::string& image) {
+  report::Report r("gate");
+  r.declareSteps({"attached_report"});
+  r.subject()["reference"] = image;
+  r.runStep("attached_report", [&] { return check(r); });
+  return r;
+}
+
 std::optional<double> parseDouble(const std::string& s) {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
@@ -54,11 +83,14 @@ std::optional<double> parseDouble(const std::string& s) {
 
 }  // namespace
 
-int probeCommand(const std::vector<std::string>& args, const std::string& prog, const ReportCheckFactory& reportCheck) {
+int probeCommand(const std::vector<std::string>& args, const std::string& prog, const ReportCheckFactory& reportCheck,
+                 Mode mode) {
   ProbeOptions o;
+  o.loadsLibraries = mode != Mode::Static;
   ReportRequirement req;
   std::string output, failOn = "error", terminationLog;
-  bool json = false, requireReport = false, reportFlag = false;
+  bool json = false, requireReport = mode == Mode::Gate, reportFlag = false;
+  std::string probeFlag;  // the first flag of the device and compute steps, which the gate refuses
   auto usage = [&](const std::string& msg) {
     std::fprintf(stderr, "%s: %s (try --help)\n", prog.c_str(), util::printable(msg).c_str());
     return 2;
@@ -77,7 +109,7 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       return args[++i];
     };
     if (a == "-h" || a == "--help") {
-      std::printf(kHelp, prog.c_str());
+      std::printf(mode == Mode::Gate ? kGateHelp : kHelp, prog.c_str());
       return 0;
     }
     if (a == "--json") {
@@ -112,6 +144,8 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       if (!v) return usage("option " + a + " needs a value");
       *(target ? target : reportTarget) = *v;
       reportFlag = reportFlag || reportTarget;
+      if (target && target != &output && target != &terminationLog && target != &failOn && probeFlag.empty())
+        probeFlag = a;
       continue;
     }
     if (a == "--max-age") {
@@ -138,6 +172,7 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       auto v = next();
       auto d = v ? parseDouble(*v) : std::nullopt;
       if (!d) return usage("option " + a + " needs a non-negative number");
+      if (probeFlag.empty()) probeFlag = a;
       if (a == "--atol")
         o.tolerance.atol = *d;
       else if (a == "--rtol")
@@ -148,6 +183,8 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     }
     return usage("unrecognised option '" + a + "'");
   }
+  if (mode == Mode::Gate && !probeFlag.empty())
+    return usage(probeFlag + " belongs to the probe: the gate checks the attached report only");
   if (o.expect != "cpu" && o.expect != "cuda" && o.expect != "rocm" && o.expect != "auto")
     return usage("--expect takes cpu, cuda, rocm or auto, not '" + o.expect + "'");
   auto threshold = report::parseFailOn(failOn);
@@ -159,23 +196,22 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     if (!reportCheck) {
       std::fprintf(stderr,
                    "%s: --require-report: this build has no registry client and cannot check attached reports; "
-                   "use the kernodeck binary's `kernodeck probe`\n",
+                   "run `kernodeck gate` from Kernodeck's own image before this probe (docs/probe.md)\n",
                    prog.c_str());
       return 2;
     }
-    if (req.keyFile.empty())
-      return usage("--require-report needs --key, the public key the report must be signed with");
+    const std::string who = mode == Mode::Gate ? "the gate" : "--require-report";
+    if (req.keyFile.empty()) return usage(who + " needs --key, the public key the report must be signed with");
     if (req.image.empty())
       if (const char* env = std::getenv("KERNODECK_IMAGE")) req.image = env;
     if (req.image.empty())
-      return usage(
-          "--require-report needs the image this probe runs from: --image REF@sha256:DIGEST or $KERNODECK_IMAGE");
+      return usage(who + " needs the image it judges: --image REF@sha256:DIGEST or $KERNODECK_IMAGE");
     auto check = reportCheck(req);
-    if (!check.ok()) return usage("--require-report: " + check.error().message);
+    if (!check.ok()) return usage(who + ": " + check.error().message);
     o.checkReport = std::move(*check);
   }
 
-  report::Report r = runProbe(o);
+  report::Report r = mode == Mode::Gate ? runGate(o.checkReport, req.image) : runProbe(o);
   int rc = r.exitCode(*threshold);
   // --require-report holds whatever --fail-on says: an image without a passing report fails.
   if (requireReport && rc == 0)
@@ -189,7 +225,10 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), st.error().message.c_str());
     return 3;
   }
-  if (r.failed()) std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
+  if (r.failed())
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
+  else if (mode == Mode::Gate && rc != 0)  // the gate's refusal is one line, as its other failures
+    std::fprintf(stderr, "%s\n", terminationMessage(r, rc).c_str());
   if (rc != 0) {
     struct stat st {};
     std::string path = !terminationLog.empty()                    ? terminationLog

@@ -22,20 +22,38 @@ def load(name):
 
 pod = load("init-container.yaml")
 check(pod["kind"] == "Pod" and pod["apiVersion"] == "v1", "init-container.yaml is a v1 Pod")
-init = pod["spec"]["initContainers"][0]
-check(init["command"][1] == "probe" and "--expect" in init["command"], "the init-container runs kernodeck probe --expect")
-check(init["terminationMessagePath"] == "/dev/termination-log", "the init-container uses /dev/termination-log")
-check(init["resources"]["limits"].get("nvidia.com/gpu") == 1, "the init-container asks for the GPU it checks")
-check("@sha256:" in init["image"], "the init-container pins its image by digest")
-check("--require-report" in init["command"] and "--key" in init["command"], "the init-container requires a signed report")
-env = {e["name"]: e.get("value") for e in init.get("env", [])}
-check(env.get("KERNODECK_IMAGE") == init["image"] == pod["spec"]["containers"][0]["image"],
-      "KERNODECK_IMAGE names the image the init-container and the workload run")
-key = init["command"][init["command"].index("--key") + 1]
-check(any(key.startswith(m["mountPath"] + "/") for m in init["volumeMounts"]), "the report key is mounted")
-check(pod["spec"]["containers"][0]["resources"]["limits"].get("nvidia.com/gpu") == 1, "the workload asks for a GPU")
-vols = {v["name"] for v in pod["spec"]["volumes"]}
-check(all(m["name"] in vols for m in init["volumeMounts"]), "every init-container mount has a volume")
+inits = {c["name"]: c for c in pod["spec"]["initContainers"]}
+order = [c["name"] for c in pod["spec"]["initContainers"]]
+workload = pod["spec"]["containers"][0]
+gate = pod["spec"]["initContainers"][0]
+check(order == ["kernodeck-gate", "kernodeck-install", "kernodeck-probe"],
+      "the gate runs first, then the probe is installed, then it runs in the workload image")
+check(gate["command"][1:2] == ["gate"] and "--key" in gate["command"], "the first init container runs kernodeck gate --key")
+check(gate["image"] != workload["image"] and "@sha256:" in gate["image"],
+      "the gate runs in Kernodeck's own image, pinned by digest, never in the image it judges")
+env = {e["name"]: e.get("value") for e in gate.get("env", [])}
+check(env.get("KERNODECK_IMAGE") == workload["image"] == inits["kernodeck-probe"]["image"] and "@sha256:" in workload["image"],
+      "KERNODECK_IMAGE names, by digest, the image the probe and the workload run")
+key = gate["command"][gate["command"].index("--key") + 1]
+check(any(key.startswith(m["mountPath"] + "/") for m in gate["volumeMounts"]), "the report key is mounted in the gate")
+install, probe = inits["kernodeck-install"], inits["kernodeck-probe"]
+check(install["image"] == gate["image"] and install["command"][0] == "/bin/cp" and install["command"][1].endswith("/kernodeck-probe"),
+      "Kernodeck's image copies its static kernodeck-probe out")
+vols = {v["name"]: v for v in pod["spec"]["volumes"]}
+dest = install["command"][2]
+into = [m for m in install["volumeMounts"] if dest.startswith(m["mountPath"] + "/")]
+check(len(into) == 1 and "emptyDir" in vols[into[0]["name"]], "the probe binary goes into an emptyDir")
+run_from = [m for m in probe["volumeMounts"] if probe["command"][0].startswith(m["mountPath"] + "/")]
+check(len(run_from) == 1 and run_from[0]["name"] == into[0]["name"] and run_from[0].get("readOnly"),
+      "the workload image runs the probe from that emptyDir, read-only")
+check("--require-report" not in probe["command"] and "--expect" in probe["command"],
+      "the probe in the workload image decides nothing about the report; it checks the device")
+check(probe["resources"]["limits"].get("nvidia.com/gpu") == 1 and workload["resources"]["limits"].get("nvidia.com/gpu") == 1,
+      "the probe and the workload ask for the GPU")
+for c in pod["spec"]["initContainers"]:
+    check(all(m["name"] in vols for m in c.get("volumeMounts", [])), c["name"] + ": every mount has a volume")
+check(gate["terminationMessagePath"] == "/dev/termination-log" == probe["terminationMessagePath"],
+      "the gate and the probe write their verdict to /dev/termination-log")
 
 job = load("probe-job.yaml")
 check(job["kind"] == "Job" and job["apiVersion"] == "batch/v1", "probe-job.yaml is a batch/v1 Job")
@@ -118,10 +136,110 @@ with open(os.path.join(root, "container", "Dockerfile")) as f:
     docker = f.read()
 check(docker.count("FROM debian:bookworm") == 2, "the Dockerfile has two Debian bookworm stages")
 check("COPY --from=build" in docker, "the runtime stage copies from the build stage")
+copy = [line for line in docker.splitlines() if line.startswith("COPY --from=build")]
+check(any("/build/kernodeck-probe" in line for line in copy) and "statically linked" in docker,
+      "the image holds the static kernodeck-probe, checked static at build time")
+check(any(line.startswith("USER ") and not line.split()[1].startswith("0") for line in docker.splitlines()),
+      "the image runs as a non-root user")
 
 with open(os.path.join(root, "hooks", "kernodeck-hook.json")) as f:
     hook = json.load(f)
 check(hook["version"] == "1.0.0" and hook["stages"] and "when" in hook, "the hooks.d file has version, when and stages")
+
+# Every manifest: the Kubernetes schemas (kubernetes-models, npm), resources, and the Pod
+# Security level its header states (pod_security.py).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pod_security  # noqa: E402
+
+k8s = os.path.join(root, "container", "k8s")
+docs = []
+for dirpath, _, names in sorted(os.walk(k8s)):
+    for name in sorted(names):
+        if name.endswith(".yaml"):
+            rel = os.path.relpath(os.path.join(dirpath, name), k8s)
+            with open(os.path.join(dirpath, name)) as f:
+                text = f.read()
+            declared = [line.split(":", 1)[1].split()[0].rstrip(".").lower()
+                        for line in text.splitlines() if line.startswith("# Pod Security:")]
+            for doc in yaml.safe_load_all(text):
+                if doc:
+                    docs.append((rel, doc, declared[0] if declared else None))
+
+
+def validate_schemas(items):
+    """Runs k8s_validate.js over ITEMS; (exit code, output)."""
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump([{"file": rel, "doc": doc} for rel, doc in items], f)
+    try:
+        p = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "k8s_validate.js"), f.name],
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout + p.stderr
+    finally:
+        os.unlink(f.name)
+
+
+npm_dir = os.environ.get("KERNODECK_NPM_DIR", "/var/cache/kernodeck-test/npm")
+if not os.path.isdir(os.path.join(npm_dir, "node_modules", "kubernetes-models")):
+    check(False, "kubernetes-models is installed in %s (scripts/deps --test)" % npm_dir)
+else:
+    # Custom resources (admission/: Kyverno, policy-controller) are not in the Kubernetes schemas.
+    def builtin(doc):
+        group = doc.get("apiVersion", "").rpartition("/")[0]
+        return "." not in group or group.endswith(".k8s.io")
+    core = [(rel, doc) for rel, doc, _ in docs if builtin(doc)]
+    for rel, doc, _ in docs:
+        if not builtin(doc):
+            print("skip %s: %s/%s is a custom resource" % (rel, doc.get("apiVersion"), doc.get("kind")))
+    rc, out = validate_schemas(core)
+    print(out, end="")
+    check(rc == 0 and out.count("ok   ") == len(core) >= 9, "every manifest validates against the Kubernetes schemas")
+    # The validator does fail: a container image that is not a string, a quantity that is not one.
+    bad = json.loads(json.dumps(pod))
+    bad["spec"]["containers"][0]["image"] = 3
+    bad2 = json.loads(json.dumps(pod))
+    bad2["spec"]["initContainers"][0]["resources"]["limits"]["memory"] = "lots"
+    rc, out = validate_schemas([("broken image", bad), ("broken quantity", bad2)])
+    check(rc == 1 and out.count("FAIL ") == 2, "the schema check rejects a broken Pod")
+
+for rel, doc, declared in docs:
+    spec = pod_security.pod_spec(doc)
+    if spec is None:
+        continue
+    got, misses = pod_security.level(spec)
+    check(declared == got, "%s: Pod Security %s as its header states (%s)%s" % (
+        rel, got, declared, "" if declared == got else ": " + "; ".join(misses)))
+    for c in pod_security.containers(spec):
+        res = c.get("resources") or {}
+        check(all(k in res.get("requests", {}) for k in ("cpu", "memory")) and "memory" in res.get("limits", {}),
+              "%s: %s has cpu and memory requests and a memory limit" % (rel, c["name"]))
+        if declared == "restricted":
+            check((c.get("securityContext") or {}).get("readOnlyRootFilesystem") is True,
+                  "%s: %s has a read-only root file system" % (rel, c["name"]))
+    if doc.get("kind") != "DaemonSet":
+        check(not any("hostPath" in v for v in spec.get("volumes") or []), rel + ": a workload mounts no host path")
+
+# The Pod Security table holds: each row changes the init-container Pod and names the level it drops to.
+rows = [
+    ("as shipped", lambda s: None, "restricted"),
+    ("a hostPath volume", lambda s: s["volumes"].append({"name": "h", "hostPath": {"path": "/opt/kernodeck"}}), "privileged"),
+    ("a privileged container", lambda s: s["initContainers"][0]["securityContext"].update(privileged=True), "privileged"),
+    ("hostNetwork", lambda s: s.update(hostNetwork=True), "privileged"),
+    ("SYS_ADMIN added", lambda s: s["containers"][0]["securityContext"].update(capabilities={"add": ["SYS_ADMIN"], "drop": ["ALL"]}), "privileged"),
+    ("seccomp Unconfined", lambda s: s["securityContext"].update(seccompProfile={"type": "Unconfined"}), "privileged"),
+    ("runAsNonRoot unset", lambda s: s["securityContext"].pop("runAsNonRoot"), "baseline"),
+    ("runAsUser 0 in a container", lambda s: s["containers"][0]["securityContext"].update(runAsUser=0), "baseline"),
+    ("privilege escalation allowed", lambda s: s["initContainers"][2]["securityContext"].update(allowPrivilegeEscalation=True), "baseline"),
+    ("capabilities not dropped", lambda s: s["initContainers"][1]["securityContext"].pop("capabilities"), "baseline"),
+    ("no seccomp profile", lambda s: s["securityContext"].pop("seccompProfile"), "baseline"),
+    ("a hostPort", lambda s: s["containers"][0].update(ports=[{"containerPort": 80, "hostPort": 80}]), "privileged"),
+]
+for what, change, want in rows:
+    spec = json.loads(json.dumps(pod["spec"]))  # the YAML anchors share objects: copy them apart
+    change(spec)
+    got, misses = pod_security.level(spec)
+    check(got == want, "Pod Security table: %s -> %s (got %s: %s)" % (what, want, got, "; ".join(misses)))
 
 failed = [m for ok, m in checks if not ok]
 for m in failed:

@@ -267,4 +267,44 @@ TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
   EXPECT_EQ(run(K + " probe --key " + key("ed.pub")).code, 2);
 }
 
+// `kernodeck gate`, which init-container.yaml runs in Kernodeck's own image: the attached-report
+// step alone, with the same decision as probe --require-report, and fail-closed usage.
+TEST_F(Reports, GateDecidesFromTheAttachedReportsAlone) {
+  auto byDigest = [](const std::string& tag) {
+    return reg_->host() + "/team/app@" + reg_->digestOf("team/app:" + tag);
+  };
+  ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("g")).code, 0);
+  RunResult ok = run(K + " gate --json --key " + key("ed.pub") + " --image " + byDigest("g"));
+  json r = json::parse(ok.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << ok.out << ok.err;
+  EXPECT_EQ(ok.code, 0) << r.dump(1);
+  EXPECT_EQ(stepStatus(r, "attached_report"), "passed");
+  EXPECT_EQ(r["steps"].size(), 1u) << r.dump(1);  // no device, no LibTorch, no Python
+  EXPECT_TRUE(r["attached_report"]["met"].get<bool>());
+  // From the variable the manifest sets.
+  EXPECT_EQ(run("KERNODECK_IMAGE=" + byDigest("g") + " " + K + " gate --key " + key("ed.pub")).code, 0);
+
+  // Not met: no report, another key. Exit 1, even under --fail-on none, with one line on stderr.
+  for (const auto& [tag, pub] : {std::pair{"h", "ed.pub"}, std::pair{"g", "other.pub"}}) {
+    RunResult no = run(K + " gate --fail-on none --key " + key(pub) + " --image " + byDigest(tag));
+    EXPECT_EQ(no.code, 1) << tag << " " << pub << "\n" << no.out;
+    EXPECT_EQ(std::count(no.err.begin(), no.err.end(), '\n'), 1) << no.err;
+  }
+  // Could not ask: exit 3 naming the registry.
+  RunResult down = run(K + " gate --retries 0 --key " + key("ed.pub") + " --image 127.0.0.1:1/team/app@" +
+                       reg_->digestOf("team/app:g"));
+  EXPECT_EQ(down.code, 3) << down.out;
+  EXPECT_NE(down.err.find("127.0.0.1:1"), std::string::npos) << down.err;
+  EXPECT_EQ(std::count(down.err.begin(), down.err.end(), '\n'), 1) << down.err;
+  // Usage, exit 2 with one line: no key, no image, a tag, a key that does not load, a probe flag.
+  for (const std::string& args :
+       {"--image " + byDigest("g"), "--key " + key("ed.pub"), "--key " + key("ed.pub") + " --image " + image("g"),
+        "--key /nonexistent.pem --image " + byDigest("g"),
+        "--key " + key("ed.pub") + " --image " + byDigest("g") + " --expect cpu"}) {
+    RunResult u = run("env -u KERNODECK_IMAGE " + K + " gate " + args);
+    EXPECT_EQ(u.code, 2) << args << "\n" << u.err;
+    EXPECT_EQ(std::count(u.err.begin(), u.err.end(), '\n'), 1) << args << "\n" << u.err;
+  }
+}
+
 }  // namespace

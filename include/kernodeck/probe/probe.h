@@ -51,6 +51,11 @@ struct ProbeOptions {
   std::string devRoot = "/";             // where /dev is (tests point it at a fake tree)
   const host::HostFs* devFs = nullptr;   // when set, /dev is read and opened through it instead (tests)
   ReportCheck checkReport;               // step attached_report; skipped when empty
+  // False in the statically linked kernodeck-probe, which runs inside the judged image: nothing is
+  // loaded into the process from there (no LibTorch plugin, whatever $KERNODECK_TORCH_PLUGIN says,
+  // no libcuda.so.1), so the image cannot change what the probe decides. The compute step is then
+  // skipped and the python step computes in the image's own interpreter, a child process.
+  bool loadsLibraries = true;
 };
 
 report::Report runProbe(const ProbeOptions& opts);
