@@ -45,6 +45,9 @@ struct Component {
 // The components of an audit report (its subject first), read from its sections and findings.
 std::vector<Component> inventoryOf(const Report& r, int failOn);
 
+// GitHub code scanning refuses a SARIF result with more locations: toSarif cuts a larger group.
+constexpr size_t kSarifMaxLocations = 1000;
+
 nlohmann::json toSarif(const Report& r);
 nlohmann::json toCycloneDx(const Report& r, int failOn);
 nlohmann::json toSpdx(const Report& r, int failOn);
