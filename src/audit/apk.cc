@@ -77,6 +77,11 @@ PackageDatabase parseApkInstalled(std::string_view text) {
       case 'A': cur.architecture = value; break;
       case 'o': cur.origin = value; break;
       case 'c': cur.extra["commit"] = value; break;
+      case 'C': {  // the package's identity: the checksum of its control segment, as APKINDEX lists it
+        auto [alg, hex] = decodeApkChecksum(value);
+        if (!alg.empty()) cur.extra["checksum"] = alg + ":" + hex;
+        break;
+      }
       case 'F':
         dir = value;
         while (!dir.empty() && dir.front() == '/') dir.erase(0, 1);

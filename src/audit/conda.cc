@@ -46,6 +46,10 @@ Status parseCondaMeta(std::string_view text, const std::string& prefix, PackageD
   p.origin = str(j, "channel");
   if (auto b = str(j, "build"); !b.empty()) p.extra["build"] = b;
   if (auto u = str(j, "url"); !u.empty()) p.extra["url"] = u;
+  // The hashes of the package archive conda installed from (what an SBOM lists as its hashes).
+  for (const char* h : {"sha256", "md5"})
+    if (auto v = util::toLower(str(j, h)); !v.empty() && v.find_first_not_of("0123456789abcdef") == std::string::npos)
+      p.extra[h] = v;
   auto pd = j.find("paths_data");
   bool detailed = pd != j.end() && pd->is_object() && pd->contains("paths") && (*pd)["paths"].is_array();
   if (detailed) {

@@ -62,11 +62,14 @@ class PackagesAudit {
       return {};
     }
     json pkgs = json::array();
-    for (const auto& p : db_.packages)
-      pkgs.push_back({{"name", p.name},
-                      {"version", p.version},
-                      {"architecture", p.architecture},
-                      {"source", p.source.empty() ? p.name : p.source}});
+    for (const auto& p : db_.packages) {
+      json jp = {{"name", p.name},
+                 {"version", p.version},
+                 {"architecture", p.architecture},
+                 {"source", p.source.empty() ? p.name : p.source}};
+      if (!p.sourceVersion.empty()) jp["source_version"] = p.sourceVersion;
+      pkgs.push_back(jp);
+    }
     section["packages"] = pkgs;
     section["count"] = db_.packages.size();
     section["files_verified"] = db_.verified;
@@ -163,11 +166,17 @@ class PackagesAudit {
       json pkgs = json::array();
       std::map<std::string, std::string> condaVersions;  // canonical name -> version
       for (const auto& p : db.packages) {
-        pkgs.push_back({{"name", p.name},
-                        {"version", p.version},
-                        {"build", p.extra.count("build") ? p.extra.at("build") : ""},
-                        {"channel", p.origin},
-                        {"subdir", p.architecture}});
+        json jp = {{"name", p.name},
+                   {"version", p.version},
+                   {"build", p.extra.count("build") ? p.extra.at("build") : ""},
+                   {"channel", p.origin},
+                   {"subdir", p.architecture}};
+        for (const char* k : {"sha256", "md5"})
+          if (p.extra.count(k)) jp[k] = p.extra.at(k);
+        // The archive's file name only: a channel URL may carry a token (/t/TOKEN/).
+        if (auto u = p.extra.find("url"); u != p.extra.end() && u->second.find('/') != std::string::npos)
+          jp["file"] = u->second.substr(u->second.rfind('/') + 1);
+        pkgs.push_back(jp);
         condaVersions[python::canonicalizeName(p.name)] = p.version;
       }
       for (const auto& m : db.modified)

@@ -134,6 +134,13 @@ Result<PackageDatabase> readRpmDatabaseDir(const std::string& dir) {
     p.architecture = str(headerGetString(h, RPMTAG_ARCH));
     p.origin = str(headerGetString(h, RPMTAG_SOURCERPM));
     if (const char* vendor = headerGetString(h, RPMTAG_VENDOR)) p.extra["vendor"] = vendor;
+    // The package's own digests, kept in its header: SHA-256 of the header and MD5 of header
+    // and payload (what rpm -K checks).
+    if (const char* sha = headerGetString(h, RPMTAG_SHA256HEADER)) p.extra["sha256header"] = sha;
+    if (char* md5 = headerGetAsString(h, RPMTAG_SIGMD5)) {
+      if (std::string_view(md5).size() == 32) p.extra["sigmd5"] = md5;
+      free(md5);
+    }
     rpmfiles files = rpmfilesNew(nullptr, h, RPMTAG_BASENAMES, RPMFI_KEEPHEADER);
     int n = files ? static_cast<int>(rpmfilesFC(files)) : 0;
     for (int i = 0; i < n; ++i) {

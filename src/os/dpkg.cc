@@ -43,9 +43,12 @@ std::vector<DpkgPackage> parseDpkgStatus(std::string_view text, bool all) {
       cur.version = value;
     else if (field == "architecture")
       cur.architecture = value;
-    else if (field == "source")
-      cur.source = value;
-    else if (field == "status")
+    else if (field == "source") {
+      size_t open = value.find(" (");
+      cur.source = util::trim(std::string_view(value).substr(0, open));
+      if (open != std::string::npos && value.back() == ')')
+        cur.sourceVersion = util::trim(std::string_view(value).substr(open + 2, value.size() - open - 3));
+    } else if (field == "status")
       cur.status = value;
   }
   flush();

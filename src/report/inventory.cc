@@ -1,45 +1,19 @@
 // The components of an audit report, for the SBOM formats: read back from the report's own
-// sections (subject, os, os_packages, python) and findings, so the SBOMs say exactly what the
-// JSON report says.
+// sections (subject, os, os_packages with its other databases, python with its conda
+// environments) and findings, so the SBOMs say exactly what the JSON report says. Package URLs
+// come from purl.h.
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
 #include "kernodeck/report/formats.h"
+#include "kernodeck/report/purl.h"
 
 namespace kernodeck::report {
 
 namespace {
 
 using nlohmann::json;
-
-// Package URL component encoding: everything but unreserved characters is percent-encoded.
-std::string purlEncode(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == '~')
-      out += static_cast<char>(c);
-    else
-      out += std::string("%") + hex[c >> 4] + hex[c & 15];
-  }
-  return out;
-}
-
-// PEP 503 normalisation, as the pypi purl type asks.
-std::string pypiName(const std::string& n) {
-  std::string out;
-  for (char c : n) {
-    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l == '_' || l == '.' || l == '-') {
-      if (out.empty() || out.back() != '-') out += '-';
-    } else {
-      out += l;
-    }
-  }
-  return out;
-}
 
 // Per package name, the findings about it: codes with counts and the worst severity.
 struct Verdicts {
@@ -73,6 +47,66 @@ struct Verdicts {
   }
 };
 
+const std::map<std::string, std::string> kHashNames = {
+    {"sha256", "SHA-256"}, {"sha384", "SHA-384"}, {"sha512", "SHA-512"}, {"sha1", "SHA-1"}, {"md5", "MD5"}};
+
+// The packages of one OS package database section (dpkg, rpm or apk).
+void addOsPackages(const json& db, const Distro& distro, const Verdicts& verdicts, std::set<std::string>& refs,
+                   std::vector<Component>& out) {
+  std::string manager = stringAt(db, "manager");
+  if ((manager != "dpkg" && manager != "rpm" && manager != "apk") || !db.contains("packages") ||
+      !db["packages"].is_array())
+    return;
+  bool verified = db.value("files_verified", 0) > 0;
+  for (const auto& p : db["packages"]) {
+    if (!p.is_object()) continue;
+    Component c;
+    c.type = "os-package";
+    c.name = stringAt(p, "name");
+    c.version = stringAt(p, "version");
+    std::string arch = stringAt(p, "architecture");
+    PackageUrl purl = osPackageUrl(manager, distro, p);
+    c.ref = purl.type + ":" + c.name + ":" + arch + (manager == "rpm" ? "@" + c.version : "");
+    c.purl = purl.str();
+    c.properties.push_back({"kernodeck:manager", manager});
+    if (auto src = stringAt(p, "source"); !src.empty() && src != c.name)
+      c.properties.push_back({"kernodeck:source", src});
+    // What the database holds of the package's own digests: rpm's header digests, apk's
+    // checksum of the package's control segment (not hashes of a package file, which the image
+    // does not hold).
+    for (const char* k : {"sha256header", "sigmd5", "checksum"})
+      if (auto v = stringAt(p, k); !v.empty()) c.properties.push_back({"kernodeck:" + manager + ":" + k, v});
+    verdicts.apply(c, c.name, verified);
+    if (refs.insert(c.ref).second) out.push_back(c);
+  }
+}
+
+// The conda packages of each conda environment (`python.conda`), with the hashes of the
+// archives conda installed them from.
+void addCondaPackages(const json& envs, const Report& r, std::set<std::string>& refs, std::vector<Component>& out) {
+  Verdicts verdicts(r.findings(), "conda.");
+  for (const auto& e : envs) {
+    if (!e.is_object() || !e.contains("packages") || !e["packages"].is_array()) continue;
+    std::string prefix = stringAt(e, "prefix");
+    bool verified = e.value("files_verified", 0) > 0;
+    for (const auto& p : e["packages"]) {
+      if (!p.is_object()) continue;
+      Component c;
+      c.type = "conda-package";
+      c.name = stringAt(p, "name");
+      c.version = stringAt(p, "version");
+      c.ref = "conda:" + prefix + ":" + c.name;
+      if (!refs.insert(c.ref).second) continue;
+      c.purl = condaUrl(p).str();
+      for (const char* h : {"sha256", "md5"})
+        if (auto v = stringAt(p, h); !v.empty()) c.hashes[kHashNames.at(h)] = v;
+      c.properties = {{"kernodeck:environment", prefix}};
+      verdicts.apply(c, c.name, verified);
+      out.push_back(c);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Component> inventoryOf(const Report& r, int failOn) {
@@ -95,39 +129,29 @@ std::vector<Component> inventoryOf(const Report& r, int failOn) {
   if (auto p = stringAt(subject, "platform"); !p.empty()) top.properties.push_back({"kernodeck:platform", p});
   out.push_back(top);
 
-  std::string osId = "unknown";
+  Distro distro;
   if (sections.contains("os") && sections["os"].is_object() && !stringAt(sections["os"], "id").empty()) {
     const json& os = sections["os"];
-    osId = stringAt(os, "id");
+    distro = Distro::fromOsSection(os);
     Component c;
     c.ref = "os";
     c.type = "operating-system";
-    c.name = osId;
-    c.version = stringAt(os, "version_id");
+    c.name = distro.id;
+    c.version = distro.versionId;
     c.description = stringAt(os, "pretty_name");
     if (auto a = stringAt(os, "architecture"); !a.empty()) c.properties.push_back({"kernodeck:architecture", a});
     out.push_back(c);
   }
 
+  // The OS package databases: the section itself (dpkg, or the rpm or apk database of a system
+  // without dpkg) and the others it lists.
   if (sections.contains("os_packages") && sections["os_packages"].is_object()) {
     const json& op = sections["os_packages"];
+    std::vector<const json*> dbs = {&op};
+    if (op.contains("other") && op["other"].is_array())
+      for (const auto& o : op["other"]) dbs.push_back(&o);
     Verdicts verdicts(r.findings(), "os.package.");
-    bool verified = op.value("files_verified", 0) > 0;
-    if (op.contains("packages") && op["packages"].is_array())
-      for (const auto& p : op["packages"]) {
-        Component c;
-        c.type = "os-package";
-        c.name = stringAt(p, "name");
-        c.version = stringAt(p, "version");
-        std::string arch = stringAt(p, "architecture");
-        c.ref = "deb:" + c.name + ":" + arch;
-        c.purl = "pkg:deb/" + purlEncode(osId) + "/" + purlEncode(c.name) + "@" + purlEncode(c.version) +
-                 (arch.empty() ? "" : "?arch=" + purlEncode(arch));
-        if (auto src = stringAt(p, "source"); !src.empty() && src != c.name)
-          c.properties.push_back({"kernodeck:source", src});
-        verdicts.apply(c, c.name, verified);
-        if (refs.insert(c.ref).second) out.push_back(c);
-      }
+    for (const json* db : dbs) addOsPackages(*db, distro, verdicts, refs, out);
   }
 
   if (sections.contains("python") && sections["python"].is_object() && sections["python"].contains("environments") &&
@@ -152,14 +176,11 @@ std::vector<Component> inventoryOf(const Report& r, int failOn) {
         c.version = stringAt(p, "version");
         c.ref = "pypi:" + prefix + ":" + stringAt(p, "location") + ":" + c.name;
         if (!refs.insert(c.ref).second) continue;
-        c.purl = "pkg:pypi/" + purlEncode(pypiName(c.name)) + "@" + purlEncode(c.version);
+        c.purl = pypiUrl(c.name, c.version).str();
         if (p.contains("archive_hashes") && p["archive_hashes"].is_object())
-          for (auto it = p["archive_hashes"].begin(); it != p["archive_hashes"].end(); ++it) {
-            static const std::map<std::string, std::string> names = {
-                {"sha256", "SHA-256"}, {"sha384", "SHA-384"}, {"sha512", "SHA-512"}, {"sha1", "SHA-1"}, {"md5", "MD5"}};
-            if (auto n = names.find(it.key()); n != names.end() && it.value().is_string())
+          for (auto it = p["archive_hashes"].begin(); it != p["archive_hashes"].end(); ++it)
+            if (auto n = kHashNames.find(it.key()); n != kHashNames.end() && it.value().is_string())
               c.hashes[n->second] = it.value();
-          }
         c.properties = {{"kernodeck:environment", prefix}, {"kernodeck:location", stringAt(p, "location")}};
         if (auto inst = stringAt(p, "installer"); !inst.empty()) c.properties.push_back({"kernodeck:installer", inst});
         verdicts.apply(c, c.name, p.value("record", false));
@@ -167,6 +188,9 @@ std::vector<Component> inventoryOf(const Report& r, int failOn) {
       }
     }
   }
+  if (sections.contains("python") && sections["python"].is_object() && sections["python"].contains("conda") &&
+      sections["python"]["conda"].is_array())
+    addCondaPackages(sections["python"]["conda"], r, refs, out);
   return out;
 }
 

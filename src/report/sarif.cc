@@ -1,12 +1,20 @@
-// SARIF 2.1.0 (OASIS), what code-scanning services read: one rule per finding code, one result
-// per finding group (group.h) with every path of the group as a location, relative to the
-// audited root filesystem (uriBaseId ROOTFS). A "FILE:LINE" path (requirement files) becomes a
-// region. Findings about no path name their layer or package as a logical location.
+// SARIF 2.1.0 (OASIS) as GitHub code scanning accepts it (sarif-multitool's "Sarif;Gh" rules):
+// one rule per finding code, its description and help from the README's findings tables
+// (rules.h), `security-severity` on security findings; one result per finding group (group.h)
+// with every path of the group as a location relative to the audited root filesystem (uriBaseId
+// ROOTFS), cut into parts of at most 1,000 locations (GitHub refuses more), and the image or tree
+// itself as the location of a finding about no file. A "FILE:LINE" path (requirement files)
+// becomes a region. partialFingerprints name the group, so an alert keeps its identity across
+// runs.
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 
 #include "kernodeck/report/formats.h"
 #include "kernodeck/report/group.h"
+#include "kernodeck/report/rules.h"
+#include "kernodeck/util/hash.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::report {
@@ -40,7 +48,8 @@ std::string uriOf(const std::string& path) {
   return out;
 }
 
-json location(const std::string& path) {
+// A file of the audited tree, "FILE:LINE" for a line of it (requirement files).
+json fileLocation(const std::string& path) {
   std::string file = path;
   long line = 0;
   if (size_t colon = path.rfind(':'); colon != std::string::npos && colon + 1 < path.size() &&
@@ -54,46 +63,124 @@ json location(const std::string& path) {
   return {{"physicalLocation", phys}};
 }
 
+// The audited image or tree itself, for a finding about no file (a config variable, a
+// manifest): its reference as a relative URI, as image scanners (Trivy, Grype) locate theirs.
+json subjectLocation(const std::string& subject) {
+  return {{"physicalLocation", {{"artifactLocation", {{"uri", uriOf(subject)}}}}}};
+}
+
+// The package or layer a group is about, as a logical location beside the physical one.
+void addLogical(json& loc, const FindingGroup& g) {
+  if (g.package.empty() && g.layer.empty()) return;
+  loc["logicalLocations"] = json::array(
+      {{{"name", g.package.empty() ? g.layer : g.package}, {"kind", g.package.empty() ? "module" : "package"}}});
+}
+
+json ruleOf(const std::string& code) {
+  RuleText t = ruleText(code);
+  json rule = {{"id", code},
+               {"name", t.name},
+               {"shortDescription", {{"text", t.shortText}}},
+               {"fullDescription", {{"text", t.fullText}}},
+               {"help", {{"text", t.helpText}, {"markdown", t.helpMarkdown}}},
+               {"defaultConfiguration", {{"level", t.defaultLevel}}}};
+  json props = {{"tags", json::array({code.substr(0, code.find('.'))})}};
+  if (t.securitySeverity > 0) {
+    char score[16];
+    std::snprintf(score, sizeof score, "%.1f", t.securitySeverity);
+    props["tags"].push_back("security");
+    props["security-severity"] = score;
+  }
+  rule["properties"] = props;
+  return rule;
+}
+
+// One part of a group: at most kSarifMaxLocations of its members with a path, or its members
+// without one.
+struct Part {
+  std::vector<const Finding*> members;
+  std::vector<std::string> paths;
+};
+
+// A group cut into parts of at most kSarifMaxLocations locations, its paths sorted so that each
+// part is one range of the tree; members without a path go with the first part.
+std::vector<Part> partsOf(const FindingGroup& g) {
+  std::vector<std::pair<std::string, const Finding*>> withPath;
+  std::vector<const Finding*> without;
+  for (const Finding* f : g.members) {
+    auto it = f->evidence.find("path");
+    if (it != f->evidence.end() && !it->second.empty())
+      withPath.emplace_back(it->second, f);
+    else
+      without.push_back(f);
+  }
+  std::stable_sort(withPath.begin(), withPath.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Part> parts;
+  for (size_t i = 0; i < withPath.size(); i += kSarifMaxLocations) {
+    Part p;
+    for (size_t j = i; j < std::min(withPath.size(), i + kSarifMaxLocations); ++j) {
+      p.paths.push_back(withPath[j].first);
+      p.members.push_back(withPath[j].second);
+    }
+    parts.push_back(std::move(p));
+  }
+  if (parts.empty()) parts.emplace_back();
+  parts.front().members.insert(parts.front().members.end(), without.begin(), without.end());
+  return parts;
+}
+
+// Stable across runs: the group's identity (code, package or layer) and the part's number,
+// never the subject's digest or the message.
+std::string fingerprint(const FindingGroup& g, size_t part, size_t parts) {
+  std::string key = g.code + '\0' + toString(g.severity) + '\0' + g.package + '\0' + g.layer;
+  if (parts > 1) key += '\0' + std::to_string(part);
+  return util::sha256Hex(key).substr(0, 32);
+}
+
 }  // namespace
 
 json toSarif(const Report& r) {
+  std::string subject = stringAt(r.subject(), "reference");
+  if (subject.empty()) subject = r.tool();
   json rules = json::array();
   std::map<std::string, size_t> ruleIndex;
   json results = json::array();
   for (const auto& g : groupFindings(r.findings())) {
     auto [it, fresh] = ruleIndex.emplace(g.code, rules.size());
-    if (fresh)
-      rules.push_back({{"id", g.code},
-                       {"shortDescription", {{"text", g.code}}},
-                       {"fullDescription", {{"text", g.members.front()->message}}},
-                       {"defaultConfiguration", {{"level", level(g.severity)}}}});
-    json res = {{"ruleId", g.code},
-                {"ruleIndex", it->second},
-                {"level", level(g.severity)},
-                {"message", {{"text", g.code + ": " + g.headline()}}}};
-    json locs = json::array();
-    for (const auto& p : g.paths()) locs.push_back(location(p));
-    if (locs.empty() && (!g.package.empty() || !g.layer.empty()))
-      locs.push_back({{"logicalLocations", json::array({{{"name", g.package.empty() ? g.layer : g.package},
-                                                         {"kind", g.package.empty() ? "module" : "package"}}})}});
-    if (!locs.empty()) res["locations"] = locs;
-    json props = {{"count", g.count()}};
-    if (!g.package.empty()) props["package"] = g.package;
-    if (!g.layer.empty()) props["layer"] = g.layer;
-    if (g.count() > 1) {
-      json messages = json::array();
-      for (const Finding* f : g.members) messages.push_back(f->message);
-      props["messages"] = messages;
+    if (fresh) rules.push_back(ruleOf(g.code));
+    std::vector<Part> parts = partsOf(g);
+    for (size_t k = 0; k < parts.size(); ++k) {
+      const Part& part = parts[k];
+      std::string text = g.code + ": " + g.headline();
+      if (parts.size() > 1)
+        text += " (part " + std::to_string(k + 1) + " of " + std::to_string(parts.size()) + ": " +
+                std::to_string(part.paths.size()) + " paths from " + part.paths.front() + " to " + part.paths.back() +
+                ")";
+      json res = {
+          {"ruleId", g.code}, {"ruleIndex", it->second}, {"level", level(g.severity)}, {"message", {{"text", text}}}};
+      json locs = json::array();
+      for (const auto& p : part.paths) locs.push_back(fileLocation(p));
+      if (locs.empty()) locs.push_back(subjectLocation(subject));
+      addLogical(locs[0], g);
+      res["locations"] = locs;
+      res["partialFingerprints"] = {{"kernodeckGroup/v1", fingerprint(g, k, parts.size())}};
+      json props = {{"count", part.members.size()}};
+      if (parts.size() > 1) props["group_count"] = g.count();
+      if (!g.package.empty()) props["package"] = g.package;
+      if (!g.layer.empty()) props["layer"] = g.layer;
+      if (part.members.size() > 1) {
+        json messages = json::array();
+        for (const Finding* f : part.members) messages.push_back(f->message);
+        props["messages"] = messages;
+      }
+      res["properties"] = props;
+      results.push_back(res);
     }
-    res["properties"] = props;
-    results.push_back(res);
   }
   json invocation = {{"executionSuccessful", !r.failed()}};
   if (r.failed())
     invocation["toolExecutionNotifications"] =
         json::array({{{"level", "error"}, {"message", {{"text", r.firstError()}}}}});
-  std::string subject = stringAt(r.subject(), "reference");
-  if (subject.empty()) subject = r.tool();
   json run = {
       {"tool",
        {{"driver", {{"name", "kernodeck"}, {"version", kVersion}, {"semanticVersion", kVersion}, {"rules", rules}}}}},

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "kernodeck/util/hash.h"
+#include "npm_checkers.h"
 #include "support.h"
 
 using nlohmann::json;
@@ -113,6 +114,25 @@ const json* modifiedOnce(const json& r, const std::string& path, const std::stri
   return f;
 }
 
+// The SBOMs of SUBJECT checked by packageurl-js and the CycloneDX library's strict validator
+// (npm_checkers.h); the purls packageurl-js read from the CycloneDX document, by package name.
+std::map<std::string, json> sbomPurls(const std::string& subject, const std::string& dir) {
+  std::map<std::string, json> out;
+  if (!npmCheckersMissing().empty()) return out;
+  for (const char* f : {"cyclonedx", "spdx"}) {
+    RunResult a = run(K + " audit --format " + f + " -o " + dir + "/sbom." + f + " " + subject);
+    EXPECT_TRUE(a.code == 0 || a.code == 1) << a.err;
+  }
+  RunResult v = validateCycloneDx(dir + "/sbom.cyclonedx");
+  EXPECT_EQ(v.code, 0) << v.out << v.err;
+  RunResult p = checkPurls({dir + "/sbom.cyclonedx", dir + "/sbom.spdx"});
+  EXPECT_EQ(p.code, 0) << p.out << p.err;
+  json doc = json::parse(p.out.substr(0, p.out.find('\n')), nullptr, false);
+  if (doc.is_object())
+    for (const auto& purl : doc["purls"]) out[purl["name"].get<std::string>()] = purl;
+  return out;
+}
+
 bool rpmTools() { return ::geteuid() == 0 && haveTool("rpmbuild") && haveTool("rpm"); }
 
 }  // namespace
@@ -142,6 +162,21 @@ TEST(OsFamilies, RpmSqliteImageTamperedInASecondLayer) {
   for (const auto& p : os["packages"])
     names.insert(p["name"].get<std::string>() + " " + p["version"].get<std::string>());
   EXPECT_EQ(names, (std::set<std::string>{"demo 1.2-3.el9", "python3-demo 1.0-1.el9"}));
+  // The SBOMs name them as rpm purls of the release os-release names, read by packageurl-js.
+  if (npmCheckersMissing().empty()) {
+    auto purls = sbomPurls("oci:" + L + ":base", base);
+    ASSERT_TRUE(purls.count("demo")) << json(purls).dump();
+    EXPECT_EQ(purls["demo"]["purl"], "pkg:rpm/redhat/demo@1.2-3.el9?arch=noarch&distro=rhel-9.4");
+    EXPECT_EQ(purls["python3-demo"]["qualifiers"]["distro"], "rhel-9.4");
+    // The package's own digests from its rpm header.
+    std::string header;
+    json cdx = json::parse(readFile(base + "/sbom.cyclonedx"));
+    for (const auto& c : cdx["components"])
+      if (c["name"] == "demo")
+        for (const auto& p : c["properties"])
+          if (p["name"] == "kernodeck:rpm:sha256header") header = p["value"];
+    EXPECT_EQ(header.size(), 64u);
+  }
   // Every installed file verified; the documentation (not installed) is not reported missing.
   EXPECT_GE(os["files_verified"].get<int>(), 8);
   EXPECT_EQ(os["missing"], 0);
@@ -293,6 +328,12 @@ TEST(OsFamilies, ApkRootfs) {
   EXPECT_EQ(os["manager"], "apk");
   EXPECT_EQ(os["count"], 3);
   EXPECT_EQ(os["files_verified"], 5);
+  if (npmCheckersMissing().empty()) {
+    auto purls = sbomPurls("dir:" + R, tempDir("apk-sbom"));
+    ASSERT_TRUE(purls.count("busybox")) << json(purls).dump();
+    EXPECT_EQ(purls["busybox"]["purl"], "pkg:apk/alpine/busybox@1.0-r0?arch=x86_64&distro=alpine-3.19.1");
+    EXPECT_EQ(purls["musl"]["namespace"], "alpine");
+  }
   writeFile(R + "/bin/busybox",
             "\x7f"
             "ELF busybax");

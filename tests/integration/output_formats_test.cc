@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/strings.h"
+#include "npm_checkers.h"
 #include "support.h"
 
 using nlohmann::json;
@@ -43,7 +46,7 @@ std::string developerMachine() {
   put(root, "etc/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n");
   put(root, "var/lib/dpkg/status",
       "Package: nodejs\nStatus: install ok installed\nArchitecture: amd64\nVersion: 18.19.0+dfsg-6~deb12u2\n\n"
-      "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1:2.0-1\n\n");
+      "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nSource: foo\nVersion: 1:2.0-1\n\n");
   std::string list, sums;
   for (int i = 0; i < 300; ++i) {
     std::string p = "usr/share/nodejs/lib/m" + std::to_string(i) + ".js";
@@ -69,6 +72,20 @@ std::string developerMachine() {
           std::string(64, 'c') + "\"}}}");
   put(root, site + "attrs-23.1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: attrs\nVersion: 23.1.0\n");
   return root;
+}
+
+// The subjects every format is checked on: the developer-like tree, the demo image and (when the
+// fixture can be built) a real Debian root filesystem made by debootstrap.
+std::vector<std::string> formatSubjects(const std::string& base) {
+  std::vector<std::string> subjects = {"dir:" + developerMachine()};
+  EXPECT_FALSE(
+      mkimage(json::parse(readFile(std::string(SOURCE_DIR) + "/examples/demo/image.json")), base + "/demo").empty());
+  subjects.push_back("oci:" + base + "/demo:1.0");
+  if (::geteuid() == 0 && haveTool("debootstrap")) {
+    RunResult fx = run(std::string(SOURCE_DIR) + "/tests/fixtures/debootstrap-python");
+    if (fx.code == 0) subjects.push_back("dir:" + fx.out.substr(0, fx.out.find('\n')));
+  }
+  return subjects;
 }
 
 void expectValid(const std::string& schema, const std::string& doc) {
@@ -112,15 +129,7 @@ TEST(OutputFormats, SarifCycloneDxSpdxValidateAndHtmlRendersInChromium) {
   if (!haveTool("/usr/bin/python3") || run("/usr/bin/python3 -c 'import jsonschema'").code != 0)
     GTEST_SKIP() << "needs python3-jsonschema (scripts/deps --test)";
   std::string base = tempDir("formats");
-  // A tree, the demo image and (when the fixture can be built) a real Debian root filesystem.
-  std::vector<std::string> subjects = {"dir:" + developerMachine()};
-  ASSERT_FALSE(
-      mkimage(json::parse(readFile(std::string(SOURCE_DIR) + "/examples/demo/image.json")), base + "/demo").empty());
-  subjects.push_back("oci:" + base + "/demo:1.0");
-  if (::geteuid() == 0 && haveTool("debootstrap")) {
-    RunResult fx = run(std::string(SOURCE_DIR) + "/tests/fixtures/debootstrap-python");
-    if (fx.code == 0) subjects.push_back("dir:" + fx.out.substr(0, fx.out.find('\n')));
-  }
+  std::vector<std::string> subjects = formatSubjects(base);
   int n = 0;
   for (const auto& s : subjects) {
     std::string out = base + "/" + std::to_string(n++);
@@ -160,6 +169,101 @@ TEST(OutputFormats, SarifCycloneDxSpdxValidateAndHtmlRendersInChromium) {
   EXPECT_NE(page.dom.find("class=\"fail\">Verdict: <strong>fail</strong>"), std::string::npos)
       << page.dom.substr(0, 2000);
   EXPECT_NE(page.dom.find("300 findings for package nodejs"), std::string::npos);
+}
+
+// GitHub code scanning's rules, as the SARIF multitool checks them ("Sarif;Gh"), on the SARIF
+// of each subject: no error, and no result over GitHub's 1,000 locations. The checker is not a
+// rubber stamp: a result without a location and a rule without help are errors.
+TEST(OutputFormats, SarifPassesTheMultitoolWithGithubRules) {
+  if (auto missing = npmCheckersMissing(); !missing.empty()) GTEST_SKIP() << "needs " << missing;
+  std::string base = tempDir("sarif-gh");
+  int n = 0;
+  for (const auto& s : formatSubjects(base)) {
+    std::string out = base + "/" + std::to_string(n++) + ".sarif";
+    RunResult a = run(K + " audit --format sarif -o " + out + " " + s);
+    ASSERT_TRUE(a.code == 0 || a.code == 1) << s << ": " << a.err;
+    json sarif = json::parse(readFile(out));
+    EXPECT_FALSE(sarif["runs"][0]["results"].empty()) << s;
+    // GitHub refuses a result over 1,000 locations (the multitool does not check that count).
+    for (const auto& res : sarif["runs"][0]["results"]) {
+      EXPECT_GE(res["locations"].size(), 1u) << s;
+      EXPECT_LE(res["locations"].size(), 1000u) << s;
+    }
+    auto errors = sarifMultitoolErrors(out, out + ".log");
+    EXPECT_TRUE(errors.empty()) << s << ":\n" << kernodeck::util::join(errors, "\n");
+  }
+  json bad = json::parse(readFile(base + "/0.sarif"));
+  json& res = bad["runs"][0]["results"][0];
+  res.erase("locations");
+  bad["runs"][0]["tool"]["driver"]["rules"][0].erase("help");
+  writeFile(base + "/bad.sarif", bad.dump());
+  std::string all = kernodeck::util::join(sarifMultitoolErrors(base + "/bad.sarif", base + "/bad.log"), "\n");
+  EXPECT_NE(all.find("GH1015"), std::string::npos) << all;  // no locations
+  EXPECT_NE(all.find("GH2012"), std::string::npos) << all;  // no help
+}
+
+// Every purl of the CycloneDX and SPDX documents parses with packageurl-js and carries arch and
+// distro (deb, rpm, apk) and, where the report says the source package differs, upstream; the
+// CycloneDX document passes the CycloneDX library's strict validator.
+TEST(OutputFormats, SbomPurlsParseWithPackageurlJsAndCycloneDxIsStrictlyValid) {
+  if (auto missing = npmCheckersMissing(); !missing.empty()) GTEST_SKIP() << "needs " << missing;
+  std::string base = tempDir("sbom-npm");
+  int n = 0, upstreams = 0, debs = 0;
+  for (const auto& s : formatSubjects(base)) {
+    std::string out = base + "/" + std::to_string(n++);
+    for (const char* f : {"cyclonedx", "spdx", "json"}) {
+      RunResult a = run(K + " audit --format " + f + " -o " + out + "." + f + " " + s);
+      ASSERT_TRUE(a.code == 0 || a.code == 1) << s << " " << f << ": " << a.err;
+    }
+    RunResult v = validateCycloneDx(out + ".cyclonedx");
+    EXPECT_EQ(v.code, 0) << s << ": " << v.out << v.err;
+    RunResult p = checkPurls({out + ".cyclonedx", out + ".spdx"});
+    EXPECT_EQ(p.code, 0) << s << ": " << p.out << p.err;
+    json report = json::parse(readFile(out + ".json"));
+    std::string distro = report["os"].value("id", "") + "-" + report["os"].value("version_id", "");
+    std::istringstream lines(p.out);
+    std::string line;
+    int docs = 0;
+    while (std::getline(lines, line)) {
+      json doc = json::parse(line);
+      ++docs;
+      std::map<std::string, json> debByName;
+      for (const auto& purl : doc["purls"])
+        if (purl["type"] == "deb") debByName[purl["name"].get<std::string>()] = purl;
+      for (const auto& pkg : report["os_packages"].value("packages", json::array())) {
+        std::string name = pkg["name"], source = pkg.value("source", name);
+        auto it = debByName.find(name);
+        ASSERT_NE(it, debByName.end()) << s << ": no deb purl for " << name << " in " << doc["file"];
+        const json& q = it->second["qualifiers"];
+        ++debs;
+        EXPECT_EQ(it->second["version"], pkg["version"]) << name;
+        EXPECT_EQ(q.value("distro", ""), distro) << name;
+        EXPECT_EQ(q.value("arch", ""), pkg["architecture"]) << name;
+        if (source != name || pkg.contains("source_version")) {
+          ++upstreams;
+          EXPECT_EQ(q.value("upstream", "").substr(0, source.size()), source) << it->second["purl"];
+        } else {
+          EXPECT_FALSE(q.contains("upstream")) << it->second["purl"];
+        }
+      }
+    }
+    EXPECT_EQ(docs, 2) << p.out;
+  }
+  EXPECT_GT(debs, 0);
+  EXPECT_GT(upstreams, 0);  // libfoo1 of the tree (and libc6 of glibc in the Debian root)
+  // The checkers are not rubber stamps.
+  json cdx = json::parse(readFile(base + "/0.cyclonedx"));
+  cdx["components"][0]["purl"] = "pkg:deb/debian/x@1?arch=amd64";  // no distro
+  cdx["unknownField"] = true;
+  writeFile(base + "/bad.cyclonedx", cdx.dump());
+  RunResult badPurl = checkPurls({base + "/bad.cyclonedx"});
+  EXPECT_EQ(badPurl.code, 1);
+  EXPECT_NE(badPurl.out.find("no distro qualifier"), std::string::npos) << badPurl.out;
+  EXPECT_EQ(validateCycloneDx(base + "/bad.cyclonedx").code, 1);
+  writeFile(base + "/junk.spdx",
+            "{\"spdxVersion\": \"SPDX-2.3\", \"packages\": [{\"externalRefs\": "
+            "[{\"referenceType\": \"purl\", \"referenceLocator\": \"not a purl\"}]}]}");
+  EXPECT_EQ(checkPurls({base + "/junk.spdx"}).code, 1);
 }
 
 TEST(OutputFormats, PythonTargetsAuditExactlyThose) {

@@ -3,8 +3,13 @@
 // tests/integration/output_formats_test.cc.)
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
 #include "kernodeck/report/formats.h"
 #include "kernodeck/report/group.h"
+#include "kernodeck/report/rules.h"
 
 using namespace kernodeck;
 using namespace kernodeck::report;
@@ -192,7 +197,7 @@ TEST(Formats, SbomsListOsAndPythonComponentsWithHashesAndVerification) {
   for (const auto& comp : c["components"]) byName[comp["name"].get<std::string>()] = comp;
   ASSERT_TRUE(byName.count("debian"));
   EXPECT_EQ(byName["debian"]["type"], "operating-system");
-  EXPECT_EQ(byName["nodejs"]["purl"], "pkg:deb/debian/nodejs@18.19.0%2Bdfsg-6~deb12u2?arch=amd64");
+  EXPECT_EQ(byName["nodejs"]["purl"], "pkg:deb/debian/nodejs@18.19.0%2Bdfsg-6~deb12u2?arch=amd64&distro=debian-12");
   EXPECT_EQ(prop(byName["nodejs"], "kernodeck:verification"), "findings: os.package.modified=792");
   EXPECT_EQ(prop(byName["nodejs"], "kernodeck:worst_severity"), "error");
   EXPECT_EQ(byName["torch"]["purl"], "pkg:pypi/torch@2.3.0%2Bcu121");
@@ -224,4 +229,179 @@ TEST(Formats, HtmlIsStandaloneAndEscapes) {
   EXPECT_NE(h.find("a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; message"), std::string::npos);
   EXPECT_EQ(h.find("http"), std::string::npos);  // no external resource
   EXPECT_NE(h.find("class=\"fail\""), std::string::npos);
+}
+
+// GitHub code scanning's limits: every result has a location, none more than 1,000; a large
+// group is cut into path ranges, each with its own stable fingerprint.
+TEST(Formats, SarifEveryResultHasALocationAndAtMostAThousand) {
+  Report r("audit");
+  r.subject()["reference"] = "registry.example:5000/team/app:1.0";
+  for (int i = 2499; i >= 0; --i) {
+    char p[64];
+    std::snprintf(p, sizeof p, "/usr/lib/big/f%04d.so", i);
+    r.add("os.package.modified", Severity::Error, std::string(p) + " differs", {{"package", "big"}, {"path", p}});
+  }
+  r.add("image.secret.env", Severity::Error, "AWS_SECRET_ACCESS_KEY is set in the config");
+  r.add("image.secret.env", Severity::Error, "GITHUB_TOKEN is set in the config");
+  r.add("python.record.unlisted", Severity::Info, "3 files", {{"package", "six"}});
+  json s = toSarif(r);
+  const json& results = s["runs"][0]["results"];
+  ASSERT_EQ(results.size(), 3u + 1u + 1u);
+  std::set<std::string> prints;
+  for (const auto& res : results) {
+    ASSERT_TRUE(res.contains("locations")) << res.dump();
+    EXPECT_GE(res["locations"].size(), 1u);
+    EXPECT_LE(res["locations"].size(), kSarifMaxLocations);
+    for (const auto& loc : res["locations"])
+      EXPECT_FALSE(loc["physicalLocation"]["artifactLocation"]["uri"].get<std::string>().empty());
+    prints.insert(res["partialFingerprints"]["kernodeckGroup/v1"].get<std::string>());
+  }
+  EXPECT_EQ(prints.size(), results.size());  // each result its own identity
+  // 2,500 paths: 1,000 + 1,000 + 500, in path order, each part a range.
+  EXPECT_EQ(results[0]["locations"].size(), 1000u);
+  EXPECT_EQ(results[1]["locations"].size(), 1000u);
+  EXPECT_EQ(results[2]["locations"].size(), 500u);
+  EXPECT_EQ(results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "usr/lib/big/f0000.so");
+  EXPECT_EQ(results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "usr/lib/big/f1000.so");
+  EXPECT_EQ(results[2]["locations"][499]["physicalLocation"]["artifactLocation"]["uri"], "usr/lib/big/f2499.so");
+  EXPECT_NE(results[1]["message"]["text"].get<std::string>().find("part 2 of 3: 1000 paths from /usr/lib/big/f1000.so"),
+            std::string::npos)
+      << results[1]["message"];
+  EXPECT_EQ(results[1]["properties"]["count"], 1000);
+  EXPECT_EQ(results[1]["properties"]["group_count"], 2500);
+  EXPECT_EQ(results[0]["locations"][0]["logicalLocations"][0]["name"], "big");
+  // A finding about the image itself is located at the image, its reference a relative URI.
+  const json& secret = results[3];
+  EXPECT_EQ(secret["ruleId"], "image.secret.env");
+  EXPECT_EQ(secret["properties"]["count"], 2);
+  ASSERT_EQ(secret["locations"].size(), 1u);
+  EXPECT_EQ(secret["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "registry.example%3A5000/team/app%3A1.0");
+  EXPECT_EQ(results[4]["locations"][0]["logicalLocations"][0]["name"], "six");
+  // The same report gives the same fingerprints; the messages are not part of them.
+  Report again = r;
+  json s2 = toSarif(again);
+  EXPECT_EQ(s2["runs"][0]["results"][2]["partialFingerprints"], results[2]["partialFingerprints"]);
+  Report other("audit");
+  other.add("image.secret.env", Severity::Error, "another message");
+  EXPECT_EQ(toSarif(other)["runs"][0]["results"][0]["partialFingerprints"], secret["partialFingerprints"]);
+}
+
+// Rules: fixed texts from the README per code, never a finding's message; security findings
+// carry GitHub's security-severity.
+TEST(Formats, SarifRulesHaveReadmeTextsHelpAndSecuritySeverity) {
+  Report r("audit");
+  r.add("os.package.modified", Severity::Error, "/usr/bin/x of package x differs",
+        {{"package", "x"}, {"path", "/usr/bin/x"}});
+  r.add("image.tag.mutable", Severity::Warning, "named by tag");
+  r.add("os.package.conffile.missing", Severity::Info, "/etc/x.conf is missing", {{"path", "/etc/x.conf"}});
+  r.add("nobody.documents.this", Severity::Warning, "odd");
+  std::map<std::string, json> rules;
+  json sarif = toSarif(r);
+  for (const auto& rule : sarif["runs"][0]["tool"]["driver"]["rules"]) rules[rule["id"].get<std::string>()] = rule;
+  ASSERT_EQ(rules.size(), 4u);
+  const json& mod = rules["os.package.modified"];
+  EXPECT_EQ(mod["fullDescription"]["text"],
+            "A file dpkg, rpm or apk owns differs from its database (manager, verify in the evidence).");
+  EXPECT_EQ(mod["shortDescription"]["text"], "A file dpkg, rpm or apk owns differs from its database.");
+  EXPECT_EQ(mod["name"], "OsPackageModified");
+  EXPECT_NE(mod["help"]["text"].get<std::string>().find("Reinstall the package"), std::string::npos);
+  EXPECT_NE(mod["help"]["markdown"].get<std::string>().find("section *Packages: OS, Python, torch/CUDA*"),
+            std::string::npos);
+  EXPECT_EQ(mod["properties"]["security-severity"], "7.5");
+  EXPECT_EQ(mod["defaultConfiguration"]["level"], "error");
+  const json& tag = rules["image.tag.mutable"];
+  EXPECT_FALSE(tag["properties"].contains("security-severity"));
+  EXPECT_EQ(tag["defaultConfiguration"]["level"], "warning");
+  // "`os.package.conffile.modified` / `.missing`": the suffix form is documented too.
+  EXPECT_EQ(rules["os.package.conffile.missing"]["fullDescription"]["text"],
+            "A configuration file under /etc changed or is gone.");
+  EXPECT_EQ(rules["os.package.conffile.missing"]["defaultConfiguration"]["level"], "note");
+  EXPECT_NE(rules["nobody.documents.this"]["help"]["text"].get<std::string>().find("not described"), std::string::npos);
+  for (const auto& [id, rule] : rules) EXPECT_NE(rule["fullDescription"]["text"], "odd") << id;
+}
+
+TEST(Formats, FindingTablesParseEveryCodeForm) {
+  auto codes = parseFindingTables(
+      "## Area\n\n| code | severity | meaning |\n|---|---|---|\n"
+      "| `a.b.c` / `.d` | error | one \\| two |\n"
+      "| `x.y`, `z.w` | warning / info | both |\n"
+      "| `s.count` / `.shape` / `.ids` | error | outputs |\n\n"
+      "| format | for | what |\n|---|---|---|\n| `not.a.code` | x | y |\n");
+  std::vector<std::string> got;
+  for (const auto& c : codes) got.push_back(c.code);
+  EXPECT_EQ(got, (std::vector<std::string>{"a.b.c", "a.b.d", "x.y", "z.w", "s.count", "s.shape", "s.ids"}));
+  EXPECT_EQ(codes[1].section, "Area");
+  EXPECT_EQ(codes[1].meaning, "one \\| two");
+  EXPECT_EQ(codes[2].severity, "warning / info");
+}
+
+// The README compiled into the binary is the README of the tree: every code its tables list
+// has its rule text (cmake reconfigures when README.md changes).
+TEST(Formats, EveryReadmeCodeHasItsRuleText) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto codes = parseFindingTables(text.str());
+  EXPECT_GT(codes.size(), 100u);
+  for (const auto& c : codes) {
+    const DocumentedCode* d = documentedCode(c.code);
+    ASSERT_NE(d, nullptr) << c.code << " is in README.md but not in the compiled copy: re-run cmake";
+    EXPECT_EQ(d->meaning, c.meaning) << c.code;
+  }
+}
+
+// rpm systems (with another database beside), conda environments: their purls and the hashes
+// the image holds, in CycloneDX and SPDX alike.
+TEST(Formats, SbomsListRpmApkAndCondaPackagesWithQualifiersAndHashes) {
+  Report r("audit");
+  r.section("os") = {{"id", "rhel"}, {"version_id", "8.9"}};
+  json rpm = {{"name", "openssl-libs"},
+              {"version", "1:1.1.1k-9.el8_7"},
+              {"architecture", "x86_64"},
+              {"source", "openssl-1.1.1k-9.el8_7.src.rpm"},
+              {"sha256header", std::string(64, 'd')},
+              {"sigmd5", std::string(32, 'e')}};
+  r.section("os_packages") = {{"manager", "rpm"},
+                              {"files_verified", 3},
+                              {"packages", json::array({rpm})},
+                              {"other", json::array({{{"manager", "apk"},
+                                                      {"packages", json::array({{{"name", "busybox"},
+                                                                                 {"version", "1.36.1-r15"},
+                                                                                 {"architecture", "x86_64"},
+                                                                                 {"source", "busybox"}}})}}})}};
+  r.section("python") = {
+      {"environments", json::array()},
+      {"conda", json::array({{{"prefix", "/opt/conda"},
+                              {"files_verified", 10},
+                              {"packages", json::array({{{"name", "numpy"},
+                                                         {"version", "1.26.4"},
+                                                         {"build", "py311h64a7726_0"},
+                                                         {"channel", "https://conda.anaconda.org/conda-forge"},
+                                                         {"subdir", "linux-64"},
+                                                         {"file", "numpy-1.26.4-py311h64a7726_0.conda"},
+                                                         {"sha256", std::string(64, 'f')},
+                                                         {"md5", std::string(32, '0')}}})}}})}};
+  r.add("conda.package.modified", Severity::Error, "changed", {{"package", "numpy"}, {"path", "/opt/conda/x"}});
+  json c = toCycloneDx(r, 2);
+  std::map<std::string, json> byName;
+  for (const auto& comp : c["components"]) byName[comp["name"].get<std::string>()] = comp;
+  EXPECT_EQ(byName["openssl-libs"]["purl"],
+            "pkg:rpm/redhat/openssl-libs@1.1.1k-9.el8_7?arch=x86_64&distro=rhel-8.9&epoch=1&"
+            "upstream=openssl-1.1.1k-9.el8_7.src.rpm");
+  std::string props = byName["openssl-libs"]["properties"].dump();
+  EXPECT_NE(props.find("kernodeck:rpm:sha256header"), std::string::npos) << props;
+  EXPECT_EQ(byName["busybox"]["purl"], "pkg:apk/redhat/busybox@1.36.1-r15?arch=x86_64&distro=rhel-8.9");
+  EXPECT_EQ(byName["numpy"]["purl"],
+            "pkg:conda/numpy@1.26.4?build=py311h64a7726_0&channel=conda-forge&subdir=linux-64&type=conda");
+  ASSERT_EQ(byName["numpy"]["hashes"].size(), 2u);
+  EXPECT_NE(byName["numpy"]["properties"].dump().find("findings: conda.package.modified=1"), std::string::npos);
+  json s = toSpdx(r, 2);
+  bool spdxRpm = false, spdxConda = false;
+  for (const auto& p : s["packages"]) {
+    if (p["name"] == "openssl-libs")
+      spdxRpm = p["externalRefs"][0]["referenceLocator"] == byName["openssl-libs"]["purl"];
+    if (p["name"] == "numpy") spdxConda = p["checksums"].size() == 2;
+  }
+  EXPECT_TRUE(spdxRpm && spdxConda) << s.dump(1);
 }

@@ -16,7 +16,11 @@
 namespace kernodeck::os {
 
 struct DpkgPackage {
-  std::string name, version, architecture, source, status;
+  std::string name, version, architecture, status;
+  // The source package, from "Source: NAME" or "Source: NAME (VERSION)": dpkg writes the field
+  // only when the source's name differs from the package's, and the version only when it
+  // differs from the package's (a binNMU, a package versioned apart). Empty when not written.
+  std::string source, sourceVersion;
   std::map<std::string, std::string> conffiles;  // path (no leading '/') -> md5
 };
 

@@ -29,10 +29,11 @@ const char* formatNames();
 // The report in `format`, ending with a newline; `failOn` decides the verdict it states.
 std::string render(const Report& r, Format format, int failOn);
 
-// One thing an SBOM lists: the audited image or tree, its OS, a package, a Python interpreter.
+// One thing an SBOM lists: the audited image or tree, its OS, a package (dpkg, rpm, apk, Python,
+// conda), a Python interpreter.
 struct Component {
   std::string ref;   // unique in the inventory
-  std::string type;  // "container", "operating-system", "os-package", "python", "python-package"
+  std::string type;  // "container", "operating-system", "os-package", "python", "python-package", "conda-package"
   std::string name, version, purl, description;
   std::map<std::string, std::string> hashes;  // "SHA-256" -> lower-case hex
   // The audit's verdict on this component: "verified", "findings: CODE=N, ..." (worst first),
@@ -44,6 +45,9 @@ struct Component {
 
 // The components of an audit report (its subject first), read from its sections and findings.
 std::vector<Component> inventoryOf(const Report& r, int failOn);
+
+// GitHub code scanning refuses a SARIF result with more locations: toSarif cuts a larger group.
+constexpr size_t kSarifMaxLocations = 1000;
 
 nlohmann::json toSarif(const Report& r);
 nlohmann::json toCycloneDx(const Report& r, int failOn);
