@@ -1,5 +1,6 @@
-// kernodeck diff A.json B.json: two audit reports are compared here (report/audit_diff.h);
-// references, inventories and mixed pairs by the record module (record::diffRecords).
+// kernodeck diff A.json B.json: two audit reports, references, inventories or any pair of them,
+// each parsed by the record module's typed readers and compared by record::diffRecords, so that
+// packages are compared the same way whatever the documents are.
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -7,7 +8,6 @@
 
 #include "commands.h"
 #include "kernodeck/record/record.h"
-#include "kernodeck/report/audit_diff.h"
 #include "kernodeck/report/formats.h"
 #include "kernodeck/util/safe_file.h"
 #include "options.h"
@@ -54,21 +54,17 @@ int runDiffReports(const std::vector<std::string>& args) {
       return report::kExitUsage;
     }
   }
-  std::optional<report::Report> r;
-  if (report::isAuditReport(docs[0]) && report::isAuditReport(docs[1])) {
-    r = report::diffAuditReports(docs[0], docs[1], a, b);
-  } else {  // references, sample/probe/resume reports, inventories: typed, every field checked
-    record::DiffInput in[2];
-    for (int i = 0; i < 2; ++i) {
-      auto d = record::parseDiffInput(docs[i]);
-      if (!d.ok()) {
-        std::fprintf(stderr, "kernodeck diff: %s: %s\n", (i ? b : a).c_str(), d.error().message.c_str());
-        return report::kExitUsage;
-      }
-      in[i] = std::move(d).value();
+  record::DiffInput in[2];
+  for (int i = 0; i < 2; ++i) {
+    auto d = record::parseDiffInput(docs[i]);
+    if (!d.ok()) {
+      std::fprintf(stderr, "kernodeck diff: %s: %s\n", (i ? b : a).c_str(), d.error().message.c_str());
+      return report::kExitUsage;
     }
-    r = record::diffRecords(in[0], in[1]);
+    in[i] = std::move(d).value();
   }
+  std::optional<report::Report> r = record::diffRecords(in[0], in[1]);
+  r->subject()["reference"] = a + " -> " + b;
   if (int rc = emit(report::render(*r, *fmt, *threshold), output)) return rc;
   if (r->failed()) std::fprintf(stderr, "kernodeck diff: %s\n", r->firstError().c_str());
   return r->exitCode(*threshold);

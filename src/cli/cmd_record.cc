@@ -1,4 +1,5 @@
 // kernodeck reference init|show|verify, sample check, dossier build|verify|replay, diff, resume check|inspect.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +75,37 @@ Result<record::Reference> loadReference(const std::string& path) {
   return ref;
 }
 
+// `reference init` over `target`: a reference a check already used is replaced only with
+// --revise (it then becomes ro.previous); --revise with nothing to revise is a usage error. A
+// file that is not a reference at all is overwritten as before.
+Status previousReference(const std::string& target, record::ReferenceOptions& ro) {
+  struct stat st {};
+  bool present = ::stat(target.c_str(), &st) == 0;
+  bool revising = !ro.revise.empty();
+  if (!present) {
+    if (revising) return Error::Invalid("--revise: there is no reference at " + target + " to revise");
+    return {};
+  }
+  auto j = record::readJsonFile(target);
+  bool isReference = j.ok() && j->is_object() && j->contains("schema") && j->at("schema") == "kernodeck.reference/v1";
+  if (!isReference) {
+    if (revising) return Error::Invalid("--revise: " + target + " is not a kernodeck.reference/v1 to revise");
+    return {};
+  }
+  auto ref = loadReference(target);
+  if (!ref.ok())
+    return Error::Invalid(ref.error().message + ": cannot tell whether a check used it; move it away first");
+  if (!revising) {
+    if (!ref->firstChecked.empty())
+      return Error::Invalid(target + " was already used by a check (first on " + ref->firstChecked +
+                            "): declaring criteria after a comparison needs --revise \"why\", which keeps the "
+                            "earlier criteria in the record");
+    return {};
+  }
+  ro.previous = std::move(ref).value();
+  return {};
+}
+
 int usageVerb(const char* cmd, const std::string& verb, const char* verbs) {
   std::fprintf(stderr, "kernodeck %s: unknown action '%s' (use %s)\n", cmd, util::printable(verb, 60).c_str(), verbs);
   return report::kExitUsage;
@@ -138,7 +170,9 @@ int runReference(const std::vector<std::string>& argsIn) {
         "criterion", po::value(&ro.criteria)->composing(),
         "exact | abs<=X | rel<=X | cosine>=X | topk:K>=X | knn:K>=X, declared now (repeatable)")(
         "why", po::value(&ro.whys)->composing(),
-        "why this criterion and threshold, one per --criterion (kept in the record)");
+        "why this criterion and threshold, one per --criterion (kept in the record)")(
+        "revise", po::value(&ro.revise),
+        "replace a reference a check already used: WHY, kept with the earlier criteria in its revisions");
     if (int rc = parseOptions("reference init", args, opts); rc >= 0) return rc;
     if (help) return printHelp(opts);
     ro.referenceDir = std::filesystem::path(output.empty() ? "reference.json" : output).parent_path().string();
@@ -170,15 +204,29 @@ int runReference(const std::vector<std::string>& argsIn) {
         }
         (list == &data ? ro.data : ro.weights).push_back(*in);
       }
+    std::string target = output.empty() ? "reference.json" : output;
+    if (Status st = previousReference(target, ro); !st.ok()) {
+      std::fprintf(stderr, "kernodeck reference init: %s\n", util::printable(st.error().message, 400).c_str());
+      return documentExit(st.error());
+    }
+    if (Status st = record::checkDeclaration(ro); !st.ok()) return usageError("reference init", st.error().message);
     report::Report r("reference init");
     r.declareSteps({"record"});
     nlohmann::json ref;
+    Error failure;
     r.runStep("record", [&]() -> Status {
-      KDK_TRY_ASSIGN(ref, record::buildReference(ro, r));
+      auto built = record::buildReference(ro, r);
+      if (!built.ok()) return failure = built.error();
+      ref = std::move(built).value();
       return {};
     });
-    if (r.failed()) return finish("reference init", r, json, "");
-    if (int rc = emit(ref.dump(2) + "\n", output.empty() ? "reference.json" : output)) return rc;
+    // A file given that is not what the option takes (not a repository, an output that is not a
+    // tensor, a host record of the wrong shape) is a usage error; one that cannot be read, not.
+    if (r.failed()) {
+      int rc = finish("reference init", r, json, "");
+      return rc == report::kExitIncomplete ? documentExit(failure) : rc;
+    }
+    if (int rc = emit(ref.dump(2) + "\n", target)) return rc;
     return finish("reference init", r, json, "", "none");
   }
   if (verb == "show") {
@@ -221,7 +269,16 @@ int runSample(const std::vector<std::string>& argsIn) {
   }
   auto ref = loadReference(reference);
   if (!ref.ok()) return documentError("sample check", ref.error());
-  return finish("sample check", record::sampleCheck(outDir, *ref), json, output, failOn);
+  report::Report r = record::sampleCheck(outDir, *ref);
+  // The reference was used for a comparison: said in it once, so that criteria declared after
+  // this are known to be (reference init then needs --revise).
+  if (!r.steps().empty() && r.steps()[0].status == report::StepStatus::Passed)
+    if (auto marked = record::recordFirstCheck(reference); !marked.ok())
+      r.add("reference.first_check.unrecorded", report::Severity::Warning,
+            "the first use of " + reference + " by a check could not be recorded in it (" + marked.error().message +
+                "): reference init cannot tell that it was used",
+            {{"path", reference}});
+  return finish("sample check", r, json, output, failOn);
 }
 
 int runDossier(const std::vector<std::string>& argsIn) {
@@ -333,7 +390,8 @@ const char* const kResumeCheckUsage =
     "  {checkpoint}  the file to save the checkpoint to: {out}/--checkpoint-name\n"
     "  {resume}      the checkpoint to resume from; empty except in the resumed run\n"
     "  {out}         a fresh folder for this run's outputs\n"
-    "  {run}         straight, checkpoint, resumed or repeat\n"
+    "  {run}         straight, checkpoint, resumed, repeat (reloaded, straight-next, resumed-next\n"
+    "                when locating a divergence)\n"
     "  {{ and }}     literal braces\n"
     "The same values are in $KERNODECK_RESUME_STEPS, _SAVE_AT, _CHECKPOINT, _OUT, _RUN and\n"
     "_FROM (set only in the resumed run). The command runs in --cwd (default: here).\n"
@@ -462,7 +520,17 @@ int runResume(const std::vector<std::string>& argsIn) {
       std::fprintf(stderr, "kernodeck resume inspect: a checkpoint file is required\n");
       return report::kExitUsage;
     }
-    return finish("resume inspect", probe::resumeInspect(ckpt), json, output);
+    report::Report r = probe::resumeInspect(ckpt);
+    int rc = finish("resume inspect", r, json, output);
+    // A file that was read but is not a checkpoint is the wrong kind of document (exit 2, as for
+    // sample check, diff and dossier build); one that could not be read, or no LibTorch to read
+    // it with, is exit 3. The plugin ran when it declared its "assess" step after "read".
+    struct stat st {};
+    bool readable = ::stat(ckpt.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(ckpt.c_str(), R_OK) == 0;
+    bool pluginRan = r.steps().size() > 1 && r.steps()[1].name == "assess";
+    if (rc == report::kExitIncomplete && readable && pluginRan && r.steps()[0].status == report::StepStatus::Failed)
+      return report::kExitUsage;
+    return rc;
   }
   return usageVerb("resume", verb, "check or inspect");
 }

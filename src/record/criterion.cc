@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <regex>
 #include <set>
@@ -17,10 +18,32 @@ std::string formatMeasure(double v) {
   return buf;
 }
 
+std::string formatAgainst(double v, double threshold, int minDigits) {
+  char buf[40];
+  for (int digits = std::clamp(minDigits, 3, 17); digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    double shown = std::strtod(buf, nullptr);
+    if ((shown < threshold) == (v < threshold) && (shown > threshold) == (v > threshold)) break;
+  }
+  return buf;
+}
+
 std::string Criterion::str() const {
   if (kind == "exact") return "exact";
-  if (kind == "topk" || kind == "knn") return kind + ":" + std::to_string(k) + ">=" + formatMeasure(threshold);
-  return kind + (kind == "cosine" ? ">=" : "<=") + formatMeasure(threshold);
+  if (kind == "topk" || kind == "knn") return kind + ":" + std::to_string(k) + ">=" + thresholdText;
+  return kind + (kind == "cosine" ? ">=" : "<=") + thresholdText;
+}
+
+int Criterion::digits() const {
+  int n = 0;
+  bool leading = true;
+  for (char ch : thresholdText) {
+    if (ch == 'e' || ch == 'E') break;
+    if (ch < '0' || ch > '9') continue;
+    if (ch != '0') leading = false;
+    n += leading ? 0 : 1;
+  }
+  return n;
 }
 
 std::string Criterion::measureName() const {
@@ -31,48 +54,77 @@ std::string Criterion::measureName() const {
   return "mean " + std::to_string(k) + "-NN overlap";
 }
 
+namespace {
+
+// A decimal number as people write thresholds: digits with an optional fraction and exponent,
+// an optional sign (a negative one is refused with its own message). Parsed whole, so that
+// "1.2.3" or "0x1p-3" is an error rather than a prefix read as a number.
+Result<double> parseThreshold(const std::string& text, const std::string& criterion) {
+  static const std::regex number(R"(^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$)");
+  if (!std::regex_match(text, number))
+    return Error::Invalid("criterion '" + util::printable(criterion, 80) + "': '" + util::printable(text, 40) +
+                          "' is not a number");
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v))
+    return Error::Invalid("criterion '" + util::printable(criterion, 80) + "': '" + util::printable(text, 40) +
+                          "' is not a finite number");
+  return v;
+}
+
+}  // namespace
+
 Result<Criterion> parseCriterion(std::string_view s) {
   std::string t(util::trim(s));
   Criterion c;
   if (t == "exact") {
     c.kind = "exact";
+    c.thresholdText = "0";
     return c;
   }
-  static const std::regex re(R"(^(abs|rel|cosine)\s*(<=|>=)\s*([0-9.eE+-]+)$)");
-  static const std::regex ranked(R"(^(topk|knn):(\d{1,6})\s*>=\s*([0-9.eE+-]+)$)");
+  static const std::regex simple(R"(^([A-Za-z_]+)\s*(<=|>=)\s*(\S+)$)");
+  static const std::regex ranked(R"(^(topk|knn):(\d{1,6})\s*>=\s*(\S+)$)");
+  const std::string usage = "' is not exact, abs<=X, rel<=X, cosine>=X, topk:K>=X or knn:K>=X";
   std::smatch m;
-  try {
-    if (std::regex_match(t, m, re)) {
-      c.kind = m[1].str();
-      c.threshold = std::stod(m[3].str());
-      bool ge = m[2].str() == ">=";
-      if ((c.kind == "cosine") != ge) return Error::Invalid("criterion '" + t + "': use abs<=X, rel<=X or cosine>=X");
-    } else if (std::regex_match(t, m, ranked)) {
-      c.kind = m[1].str();
-      c.k = std::stoi(m[2].str());
-      c.threshold = std::stod(m[3].str());
-      if (c.k <= 0) return Error::Invalid("criterion '" + t + "': K must be positive");
-      if (c.threshold > 1) return Error::Invalid("criterion '" + t + "': an overlap is at most 1");
-    } else {
-      return Error::Invalid("criterion '" + util::printable(t, 80) +
-                            "' is not exact, abs<=X, rel<=X, cosine>=X, topk:K>=X or knn:K>=X");
-    }
-  } catch (const std::exception&) {
-    return Error::Invalid("criterion '" + util::printable(t, 80) + "' has a bad number");
+  if (std::regex_match(t, m, ranked)) {
+    c.kind = m[1].str();
+    c.k = std::stoi(m[2].str());
+    c.thresholdText = m[3].str();
+    if (c.k <= 0) return Error::Invalid("criterion '" + t + "': K must be 1 or more");
+  } else if (std::regex_match(t, m, simple)) {
+    c.kind = m[1].str();
+    c.thresholdText = m[3].str();
+    if (c.kind != "abs" && c.kind != "rel" && c.kind != "cosine")
+      return Error::Invalid("criterion '" + util::printable(t, 80) + usage + " (unknown metric '" +
+                            util::printable(c.kind, 40) + "')");
+    if ((c.kind == "cosine") != (m[2].str() == ">="))
+      return Error::Invalid("criterion '" + t + "': use abs<=X, rel<=X or cosine>=X");
+  } else {
+    return Error::Invalid("criterion '" + util::printable(t, 80) + usage);
   }
-  if (!(c.threshold >= 0) || !std::isfinite(c.threshold))
-    return Error::Invalid("criterion threshold must be a non-negative number");
+  KDK_TRY_ASSIGN(c.threshold, parseThreshold(c.thresholdText, t));
+  if (c.threshold < 0 || c.thresholdText[0] == '-')
+    return Error::Invalid("criterion '" + t + "': " +
+                          (c.higherIsBetter() ? std::string("a threshold below 0 accepts anything")
+                                              : std::string("a tolerance cannot be negative")));
+  if (c.kind == "cosine" && c.threshold > 1)
+    return Error::Invalid("criterion '" + t + "': a cosine is at most 1, so no output could meet it");
+  if ((c.kind == "topk" || c.kind == "knn") && c.threshold > 1)
+    return Error::Invalid("criterion '" + t + "': an overlap is at most 1, so no output could meet it");
   return c;
 }
 
 namespace {
 
+// The cosine of two rows; exactly 1 for bit-identical rows (rounding in the sums must not make
+// identical outputs fail cosine>=1), and clamped to [-1, 1].
 double cosine(const double* x, const double* y, int64_t n) {
+  if (std::equal(x, x + n, y)) return 1;
   double dot = 0, nx = 0, ny = 0;
   for (int64_t i = 0; i < n; ++i) dot += x[i] * y[i], nx += x[i] * x[i], ny += y[i] * y[i];
   if (nx == 0 && ny == 0) return 1;
   if (nx == 0 || ny == 0) return 0;
-  return dot / (std::sqrt(nx) * std::sqrt(ny));
+  return std::clamp(dot / (std::sqrt(nx) * std::sqrt(ny)), -1.0, 1.0);
 }
 
 // The K rows nearest to each row (cosine similarity, ties by index), the row itself excluded.
@@ -159,8 +211,10 @@ Comparison compare(const Criterion& c, const Tensor& e, const Tensor& a, const s
     out.worst.push_back(s);
   }
   std::string cmp = out.pass ? (higher ? " >= " : " <= ") : (higher ? " < " : " > ");
-  out.summary = c.str() + ": " + c.measureName() + " " + formatMeasure(out.measure) + cmp +
-                formatMeasure(c.kind == "exact" ? 0 : c.threshold) + " over " + std::to_string(rows) + " sample(s)";
+  double threshold = c.kind == "exact" ? 0 : c.threshold;
+  out.summary = c.str() + ": " + c.measureName() + " " + formatAgainst(out.measure, threshold, c.digits()) + cmp +
+                (c.kind == "exact" ? std::string("0") : c.thresholdText) + " over " + std::to_string(rows) +
+                " sample(s)";
   if (out.beyond) out.summary += ", " + std::to_string(out.beyond) + " beyond";
   return out;
 }

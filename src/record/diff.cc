@@ -1,5 +1,7 @@
 // kernodeck diff: two references, reports or inventories, compared on the typed documents.
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 #include "kernodeck/python/version.h"
 #include "kernodeck/record/record.h"
@@ -47,7 +49,8 @@ Packages packagesOf(const DiffInput& d) {
   }
   if (d.report && d.report->hasOsPackages) {
     out.os = true;
-    for (const auto& [name, version] : d.report->osPackages) out.dpkg[name] = version;
+    for (const auto& p : d.report->osPackages)
+      out.dpkg[p.name + (p.architecture.empty() || p.architecture == "all" ? "" : ":" + p.architecture)] = p.version;
   }
   return out;
 }
@@ -102,12 +105,12 @@ void comparePackages(const std::string& where, const std::map<std::string, std::
     if (it == vb.end()) {
       n.onlyA++;
       r.add("diff.package.removed", Severity::Warning, shown(shownA, k) + " " + v + " (" + where + ") is only in A",
-            {{"package", k}, {"environment", where}});
+            {{"package", k}, {"environment", where}, {"version_a", v}});
     } else if (it->second != v) {
       n.changed++;
       r.add("diff.package.changed", Severity::Warning,
             shown(shownA, k) + " (" + where + ") is " + v + " in A and " + it->second + " in B",
-            {{"package", k}, {"environment", where}});
+            {{"package", k}, {"environment", where}, {"version_a", v}, {"version_b", it->second}});
     } else {
       n.same++;
     }
@@ -116,7 +119,7 @@ void comparePackages(const std::string& where, const std::map<std::string, std::
     if (!va.count(k)) {
       n.onlyB++;
       r.add("diff.package.added", Severity::Warning, shown(shownB, k) + " " + v + " (" + where + ") is only in B",
-            {{"package", k}, {"environment", where}});
+            {{"package", k}, {"environment", where}, {"version_b", v}});
     }
 }
 
@@ -177,39 +180,111 @@ std::map<std::string, std::string> inputsOf(const DiffInput& d) {
   return out;
 }
 
-std::string systemOf(const Reference& r) {
-  if (!r.system.nvidia) return "no NVIDIA driver";
-  return "driver " + (r.system.driverVersion.empty() ? std::string("?") : r.system.driverVersion) + ", " +
-         std::to_string(r.system.gpus) + " GPU(s)";
+// A list member's key: the name, criterion text, path or prefix that says which one it is
+// (so that reordering is no difference), else its position; a plain string is its own key.
+std::string memberKey(const json& e, size_t i) {
+  if (e.is_string()) return e.get<std::string>();
+  if (e.is_object())
+    for (const char* k : {"name", "text", "path", "prefix", "uuid"})
+      if (e.contains(k) && e.at(k).is_string()) return e.at(k).get<std::string>();
+  return "#" + std::to_string(i);
 }
 
-// Every field of a reference a reproduction depends on, by the name a user reads in the file.
-// Paths are left out: they name places on one machine, the hashes say what is there.
-std::map<std::string, std::string> fieldsOf(const Reference& r) {
-  std::map<std::string, std::string> m;
-  m["code.entry_point"] = r.code.entryPoint;
-  m["code.preprocessing"] = r.code.preprocessing;
-  for (const auto& [k, v] : r.code.parameters) m["code.parameters." + k] = v;
-  m["result.expected_sha256"] = r.result.expectedSha256;
-  m["result.ids"] = r.result.ids;
-  for (const auto& [text, why] : r.result.criteria) m["result.criteria " + text] = why;
-  for (const auto& o : r.outputs) {
-    std::string shape;
-    for (auto d : o.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-    m["result.outputs." + o.name] = o.dtype + " " + shape;
+// Every field of a reference as a path the user reads in the file ("code.entry_point",
+// "result.criteria[abs<=1e-06].why", "packages.requirements.lines[scipy==1.10.1]") and its
+// value as text. A list member is also a leaf of its own ("(listed)"), so that one present on
+// one side only is one difference. Left out: the schema and timestamps (when, not what), the
+// revisions (compared on their own), the Python environments (compared as packages) and the
+// hashes `inputsOf` compares.
+void flatten(const json& j, const std::string& path, std::map<std::string, std::string>& out) {
+  static const std::set<std::string> skipped = {"schema",
+                                                "created",
+                                                "first_checked",
+                                                "revisions",
+                                                "packages.environments",
+                                                "code.revision",
+                                                "packages.manifest_digest"};
+  if (skipped.count(path)) return;
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string sub = path.empty() ? it.key() : path + "." + it.key();
+      bool inputHash =
+          it.key() == "sha256" &&
+          (path.starts_with("data[") || path.starts_with("weights[") || path.starts_with("code.configs[")) &&
+          path.find("].files[") == std::string::npos;
+      if (!inputHash) flatten(it.value(), sub, out);
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      std::string sub = path + "[" + memberKey(j[i], i) + "]";
+      out[sub] = "(listed)";
+      if (!j[i].is_string()) flatten(j[i], sub, out);
+    }
+  } else {
+    out[path] = j.is_string() ? j.get<std::string>() : j.dump();
   }
-  for (const auto& [k, v] : r.seeds) m["seeds." + k] = v;
-  for (const auto& [k, v] : r.determinism) m["determinism." + k] = v;
-  for (const auto& [k, v] : r.environment) m["environment." + k] = v;
-  m["system.os"] = r.system.os;
-  m["system.architecture"] = r.system.architecture;
-  if (r.system.threads)
-    m["system.cpu"] = r.system.cpuModel + " (" + std::to_string(r.system.cores) + " cores, " +
-                      std::to_string(r.system.threads) + " threads)";
-  m["system.accelerator"] = r.system.accelerator;
-  for (auto it = m.begin(); it != m.end();)
-    it = it->second.empty() && it->first.rfind("result.criteria ", 0) != 0 ? m.erase(it) : std::next(it);
-  return m;
+}
+
+// How much a difference in a reference field matters: the system it ran on may differ
+// (warning), a path names a place on one machine (info), anything else changes what is
+// reproduced (error).
+Severity fieldSeverity(const std::string& k) {
+  if (k.starts_with("system.")) return Severity::Warning;
+  if (k.ends_with(".path") || k == "code.repo" || k == "code.outputs" || k == "result.expected" ||
+      k == "packages.source" || k == "packages.python.interpreter" || k == "code.dirty")
+    return Severity::Info;
+  return Severity::Error;
+}
+
+// Two references field by field, then their revisions.
+void diffReferences(const Reference& a, const Reference& b, report::Report& r) {
+  std::map<std::string, std::string> ra, rb;
+  flatten(a.json, "", ra);
+  flatten(b.json, "", rb);
+  auto shown = [](const std::string& k) {
+    return k.starts_with("result.criteria[") && k.back() == ']' ? "criterion " + k.substr(16, k.size() - 17) : k;
+  };
+  // A member present on one side only is one difference, not one per field inside it.
+  std::string gone;
+  auto inside = [&](const std::string& k) {
+    return !gone.empty() && k.size() > gone.size() && k.starts_with(gone) &&
+           (k[gone.size()] == '.' || k[gone.size()] == '[');
+  };
+  auto onlyOne = [&](const std::map<std::string, std::string>& mine, const std::map<std::string, std::string>& theirs,
+                     const char* side, const char* other) {
+    gone.clear();
+    for (const auto& [k, v] : mine) {
+      if (inside(k) || theirs.count(k)) continue;
+      if (v == "(listed)") {
+        gone = k;
+        r.add("diff.reference.changed", fieldSeverity(k), shown(k) + " is only in " + side, {{"name", k}});
+      } else {
+        r.add("diff.reference.not_recorded", Severity::Info, k + " is not recorded in " + other, {{"name", k}});
+      }
+    }
+  };
+  for (const auto& [k, v] : ra)
+    if (auto it = rb.find(k); it != rb.end() && it->second != v)
+      r.add("diff.reference.changed", fieldSeverity(k), k + ": '" + v + "' in A, '" + it->second + "' in B",
+            {{"name", k}});
+  onlyOne(ra, rb, "A", "B");
+  onlyOne(rb, ra, "B", "A");
+  // Revisions: the earlier criteria one side replaced, and why.
+  auto key = [](const Reference::Revision& v) { return v.revised + "\n" + v.why; };
+  std::set<std::string> inA, inB;
+  for (const auto& v : a.revisions) inA.insert(key(v));
+  for (const auto& v : b.revisions) inB.insert(key(v));
+  for (const auto* side : {&a, &b})
+    for (const auto& v : side->revisions) {
+      if ((side == &a ? inB : inA).count(key(v))) continue;
+      std::string crits;
+      for (const auto& [text, why] : v.criteria) crits += (crits.empty() ? "" : ", ") + text;
+      r.add("diff.reference.revised", Severity::Error,
+            std::string(side == &a ? "A" : "B") + " revised its criteria on " + v.revised + " because: " + v.why +
+                " (they were " + (crits.empty() ? std::string("none") : crits) + ", declared " + v.created +
+                (v.firstChecked.empty() ? ", never checked" : ", first checked " + v.firstChecked) + ")",
+            {{"name", "revisions"}});
+    }
 }
 
 // Two reports step by step (status and first error) and finding by finding (counts per code).
@@ -237,6 +312,39 @@ void diffReports(const ReportDoc& a, const ReportDoc& b, report::Report& r) {
     if (c.first != c.second)
       r.add("diff.finding.changed", Severity::Warning,
             code + ": " + std::to_string(c.first) + " in A, " + std::to_string(c.second) + " in B", {{"name", code}});
+}
+
+// Two audits' findings: the drift. A finding is matched by its code, package and path (or its
+// message when it has no path), not by layer: the same finding in another layer is the same.
+struct Drift {
+  size_t fresh = 0, gone = 0;
+};
+Drift diffAuditFindings(const ReportDoc& a, const ReportDoc& b, report::Report& r) {
+  using Key = std::tuple<std::string, std::string, std::string>;
+  auto keyed = [](const ReportDoc& d) {
+    std::map<Key, const ReportDoc::Finding*> out;
+    for (const auto& f : d.findings) out.emplace(Key{f.code, f.package, f.path.empty() ? f.message : f.path}, &f);
+    return out;
+  };
+  auto fa = keyed(a), fb = keyed(b);
+  Drift n;
+  auto evidence = [](const ReportDoc::Finding& f) {
+    auto ev = f.evidence;
+    ev["finding"] = f.code;
+    return ev;
+  };
+  for (const auto& [key, f] : fb)
+    if (!fa.count(key)) {
+      ++n.fresh;
+      r.add("diff.finding.new", report::parseSeverity(f->severity).value_or(Severity::Warning),
+            "new in B: " + f->code + ": " + f->message, evidence(*f));
+    }
+  for (const auto& [key, f] : fa)
+    if (!fb.count(key)) {
+      ++n.gone;
+      r.add("diff.finding.gone", Severity::Info, "gone in B: " + f->code + ": " + f->message, evidence(*f));
+    }
+  return n;
 }
 
 }  // namespace
@@ -271,33 +379,13 @@ report::Report diffRecords(const DiffInput& a, const DiffInput& b) {
     for (const auto& [k, v] : da)
       if (auto it = db.find(k); it != db.end() && it->second != v)
         r.add("diff.input.changed", Severity::Error, k + " differs", {{"name", k}});
-    if (a.reference && b.reference && a.reference->system.recorded && systemOf(*a.reference) != systemOf(*b.reference))
-      r.add("diff.system.changed", Severity::Warning,
-            "system: " + systemOf(*a.reference) + " in A, " + systemOf(*b.reference) + " in B");
-    if (a.reference && b.reference) {
-      auto ra = fieldsOf(*a.reference), rb = fieldsOf(*b.reference);
-      for (const auto& [k, v] : ra) {
-        auto it = rb.find(k);
-        bool criterion = k.rfind("result.criteria ", 0) == 0;
-        if (it == rb.end())
-          r.add(criterion ? "diff.reference.changed" : "diff.reference.not_recorded",
-                criterion ? Severity::Error : Severity::Info,
-                criterion ? "criterion " + k.substr(16) + " is only in A" : k + " is not recorded in B", {{"name", k}});
-        else if (it->second != v)
-          r.add("diff.reference.changed", k.rfind("system.", 0) == 0 ? Severity::Warning : Severity::Error,
-                criterion ? "criterion " + k.substr(16) + " has another why"
-                          : k + ": '" + v + "' in A, '" + it->second + "' in B",
-                {{"name", k}});
-      }
-      for (const auto& [k, v] : rb)
-        if (!ra.count(k))
-          r.add(k.rfind("result.criteria ", 0) == 0 ? "diff.reference.changed" : "diff.reference.not_recorded",
-                k.rfind("result.criteria ", 0) == 0 ? Severity::Error : Severity::Info,
-                k.rfind("result.criteria ", 0) == 0 ? "criterion " + k.substr(16) + " is only in B"
-                                                    : k + " is not recorded in A",
-                {{"name", k}});
-    }
-    if (a.report && b.report && !a.report->schema.empty() && !b.report->schema.empty())
+    if (a.reference && b.reference) diffReferences(*a.reference, *b.reference, r);
+    bool audits = a.report && b.report && !a.report->schema.empty() && a.report->command == "audit" &&
+                  !b.report->schema.empty() && b.report->command == "audit";
+    Drift drift;
+    if (audits)
+      drift = diffAuditFindings(*a.report, *b.report, r);
+    else if (a.report && b.report && !a.report->schema.empty() && !b.report->schema.empty())
       diffReports(*a.report, *b.report, r);
     std::map<std::string, int> bySeverity;
     for (const auto& f : r.findings()) bySeverity[report::toString(f.severity)]++;
@@ -309,7 +397,11 @@ report::Report diffRecords(const DiffInput& a, const DiffInput& b) {
                            {"changed", counts.changed},
                            {"only_a", counts.onlyA},
                            {"only_b", counts.onlyB},
-                           {"environments_not_recorded", counts.notRecorded}}}};
+                           {"environments_not_recorded", counts.notRecorded}}},
+                         {"packages_added", counts.onlyB},
+                         {"packages_removed", counts.onlyA},
+                         {"packages_changed", counts.changed}};
+    if (audits) r.section("diff")["findings_new"] = drift.fresh, r.section("diff")["findings_gone"] = drift.gone;
     return {};
   });
   return r;

@@ -91,6 +91,125 @@ Status checkSchema(const JsonReader& root, std::string_view want) {
   return {};
 }
 
+// Declared criteria: each one's text must parse, and the kind, threshold and K recorded beside it
+// (when present) must say the same as the text, so that no reader can take another number
+// from the document than the one checked.
+Result<std::vector<std::pair<std::string, std::string>>> parseCriteria(const std::vector<JsonReader>& crits) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& crit : crits) {
+    std::string text, why, kind;
+    double threshold = 0;
+    int64_t k = 0;
+    KDK_TRY_STATUS(crit.expectObject());
+    KDK_TRY_STATUS(crit.get("text", text));
+    KDK_TRY_STATUS(crit.get("why", why));
+    auto parsed = parseCriterion(text);
+    if (!parsed.ok()) return Error::Invalid(crit.fieldPath("text") + ": " + parsed.error().message);
+    kind = parsed->kind;
+    threshold = parsed->threshold;
+    k = parsed->k;
+    KDK_TRY_STATUS(crit.getOpt("kind", kind));
+    KDK_TRY_STATUS(crit.getOpt("threshold", threshold));
+    KDK_TRY_STATUS(crit.getOpt("k", k));
+    if (kind != parsed->kind) return badValue(crit, "kind", kind, "\"" + parsed->kind + "\" as the text says");
+    if (k != parsed->k) return badValue(crit, "k", std::to_string(k), std::to_string(parsed->k) + " as the text says");
+    if (threshold != parsed->threshold && parsed->kind != "exact")
+      return badValue(crit, "threshold", formatMeasure(threshold), parsed->thresholdText + " as the text says");
+    out.emplace_back(text, why);
+  }
+  return out;
+}
+
+// The earlier versions of a reference's criteria (revisions), oldest first.
+Result<std::vector<Reference::Revision>> parseRevisions(const JsonReader& root) {
+  KDK_TRY_ASSIGN(auto items, root.optArray("revisions"));
+  std::vector<Reference::Revision> out(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto& rev = out[i];
+    KDK_TRY_STATUS(items[i].expectObject());
+    KDK_TRY_STATUS(items[i].get("created", rev.created));
+    KDK_TRY_STATUS(items[i].getOpt("first_checked", rev.firstChecked, true));
+    KDK_TRY_STATUS(items[i].get("revised", rev.revised));
+    KDK_TRY_STATUS(items[i].get("why", rev.why));
+    if (util::trim(rev.why).empty()) return badValue(items[i], "why", rev.why, "the reason for the revision");
+    KDK_TRY_ASSIGN(auto crits, items[i].array("criteria"));
+    KDK_TRY_ASSIGN(rev.criteria, parseCriteria(crits));
+  }
+  return out;
+}
+
+// system.host: the host facts `reference init` recorded (host::HostFacts::toJson, or the
+// "host" object of a kernodeck.host/v1 record). Every field is optional, as hand-written host
+// records carry only what they need, but each one present must have its type.
+Status parseHost(const JsonReader& host, Reference::System& sys) {
+  KDK_TRY_STATUS(host.expectObject());
+  std::string text;
+  int64_t number = 0;
+  bool flag = false;
+  std::vector<std::string> list;
+  KDK_TRY_STATUS(host.getOpt("root", text));
+  KDK_TRY_STATUS(host.getOpt("problems", list));
+  // Device nodes: NVIDIA's and AMD's have the same fields.
+  auto nodes = [&](const JsonReader& parent) -> Status {
+    KDK_TRY_ASSIGN(auto items, parent.optArray("device_nodes"));
+    for (const auto& n : items) {
+      KDK_TRY_STATUS(n.expectObject());
+      KDK_TRY_STATUS(n.getOpt("path", text));
+      KDK_TRY_STATUS(n.getOpt("present", flag));
+      KDK_TRY_STATUS(n.getOpt("major", number));
+      KDK_TRY_STATUS(n.getOpt("minor", number));
+      KDK_TRY_STATUS(n.getOpt("problem", text, true));
+    }
+    return {};
+  };
+  if (host.has("nvidia") && !host.json().at("nvidia").is_null()) {
+    KDK_TRY_ASSIGN(JsonReader nv, host.object("nvidia"));
+    sys.nvidia = true;
+    KDK_TRY_STATUS(nv.getOpt("driver_version", sys.driverVersion));
+    KDK_TRY_STATUS(nv.getOpt("kernel_module", text));
+    KDK_TRY_STATUS(nv.getOpt("max_cuda", text));
+    KDK_TRY_ASSIGN(auto gpus, nv.optArray("gpus"));
+    for (const auto& g : gpus) {
+      KDK_TRY_STATUS(g.expectObject());
+      for (const char* k : {"model", "uuid", "bus_location", "arch", "brand"}) KDK_TRY_STATUS(g.getOpt(k, text));
+      KDK_TRY_STATUS(g.getOpt("minor", number));
+      KDK_TRY_STATUS(g.getOpt("excluded", flag));
+    }
+    sys.gpus = static_cast<int64_t>(gpus.size());
+    KDK_TRY_STATUS(nodes(nv));
+    KDK_TRY_ASSIGN(auto mig, nv.optArray("mig"));
+    for (const auto& m : mig) {
+      KDK_TRY_STATUS(m.expectObject());
+      for (const char* k : {"gpu", "gi", "ci", "minor"}) KDK_TRY_STATUS(m.getOpt(k, number));
+    }
+    KDK_TRY_STATUS(nv.getOpt("dev_char_missing", list));
+  }
+  if (host.has("amd") && !host.json().at("amd").is_null()) {
+    KDK_TRY_ASSIGN(JsonReader amd, host.object("amd"));
+    KDK_TRY_STATUS(amd.getOpt("amdgpu_version", text));
+    KDK_TRY_ASSIGN(auto agents, amd.optArray("agents"));
+    for (const auto& a : agents) {
+      KDK_TRY_STATUS(a.expectObject());
+      KDK_TRY_STATUS(a.getOpt("node", number));
+      KDK_TRY_STATUS(a.getOpt("gfx", text));
+      KDK_TRY_STATUS(a.getOpt("render_minor", number));
+    }
+    KDK_TRY_STATUS(nodes(amd));
+  }
+  return {};
+}
+
+// packages.torch: the torch build an audit found (python.torch of its report), or null.
+Status parseTorch(const JsonReader& packages) {
+  if (!packages.has("torch") || packages.json().at("torch").is_null()) return {};
+  KDK_TRY_ASSIGN(JsonReader t, packages.object("torch"));
+  std::string text;
+  bool flag = false;
+  for (const char* k : {"version", "cuda", "hip", "git_version", "location"}) KDK_TRY_STATUS(t.getOpt(k, text, true));
+  KDK_TRY_STATUS(t.getOpt("debug", flag, true));
+  return {};
+}
+
 }  // namespace
 
 Result<Reference> parseReference(const json& j) {
@@ -99,8 +218,17 @@ Result<Reference> parseReference(const json& j) {
   Reference ref;
   ref.json = j;
   KDK_TRY_STATUS(root.get("created", ref.created));
-  bool declared = true;
+  KDK_TRY_STATUS(root.getOpt("first_checked", ref.firstChecked, true));
+  KDK_TRY_ASSIGN(ref.revisions, parseRevisions(root));
+  bool checkedBefore = false;
+  for (const auto& rev : ref.revisions) checkedBefore |= !rev.firstChecked.empty();
+  ref.declaredBeforeComparison = !checkedBefore;
+  bool declared = ref.declaredBeforeComparison;
   KDK_TRY_STATUS(root.getOpt("declared_before_comparison", declared));
+  if (declared != ref.declaredBeforeComparison)
+    return badValue(root, "declared_before_comparison", declared ? "true" : "false",
+                    checkedBefore ? "false: an earlier version in revisions was checked before it was revised"
+                                  : "true: no earlier version was checked");
 
   KDK_TRY_ASSIGN(JsonReader code, root.object("code"));
   KDK_TRY_STATUS(code.getOpt("repo", ref.code.repo));
@@ -130,6 +258,7 @@ Result<Reference> parseReference(const json& j) {
     KDK_TRY_STATUS(getSha256(*requirements, "sha256", ref.packages.requirementsSha256));
     KDK_TRY_STATUS(requirements->get("lines", ref.packages.requirementsLines));
   }
+  KDK_TRY_STATUS(parseTorch(packages));
   KDK_TRY_ASSIGN(auto python, packages.optObject("python"));
   if (python) {
     KDK_TRY_STATUS(python->get("interpreter", ref.packages.interpreter));
@@ -140,13 +269,7 @@ Result<Reference> parseReference(const json& j) {
   KDK_TRY_ASSIGN(auto host, system.optObject("host"));
   if (host) {
     ref.system.recorded = true;
-    if (host->has("nvidia") && !host->json().at("nvidia").is_null()) {
-      KDK_TRY_ASSIGN(JsonReader nv, host->object("nvidia"));
-      ref.system.nvidia = true;
-      KDK_TRY_STATUS(nv.getOpt("driver_version", ref.system.driverVersion));
-      KDK_TRY_ASSIGN(auto gpus, nv.optArray("gpus"));
-      ref.system.gpus = static_cast<int64_t>(gpus.size());
-    }
+    KDK_TRY_STATUS(parseHost(*host, ref.system));
   }
   KDK_TRY_STATUS(system.getOpt("os", ref.system.os));
   KDK_TRY_STATUS(system.getOpt("architecture", ref.system.architecture));
@@ -179,20 +302,7 @@ Result<Reference> parseReference(const json& j) {
       KDK_TRY_ASSIGN(JsonReader one, result.object("criterion"));
       crits.push_back(one);
     }
-    for (const auto& crit : crits) {
-      std::string text, why, kind;
-      double threshold = 0;
-      int64_t k = 0;
-      KDK_TRY_STATUS(crit.expectObject());
-      KDK_TRY_STATUS(crit.get("text", text));
-      KDK_TRY_STATUS(crit.get("why", why));
-      KDK_TRY_STATUS(crit.getOpt("kind", kind));
-      KDK_TRY_STATUS(crit.getOpt("threshold", threshold));
-      KDK_TRY_STATUS(crit.getOpt("k", k));
-      auto parsed = parseCriterion(text);
-      if (!parsed.ok()) return Error::Invalid(crit.fieldPath("text") + ": " + parsed.error().message);
-      e.criteria.emplace_back(text, why);
-    }
+    KDK_TRY_ASSIGN(e.criteria, parseCriteria(crits));
     KDK_TRY_ASSIGN(auto outputs, result.optArray("outputs"));
     for (const auto& o : outputs) {
       Reference::Output out;
@@ -244,6 +354,8 @@ Result<ReportDoc> parseReportDoc(const json& j) {
     d.schema = "kernodeck.report/v1";
     KDK_TRY_ASSIGN(JsonReader tool, root.object("tool"));
     KDK_TRY_STATUS(tool.get("command", d.command));
+    KDK_TRY_STATUS(root.getOpt("created", d.created));
+    KDK_TRY_STATUS(root.getOpt("hostname", d.hostname));
     KDK_TRY_ASSIGN(JsonReader subject, root.object("subject"));
     KDK_TRY_STATUS(subject.getOpt("reference", d.subjectReference));
     KDK_TRY_STATUS(subject.getOpt("manifest_digest", d.manifestDigest, true));
@@ -267,6 +379,14 @@ Result<ReportDoc> parseReportDoc(const json& j) {
       KDK_TRY_STATUS(f.getOpt("layer", fd.layer));
       KDK_TRY_STATUS(f.getOpt("package", fd.package, true));
       KDK_TRY_STATUS(f.getOpt("name", fd.name, true));
+      KDK_TRY_STATUS(f.getOpt("path", fd.path, true));
+      // Every other member is evidence, and evidence is text.
+      for (auto it = f.json().begin(); it != f.json().end(); ++it) {
+        if (it.key() == "code" || it.key() == "severity" || it.key() == "message" || it.value().is_null()) continue;
+        std::string v;
+        KDK_TRY_STATUS(f.get(it.key(), v));
+        fd.evidence[it.key()] = v;
+      }
       d.findings.push_back(std::move(fd));
     }
   }
@@ -282,11 +402,12 @@ Result<ReportDoc> parseReportDoc(const json& j) {
     d.os = os->json();
     KDK_TRY_ASSIGN(auto pkgs, os->optArray("packages"));
     for (const auto& p : pkgs) {
-      std::string name, version;
+      ReportDoc::OsPackage pkg;
       KDK_TRY_STATUS(p.expectObject());
-      KDK_TRY_STATUS(p.get("name", name));
-      KDK_TRY_STATUS(p.get("version", version));
-      d.osPackages.emplace_back(std::move(name), std::move(version));
+      KDK_TRY_STATUS(p.get("name", pkg.name));
+      KDK_TRY_STATUS(p.get("version", pkg.version));
+      KDK_TRY_STATUS(p.getOpt("architecture", pkg.architecture, true));
+      d.osPackages.push_back(std::move(pkg));
     }
   }
   return d;

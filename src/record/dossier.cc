@@ -65,9 +65,10 @@ std::string reportLabel(const ReportDoc& rep, size_t i) {
          ")";
 }
 
-// What tells two runs of the same command apart: the subject's fields, the time and host when
-// the report records them, how it ended, its finding counts and the hash of the document.
-std::string reportsHtml(const std::vector<ReportDoc>& reports, const std::vector<std::string>& files) {
+// What tells two runs of the same command apart: the subject's fields, the time and host the
+// report records, how it ended, its finding counts and the sha256 of its file in the dossier.
+std::string reportsHtml(const std::vector<ReportDoc>& reports, const std::vector<std::string>& files,
+                        const std::vector<std::string>& fileHashes) {
   std::string rows;
   for (size_t i = 0; i < reports.size(); ++i) {
     const ReportDoc& rep = reports[i];
@@ -77,14 +78,10 @@ std::string reportsHtml(const std::vector<ReportDoc>& reports, const std::vector
       for (auto it = sj.begin(); it != sj.end(); ++it)
         if (std::string v = scalar(it.value()); !v.empty())
           subject += (subject.empty() ? "" : "; ") + it.key() + ": " + util::printable(v, 200);
-    std::string created = scalarAt(rep.json, "created");
-    if (created.empty()) created = scalarAt(rep.json, "generated_at");
-    std::string host =
-        rep.json.is_object() && rep.json.contains("host") ? scalarAt(rep.json.at("host"), "hostname") : "";
+    const std::string &created = rep.created, &host = rep.hostname;
     int counts[3] = {0, 0, 0};
     for (const auto& f : rep.findings)
       if (int k = severityRank(f.severity); k < 3) counts[k]++;
-    std::string sha = util::sha256Hex(rep.json.dump());
     rows += "<tr class=\"report\"><td>" + std::to_string(i + 1) + "</td><td class=\"command\">kernodeck " +
             field(rep.command) + "</td><td>" + field(subject) + "</td><td>" +
             (created.empty() ? std::string("not recorded") : field(created)) + "</td><td>" +
@@ -92,8 +89,8 @@ std::string reportsHtml(const std::vector<ReportDoc>& reports, const std::vector
             (rep.failed() ? "failed" : "passed") + "\">" +
             (rep.failed() ? "did not complete: " + field(rep.firstError) : std::string("completed")) + "</td><td>" +
             std::to_string(counts[0]) + " error, " + std::to_string(counts[1]) + " warning, " +
-            std::to_string(counts[2]) + " info</td><td><code>" + html(files[i]) + "</code> sha256 " +
-            sha.substr(0, 12) + "</td></tr>\n";
+            std::to_string(counts[2]) + " info</td><td><code>" + html(files[i]) +
+            "</code> file sha256 <code class=\"file-sha256\">" + html(fileHashes[i]) + "</code></td></tr>\n";
   }
   if (rows.empty()) rows = "<tr><td colspan=\"8\">no report is included</td></tr>\n";
   return "<h2>Reports</h2>\n<table "
@@ -146,7 +143,14 @@ std::string referenceHtml(const Reference& ref, const std::vector<ReportDoc>& re
   auto row = [&](const std::string& k, const std::string& v) {
     h += "<tr><th>" + k + "</th><td>" + v + "</td></tr>\n";
   };
-  row("created", field(ref.created));
+  row("declared", field(ref.created));
+  row("first checked",
+      ref.firstChecked.empty() ? std::string("not yet: no sample check had used it") : field(ref.firstChecked));
+  row("declared before comparison",
+      ref.declaredBeforeComparison
+          ? std::string("<span class=\"passed\">yes</span>")
+          : std::string(
+                "<strong class=\"failed\">no: the criteria were revised after a check (revisions below)</strong>"));
   row("code",
       ref.code.repo.empty()
           ? std::string("no repository recorded")
@@ -188,7 +192,22 @@ std::string referenceHtml(const Reference& ref, const std::vector<ReportDoc>& re
          (measured.empty() ? std::string("no sample check included") : measured) + "</td></tr>\n";
   }
   if (ref.result.criteria.empty()) h += "<tr><td colspan=\"3\">none declared</td></tr>\n";
-  return h + "</table></section>\n";
+  h += "</table>\n";
+  if (!ref.revisions.empty()) {
+    // The criteria this reference replaced, oldest first, with when and why.
+    h += "<h3>Revisions</h3>\n<table id=\"revisions\"><tr><th>revised</th><th>why</th><th>earlier "
+         "criteria</th><th>declared</th><th>first checked</th></tr>\n";
+    for (const auto& rev : ref.revisions) {
+      std::string crits;
+      for (const auto& [text, why] : rev.criteria)
+        crits += "<div><code>" + field(text) + "</code> because: " + field(why) + "</div>";
+      h += "<tr class=\"revision\"><td>" + field(rev.revised) + "</td><td>" + field(rev.why) + "</td><td>" +
+           (crits.empty() ? std::string("none") : crits) + "</td><td>" + field(rev.created) + "</td><td>" +
+           (rev.firstChecked.empty() ? std::string("never") : field(rev.firstChecked)) + "</td></tr>\n";
+    }
+    h += "</table>\n";
+  }
+  return h + "</section>\n";
 }
 
 // What a replay needs besides the documents: the code as a `git archive` of the recorded
@@ -252,9 +271,12 @@ Status copyBeneath(const std::string& src, const std::string& root, const std::s
 
 report::Report buildDossier(const DossierOptions& o) {
   report::Report r("dossier build");
-  r.declareSteps({"collect", "write", "manifest"});
+  // The last step is the dossier's verdict, the one its page opens with, so that what the command
+  // prints is what the page says: failed (an error finding) or incomplete (this step fails).
+  r.declareSteps({"collect", "write", "manifest", "verdict"});
   r.subject()["reference"] = o.dir;
   const Reference& ref = o.reference;
+  std::string verdict = "passed", why = "every included report completed without an error finding";
   r.runStep("collect", [&]() -> Status {
     struct stat st {};
     if (::stat(o.dir.c_str(), &st) == 0) {
@@ -271,7 +293,6 @@ report::Report buildDossier(const DossierOptions& o) {
     std::string rows, inventoryHtml, diffHtml;
     // The verdict the page opens with: incomplete when a report did not complete, failed when
     // one has error findings, passed otherwise; and why.
-    std::string verdict = "passed", why = "every included report completed without an error finding";
     for (size_t i = 0; i < o.reports.size(); ++i) {
       const ReportDoc& rep = o.reports[i];
       std::string label = reportLabel(rep, i);
@@ -289,7 +310,7 @@ report::Report buildDossier(const DossierOptions& o) {
       }
     }
     if (o.reports.empty()) verdict = "incomplete", why = "no check report is included";
-    std::vector<std::string> reportFiles;
+    std::vector<std::string> reportFiles, reportHashes;
     std::string diffSummary;
     for (size_t i = 0; i < o.reports.size(); ++i) {
       const ReportDoc& rep = o.reports[i];
@@ -297,8 +318,10 @@ report::Report buildDossier(const DossierOptions& o) {
       std::string slug;
       for (char c : cmd) slug.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '-');
       std::string name = "reports/" + std::to_string(i + 1) + "-" + slug + ".json";
-      KDK_TRY_STATUS(write(o.dir, name, report::redactText(rep.json.dump(2)) + "\n"));
+      std::string text = report::redactText(rep.json.dump(2)) + "\n";
+      KDK_TRY_STATUS(write(o.dir, name, text));
       reportFiles.push_back(name);
+      reportHashes.push_back(util::sha256Hex(text));
       for (const auto& s : rep.steps)
         rows += "<tr><td>" + html(std::to_string(i + 1) + ": " + cmd) + "</td><td>" + html(s.name) +
                 "</td><td class=\"" + html(s.status) + "\">" + html(s.status) + "</td><td>" +
@@ -395,7 +418,8 @@ report::Report buildDossier(const DossierOptions& o) {
         "<h1>Kernodeck dossier</h1>\n<p id=\"verdict\" class=\"" +
         (verdict == "incomplete" ? std::string("not_reached") : verdict) + "\"><strong>Verdict: " + verdict +
         "</strong> &mdash; " + html(why) + "</p>\n<p>Reference created " + html(ref.created) + "; criterion <code>" +
-        html(criteriaList) + "</code>.</p>\n" + referenceHtml(ref, o.reports) + reportsHtml(o.reports, reportFiles) +
+        html(criteriaList) + "</code>.</p>\n" + referenceHtml(ref, o.reports) +
+        reportsHtml(o.reports, reportFiles, reportHashes) +
         "<h2>Steps</h2>\n<table><tr><th>report</th><th>step</th><th>status</th><th>first error</th></tr>\n" + rows +
         "</table>\n" + findingGroupsHtml(o.reports) +
         "<h2>Inventory</h2>\n<table id=\"inventory\"><tr><th>environment</th><th>packages</th><th>freeze "
@@ -415,8 +439,14 @@ report::Report buildDossier(const DossierOptions& o) {
     std::string manifest;
     for (const auto& f : files)
       if (f != "MANIFEST.sha256") manifest += fileSha(o.dir + "/" + f) + "  " + f + "\n";
-    r.section("dossier") = {{"files", files.size()}};
+    r.section("dossier") = {{"files", files.size()}, {"verdict", verdict}, {"why", why}};
     return write(o.dir, "MANIFEST.sha256", manifest);
+  });
+  r.runStep("verdict", [&]() -> Status {
+    if (verdict == "failed")
+      r.add("dossier.verdict.failed", Severity::Error, "the dossier's verdict is failed: " + why);
+    if (verdict == "incomplete") return Error::Invalid("the dossier's verdict is incomplete: " + why);
+    return {};
   });
   return r;
 }

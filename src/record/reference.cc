@@ -192,10 +192,79 @@ std::string recordedPath(const std::string& path, const std::string& referenceDi
 
 }  // namespace
 
+Status checkDeclaration(const ReferenceOptions& o) {
+  for (size_t i = 0; i < o.criteria.size(); ++i) {
+    auto c = parseCriterion(o.criteria[i]);
+    if (!c.ok()) return Error::Invalid("--criterion: " + c.error().message);
+  }
+  if (o.expected.empty() && !o.criteria.empty())
+    return Error::Invalid("--criterion needs --expected: the folder of expected outputs it is checked against");
+  if (o.expected.empty() && !o.whys.empty()) return Error::Invalid("--why goes with --criterion and --expected");
+  if (!o.expected.empty() && o.criteria.empty())
+    return Error::Invalid("--criterion is required with --expected: declare the acceptance criterion now");
+  if (o.whys.size() != o.criteria.size())
+    return Error::Invalid("each --criterion needs its --why: the record keeps why this threshold (" +
+                          std::to_string(o.criteria.size()) + " criteria, " + std::to_string(o.whys.size()) +
+                          " reasons)");
+  for (size_t i = 0; i < o.whys.size(); ++i)
+    if (util::trim(o.whys[i]).empty()) return Error::Invalid("--why for " + o.criteria[i] + " is empty");
+  if (o.previous && util::trim(o.revise).empty()) return Error::Invalid("--revise needs the reason for the revision");
+  return {};
+}
+
+namespace {
+
+json criteriaJson(const std::vector<std::pair<std::string, std::string>>& list) {
+  json out = json::array();
+  for (const auto& [text, why] : list) {
+    auto c = parseCriterion(text);
+    if (!c.ok()) continue;  // a parsed reference holds only criteria that parse
+    out.push_back({{"text", c->str()}, {"kind", c->kind}, {"threshold", c->threshold}, {"k", c->k}, {"why", why}});
+  }
+  return out;
+}
+
+// The earlier versions a revision keeps: the previous reference's own revisions, then the
+// previous reference itself, revised now for `why`.
+json revisionsJson(const Reference& previous, const std::string& why, const std::string& now) {
+  json out = json::array();
+  auto one = [](const Reference::Revision& r) {
+    return json{{"created", r.created},
+                {"first_checked", r.firstChecked.empty() ? json(nullptr) : json(r.firstChecked)},
+                {"revised", r.revised},
+                {"why", r.why},
+                {"criteria", criteriaJson(r.criteria)}};
+  };
+  for (const auto& r : previous.revisions) out.push_back(one(r));
+  out.push_back(one({previous.created, previous.firstChecked, now, why, previous.result.criteria}));
+  return out;
+}
+
+}  // namespace
+
+Result<bool> recordFirstCheck(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  struct stat st {};
+  if (::lstat(((dir.empty() ? "." : dir) + "/MANIFEST.sha256").c_str(), &st) == 0) return false;
+  KDK_TRY_ASSIGN(json j, readJsonFile(path));
+  if (!j.is_object()) return Error::Invalid(path + " is not a reference");
+  if (j.contains("first_checked") && !j.at("first_checked").is_null()) return false;
+  j["first_checked"] = util::utcTimestamp();
+  KDK_TRY_STATUS(util::writeFileAtomic(path, j.dump(2) + "\n"));
+  return true;
+}
+
 Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
+  KDK_TRY_STATUS(checkDeclaration(o));
   auto rec = [&](const std::string& p) { return recordedPath(p, o.referenceDir); };
-  json ref = {
-      {"schema", "kernodeck.reference/v1"}, {"created", util::utcTimestamp()}, {"declared_before_comparison", true}};
+  std::string now = util::utcTimestamp();
+  json ref = {{"schema", "kernodeck.reference/v1"}, {"created", now}, {"first_checked", nullptr}};
+  bool checkedBefore = false;
+  if (o.previous) {
+    ref["revisions"] = revisionsJson(*o.previous, o.revise, now);
+    for (const auto& rev : ref["revisions"]) checkedBefore |= !rev.at("first_checked").is_null();
+  }
+  ref["declared_before_comparison"] = !checkedBefore;
   json code = json::object();
   if (!o.repo.empty()) {
     auto rev = git(o.repo, {"rev-parse", "--verify", "HEAD"});
@@ -286,19 +355,9 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   ref["determinism"] = {{"declared", o.determinism}, {"environment", determinismEnvironment()}};
   json result = json::object();
   if (!o.expected.empty()) {
-    if (o.criteria.empty())
-      return Error::Invalid("--criterion is required with --expected: declare the acceptance criterion now");
-    if (o.whys.size() != o.criteria.size())
-      return Error::Invalid("each --criterion needs its --why: the record keeps why this threshold (" +
-                            std::to_string(o.criteria.size()) + " criteria, " + std::to_string(o.whys.size()) +
-                            " reasons)");
-    json criteria = json::array();
-    for (size_t i = 0; i < o.criteria.size(); ++i) {
-      KDK_TRY_ASSIGN(Criterion c, parseCriterion(o.criteria[i]));
-      if (util::trim(o.whys[i]).empty()) return Error::Invalid("--why for " + c.str() + " is empty");
-      criteria.push_back(
-          {{"text", c.str()}, {"kind", c.kind}, {"threshold", c.threshold}, {"k", c.k}, {"why", o.whys[i]}});
-    }
+    std::vector<std::pair<std::string, std::string>> declared;
+    for (size_t i = 0; i < o.criteria.size(); ++i) declared.emplace_back(o.criteria[i], o.whys[i]);
+    json criteria = criteriaJson(declared);
     KDK_TRY_ASSIGN(HashedInput h, hashPath(o.expected));
     result["expected"] = rec(o.expected);
     result["expected_sha256"] = h.sha256;
@@ -311,11 +370,15 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     result["format"] = {{"files", files}, {"count", files.size()}};
   }
   ref["result"] = result;
+  // What was written must read back: a --host-record or audit section of the wrong shape is
+  // refused now rather than by every later command.
+  if (auto back = parseReference(ref); !back.ok())
+    return Error::Invalid("the reference would not read back: " + back.error().message);
   return ref;
 }
 
 std::string referenceText(const Reference& ref) {
-  std::string o = "kernodeck reference (created " + ref.created + ")\n\nCode\n";
+  std::string o = "kernodeck reference (declared " + ref.created + ")\n\nCode\n";
   auto line = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) o += "  " + k + std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') + v + "\n";
   };
@@ -365,18 +428,31 @@ std::string referenceText(const Reference& ref) {
   for (const auto& [k, v] : ref.environment) line("environment", k + "=" + v);
   if (ref.seeds.empty() && ref.determinism.empty() && ref.environment.empty()) o += "  (none recorded)\n";
   o += "\nResult\n";
-  if (!ref.result.declared) {
-    o += "  (no expected outputs declared)\n";
-    return o;
-  }
-  line("expected", ref.result.expected + "  sha256 " + ref.result.expectedSha256.substr(0, 12));
-  line("ids", ref.result.ids.empty() ? "(none: rows compared in order)" : ref.result.ids);
+  if (!ref.result.declared) o += "  (no expected outputs declared)\n";
+  if (ref.result.declared)
+    line("expected", ref.result.expected + "  sha256 " + ref.result.expectedSha256.substr(0, 12));
+  if (ref.result.declared) line("ids", ref.result.ids.empty() ? "(none: rows compared in order)" : ref.result.ids);
   for (const auto& out : ref.outputs) {
     std::string shape = "(";
     for (size_t i = 0; i < out.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(out.shape[i]);
     line("output", out.name + "  " + out.dtype + " " + shape + (out.shape.size() == 1 ? ",)" : ")"));
   }
   for (const auto& [text, why] : ref.result.criteria) line("criterion", text + "  because: " + why);
+  o += "\nDeclaration\n";
+  line("declared", ref.created);
+  line("first checked", ref.firstChecked.empty() ? "not yet: no sample check has used it" : ref.firstChecked);
+  line("before check", ref.declaredBeforeComparison
+                           ? "yes: declared before any comparison"
+                           : "no: the criteria were revised after a check (see the revisions)");
+  for (size_t i = 0; i < ref.revisions.size(); ++i) {
+    const auto& rev = ref.revisions[i];
+    std::string crits;
+    for (const auto& [text, why] : rev.criteria) crits += (crits.empty() ? "" : ", ") + text;
+    line("revision " + std::to_string(i + 1),
+         "on " + rev.revised + ", because: " + rev.why + "\n                was: " +
+             (crits.empty() ? std::string("(no criteria)") : crits) + " (declared " + rev.created + ", " +
+             (rev.firstChecked.empty() ? std::string("never checked") : "first checked " + rev.firstChecked) + ")");
+  }
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "kernodeck/libtorch/pickle_strings.h"
+#include "kernodeck/record/resume_locate.h"
 #include "kernodeck/record/tensor_file.h"
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
@@ -26,14 +27,7 @@ namespace {
 const std::vector<std::string> kPieces = {"model",        "optimizer state", "RNG state",
                                           "step counter", "LR scheduler",    "data order"};
 
-// Keys projects give the state that fixes the data order (the shuffling generator, the
-// sampler, the current epoch's permutation). `resume inspect` does not look for them.
-const std::vector<std::string> kDataOrderKeys = {"data_rng",         "data_rng_state", "data_generator", "generator",
-                                                 "sampler",          "sampler_state",  "data_order",     "dataloader",
-                                                 "dataloader_state", "loader_state",   "shuffle_rng",    "epoch_perm",
-                                                 "permutation",      "perm",           "batch_sampler"};
-
-// Which of kDataOrderKeys the checkpoint's pickle holds as strings: the zip's data.pkl, or the
+// Which of dataOrderKeys() the checkpoint's pickle holds as strings: the zip's data.pkl, or the
 // whole file when it is no zip (the legacy format) or its zip cannot be read.
 std::set<std::string> dataOrderKeysIn(std::string_view bytes) {
   std::string pickle;
@@ -41,7 +35,7 @@ std::set<std::string> dataOrderKeysIn(std::string_view bytes) {
     if (auto p = torchZipPickle(bytes)) pickle = std::move(*p);
   std::set<std::string> found;
   libtorch::forEachPickleString(pickle.empty() ? bytes : std::string_view(pickle), [&](std::string_view s) {
-    if (std::find(kDataOrderKeys.begin(), kDataOrderKeys.end(), s) != kDataOrderKeys.end()) found.emplace(s);
+    if (std::find(dataOrderKeys().begin(), dataOrderKeys().end(), s) != dataOrderKeys().end()) found.emplace(s);
   });
   return found;
 }
@@ -74,6 +68,7 @@ struct Run {
   std::string label;  // "the straight run"
   int steps = 0;
   std::string resume;  // the checkpoint it continues from (resumed only)
+  int saveAt = 0;      // {save_at}; 0: K
 };
 
 class Checker {
@@ -148,7 +143,7 @@ class Checker {
     if (!util::makeDirs(out) || !util::makeDirs(std::filesystem::path(checkpointPath(run.name)).parent_path().string()))
       return Error::Io("cannot create " + out);
     std::map<std::string, std::string> values = {{"steps", std::to_string(run.steps)},
-                                                 {"save_at", std::to_string(o_.at)},
+                                                 {"save_at", std::to_string(run.saveAt ? run.saveAt : o_.at)},
                                                  {"checkpoint", checkpointPath(run.name)},
                                                  {"resume", run.resume},
                                                  {"out", out},
@@ -269,28 +264,66 @@ class Checker {
              {{"path", o_.weights}});
       return;
     }
-    std::string why;
-    if (!state_.inspected) {
-      why = "which state the checkpoint lacks cannot be told (" + state_.why + ")";
-    } else {
-      std::vector<std::string> lacking;
-      for (const auto& p : state_.absent)
-        if (p != "LR scheduler" && p != "data order") lacking.push_back(p);
-      for (const auto& p : state_.absent)
-        if (p == "LR scheduler" || p == "data order") lacking.push_back(p);
-      why = lacking.empty() ? "the checkpoint holds " + util::join(state_.held, ", ") +
-                                  ", so the script does not restore all of it, or depends on state it does not save"
-                            : "the checkpoint holds no " + util::join(lacking, ", no ") +
-                                  (std::find(lacking.begin(), lacking.end(), "optimizer state") != lacking.end()
-                                       ? ", so the resumed run restarts the optimizer (its momentum, Adam's moments)"
-                                       : "");
-    }
+    ResumeLocation where = locate();
+    std::string why = explainResume(state_, where, o_.at);
     std::map<std::string, std::string> evidence = {{"path", o_.weights}};
     if (state_.inspected && !state_.absent.empty()) evidence["missing"] = util::join(state_.absent, ", ");
+    std::vector<std::string> notRestored;
+    for (const auto& p : where.differing)
+      if (p != "model") notRestored.push_back(p);
+    if (where.modelKnown && !where.modelRestored) notRestored.insert(notRestored.begin(), "model");
+    if (!notRestored.empty()) evidence["not_restored"] = util::join(notRestored, ", ");
     r_.add("resume.diverged", Severity::Error,
            "the resumed run's " + o_.weights + " differs from the straight run's: " + cmp_.summary + "; " + why +
                (repeated ? " (a second straight run matches the first: the training itself is deterministic)" : ""),
            evidence);
+  }
+
+  // The probes of resume_locate.h: the resumed run stopped right after loading, and a straight
+  // and a resumed run to K+1 that save a checkpoint there. A probe that cannot be made leaves
+  // its part unknown; it never fails the check.
+  ResumeLocation locate() {
+    ResumeLocation where;
+    json section = json::object();
+    auto weightsOf = [&](const std::string& run) { return readWeights(outDir(run) + "/" + o_.weights); };
+    if (runCommand({"reloaded", "the resumed run stopped at step " + std::to_string(o_.at), o_.at, checkpointPath()},
+                   true)
+            .ok()) {
+      auto loaded = weightsOf("reloaded"), saved = weightsOf("checkpoint");
+      if (loaded.ok() && saved.ok()) {
+        WeightsComparison c = compareWeights(o_.criterion, *saved, *loaded);
+        where.modelKnown = true;
+        where.modelRestored = c.pass;
+        section["right_after_loading"] = c.summary;
+      }
+    }
+    int next = o_.at + 1;
+    bool ranStraight =
+        runCommand({"straight-next", "the straight run to step " + std::to_string(next), next, "", next}, true).ok();
+    bool ranResumed = ranStraight && runCommand({"resumed-next", "the resumed run to step " + std::to_string(next),
+                                                 next, checkpointPath(), next},
+                                                true)
+                                         .ok();
+    if (ranResumed) {
+      auto a = weightsOf("straight-next"), b = weightsOf("resumed-next");
+      if (a.ok() && b.ok()) {
+        WeightsComparison c = compareWeights(o_.criterion, *a, *b);
+        where.firstKnown = true;
+        where.firstDiffers = !c.pass;
+        section["one_step_after"] = c.summary;
+      }
+      std::string x = checkpointPath("straight-next"), y = checkpointPath("resumed-next");
+      if (std::filesystem::is_regular_file(x) && std::filesystem::is_regular_file(y)) {
+        auto pieces = differingPieces(x, y);
+        where.piecesKnown = pieces.ok();
+        if (pieces.ok())
+          where.differing = *pieces, section["differing_pieces"] = *pieces;
+        else
+          section["pieces_unread"] = pieces.error().message;
+      }
+    }
+    r_.section("locate") = section;
+    return where;
   }
 
   static json comparisonJson(const WeightsComparison& c) {
@@ -327,7 +360,7 @@ CheckpointState assessCheckpoint(const report::Report* inspected, std::string_vi
     s.why = inspected->failed() ? inspected->firstError() : "the checkpoint reader said nothing about it";
   }
   std::set<std::string> scanned = dataOrderKeysIn(bytes);
-  for (const auto& k : kDataOrderKeys) {
+  for (const auto& k : dataOrderKeys()) {
     bool found = std::find(s.keys.begin(), s.keys.end(), k) != s.keys.end();
     if (!found && scanned.count(k)) {
       found = true;
@@ -401,12 +434,13 @@ WeightsComparison compareWeights(const Criterion& c, const std::vector<Tensor>& 
   for (size_t i = 0; i < per.size() && i < 5; ++i) out.worst.push_back(per[i]);
   double threshold = c.kind == "exact" ? 0 : c.threshold;
   bool within = higher ? out.measure >= threshold : out.measure <= threshold;
-  out.summary = c.str() + ": " + c.measureName() + " " + formatMeasure(out.measure) +
-                (within ? (higher ? " >= " : " <= ") : (higher ? " < " : " > ")) + formatMeasure(threshold) + " over " +
-                std::to_string(out.tensors) + " tensor(s)";
+  out.summary = c.str() + ": " + c.measureName() + " " + formatAgainst(out.measure, threshold, c.digits()) +
+                (within ? (higher ? " >= " : " <= ") : (higher ? " < " : " > ")) +
+                (c.kind == "exact" ? std::string("0") : c.thresholdText) + " over " + std::to_string(out.tensors) +
+                " tensor(s)";
   if (out.beyond) {
     std::vector<std::string> w;
-    for (const auto& s : out.worst) w.push_back(s.id + " " + formatMeasure(s.value));
+    for (const auto& s : out.worst) w.push_back(s.id + " " + formatAgainst(s.value, threshold, c.digits()));
     out.summary += ", " + std::to_string(out.beyond) + " beyond (worst: " + util::join(w, ", ") + ")";
   }
   if (!out.problems.empty()) out.summary += "; " + util::join(out.problems, "; ");

@@ -254,6 +254,7 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
                            {"measure", c.measure},
                            {"measure_name", crit.measureName()},
                            {"threshold", crit.threshold},
+                           {"threshold_text", crit.thresholdText},
                            {"samples", c.samples},
                            {"beyond", c.beyond},
                            {"worst", worst},
@@ -264,7 +265,8 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
         }
         std::vector<std::string> offenders;
         for (size_t i = 0; i < std::min<size_t>(3, c.worst.size()); ++i)
-          offenders.push_back(c.worst[i].id + " (" + formatMeasure(c.worst[i].value) + ")");
+          offenders.push_back(c.worst[i].id + " (" + formatAgainst(c.worst[i].value, crit.threshold, crit.digits()) +
+                              ")");
         r.add("sample.mismatch", Severity::Error,
               k + " fails " + c.summary + (offenders.empty() ? "" : "; worst: " + util::join(offenders, ", ")),
               {{"path", k}, {"id", c.worst.empty() ? "" : c.worst[0].id}});

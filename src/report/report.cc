@@ -1,9 +1,12 @@
 #include "kernodeck/report/report.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "kernodeck/report/group.h"
 #include "kernodeck/report/redact.h"
+#include "kernodeck/util/strings.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::report {
@@ -140,6 +143,10 @@ nlohmann::json Report::toJson(int failOn) const {
   nlohmann::json j;
   j["schema"] = kSchema;
   j["tool"] = {{"name", "kernodeck"}, {"command", tool_}, {"version", kVersion}};
+  // When and where the report was written, so that two runs of one command are told apart.
+  j["created"] = util::utcTimestamp();
+  char name[256] = {};
+  j["hostname"] = ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
   j["subject"] = redacted(subject_);
   j["steps"] = nlohmann::json::array();
   for (const auto& s : steps_) {

@@ -43,13 +43,21 @@ void wrapped(std::ostringstream& o, const char* label, const std::vector<std::st
 // What an audit found, from its sections: OS, Python environments, torch, CUDA; for a diff of
 // two audits, the drift counted.
 void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
-  if (sections.contains("diff") && sections["diff"].is_object() && sections["diff"].contains("findings_new")) {
+  if (sections.contains("diff") && sections["diff"].is_object() && sections["diff"].contains("packages_added")) {
     const auto& d = sections["diff"];
-    auto n = [&](const char* k) { return std::to_string(d.value(k, 0LL)); };
+    auto n = [&](const char* k) {
+      return d.contains(k) && d[k].is_number() ? std::to_string(d[k].get<long long>()) : "0";
+    };
+    long long notRecorded = 0;
+    if (d.contains("packages") && d["packages"].is_object() && d["packages"].contains("environments_not_recorded") &&
+        d["packages"]["environments_not_recorded"].is_number())
+      notRecorded = d["packages"]["environments_not_recorded"].get<long long>();
     field(o, "packages",
           n("packages_added") + " added, " + n("packages_removed") + " removed, " + n("packages_changed") +
-              " changed (" + n("packages_a") + " in A, " + n("packages_b") + " in B)");
-    field(o, "drift", n("findings_new") + " findings new in B, " + n("findings_gone") + " gone from A");
+              " changed (" + n("packages_a") + " in A, " + n("packages_b") + " in B)" +
+              (notRecorded ? "; " + std::to_string(notRecorded) + " environment(s) recorded on one side only" : ""));
+    if (d.contains("findings_new"))
+      field(o, "drift", n("findings_new") + " findings new in B, " + n("findings_gone") + " gone from A");
   }
   if (sections.contains("os") && sections["os"].is_object()) {
     const auto& os = sections["os"];

@@ -61,8 +61,8 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   EXPECT_EQ(ref["result"]["criteria"][0]["kind"], "abs");
   EXPECT_EQ(ref["data"][0]["kind"], "directory");
   EXPECT_EQ(ref["result"]["format"]["count"], 3);
-  // Declaring expected outputs without a criterion is refused.
-  EXPECT_EQ(run(K + " reference init --expected " + base + "/expected -o " + base + "/x.json").code, 3);
+  // Declaring expected outputs without a criterion is refused: a usage error.
+  EXPECT_EQ(run(K + " reference init --expected " + base + "/expected -o " + base + "/x.json").code, 2);
 
   auto check = [&](const std::string& dir, int* code) {
     RunResult r = run(K + " sample check --json " + dir + " --reference " + base + "/reference.json");
@@ -81,7 +81,7 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   EXPECT_EQ(reordered["ids"]["reordered"], true);
   // A pass prints the measured value against the threshold.
   RunResult text = run(K + " sample check " + base + "/reorder --reference " + base + "/reference.json");
-  EXPECT_NE(text.out.find("meets abs<=0.0001: max abs error 0 <= 0.0001 over 10 sample(s)"), std::string::npos)
+  EXPECT_NE(text.out.find("meets abs<=1e-4: max abs error 0 <= 1e-4 over 10 sample(s)"), std::string::npos)
       << text.out;
   // Each difference in the outputs is a finding naming the sample (exit 1), found by the step
   // that checks it; the steps after it are skipped, not failed.
@@ -206,7 +206,7 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
     RunResult b2 =
         run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " + base +
             "/check-same.json --report " + base + "/check-noise.json --report " + base + "/audit.json");
-    ASSERT_EQ(b2.code, 0) << b2.err << b2.out;
+    ASSERT_EQ(b2.code, 1) << b2.err << b2.out;  // the page's verdict: failed (the noisy check)
     std::string page = readFile(base + "/dossier2/index.html");
     EXPECT_EQ(page.find("<b>1e-4</b>"), std::string::npos);  // the why is someone else's text: escaped
     EXPECT_NE(page.find("&lt;b&gt;1e-4&lt;/b&gt;"), std::string::npos);

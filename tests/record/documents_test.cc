@@ -202,7 +202,7 @@ TEST(Documents, ReportsAndInventories) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->command, "audit");
   EXPECT_EQ(r->environments[0].freeze[0], "torch==2.1");
-  EXPECT_EQ(r->osPackages[0].second, "2.36");
+  EXPECT_EQ(r->osPackages[0].version, "2.36");
   json bad = rep;
   bad["findings"][0]["severity"] = 2;
   EXPECT_EQ(parseReportDoc(bad).error().message, "findings[0].severity is a number, expected a string");

@@ -80,7 +80,7 @@ TEST(Criterion, ParseAndCompare) {
   EXPECT_EQ(abs.worst[0].id, "s1");
   EXPECT_NEAR(abs.worst[0].value, 0.01, 1e-12);
   EXPECT_EQ(abs.beyond, 1);
-  EXPECT_EQ(abs.summary, "abs<=0.001: max abs error 0.01 > 0.001 over 2 sample(s), 1 beyond");
+  EXPECT_EQ(abs.summary, "abs<=1e-3: max abs error 0.01 > 1e-3 over 2 sample(s), 1 beyond");
   EXPECT_TRUE(compare(*parseCriterion("abs<=0.1"), e, a, {}).pass);
   EXPECT_FALSE(compare(*parseCriterion("exact"), e, a, {}).pass);
   EXPECT_TRUE(compare(*parseCriterion("cosine>=0.9999"), e, a, {}).pass);
@@ -92,7 +92,7 @@ TEST(Criterion, ParseAndCompare) {
   // A pass names the measured value against the threshold, in digits that mean something there.
   auto met = compare(*parseCriterion("abs<=1e-6"), e, e, {"s0", "s1"});
   EXPECT_TRUE(met.pass);
-  EXPECT_EQ(met.summary, "abs<=1e-06: max abs error 0 <= 1e-06 over 2 sample(s)");
+  EXPECT_EQ(met.summary, "abs<=1e-6: max abs error 0 <= 1e-6 over 2 sample(s)");
   EXPECT_TRUE(met.worst.size() == 2 && met.worst[0].value == 0);
 }
 
@@ -117,4 +117,93 @@ TEST(Criterion, NearestNeighboursPreserved) {
   for (const auto& w : moved.worst) named |= w.id == "p4" || w.id == "p3";
   EXPECT_TRUE(named);
   EXPECT_NE(moved.summary.find("mean 1-NN overlap"), std::string::npos) << moved.summary;
+}
+
+// Criteria are checked as written: the threshold is the number the user typed, printed as typed
+// and compared as parsed, at and around each boundary, many digits included.
+TEST(Criterion, CheckedAsWrittenAtEachBoundary) {
+  // Rows whose cosine with (1, 0) is c.
+  auto atCosine = [](double c) { return Tensor{"", "float64", {1, 2}, {c, std::sqrt(1 - c * c)}}; };
+  Tensor unit{"", "float64", {1, 2}, {1, 0}};
+  Tensor zero{"", "float64", {1, 1}, {0}};
+  auto off = [](double d) { return Tensor{"", "float64", {1, 1}, {d}}; };
+  // Bit-identical outputs with values whose sums round.
+  Tensor many{"", "float32", {2, 5}, {0.1, 0.7, 1e-3, 3.3, -2.9, 1e-7, 0.333333, 7.77, -0.01, 12345.678}};
+  Tensor one{"", "float64", {1, 1}, {1}};
+  // Two rows with top-2 overlaps 1 and 0.5: mean 0.75.
+  Tensor topE{"", "float64", {2, 4}, {4, 3, 2, 1, 4, 3, 2, 1}};
+  Tensor topA{"", "float64", {2, 4}, {4, 3, 2, 1, 4, 1, 3, 2}};
+  struct Case {
+    const char* criterion;
+    Tensor expected, actual;
+    bool pass;
+  } cases[] = {
+      {"cosine>=0.9994", unit, atCosine(0.9992), false},
+      {"cosine>=0.9993", unit, atCosine(0.9992), false},
+      {"cosine>=0.9991", unit, atCosine(0.9992), true},
+      {"cosine>=0.99920001", unit, atCosine(0.9992), false},
+      {"cosine>=0.99919999", unit, atCosine(0.9992), true},
+      {"abs<=1.2351e-6", zero, off(1.2368e-6), false},
+      {"abs<=1.2367e-6", zero, off(1.2368e-6), false},
+      {"abs<=1.2368e-6", zero, off(1.2368e-6), true},  // at the boundary: met
+      {"abs<=1.2369e-6", zero, off(1.2368e-6), true},
+      {"abs<=0.0000012368", zero, off(1.2368e-6), true},
+      {"abs<=1.23679999e-6", zero, off(1.2368e-6), false},
+      {"rel<=1.2e-6", one, off(1 + 1.25e-6), false},
+      {"rel<=1.3e-6", one, off(1 + 1.25e-6), true},
+      {"cosine>=0.9999", many, many, true},
+      {"cosine>=0.99995", many, many, true},
+      {"cosine>=0.99999", many, many, true},
+      {"cosine>=0.999999999999", many, many, true},
+      {"cosine>=1", many, many, true},
+      {"cosine>=1.0", unit, atCosine(0.9999999), false},
+      {"exact", many, many, true},
+      {"topk:2>=0.75", topE, topA, true},
+      {"topk:2>=0.7500001", topE, topA, false},
+      {"topk:2>=0.74999", topE, topA, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.criterion);
+    auto parsed = parseCriterion(c.criterion);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(parsed->str(), c.criterion);  // as written, never rounded
+    Comparison cmp = compare(*parsed, c.expected, c.actual, {});
+    EXPECT_EQ(cmp.pass, c.pass) << cmp.summary;
+    EXPECT_EQ(cmp.summary.rfind(std::string(c.criterion) + ": ", 0), 0u) << cmp.summary;
+  }
+  // The measured value is printed with the threshold's digits, on its side of it.
+  Comparison near = compare(*parseCriterion("cosine>=0.9994"), unit, atCosine(0.9992), {});
+  EXPECT_NE(near.summary.find("min cosine 0.9992 < 0.9994"), std::string::npos) << near.summary;
+  Comparison close = compare(*parseCriterion("cosine>=0.99995"), unit, atCosine(0.99994), {});
+  EXPECT_NE(close.summary.find("min cosine 0.99994 < 0.99995"), std::string::npos) << close.summary;
+  Comparison err = compare(*parseCriterion("abs<=1.2351e-6"), zero, off(1.2368e-6), {});
+  EXPECT_NE(err.summary.find("max abs error 1.2368e-06 > 1.2351e-6"), std::string::npos) << err.summary;
+  // Spaces around the operator are allowed; the number keeps its spelling.
+  EXPECT_EQ(parseCriterion(" cosine >= 0.99995 ")->str(), "cosine>=0.99995");
+  EXPECT_EQ(parseCriterion("abs<=1.2351e-6")->threshold, 1.2351e-6);
+}
+
+// A criterion no output could meet, or that means nothing, is an error when it is declared.
+TEST(Criterion, ImpossibleCriteriaAreRefused) {
+  for (const char* bad : {"cosine>=1.5", "cosine>=1.0000001",
+                          "abs<=-1e-6",  "rel<=-0.1",
+                          "abs<=-0",     "knn:0>=0.9",
+                          "topk:0>=1",   "knn:5>=1.01",
+                          "bogus<=1",    "mse<=0.1",
+                          "cosine>=abc", "abs<=1.2.3",
+                          "abs<=0x1p-3", "abs<=inf",
+                          "abs<=nan",    "abs<=1e999",
+                          "abs<=",       "cosine>=-0.5",
+                          "abs>=1",      "cosine<=0.9",
+                          "knn:5<=0.9",  ""}) {
+    auto c = parseCriterion(bad);
+    EXPECT_FALSE(c.ok()) << "'" << bad << "' parsed as " << (c.ok() ? c->str() : "");
+    if (!c.ok()) {
+      EXPECT_EQ(c.error().code, "invalid") << bad;
+    }
+  }
+  EXPECT_NE(parseCriterion("bogus<=1").error().message.find("unknown metric 'bogus'"), std::string::npos);
+  EXPECT_NE(parseCriterion("abs<=-1e-6").error().message.find("a tolerance cannot be negative"), std::string::npos);
+  EXPECT_NE(parseCriterion("cosine>=1.5").error().message.find("a cosine is at most 1"), std::string::npos);
+  EXPECT_NE(parseCriterion("knn:0>=0.9").error().message.find("K must be 1 or more"), std::string::npos);
 }

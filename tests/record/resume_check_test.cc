@@ -6,6 +6,7 @@
 
 #include "kernodeck/record/command_template.h"
 #include "kernodeck/record/resume_check.h"
+#include "kernodeck/record/resume_locate.h"
 #include "kernodeck/util/process.h"
 
 using namespace kernodeck;
@@ -227,4 +228,60 @@ TEST(ResumeCheck, CheckpointStateFromInspectAndTheDataOrderKeys) {
                                                   12))
                 .held,
             Words{"data order"});
+}
+
+// What a diverged resume is blamed on: state the checkpoint holds but the resumed run did not
+// restore (shown by the probes), told apart from state it lacks; an LR scheduler or a data
+// order only when nothing else explains the difference.
+TEST(ResumeLocate, BlamesWhatTheProbesShow) {
+  CheckpointState all;
+  all.inspected = true;
+  all.held = {"model", "optimizer state", "RNG state", "step counter"};
+  all.absent = {"LR scheduler", "data order"};
+  CheckpointState noOptimizer = all;
+  noOptimizer.held = {"model", "RNG state", "step counter"};
+  noOptimizer.absent = {"optimizer state", "LR scheduler", "data order"};
+  CheckpointState unread;
+  unread.why = "no checkpoint reader";
+  ResumeLocation modelLost{true, false, true, true, false, {}};
+  ResumeLocation optimizerLost{true, true, true, true, true, {"model", "optimizer state"}};
+  ResumeLocation firstDiffers{true, true, true, true, true, {"model"}};
+  ResumeLocation laterOnly{true, true, true, false, true, {}};
+  ResumeLocation unknown;
+  struct Case {
+    const CheckpointState& state;
+    const ResumeLocation& where;
+    std::string says;
+    std::vector<std::string> never;
+  } cases[] = {
+      {all,
+       modelLost,
+       "the checkpoint holds the model, but the resumed run did not restore it: stopped at step 5",
+       {"optimizer", "LR scheduler"}},
+      {unread, modelLost, "the resumed run did not restore the model", {"cannot be told"}},
+      {all,
+       optimizerLost,
+       "the checkpoint holds optimizer state, but the resumed run did not restore it: one step after",
+       {"LR scheduler", "data order", "holds no"}},
+      {unread, optimizerLost, "the checkpoint holds optimizer state, but the resumed run did not restore it", {}},
+      {noOptimizer,
+       firstDiffers,
+       "the checkpoint holds no optimizer state, so the resumed run restarts the optimizer",
+       {"LR scheduler", "data order"}},
+      {noOptimizer, unknown, "the checkpoint holds no optimizer state", {"LR scheduler", "data order"}},
+      {all,
+       laterOnly,
+       "the first step after resuming matches, and the runs part later; the checkpoint holds no LR scheduler, no data "
+       "order (needed if the training uses them)",
+       {}},
+      {unread, unknown, "which state the checkpoint lacks cannot be told (no checkpoint reader)", {}},
+  };
+  for (const auto& c : cases) {
+    std::string s = explainResume(c.state, c.where, 5);
+    EXPECT_NE(s.find(c.says), std::string::npos) << s;
+    for (const auto& n : c.never) EXPECT_EQ(s.find(n), std::string::npos) << n << ": " << s;
+  }
+  EXPECT_EQ(pieceOfKey("optimizer_state_dict"), "optimizer state");
+  EXPECT_EQ(pieceOfKey("epoch_perm"), "data order");
+  EXPECT_EQ(pieceOfKey("encoder"), "");
 }

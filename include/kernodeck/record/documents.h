@@ -41,7 +41,19 @@ struct Environment {
 };
 
 struct Reference {
-  std::string created;
+  // When these criteria were declared (created), and when a `sample check` first compared
+  // outputs against them (first_checked, "" until then).
+  std::string created, firstChecked;
+  // True when no comparison had used any earlier version of the reference before the current
+  // criteria were declared: false once criteria were revised after a check.
+  bool declaredBeforeComparison = true;
+  // An earlier version replaced by `reference init --revise WHY`: its criteria, when it was
+  // declared and first checked, when it was revised and why.
+  struct Revision {
+    std::string created, firstChecked, revised, why;
+    std::vector<std::pair<std::string, std::string>> criteria;  // text, why
+  };
+  std::vector<Revision> revisions;  // oldest first
   struct Code {
     std::string repo, revision;  // empty when no repository was recorded
     bool dirty = false;
@@ -103,6 +115,8 @@ nlohmann::json toJson(const HashedInput& in, bool named);
 struct ReportDoc {
   std::string schema;   // kernodeck.report/v1, or empty for an inventory
   std::string command;  // tool.command: "audit", "probe", "sample check"...
+  // When and on which machine the report was written ("" when an older report did not say).
+  std::string created, hostname;
   struct Step {
     std::string name, status, error;
   };
@@ -111,14 +125,19 @@ struct ReportDoc {
   struct Finding {
     std::string code, severity, message, layer;
     std::string package, name;  // the evidence fields that say what the finding is about ("" when absent)
+    std::string path;
+    std::map<std::string, std::string> evidence;  // every evidence field (all strings), by name
   };
   std::vector<Finding> findings;
   std::string subjectReference, manifestDigest;
   bool hasPython = false, hasOsPackages = false;
-  std::vector<Environment> environments;                        // python.environments
-  std::vector<std::pair<std::string, std::string>> osPackages;  // os_packages.packages: name, version
-  nlohmann::json python, os;                                    // the raw sections, copied into a dossier's inventory
-  nlohmann::json json;                                          // the document as read
+  std::vector<Environment> environments;  // python.environments
+  struct OsPackage {
+    std::string name, version, architecture;
+  };
+  std::vector<OsPackage> osPackages;  // os_packages.packages
+  nlohmann::json python, os;          // the raw sections, copied into a dossier's inventory
+  nlohmann::json json;                // the document as read
   bool failed() const { return !firstError.empty(); }
 };
 Result<ReportDoc> parseReportDoc(const nlohmann::json& j);

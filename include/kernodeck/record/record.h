@@ -39,7 +39,22 @@ struct ReferenceOptions {
   // The folder the reference is written to: relative paths are recorded relative to it, so
   // that the reference means the same files wherever it is read from.
   std::string referenceDir;
+  // `--revise WHY`: the reference being replaced (already read from the output file) and why.
+  // Its criteria, declaration and first check go into the new one's `revisions`.
+  std::optional<Reference> previous;
+  std::string revise;
 };
+
+// The usage checks of `reference init` that need no file: every criterion parses (an unknown
+// metric, a negative tolerance, cosine>=1.5, knn:0 are errors), each has a non-empty --why,
+// criteria only with --expected. Error::Invalid (exit 2) naming the option.
+Status checkDeclaration(const ReferenceOptions& o);
+
+// Records in the reference file at `path` when a check first compared outputs against it
+// (`first_checked`, set once, the rest of the document untouched). Returns false when it was
+// already recorded. A reference inside a dossier (MANIFEST.sha256 beside it) is sealed and
+// never written: false too.
+Result<bool> recordFirstCheck(const std::string& path);
 
 // Parses "name=path[,provenance=...][,access=...]".
 Result<NamedInput> parseNamedInput(const std::string& s);
