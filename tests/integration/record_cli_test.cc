@@ -203,9 +203,9 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
              {"freeze",
               {"numpy==1.26", "<script>x</script>==1", "p @ https://u:ghp_0123456789abcdefghijABCDEFGHIJ@h/p"}}}}}}}};
     writeFile(base + "/audit.json", audit.dump());
-    RunResult b2 =
-        run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " + base +
-            "/check-same.json --report " + base + "/check-noise.json --report " + base + "/audit.json");
+    RunResult b2 = run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " +
+                       base + "/check-same.json --report " + base + "/check-noise.json --report " + base +
+                       "/audit.json" + " --input-root " + base);  // the expected outputs lie beside the code, not in it
     ASSERT_EQ(b2.code, 0) << b2.err << b2.out;
     std::string page = readFile(base + "/dossier2/index.html");
     EXPECT_EQ(page.find("<b>1e-4</b>"), std::string::npos);  // the why is someone else's text: escaped
