@@ -269,7 +269,10 @@ std::string describe(const ReplayAction& a, const ReplayPlanOptions& o) {
     case K::Unpack:
       return q({"mkdir", "-p", r + a.to}) + " && " + q({"tar", "-xf", o.dossier + "/" + a.from, "-C", r + a.to});
     case K::Place: return q({"cp", "-r", o.dossier + "/" + a.from, r + a.to}) + "    # sha256 " + a.sha256;
-    case K::Write: return "write " + r + a.to + " from the reference's requirements    # sha256 " + a.sha256;
+    case K::Write:
+      return "write " + r + a.to +
+             (a.to == "lock-requirements.txt" ? " from pylock.toml" : " from the reference's requirements") +
+             "    # sha256 " + a.sha256;
     case K::Remove: return q({"rm", "-rf", r + a.to});
     case K::Check:
       return q({"kernodeck", "sample", "check", r + a.from, "--reference", "reference.json"}) +

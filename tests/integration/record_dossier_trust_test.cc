@@ -37,6 +37,7 @@ void remanifest(const std::string& dir) {
 // A small project with one data file, its reference in proj/reference.json.
 std::string project(const std::string& base) {
   std::string proj = base + "/proj";
+  run("mkdir -p " + proj);
   writeFile(proj + "/data.txt", "the data\n");
   RunResult r = run("cd " + proj + " && " + K + " reference init --data corpus=data.txt --entry-point 'python x.py' " +
                     "--host-root /nonexistent -o reference.json");
@@ -108,6 +109,7 @@ TEST(RecordDossierTrust, SignedManifestIsCheckedAgainstTheKeyAndCatchesARemanife
 
 TEST(RecordDossierTrust, PathsOutsideTheCodeRootAreNotCarriedAndAChangedInputIsAnError) {
   std::string base = tempDir("dossier-paths"), proj = project(base);
+  run("mkdir -p " + base + "/outside");
   writeFile(base + "/outside/secret.txt", "not the project's\n");
   json ref = json::parse(readFile(proj + "/reference.json"));
   ref["data"][0]["path"] = "../outside/secret.txt";
@@ -143,7 +145,7 @@ TEST(RecordDossierTrust, ReplayOfADossierThatDoesNotVerifyExits1WithVerifysFindi
   ASSERT_EQ(run(K + " dossier build " + d + " --reference " + proj + "/reference.json").code, 0);
   writeFile(d + "/inputs/data/corpus", "changed\n");
   ASSERT_EQ(::unlink((d + "/index.html").c_str()), 0);
-  for (std::string flags : {"", " --run --work " + base + "/w"}) {
+  for (std::string flags : {std::string(), " --run --work " + base + "/w"}) {
     RunResult r = run(K + " dossier replay --json" + flags + " " + d);
     json j = parsed(r);
     ASSERT_TRUE(j.is_object()) << flags << r.err;
@@ -158,6 +160,7 @@ TEST(RecordDossierTrust, ReplayOfADossierThatDoesNotVerifyExits1WithVerifysFindi
 TEST(RecordDossierTrust, BuildWithRelativeDossierAndRepoPathsCarriesTheCode) {
   std::string base = tempDir("dossier-relative"), proj = base + "/app";
   const std::string git = "git -c user.email=t@example.org -c user.name=t ";
+  run("mkdir -p " + proj);
   writeFile(proj + "/data.txt", "the data\n");
   ASSERT_EQ(run("cd " + proj + " && git init -q && " + git + "add -A && " + git + "commit -q -m app && " + K +
                 " reference init --repo . --data corpus=data.txt --entry-point 'python x.py' --host-root /nonexistent "

@@ -28,7 +28,7 @@ TEST(Pylock, ReadsTheSubsetALockUses) {
   EXPECT_EQ((*doc)["packages"][0]["wheels"][0]["upload-time"], "2024-01-02T03:04:05Z");
   EXPECT_EQ((*doc)["packages"][0]["tool"]["x"]["flag"], true);
   EXPECT_EQ((*doc)["packages"][1]["wheels"][0]["hashes"]["sha256"], kHash);
-  EXPECT_EQ((*doc)["quoted key"]["a b"], "\xc3\xa9\n");
+  EXPECT_EQ((*doc)["packages"][1]["quoted key"]["a b"], "\xc3\xa9\n");  // in the last table opened
 }
 
 TEST(Pylock, RefusesWhatItDoesNotReadNamingTheLine) {
