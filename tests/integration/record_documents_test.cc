@@ -284,7 +284,8 @@ TEST(RecordDocuments, ShellMetacharactersInReferenceFieldsRunNothing) {
 TEST(RecordDocuments, ReplayWithoutRunPrintsThePlanAndHostileProceduresRunNothing) {
   Project p = makeProject();
   std::string d = p.base + "/dossier";
-  Out b = kdk({"dossier", "build", d, "--reference", p.ref, "--outputs", p.outputs}, p.base);
+  // The config and inputs lie beside the code: a folder given on the command line.
+  Out b = kdk({"dossier", "build", d, "--reference", p.ref, "--outputs", p.outputs, "--input-root", p.base}, p.base);
   ASSERT_EQ(b.code, 0) << b.err;
   Out replay = kdk({"dossier", "replay", "--json", d}, p.base + "/cwd");
   json rj = json::parse(replay.out);
@@ -412,7 +413,7 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   broken["first_error"] = "cannot open output folder out";
   writeFile(p.base + "/broken.json", broken.dump());
   Out built = kdk({"dossier", "build", "--json", p.base + "/d3", "--reference", p.ref, "--report",
-                   p.base + "/pass.json", "--report", p.base + "/broken.json"},
+                   p.base + "/pass.json", "--report", p.base + "/broken.json", "--input-root", p.base},
                   p.base);
   ASSERT_EQ(built.code, 0) << built.err;
   EXPECT_EQ(countFindings(json::parse(built.out), "dossier.report.failed"), 1) << built.out;
@@ -420,16 +421,18 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
                 .find("Verdict: incomplete</strong> &mdash; report 2 (kernodeck sample check) did not complete"),
             std::string::npos);
   ASSERT_EQ(kdk({"dossier", "build", p.base + "/d4", "--reference", p.ref, "--report", p.base + "/pass.json",
-                 "--report", p.base + "/fail.json"},
+                 "--report", p.base + "/fail.json", "--input-root", p.base},
                 p.base)
                 .code,
             0);
   EXPECT_NE(readFile(p.base + "/d4/index.html")
                 .find("Verdict: failed</strong> &mdash; report 2 (kernodeck sample check): sample.nonfinite"),
             std::string::npos);
-  ASSERT_EQ(
-      kdk({"dossier", "build", p.base + "/d5", "--reference", p.ref, "--report", p.base + "/pass.json"}, p.base).code,
-      0);
+  ASSERT_EQ(kdk({"dossier", "build", p.base + "/d5", "--reference", p.ref, "--report", p.base + "/pass.json",
+                 "--input-root", p.base},
+                p.base)
+                .code,
+            0);
   EXPECT_NE(readFile(p.base + "/d5/index.html").find("Verdict: passed</strong>"), std::string::npos);
 }
 
