@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "dossier_signature.h"
 #include "kernodeck/probe/resume.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/record/resume_check.h"
@@ -19,6 +20,7 @@
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 #include "options.h"
+#include "sealed_exec.h"
 
 namespace po = boost::program_options;
 
@@ -282,6 +284,8 @@ int runSample(const std::vector<std::string>& argsIn) {
 }
 
 int runDossier(const std::vector<std::string>& argsIn) {
+  if (!argsIn.empty() && argsIn[0] == "_sealed")  // internal: a replay's sealed command (sealed_exec.h)
+    return sealedExec(std::vector<std::string>(argsIn.begin() + 1, argsIn.end()));
   if (int rc = verbOrHelp(
           argsIn, "dossier",
           "usage: kernodeck dossier build|verify|replay DIR [options]\n\n"
@@ -294,9 +298,9 @@ int runDossier(const std::vector<std::string>& argsIn) {
   std::string verb = argsIn[0];
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end());
   bool help = false, json = false;
-  std::string output, dir, reference = "reference.json", outputs, python, repo, work;
-  std::vector<std::string> reports, includes;
-  bool runProject = false;
+  std::string output, dir, reference = "reference.json", outputs, python, repo, work, signKey, keyFile, wheels;
+  std::vector<std::string> reports, includes, inputRoots;
+  bool runProject = false, allowSdist = false;
   po::options_description opts("usage: kernodeck dossier build|verify|replay DIR [options]\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
       "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference),
@@ -313,7 +317,18 @@ int runDossier(const std::vector<std::string>& argsIn) {
       "repo", po::value(&repo),
       "replay --run: clone the code from this repository when the dossier carries no code.tar")(
       "work", po::value(&work),
-      "replay --run: the fresh folder to replay in, kept afterwards (absent or empty; default a temporary one)");
+      "replay --run: the fresh folder to replay in, kept afterwards (absent or empty; default a temporary one)")(
+      "input-root", po::value(&inputRoots)->composing(),
+      "build: a folder besides the code root that the reference's data, weights and outputs may lie in "
+      "(repeatable)")("wheels", po::value(&wheels),
+                      "build: a folder of wheels the rebuild installs: carried under wheels/, locked by sha256 in "
+                      "pylock.toml")(
+      "sign-key", po::value(&signKey),
+      "build: sign MANIFEST.sha256 with this private key (PEM, ECDSA P-256 or Ed25519) into "
+      "MANIFEST.sha256.dsse")("key", po::value(&keyFile),
+                              "verify, replay: refuse a dossier that is not signed by this public key (PEM)")(
+      "allow-sdist", po::bool_switch(&allowSdist),
+      "replay: let pip build source distributions (runs their setup code); default: wheels only");
   if (verb != "build" && verb != "verify" && verb != "replay")
     return usageVerb("dossier", verb, "build, verify or replay");
   std::string cmd = "dossier " + verb;
@@ -328,6 +343,8 @@ int runDossier(const std::vector<std::string>& argsIn) {
     o.dir = dir;
     o.outputs = outputs;
     o.includes = includes;
+    o.inputRoots = inputRoots;
+    o.wheels = wheels;
     auto ref = loadReference(reference);
     if (!ref.ok()) return documentError(cmd, ref.error());
     o.reference = std::move(ref).value();
@@ -337,14 +354,53 @@ int runDossier(const std::vector<std::string>& argsIn) {
       if (rep->schema.empty()) return documentError(cmd, Error::Invalid(p + " is not a kernodeck.report/v1 report"));
       o.reports.push_back(std::move(rep).value());
     }
-    return finish(cmd, record::buildDossier(o), json, output);
+    std::optional<attest::Key> key;
+    if (!signKey.empty()) {
+      auto k = attest::Key::fromFile(signKey);
+      if (!k.ok() || !k->isPrivate())
+        return documentError(
+            cmd, Error::Invalid("--sign-key: " +
+                                (k.ok() ? std::string("a private key is needed to sign") : k.error().message)));
+      key = std::move(*k);
+    }
+    report::Report r = record::buildDossier(o);
+    if (key && !r.failed()) {
+      if (Status st = signDossier(dir, *key); !st.ok()) return documentError(cmd, st.error());
+      r.section("signature") = {
+          {"file", kDossierSignatureFile}, {"keyid", key->keyid()}, {"algorithm", key->algorithm()}};
+    }
+    return finish(cmd, r, json, output);
+  }
+  // --key: the public key a dossier must be signed by, loaded before anything is read.
+  std::optional<attest::Key> key;
+  if (!keyFile.empty()) {
+    auto k = attest::Key::fromFile(keyFile);
+    if (!k.ok()) return documentError(cmd, Error::Invalid("--key: " + k.error().message));
+    key = std::move(*k);
   }
   // verify and replay: the manifest first (and for replay the procedure), each parsed before use.
   auto manifestText = util::readFileLimited(dir + "/MANIFEST.sha256", 16u << 20);
   if (!manifestText.ok()) return documentError(cmd, manifestText.error());
   auto manifest = record::parseDossierManifest(*manifestText);
   if (!manifest.ok()) return documentError(cmd, Error{manifest.error().code, dir + "/" + manifest.error().message});
-  if (verb == "verify") return finish(cmd, record::verifyDossier(dir, *manifest), json, output);
+  if (verb == "verify") {
+    report::Report r = record::verifyDossier(dir, *manifest);
+    if (key) checkDossierSignature(dir, *manifestText, *key, r);
+    return finish(cmd, r, json, output);
+  }
+  if (key) {
+    // A replay of a dossier that is not signed by the key never starts: the report says why.
+    report::Report check("dossier replay");
+    check.declareSteps({"verify"});
+    check.subject()["reference"] = dir;
+    bool signedByKey = false;
+    check.runStep("verify", [&]() -> Status {
+      signedByKey = checkDossierSignature(dir, *manifestText, *key, check);
+      return {};
+    });
+    if (!signedByKey) return finish(cmd, check, json, output);
+    std::fprintf(stderr, "kernodeck dossier replay: MANIFEST.sha256 is signed by key %s\n", key->keyid().c_str());
+  }
   record::ReplayOptions o;
   o.dir = dir;
   o.manifest = std::move(manifest).value();
@@ -354,15 +410,44 @@ int runDossier(const std::vector<std::string>& argsIn) {
   o.procedure = std::move(procedure).value();
   auto ref = loadReference(dir + "/reference.json");
   if (!ref.ok()) return documentError(cmd, ref.error());
+  // The dossier's lock, when it carries one (dossier build --wheels), parsed before use.
+  std::optional<record::Lock> lock;
+  if (std::any_of(o.manifest.begin(), o.manifest.end(), [](const auto& e) { return e.path == "pylock.toml"; })) {
+    auto text = util::readFileLimited(dir + "/pylock.toml", 16u << 20);
+    if (!text.ok()) return documentError(cmd, text.error());
+    auto l = record::parsePylock(*text);
+    if (!l.ok()) return documentError(cmd, Error::Corrupt(dir + "/pylock.toml: " + l.error().message));
+    lock = std::move(l).value();
+  }
   if (runProject) {
     // The interpreter runs with the code's folder as its working directory: made absolute here.
     if (std::error_code ec; !python.empty() && python.find('/') != std::string::npos)
       python = std::filesystem::absolute(python, ec).string();
-    record::ProjectReplayOptions po{
-        .dossier = std::move(o), .reference = std::move(ref).value(), .python = python, .repo = repo, .work = work};
+    Sealing sealing = probeSealing(selfPath());
+    record::ProjectReplayOptions po{.dossier = std::move(o),
+                                    .reference = std::move(ref).value(),
+                                    .python = python,
+                                    .repo = repo,
+                                    .work = work,
+                                    .allowSdist = allowSdist,
+                                    .isolate = sealing.prefix,
+                                    .network = sealing.network,
+                                    .lock = lock};
+    // Said before anything starts: what runs, as whom, with or without network.
+    std::fprintf(stderr,
+                 "kernodeck dossier replay: --run runs the dossier's code (pip installing its requirements%s, then its "
+                 "entry point) as %s, %s\n",
+                 allowSdist ? ", source distributions allowed" : ", wheels only", sealing.user.c_str(),
+                 sealing.network.c_str());
     return finish(cmd, record::replayProject(po), json, output);
   }
-  record::ReplayPlanOptions plan{.dossier = dir, .root = "REPLAY", .python = python, .repo = repo};
+  record::ReplayPlanOptions plan{.dossier = dir,
+                                 .root = "REPLAY",
+                                 .python = python,
+                                 .repo = repo,
+                                 .allowSdist = allowSdist,
+                                 .isolate = probeSealing(selfPath()).prefix,
+                                 .lock = lock};
   return finish(cmd, record::replayDossier(o, *ref, plan), json, output);
 }
 

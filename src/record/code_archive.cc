@@ -6,6 +6,7 @@
 #include <archive_entry.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "dossier_layout.h"
@@ -18,7 +19,11 @@ namespace kernodeck::record {
 Status archiveRevision(const std::string& repo, const std::string& revision, const std::string& outPath) {
   if (!isCommitId(revision))
     return Error::Invalid("the recorded revision '" + util::printable(revision, 80) + "' is not a full commit id");
-  auto r = git(repo, {"archive", "--format=tar", "-o", outPath, revision});
+  // git runs in the repository: a relative -o would land there, not where the caller meant.
+  std::error_code ec;
+  std::string out = std::filesystem::absolute(outPath, ec).lexically_normal().string();
+  if (ec) return Error::Io("cannot resolve " + outPath + ": " + ec.message());
+  auto r = git(repo, {"archive", "--format=tar", "-o", out, revision});
   if (!r.ok()) return r.error();
   return {};
 }

@@ -232,6 +232,7 @@ Result<Reference> parseReference(const json& j) {
 
   KDK_TRY_ASSIGN(JsonReader code, root.object("code"));
   KDK_TRY_STATUS(code.getOpt("repo", ref.code.repo));
+  KDK_TRY_STATUS(code.getOpt("root", ref.code.root));
   if (code.has("repo")) {
     KDK_TRY_STATUS(code.get("revision", ref.code.revision));
     KDK_TRY_STATUS(code.getOpt("dirty", ref.code.dirty));

@@ -19,6 +19,7 @@
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "pip_dry_run.h"
 
 namespace kernodeck::record {
 
@@ -210,12 +211,68 @@ std::string referenceHtml(const Reference& ref, const std::vector<ReportDoc>& re
   return h + "</section>\n";
 }
 
+// The folders a path the reference names may lie in: the code root (the recorded repository,
+// else the reference's folder) and each --input-root, links resolved.
+std::vector<std::filesystem::path> allowedRoots(const DossierOptions& o) {
+  const Reference& ref = o.reference;
+  std::vector<std::string> given = o.inputRoots;
+  given.push_back(ref.code.repo.empty() ? (ref.baseDir.empty() ? "." : ref.baseDir) : ref.fromReference(ref.code.repo));
+  std::vector<std::filesystem::path> roots;
+  for (const auto& g : given) {
+    std::error_code ec;
+    auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(g, ec), ec);
+    if (!ec) roots.push_back(p);
+  }
+  return roots;
+}
+
+// `path` (as the reference names it, resolved) when it lies inside one of `roots`, links
+// followed; an Unsafe error naming it otherwise.
+Result<std::string> confined(const DossierOptions& o, const std::vector<std::filesystem::path>& roots,
+                             const std::string& what, const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(o.reference.resolve(path), ec), ec);
+  if (!ec)
+    for (const auto& root : roots) {
+      auto rel = p.lexically_relative(root);
+      if (!rel.empty() && *rel.begin() != "..") return p.string();
+    }
+  return Error::Unsafe(what + ": '" + util::printable(path, 200) +
+                       "' lies outside the code root and every --input-root: it is not carried");
+}
+
+// --wheels DIR: each wheel of the folder (regular files named as wheels; anything else is an
+// error) carried under wheels/, and pylock.toml listing each with its sha256.
+Status carryWheels(const std::string& dir, const std::string& dossier, report::Report& r) {
+  Lock lock;
+  lock.lockVersion = "1.0";
+  std::map<std::pair<std::string, std::string>, LockedPackage> packages;
+  std::vector<std::string> files;
+  for (const auto& f : util::listFilesRecursive(dir))
+    if (f.ends_with(".whl")) files.push_back(f);
+  if (files.empty()) return Error::NotFound("--wheels " + dir + " holds no wheel (*.whl)");
+  for (const auto& f : files) {
+    std::string name, version;
+    if (f.find('/') != std::string::npos || !wheelNameVersion(f, name, version))
+      return Error::Invalid("--wheels: " + f + " is not a wheel's file name (NAME-VERSION-TAGS.whl at the top)");
+    KDK_TRY_STATUS(copyBeneath(dir + "/" + f, dossier, "wheels/" + f));
+    std::string sha = fileSha(dossier + "/wheels/" + f);
+    LockedPackage& p = packages[{name, version}];
+    p.name = name, p.version = version;
+    p.wheels.push_back({f, "wheels/" + f, sha});
+  }
+  for (auto& [k, p] : packages) lock.packages.push_back(std::move(p));
+  r.section("wheels") = {{"count", files.size()}, {"lock", "pylock.toml"}};
+  return write(dossier, "pylock.toml", writePylock(lock));
+}
+
 // What a replay needs besides the documents: the code as a `git archive` of the recorded
 // revision, the data and weights, the expected outputs, and the user's own files.
 Status carry(const DossierOptions& o, report::Report& r) {
   const Reference& ref = o.reference;
+  const std::vector<std::filesystem::path> roots = allowedRoots(o);
   if (!ref.code.repo.empty()) {
-    std::string repo = ref.resolve(ref.code.repo);
+    std::string repo = ref.fromReference(ref.code.repo);
     if (Status st = archiveRevision(repo, ref.code.revision, o.dir + "/code.tar"); !st.ok())
       r.add("dossier.code.not_carried", Severity::Warning,
             "the code is not carried (" + st.error().message + "): a replay clones it with --repo PATH",
@@ -224,20 +281,25 @@ Status carry(const DossierOptions& o, report::Report& r) {
   for (const auto* list : {&ref.data, &ref.weights}) {
     std::string kind = list == &ref.data ? "data" : "weights";
     for (const auto& in : *list) {
-      std::string src = ref.resolve(in.path), what = kind + " '" + in.name + "' (" + in.path + ")";
+      std::string what = kind + " '" + in.name + "' (" + in.path + ")";
       if (!plainName(in.name))
         return Error::Invalid(what + ": the name is not a plain file name, so it cannot be carried");
+      KDK_TRY_ASSIGN(std::string src, confined(o, roots, what, in.path));
       KDK_TRY_STATUS(copyBeneath(src, o.dir, carriedInput(kind, in.name)));
       auto h = hashPath(o.dir + "/" + carriedInput(kind, in.name));
       if (!h.ok() || h->sha256 != in.sha256)
-        r.add("dossier.input.changed", Severity::Warning,
+        r.add("dossier.input.changed", Severity::Error,
               what +
                   " no longer has the reference's hash: the dossier carries it as it is now, and a replay will stop at "
                   "placing it",
               {{"path", in.path}, {"name", in.name}});
     }
   }
-  if (ref.result.declared) KDK_TRY_STATUS(copyBeneath(ref.resolve(ref.result.expected), o.dir, "expected"));
+  if (ref.result.declared) {
+    KDK_TRY_ASSIGN(std::string expected, confined(o, roots, "the expected outputs", ref.result.expected));
+    KDK_TRY_STATUS(copyBeneath(expected, o.dir, "expected"));
+  }
+  if (!o.wheels.empty()) KDK_TRY_STATUS(carryWheels(o.wheels, o.dir, r));
   for (const auto& inc : o.includes) {
     std::string base = std::filesystem::path(inc).lexically_normal().filename().string();
     if (base.empty()) base = std::filesystem::path(inc).lexically_normal().parent_path().filename().string();
@@ -378,7 +440,8 @@ report::Report buildDossier(const DossierOptions& o) {
     for (const auto& c : ref.code.configs) {
       std::string base = c.path.substr(c.path.rfind('/') + 1);
       if (base.empty() || base == "." || base == "..") continue;
-      auto t = util::readFileLimited(c.path, 16u << 20);
+      KDK_TRY_ASSIGN(std::string path, confined(o, allowedRoots(o), "config", c.path));
+      auto t = util::readFileLimited(path, 16u << 20);
       if (t.ok()) KDK_TRY_STATUS(write(o.dir, "config/" + base, report::redactText(*t)));
     }
     KDK_TRY_STATUS(carry(o, r));
@@ -474,7 +537,8 @@ report::Report verifyDossier(const std::string& dir, const std::vector<ManifestE
         r.add("dossier.modified", Severity::Error, f + " was modified after the dossier was built", {{"path", f}});
     }
     for (const auto& f : files)
-      if (f != "MANIFEST.sha256" && !want.count(f))
+      if (f != "MANIFEST.sha256" && f != "MANIFEST.sha256.dsse" &&
+          !want.count(f))  // the signature is over the manifest
         r.add("dossier.extra", Severity::Error, f + " was added after the dossier was built", {{"path", f}});
     return {};
   });
@@ -485,13 +549,18 @@ report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const
   report::Report r("dossier replay");
   r.declareSteps({"verify", "plan"});
   r.subject()["reference"] = o.dir;
+  bool verified = true;
   r.runStep("verify", [&]() -> Status {
     report::Report v = verifyDossier(o.dir, o.manifest);
-    if (v.failed() || !v.findings().empty())
-      return Error::Corrupt("the dossier does not verify: " +
-                            (v.findings().empty() ? v.firstError() : v.findings()[0].message));
+    if (v.failed()) return Error::Corrupt("the dossier could not be verified: " + v.firstError());
+    for (const auto& f : v.findings()) r.add(f);  // dossier verify's own findings: exit 1, no plan
+    verified = v.findings().empty();
     return {};
   });
+  if (!verified) {
+    r.skipStep("plan", "the dossier does not verify: no plan is made from it");
+    return r;
+  }
   r.runStep("plan", [&]() -> Status {
     // The plan --run would carry out, printed and checked, nothing run: an action that could not
     // be done (a field that escapes the folder, nothing carried for an input) is a finding now
@@ -500,7 +569,22 @@ report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const
     for (const auto& e : o.manifest) carried.push_back(e.path);
     json rows = json::array();
     std::fprintf(stderr, "dossier replay --run would run, in a fresh folder %s:\n", plan.root.c_str());
-    for (const auto& a : planReplay(ref, o.procedure, carried, plan)) {
+    std::vector<ReplayAction> actions = planReplay(ref, o.procedure, carried, plan);
+    bool venvOk = plan.python.empty() && std::any_of(actions.begin(), actions.end(), [](const ReplayAction& a) {
+                    return a.step == "environment" && a.argv.size() > 2 && a.argv[2] == "venv" && a.problem.empty();
+                  });
+    // Included files lie in the code, not unpacked yet: pip could not open them, so no dry run.
+    bool includes = std::any_of(
+        ref.packages.requirementsLines.begin(), ref.packages.requirementsLines.end(), [](const std::string& l) {
+          std::string t(util::trim(l));
+          return t.starts_with("-r") || t.starts_with("-c") || t.starts_with("--r") || t.starts_with("--c");
+        });
+    for (auto& a : actions) {
+      // What pip's resolver says of the requirements, before a replay finds out halfway.
+      if (venvOk && !includes && a.problem.empty() && a.step == "environment" && a.argv.size() > 3 &&
+          a.argv[2] == "pip")
+        a.problem = pipDryRun(ref.packages.interpreter, util::join(ref.packages.requirementsLines, "\n"), plan.isolate,
+                              plan.allowSdist);
       std::string line = describe(a, plan);
       std::fprintf(stderr, "  %s%s\n", util::printable(line, 400).c_str(),
                    a.problem.empty() ? "" : ("    (cannot: " + a.problem + ")").c_str());

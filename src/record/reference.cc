@@ -256,7 +256,9 @@ Result<bool> recordFirstCheck(const std::string& path) {
 
 Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   KDK_TRY_STATUS(checkDeclaration(o));
-  auto rec = [&](const std::string& p) { return recordedPath(p, o.referenceDir); };
+  // Every path is resolved once, here: relative to the code's folder when there is a
+  // repository (code.root says where it lies from the reference), else to the reference's.
+  auto rec = [&](const std::string& p) { return recordedPath(p, o.repo.empty() ? o.referenceDir : o.repo); };
   std::string now = util::utcTimestamp();
   json ref = {{"schema", "kernodeck.reference/v1"}, {"created", now}, {"first_checked", nullptr}};
   bool checkedBefore = false;
@@ -271,7 +273,8 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     if (!rev.ok())
       return Error::Invalid(o.repo + " is not a git repository with a commit (" + rev.error().message + ")");
     KDK_TRY_ASSIGN(std::string status, git(o.repo, {"status", "--porcelain", "--untracked-files=no"}));
-    code["repo"] = rec(o.repo);
+    code["repo"] = recordedPath(o.repo, o.referenceDir);
+    code["root"] = code["repo"];
     code["revision"] = *rev;
     code["dirty"] = !status.empty();
     if (!status.empty())
@@ -465,7 +468,7 @@ report::Report verifyReference(const Reference& ref) {
       r.skipStep("code", "the reference names no repository");
       return {};
     }
-    std::string repo = ref.resolve(ref.code.repo);
+    std::string repo = ref.fromReference(ref.code.repo);
     auto rev = git(repo, {"rev-parse", "--verify", "HEAD"});
     if (!rev.ok())
       r.add("reference.changed.code", Severity::Error, "the code cannot be checked: " + rev.error().message,

@@ -9,6 +9,7 @@
 // and every program is started through util::runProcess with an argv.
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -21,10 +22,12 @@
 #include "dossier_layout.h"
 #include "git.h"
 #include "kernodeck/record/record.h"
+#include "kernodeck/record/requirements_file.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "replay_seal.h"
 
 namespace kernodeck::record {
 
@@ -56,6 +59,55 @@ std::string outputsFolder(const Reference& ref, const Procedure& p) {
   for (const auto& s : p.steps)
     if (s.kind == "kernodeck" && s.argv.size() > 2 && s.argv[0] == "sample" && s.argv[1] == "check") return s.argv[2];
   return "";
+}
+
+// The dossier's pylock.toml in the environment step: each wheel placed by its hash under
+// REPLAY/wheels (a changed byte stops here, naming the wheel), the lock turned into a
+// requirements file with --hash lines (Debian's pip 23 does not read pylock.toml), and pip
+// installing exactly those, from that folder only.
+std::vector<ReplayAction> lockActions(const Lock& lock, const std::set<std::string>& files, const std::string& python,
+                                      const ReplayPlanOptions& o) {
+  std::vector<ReplayAction> out;
+  std::string problem;
+  for (const auto& p : lock.packages) {
+    if (p.sdistOnly && !o.allowSdist)
+      problem = "pylock.toml locks " + p.name + " " + p.version + " as a source distribution only: pass --allow-sdist";
+    for (const auto& w : p.wheels) {
+      ReplayAction a;
+      a.kind = ReplayAction::Kind::Place, a.step = "environment", a.from = w.path, a.to = "wheels/" + w.name;
+      a.sha256 = w.sha256, a.what = "wheel '" + util::printable(w.name, 160) + "' (pylock.toml)";
+      if (!plainName(w.name) || w.path != "wheels/" + w.name)
+        a.problem = a.what + " is not carried as wheels/" + util::printable(w.name, 160);
+      else if (!files.count(w.path))
+        a.problem = a.what + " is not carried in the dossier (" + w.path + ")";
+      out.push_back(std::move(a));
+    }
+  }
+  ReplayAction write;
+  write.kind = ReplayAction::Kind::Write, write.step = "environment", write.to = "lock-requirements.txt";
+  write.content = lockRequirements(lock), write.sha256 = util::sha256Hex(write.content);
+  std::string root = o.root + "/";
+  ReplayAction pip;
+  pip.kind = ReplayAction::Kind::Command, pip.step = "environment";
+  pip.argv = {python,
+              "-m",
+              "pip",
+              "install",
+              "--no-index",
+              "--isolated",
+              "--no-input",
+              "--disable-pip-version-check",
+              "--require-hashes",
+              "--no-deps",
+              "--find-links",
+              root + "wheels",
+              "-r",
+              root + "lock-requirements.txt"};
+  if (!o.allowSdist) pip.argv.insert(pip.argv.end() - 2, "--only-binary=:all:");
+  pip.problem = problem;
+  out.push_back(std::move(write));
+  out.push_back(std::move(pip));
+  return out;
 }
 
 }  // namespace
@@ -139,25 +191,32 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
     else if (ref.packages.interpreter[0] != '/' || !isPython(ref.packages.interpreter))
       venv.problem = "the recorded interpreter '" + util::printable(ref.packages.interpreter, 200) +
                      "' is not an absolute path to a python";
+    else if (::access(ref.packages.interpreter.c_str(), X_OK) != 0)
+      venv.problem = "the recorded interpreter " + util::printable(ref.packages.interpreter, 200) +
+                     " does not exist here: pass --python PATH (a Python " + ref.packages.interpreterVersion +
+                     " with what the requirements need)";
     add(venv);
+    if (o.lock)
+      for (auto& a : lockActions(*o.lock, files, python, o)) add(std::move(a));
     if (!ref.packages.requirementsLines.empty()) {
       ReplayAction write = act(K::Write, "environment", {}, "", "requirements.txt");
       write.sha256 = ref.packages.requirementsSha256, write.content = util::join(ref.packages.requirementsLines, "\n");
       add(write);
-      ReplayAction pip = act(K::Command, "environment",
-                             {python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", "--no-input",
-                              "-r", rooted("requirements.txt")});
+      std::vector<std::string> pipArgv = {
+          python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", "--no-input", "--isolated"};
+      if (!o.allowSdist) pipArgv.push_back("--only-binary=:all:");  // wheels only: no setup.py runs
+      pipArgv.insert(pipArgv.end(), {"-r", rooted("requirements.txt")});
+      ReplayAction pip = act(K::Command, "environment", pipArgv);
       pip.env = {{"PIP_NO_INDEX", "1"}, {"PIP_CONFIG_FILE", "/dev/null"}};  // offline, whatever pip.conf says
-      // --no-index does not stop pip reading a find-links page: the lines that name a place to
-      // download from are refused, so that the install stays offline.
-      for (const auto& line : ref.packages.requirementsLines) {
-        std::string l(util::trim(line));
-        for (const char* opt : {"-f", "--find-links", "-i", "--index-url", "--extra-index-url", "--trusted-host"})
-          if (l.starts_with(opt) && (l.size() == std::strlen(opt) || l[std::strlen(opt)] == ' ' ||
-                                     l[std::strlen(opt)] == '=' || (opt[1] != '-' && l.size() > 2)))
-            pip.problem = "the recorded requirements name a place to download from ('" + util::printable(l, 120) +
-                          "'): a replay installs offline";
-      }
+      // Every line pip would read, includes too, is checked before pip reads it: --no-index does
+      // not stop `-r URL`, `name @ URL`, --find-links or their abbreviations. Includes are read
+      // when --run has unpacked the code; here they are checked for what their line says.
+      RequirementsScanOptions scan;
+      scan.allowSdist = o.allowSdist;
+      scan.read = [](const std::string&) -> Result<std::optional<std::string>> { return std::optional<std::string>(); };
+      if (auto sr = scanRequirements("requirements.txt", write.content, scan); !sr.ok())
+        pip.problem = "the recorded requirements cannot be installed offline from what the dossier carries: " +
+                      sr.error().message;
       add(pip);
     }
   }
@@ -210,7 +269,10 @@ std::string describe(const ReplayAction& a, const ReplayPlanOptions& o) {
     case K::Unpack:
       return q({"mkdir", "-p", r + a.to}) + " && " + q({"tar", "-xf", o.dossier + "/" + a.from, "-C", r + a.to});
     case K::Place: return q({"cp", "-r", o.dossier + "/" + a.from, r + a.to}) + "    # sha256 " + a.sha256;
-    case K::Write: return "write " + r + a.to + " from the reference's requirements    # sha256 " + a.sha256;
+    case K::Write:
+      return "write " + r + a.to +
+             (a.to == "lock-requirements.txt" ? " from pylock.toml" : " from the reference's requirements") +
+             "    # sha256 " + a.sha256;
     case K::Remove: return q({"rm", "-rf", r + a.to});
     case K::Check:
       return q({"kernodeck", "sample", "check", r + a.from, "--reference", "reference.json"}) +
@@ -288,9 +350,17 @@ Status place(const std::string& dossier, const std::string& root, const ReplayAc
     return Error{st.error().code, a.what + ": " + st.error().message};
   KDK_TRY_ASSIGN(HashedInput h, hashPath(root + "/" + a.to));
   if (h.sha256 != a.sha256)
-    return Error::Corrupt(a.what + " does not have the reference's hash: sha256 " + h.sha256.substr(0, 12) +
-                          " instead of " + a.sha256.substr(0, 12) + " (placed from " + a.from + ")");
+    return Error::Corrupt(a.what + " does not have the " + (a.step == "environment" ? "lock's" : "reference's") +
+                          " hash: sha256 " + h.sha256.substr(0, 12) + " instead of " + a.sha256.substr(0, 12) +
+                          " (placed from " + a.from + ")");
   return {};
+}
+
+// The requirements file a pip action reads (its -r argument, relative to the replay folder), "" for any other.
+std::string requirementsArgument(const ReplayAction& a, const std::string& work) {
+  auto r = std::find(a.argv.begin(), a.argv.end(), "-r");
+  if (a.step != "environment" || r == a.argv.end() || r + 1 == a.argv.end()) return "";
+  return r[1].starts_with(work + "/") ? r[1].substr(work.size() + 1) : "";
 }
 
 }  // namespace
@@ -303,11 +373,16 @@ report::Report replayProject(const ProjectReplayOptions& o) {
   r.subject()["reference"] = o.dossier.dir;
   std::string work;
   bool madeTemp = false;
+  bool verified = true;
   r.runStep("verify", [&]() -> Status {
     report::Report v = verifyDossier(o.dossier.dir, o.dossier.manifest);
-    if (v.failed() || !v.findings().empty())
-      return Error::Corrupt("the dossier does not verify: " +
-                            (v.findings().empty() ? v.firstError() : v.findings()[0].message));
+    if (v.failed()) return Error::Corrupt("the dossier could not be verified: " + v.firstError());
+    // dossier verify's findings (dossier.modified, .missing, ...), as they are: nothing is replayed.
+    for (const auto& f : v.findings()) r.add(f);
+    if (!v.findings().empty()) {
+      verified = false;
+      return {};
+    }
     // The fresh folder: the one given (absent or empty), else a temporary one.
     if (!o.work.empty()) {
       struct stat st {};
@@ -322,6 +397,9 @@ report::Report replayProject(const ProjectReplayOptions& o) {
       work = tmpl;
       madeTemp = true;
     }
+    // HOME and TMPDIR of every command the replay starts (sealEnvironment).
+    if (!util::makeDirs(work + "/home") || !util::makeDirs(work + "/tmp"))
+      return Error::Io("cannot create " + work + "/home and " + work + "/tmp");
     return {};
   });
   std::string dossier = o.dossier.dir;
@@ -329,11 +407,17 @@ report::Report replayProject(const ProjectReplayOptions& o) {
     dossier = std::filesystem::absolute(dossier, ec).lexically_normal().string();
   std::vector<std::string> carried;
   for (const auto& e : o.dossier.manifest) carried.push_back(e.path);
-  ReplayPlanOptions po{.dossier = dossier, .root = work, .python = o.python, .repo = o.repo};
+  ReplayPlanOptions po{
+      .dossier = dossier, .root = work, .python = o.python, .repo = o.repo, .allowSdist = o.allowSdist, .lock = o.lock};
   std::vector<ReplayAction> plan = planReplay(o.reference, o.dossier.procedure, carried, po);
   nlohmann::json done = nlohmann::json::array();
+  if (!o.network.empty()) r.add("replay.network", Severity::Info, o.network, {{"layer", "environment"}});
   for (const auto& step : steps) {
     if (step == "verify") continue;
+    if (!verified) {
+      r.skipStep(step, "the dossier does not verify: nothing is replayed");
+      continue;
+    }
     bool any = std::any_of(plan.begin(), plan.end(), [&](const ReplayAction& a) { return a.step == step; });
     if (!any) {
       r.skipStep(step, step == "environment" ? "--python " + o.python + " given: used as it is, no venv made"
@@ -363,8 +447,21 @@ report::Report replayProject(const ProjectReplayOptions& o) {
             break;
           case K::Remove: KDK_TRY_STATUS(util::removeTree(work + "/" + a.to)); break;
           case K::Command: {
+            if (std::string req = requirementsArgument(a, work); !req.empty()) {
+              // What pip will read, includes and all, now that the code is unpacked.
+              RequirementsScanOptions scan;
+              scan.allowSdist = o.allowSdist;
+              scan.read = [&](const std::string& rel) { return readBeneath(work, rel); };
+              auto text = readBeneath(work, req);
+              if (!text.ok()) return Error::Io(req + ": " + text.error().message);
+              if (auto sr = scanRequirements(req, **text, scan); !sr.ok())
+                return Error::Unsafe("the requirements cannot be installed offline from what the dossier carries: " +
+                                     sr.error().message);
+            }
             util::ProcessSpec spec;
             spec.argv = a.argv;
+            if (!o.isolate.empty() && (a.step == "environment" || a.step == "run"))
+              spec.argv.insert(spec.argv.begin(), o.isolate.begin(), o.isolate.end());
             spec.cwd = a.cwd.empty() ? work : work + "/" + a.cwd;
             spec.env = a.env;
             if (a.step == "run" && o.python.empty()) {
@@ -373,12 +470,18 @@ report::Report replayProject(const ProjectReplayOptions& o) {
               spec.env["VIRTUAL_ENV"] = work + "/venv";
               spec.env["PATH"] = work + "/venv/bin" + (path && *path ? ":" + std::string(path) : "");
             }
+            sealEnvironment(spec, work);
             spec.timeoutMs = 30u * 60 * 1000;
             spec.out = util::ProcessOutput::Stderr;
-            spec.err = util::ProcessOutput::Stderr;
+            // pip's own words are kept (and shown after), so that a failure names the package.
+            bool isPip = !requirementsArgument(a, work).empty();
+            spec.err = isPip ? util::ProcessOutput::Capture : util::ProcessOutput::Stderr;
             auto pr = util::runProcess(spec);
             if (!pr.ok()) return Error::Io(util::quoteCommand(a.argv) + ": " + pr.error().message);
-            if (!pr->ok()) return Error::Invalid(util::quoteCommand(a.argv) + " " + pr->describe());
+            if (isPip) std::fputs(pr->err.c_str(), stderr);
+            if (!pr->ok())
+              return Error::Invalid(util::quoteCommand(a.argv) + " " + pr->describe() +
+                                    (isPip && !pr->lastLine().empty() ? ": " + pr->lastLine() : ""));
             break;
           }
           case K::Check: {
@@ -402,6 +505,9 @@ report::Report replayProject(const ProjectReplayOptions& o) {
           }
         }
       }
+      // The rebuilt inventory against the lock, before the entry point runs.
+      if (step == "environment" && o.lock && o.python.empty())
+        return compareInventory(work + "/venv/bin/python", o.isolate, work, *o.lock, r);
       return {};
     });
   }

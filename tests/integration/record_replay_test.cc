@@ -235,3 +235,110 @@ TEST(RecordReplay, EmbeddingsProjectReplaysAtTheRecordedRevisionAndStopsOnChange
     EXPECT_FALSE(exists(base + "/escape.txt")) << member;
   }
 }
+
+// The reference kept outside the code folder (`reference init -o ../ref.json --repo app`): every
+// path is recorded relative to the code's folder, so the replay places the inputs, runs the entry
+// point and finds the outputs in the project, and the plan without --run shows the same paths.
+TEST(RecordReplay, AReferenceOutsideTheCodeFolderReplays) {
+  if (run("/usr/bin/python3 -c 'import torch, numpy'").code != 0)
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy: the example project cannot run";
+  std::string base = tempDir("replay-outside"), work = base + "/work", app = work + "/app";
+  const std::string git = "git -c user.email=t@example.org -c user.name=t ";
+  ASSERT_EQ(run("mkdir -p " + work + " && cp -r " + std::string(SOURCE_DIR) + "/examples/embeddings " + app +
+                " && cd " + app + " && rm -rf out venv expected __pycache__ && git init -q && " + git + "add -A && " +
+                git + "commit -q -m embeddings && /usr/bin/python3 embed.py --inputs data/inputs.csv --weights " +
+                "weights.pt --out out && cp -r out expected")
+                .code,
+            0);
+  RunResult init =
+      run("cd " + work + " && " + K +
+          " reference init -o ../ref.json --repo app --entry-point 'python embed.py --inputs "
+          "data/inputs.csv --weights weights.pt --out out' --outputs app/out --data "
+          "inputs=app/data/inputs.csv --weights encoder=app/weights.pt --requirements app/requirements.txt "
+          "--python /usr/bin/python3 --expected app/expected --ids ids.txt --criterion 'abs<=1e-6' --why "
+          "'float32 on one CPU thread' --host-root /nonexistent");
+  ASSERT_EQ(init.code, 0) << init.err << init.out;
+  json ref = json::parse(readFile(base + "/ref.json"));
+  EXPECT_EQ(ref["code"]["repo"], "work/app");
+  EXPECT_EQ(ref["code"]["root"], "work/app");
+  EXPECT_EQ(ref["data"][0]["path"], "data/inputs.csv");
+  EXPECT_EQ(ref["code"]["outputs"], "out");
+  RunResult build = run("cd " + base + " && " + K + " dossier build dossier --reference ref.json");
+  ASSERT_EQ(build.code, 0) << build.err << build.out;
+  RunResult plan = run(K + " dossier replay " + base + "/dossier");
+  EXPECT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.err.find("REPLAY/project/data/inputs.csv"), std::string::npos) << plan.err;
+  EXPECT_EQ(plan.err.find("project/app/"), std::string::npos) << plan.err;
+  RunResult replay =
+      run(K + " dossier replay --run --json --python /usr/bin/python3 --work " + base + "/fresh " + base + "/dossier");
+  json rj = json::parse(replay.out, nullptr, false);
+  ASSERT_TRUE(rj.is_object()) << replay.err;
+  EXPECT_EQ(replay.code, 0) << replay.err << rj.dump(1);
+  EXPECT_EQ(countFindings(rj, "replay.matches"), 1) << rj.dump(1);
+  EXPECT_TRUE(exists(base + "/fresh/project/out/embeddings.npy"));
+}
+
+// `dossier build --wheels`: the example built offline into its own wheel, carried and locked by
+// sha256 in pylock.toml; the replay installs exactly it with --require-hashes (Debian's pip 23
+// reads no pylock.toml: the lock becomes --hash lines), compares the rebuilt inventory with the
+// lock, and stops at `environment`, naming the wheel, when one byte of it changed.
+TEST(RecordReplay, ReplaysFromHashedWheelsAndStopsOnAChangedByte) {
+  if (run("/usr/bin/python3 -c 'import torch, numpy, setuptools, wheel'").code != 0)
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch, numpy, setuptools and wheel";
+  std::string base = tempDir("replay-wheels"), proj = base + "/proj", d = base + "/dossier";
+  const std::string git = "git -c user.email=t@example.org -c user.name=t ";
+  ASSERT_EQ(run("cp -r " + std::string(SOURCE_DIR) + "/examples/embeddings " + proj + " && cd " + proj +
+                " && rm -rf out venv expected __pycache__ build *.egg-info wheels && git init -q && " + git +
+                "add -A && " + git + "commit -q -m embeddings && /usr/bin/python3 embed.py --inputs data/inputs.csv " +
+                "--weights weights.pt --out out && cp -r out expected && cp -r " + proj + " " + base + "/src && " +
+                "cd " + base + "/src && PIP_CONFIG_FILE=/dev/null /usr/bin/python3 -m pip wheel -q --no-deps " +
+                "--no-build-isolation --no-index -w " + base + "/wheels .")
+                .code,
+            0);
+  RunResult init = run("cd " + proj + " && " + K +
+                       " reference init --repo . --entry-point 'python embed.py --inputs data/inputs.csv --weights "
+                       "weights.pt --out out' --outputs out --data inputs=data/inputs.csv --weights encoder=weights.pt "
+                       "--requirements requirements.txt --python /usr/bin/python3 --expected expected --ids ids.txt "
+                       "--criterion 'abs<=1e-6' --why 'float32 on one CPU thread' --host-root /nonexistent "
+                       "-o reference.json");
+  ASSERT_EQ(init.code, 0) << init.err;
+  RunResult build =
+      run(K + " dossier build " + d + " --reference " + proj + "/reference.json --wheels " + base + "/wheels");
+  ASSERT_EQ(build.code, 0) << build.err << build.out;
+  const std::string whl = "embeddings_example-1.0-py3-none-any.whl";
+  std::string lock = readFile(d + "/pylock.toml");
+  EXPECT_NE(lock.find("name = \"embeddings_example\""), std::string::npos) << lock;
+  EXPECT_NE(lock.find("sha256 = \"" + kernodeck::util::sha256Hex(readFile(base + "/wheels/" + whl)) + "\""),
+            std::string::npos)
+      << lock;
+  EXPECT_NE(readFile(d + "/MANIFEST.sha256").find("  wheels/" + whl + "\n"), std::string::npos);
+
+  RunResult replay = run(K + " dossier replay --run --json --work " + base + "/fresh " + d);
+  json rj = json::parse(replay.out, nullptr, false);
+  ASSERT_TRUE(rj.is_object()) << replay.err;
+  EXPECT_EQ(replay.code, 0) << replay.err << rj.dump(1);
+  EXPECT_NE(replay.err.find("--require-hashes"), std::string::npos) << replay.err;
+  EXPECT_EQ(countFindings(rj, "replay.inventory.matches"), 1) << rj.dump(1);
+  EXPECT_EQ(countFindings(rj, "replay.matches"), 1) << rj.dump(1);
+  EXPECT_NE(run("ls " + base + "/fresh/venv/lib/python3*/site-packages/").out.find("embeddings_example-1.0.dist-info"),
+            std::string::npos);
+
+  // One byte of the wheel changed, the manifest rewritten to match: the replay stops at environment, naming it.
+  std::string bytes = readFile(d + "/wheels/" + whl);
+  bytes[bytes.size() / 2] ^= 1;
+  writeFile(d + "/wheels/" + whl, bytes);
+  std::string m;
+  for (const auto& line : kernodeck::util::split(readFile(d + "/MANIFEST.sha256"), '\n'))
+    if (!line.empty())
+      m += (line.ends_with("  wheels/" + whl) ? kernodeck::util::sha256Hex(bytes) + "  wheels/" + whl : line) + "\n";
+  writeFile(d + "/MANIFEST.sha256", m);
+  RunResult bad = run(K + " dossier replay --run --json --work " + base + "/fresh-bad " + d);
+  json bj = json::parse(bad.out, nullptr, false);
+  ASSERT_TRUE(bj.is_object()) << bad.err;
+  EXPECT_EQ(bad.code, 3);
+  EXPECT_EQ(stepStatus(bj, "environment"), "failed") << bj.dump(1);
+  EXPECT_NE(stepError(bj, "environment").find("wheel '" + whl + "' (pylock.toml) does not have the lock's hash"),
+            std::string::npos)
+      << bj.dump(1);
+  EXPECT_EQ(stepStatus(bj, "run"), "not_reached");
+}

@@ -56,6 +56,10 @@ struct Reference {
   std::vector<Revision> revisions;  // oldest first
   struct Code {
     std::string repo, revision;  // empty when no repository was recorded
+    // code.root: the code's folder relative to the reference's (reference init --repo writes
+    // it); every other recorded path is relative to it, and a replay unpacks the code there.
+    // Empty in older references, whose paths are relative to the reference's folder.
+    std::string root;
     bool dirty = false;
     std::string entryPoint, preprocessing;
     std::string outputs;  // where the entry point writes its outputs, relative to the reference
@@ -100,8 +104,15 @@ struct Reference {
   nlohmann::json json;  // the document as read
   // The folder of the reference file: relative paths in it are relative to that folder.
   std::string baseDir;
-  std::string resolve(const std::string& path) const {
+  // A path relative to the reference's folder (code.repo, code.root), as the reader can open it.
+  std::string fromReference(const std::string& path) const {
     return path.empty() || path[0] == '/' || baseDir.empty() ? path : baseDir + "/" + path;
+  }
+  // A recorded path (data, weights, configs, outputs, expected), relative to the code's folder.
+  std::string resolve(const std::string& path) const {
+    if (path.empty() || path[0] == '/') return path;
+    std::string root = code.root.empty() ? baseDir : fromReference(code.root);
+    return root.empty() ? path : root + "/" + path;
   }
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernodeck/record/documents.h"
+#include "kernodeck/record/pylock.h"
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/result.h"
 
@@ -85,6 +86,12 @@ struct DossierOptions {
   Reference reference;
   std::vector<ReportDoc> reports;     // check reports to include (kernodeck.report/v1)
   std::vector<std::string> includes;  // the user's own files (--include), carried under files/
+  // Folders besides the code root (--input-root) that a path the reference names may lie in:
+  // anything else (`../../../../etc/shadow`) is refused, not carried.
+  std::vector<std::string> inputRoots;
+  // --wheels: a folder of wheels the rebuild installs; carried under wheels/ and listed with
+  // their sha256 in the dossier's pylock.toml, which a replay installs with --require-hashes.
+  std::string wheels;
 };
 report::Report buildDossier(const DossierOptions& o);
 // Checks every file of the dossier against its MANIFEST.sha256 (parsed by the caller).
@@ -112,12 +119,19 @@ struct ReplayAction {
   std::string problem;                     // why this action cannot be done (a field that escapes, nothing carried...)
 };
 struct ReplayPlanOptions {
-  std::string dossier;  // the dossier folder, as printed and read
-  std::string root;     // the replay folder, as printed and run in
-  std::string python;   // --python: use this interpreter, no venv
-  std::string repo;     // --repo: clone the code from here when the dossier has no code.tar
+  std::string dossier;      // the dossier folder, as printed and read
+  std::string root;         // the replay folder, as printed and run in
+  std::string python;       // --python: use this interpreter, no venv
+  std::string repo;         // --repo: clone the code from here when the dossier has no code.tar
+  bool allowSdist = false;  // --allow-sdist: pip may build from source (default: wheels only)
+  // Without --run: the argv prefix pip's dry run is started under (ProjectReplayOptions::isolate).
+  std::vector<std::string> isolate = {};
+  // The dossier's pylock.toml, parsed, when it carries one: its wheels are placed by hash and
+  // installed with --require-hashes from the replay's wheels/ folder only.
+  std::optional<Lock> lock = {};
 };
-// The plan for a reference and procedure; `carried` is the dossier's file list. Pure.
+// The plan for a reference and procedure; `carried` is the dossier's file list. It reads
+// nothing but whether the recorded interpreter exists.
 std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& procedure,
                                      const std::vector<std::string>& carried, const ReplayPlanOptions& o);
 // One action as a person would type it (a display, never run through a shell).
@@ -133,6 +147,13 @@ struct ProjectReplayOptions {
   Reference reference;       // its reference.json, parsed
   std::string python, repo;  // as in ReplayPlanOptions
   std::string work;          // --work: the fresh folder (absent or empty); default a temporary one, removed after
+  bool allowSdist = false;   // --allow-sdist
+  // The argv prefix the environment and run steps' commands are started under (the CLI's
+  // `kernodeck _sealed --`: a new network namespace with only loopback), empty when the
+  // kernel refused one; `network` says which, in words, for the replay.network finding.
+  std::vector<std::string> isolate = {};
+  std::string network = {};
+  std::optional<Lock> lock = {};  // as in ReplayPlanOptions
 };
 report::Report replayProject(const ProjectReplayOptions& o);
 // `dossier replay` without --run: verifies the dossier and prints the plan --run would carry
