@@ -86,7 +86,10 @@ Result<FwdCompatNote> parseFwdCompatDescription(std::string_view text) {
 
 Result<std::optional<FwdCompatNote>> readFwdCompatNote(const ByteReader& read) {
   std::string eh = read(0, 64);
-  if (eh.size() < 52 || eh.compare(0, 4, "\x7f" "ELF") != 0) return Error::Invalid("not an ELF file");
+  if (eh.size() < 52 || eh.compare(0, 4,
+                                   "\x7f"
+                                   "ELF") != 0)
+    return Error::Invalid("not an ELF file");
   bool is64 = eh[4] == 2;
   if ((eh[4] != 1 && eh[4] != 2) || (eh[5] != 1 && eh[5] != 2)) return Error::Invalid("an ELF file of unknown class");
   Decoder d{eh[5] == 1};
@@ -167,10 +170,10 @@ FwdCompatDecision fwdCompatApplies(const FwdCompatNote& note, std::string_view l
   }
   if (!hostCuda.empty() && !note.cudaVersion.empty()) {
     if (compareVersions(note.cudaVersion, hostCuda) > 0)
-      return {true, "the compat library's CUDA " + note.cudaVersion + " is newer than the host's " +
-                        std::string(hostCuda)};
-    return {false, "the compat library's CUDA " + note.cudaVersion + " is not newer than the host's " +
-                       std::string(hostCuda)};
+      return {true,
+              "the compat library's CUDA " + note.cudaVersion + " is newer than the host's " + std::string(hostCuda)};
+    return {false,
+            "the compat library's CUDA " + note.cudaVersion + " is not newer than the host's " + std::string(hostCuda)};
   }
   return {false, "neither the library's and the host's driver versions nor the host's CUDA version are known"};
 }

@@ -116,7 +116,8 @@ json Expectation::toJson() const {
           {"cuda",
            {{"runtime", orNull(cudaRuntime)},
             {"compat_driver_branches", compatDriverBranches},
-            {"compat_libraries", [&] {
+            {"compat_libraries",
+             [&] {
                json libs = json::array();
                for (const auto& c : compatLibraries)
                  libs.push_back({{"path", c.path},

@@ -328,8 +328,8 @@ class Checker {
       if (m.ci >= 0) {
         for (const auto& g : host_.mig)
           if (g.gpu == m.gpu && g.gi == m.gi && g.ci == -1 && !passedNode(cap(g.minor)))
-            missing(cap(g.minor), "the " + name(g) + " capability of the compute instance whose " + cap(m.minor) +
-                                      " is passed");
+            missing(cap(g.minor),
+                    "the " + name(g) + " capability of the compute instance whose " + cap(m.minor) + " is passed");
       } else {
         const host::MigDevice* firstCi = nullptr;
         bool anyCi = false;
@@ -339,8 +339,10 @@ class Checker {
             anyCi = anyCi || passedNode(cap(c.minor));
           }
         if (firstCi && !anyCi)
-          missing(cap(firstCi->minor), "the " + name(*firstCi) + " capability (or another compute instance's) of "
-                                       "the GPU instance whose " + cap(m.minor) + " is passed");
+          missing(cap(firstCi->minor), "the " + name(*firstCi) +
+                                           " capability (or another compute instance's) of "
+                                           "the GPU instance whose " +
+                                           cap(m.minor) + " is passed");
       }
     }
     for (const auto& p : out_.passedNodes)
@@ -383,13 +385,16 @@ class Checker {
       if (!n || !n->present || !n->problem.empty())
         add("hook.imex.channel_missing", Severity::Error,
             "NVIDIA_IMEX_CHANNELS asks for " + path + " but the host's node " +
-                (!n ? std::string("does not exist") : n->problem.starts_with("is ") ? n->problem : "is " + n->problem) +
+                (!n                              ? std::string("does not exist")
+                 : n->problem.starts_with("is ") ? n->problem
+                                                 : "is " + n->problem) +
                 ": create the channel (nvidia-modprobe -i N) or drop it from NVIDIA_IMEX_CHANNELS",
             {{"path", path}});
       else if (nvDevices && !passedNode(path))
         add("hook.device.missing", Severity::Error,
-            path + " is not passed into the container though NVIDIA_IMEX_CHANNELS asks for it; add it to the "
-                   "device list",
+            path +
+                " is not passed into the container though NVIDIA_IMEX_CHANNELS asks for it; add it to the "
+                "device list",
             {{"path", path}});
     }
   }

@@ -254,14 +254,15 @@ Outcome run(const Options& opts, std::string_view stateJson) {
           j["applies"] = d.applies;
           j["why"] = d.why;
           if (d.applies && !hostDriver.empty()) branches.push_back(util::split(hostDriver, '.')[0]);
-          compatFindings.push_back({"hook.cuda.forward_compat",
-                                    report::Severity::Info,
-                                    lib.path + (d.applies ? ": forward compatibility applies: " : ": does not apply: ") + d.why,
-                                    {{"path", lib.path}}});
+          compatFindings.push_back(
+              {"hook.cuda.forward_compat",
+               report::Severity::Info,
+               lib.path + (d.applies ? ": forward compatibility applies: " : ": does not apply: ") + d.why,
+               {{"path", lib.path}}});
         } else {
           j["applies"] = false;
-          j["why"] = lib.problem.empty() ? "no .note.cuda.fwd_compatibility: NVIDIA's toolkit does not use it"
-                                         : lib.problem;
+          j["why"] =
+              lib.problem.empty() ? "no .note.cuda.fwd_compatibility: NVIDIA's toolkit does not use it" : lib.problem;
           if (!lib.problem.empty())
             compatFindings.push_back({"hook.cuda.compat_note_invalid",
                                       report::Severity::Warning,

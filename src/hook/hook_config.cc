@@ -38,8 +38,7 @@ bool isKernodeckHook(const ordered_json& hook) {
   if (!hook.is_object() || !hook.contains("path") || !hook["path"].is_string()) return false;
   // The marker: every entry we write has argv[0] "kernodeck-hook", whatever --binary says (a
   // mistyped path such as /usr/local/bin/kernodeck-hookk is still ours, and is replaced).
-  if (hook.contains("args") && hook["args"].is_array() && !hook["args"].empty() &&
-      hook["args"][0] == kHookMarker)
+  if (hook.contains("args") && hook["args"].is_array() && !hook["args"].empty() && hook["args"][0] == kHookMarker)
     return true;
   std::string p = hook["path"].get<std::string>();
   return p == "kernodeck-hook" || p.ends_with("/kernodeck-hook");

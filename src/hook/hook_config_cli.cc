@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -57,10 +57,10 @@ ConfigArgs parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size() && c.error.empty(); ++i) {
     const std::string& a = args[i];
     auto [name, value, inlineValue] = splitFlag(a);
-    std::string* own = name == "--output"   ? &c.output
-                       : name == "--format" ? &c.format
-                       : name == "--kind"   ? &c.kind
-                       : name == "--device" ? &c.device
+    std::string* own = name == "--output"      ? &c.output
+                       : name == "--format"    ? &c.format
+                       : name == "--kind"      ? &c.kind
+                       : name == "--device"    ? &c.device
                        : name == "--binary"    ? &c.binary
                        : name == "--dest-root" ? &c.destRoot
                                                : nullptr;
@@ -82,8 +82,7 @@ ConfigArgs parse(const std::vector<std::string>& args) {
     if (own) {
       *own = value;
       c.given.push_back(name);
-    }
-    else
+    } else
       c.hookFlags.insert(c.hookFlags.end(), {name, value});
   }
   return c;
@@ -152,7 +151,8 @@ Result<std::string> editTarget(const std::string& file) {
   auto target = realPath(file);
   if (!target) return Error::Invalid(file + " is a symlink that does not resolve to a file");
   std::vector<std::string> dirs;
-  for (const std::string& d : {dirOf(file), std::string("/etc/cdi"), std::string("/var/run/cdi"), std::string("/run/cdi")})
+  for (const std::string& d :
+       {dirOf(file), std::string("/etc/cdi"), std::string("/var/run/cdi"), std::string("/run/cdi")})
     if (auto r = realPath(d)) dirs.push_back(*r == "/" ? "" : *r);
   for (const auto& d : dirs)
     if (target->starts_with(d + "/")) return *target;
@@ -249,17 +249,21 @@ Status checkLine(const std::string& dest, const std::string& binary, const std::
   auto r = util::runProcess(ps);
   if (!r.ok() || !r->ok() || !r->out.starts_with("kernodeck-hook "))
     return Error::Invalid("--binary " + binary + " does not answer --version as kernodeck-hook does (" +
-                          (!r.ok() ? r.error().message : !r->ok() ? r->describe() : "it printed something else") +
+                          (!r.ok()    ? r.error().message
+                           : !r->ok() ? r->describe()
+                                      : "it printed something else") +
                           ")");
   CommandLine cl = parseCommandLine(hookFlags);
   std::string root = dest + cl.options.hostRoot;
   if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Error::Invalid("--host-root " + cl.options.hostRoot + " is not a directory (at " + root + ")");
-  std::string log = dest + (cl.options.logFile.empty() ? std::string("/var/log/kernodeck/hook.log") : cl.options.logFile);
+  std::string log =
+      dest + (cl.options.logFile.empty() ? std::string("/var/log/kernodeck/hook.log") : cl.options.logFile);
   std::string dir = dirOf(log);
   if (::stat(dir.c_str(), &st) != 0 && ::stat(dirOf(dir).c_str(), &st) != 0)
-    return Error::Invalid("--log " + log.substr(dest.size()) + ": neither its directory nor that directory's parent exists (" +
-                          dirOf(dir) + "); create it, or the hook's log (the reasons of its refusals) is lost");
+    return Error::Invalid("--log " + log.substr(dest.size()) +
+                          ": neither its directory nor that directory's parent exists (" + dirOf(dir) +
+                          "); create it, or the hook's log (the reasons of its refusals) is lost");
   return {};
 }
 
@@ -285,8 +289,9 @@ int configCommand(const std::vector<std::string>& args) {
     return fail(2, "--output is a flag of cdi spec and hooks-d only: " + cmd + " edits the file it names");
   bool writes = cmd == "cdi inject" || cmd == "runc-config" || (!c.output.empty() && c.output != "-");
   if (!c.destRoot.empty() && !writes) return fail(2, "--dest-root is for commands that write a file");
-  std::string dest = c.destRoot == "/" ? "" : c.destRoot.ends_with("/") ? c.destRoot.substr(0, c.destRoot.size() - 1)
-                                                                         : c.destRoot;
+  std::string dest = c.destRoot == "/"           ? ""
+                     : c.destRoot.ends_with("/") ? c.destRoot.substr(0, c.destRoot.size() - 1)
+                                                 : c.destRoot;
   if (writes)
     if (auto ok = checkLine(dest, c.binary, c.hookFlags); !ok.ok()) return fail(2, ok.error().message);
   if (!c.format.empty() && c.format != "json" && c.format != "yaml")

@@ -202,7 +202,8 @@ class Probe {
   template <class Note, class Check>
   void checkNodesTheValidatorMisses(Note& note, Check& checkNode, bool required) {
     auto missing = [&](const std::string& path, const std::string& why) {
-      r_.add("probe.device.missing", required ? Severity::Error : Severity::Warning, path + " " + why, {{"path", path}});
+      r_.add("probe.device.missing", required ? Severity::Error : Severity::Warning, path + " " + why,
+             {{"path", path}});
     };
     if (checkNode("/dev/nvidia-uvm") == "missing")
       missing("/dev/nvidia-uvm", "is not in the container: CUDA cannot start without it (pass it, or load nvidia-uvm)");
@@ -210,8 +211,9 @@ class Probe {
     if (visible && gpu::parseVisibleDevices(std::string(visible)).requestsMig()) {
       auto caps = devFs_->list("/dev/nvidia-caps");
       if (caps.empty())
-        missing("/dev/nvidia-caps", "holds no MIG capability node though NVIDIA_VISIBLE_DEVICES asks for MIG devices: "
-                                    "the MIG instance cannot be opened");
+        missing("/dev/nvidia-caps",
+                "holds no MIG capability node though NVIDIA_VISIBLE_DEVICES asks for MIG devices: "
+                "the MIG instance cannot be opened");
       for (const auto& name : caps) note("/dev/nvidia-caps/" + name, checkNode("/dev/nvidia-caps/" + name), required);
     }
     const char* imex = std::getenv("NVIDIA_IMEX_CHANNELS");

@@ -76,9 +76,8 @@ CudaBuild readCudaBuild(const oci::FsView& v, const std::vector<PythonEnv>& envs
         addBranch(util::split(driver, '.')[0]);
         continue;
       }
-      auto note = gpu::readFwdCompatNote([&](uint64_t off, size_t len) {
-        return off >= bytes->size() ? std::string() : bytes->substr(off, len);
-      });
+      auto note = gpu::readFwdCompatNote(
+          [&](uint64_t off, size_t len) { return off >= bytes->size() ? std::string() : bytes->substr(off, len); });
       if (!note.ok()) {
         b.inconsistencies.push_back("/" + path + ": its .note.cuda.fwd_compatibility cannot be read (" +
                                     note.error().message + "): NVIDIA's toolkit will not use it");

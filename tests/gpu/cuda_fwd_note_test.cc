@@ -55,11 +55,11 @@ TEST(CudaFwdNote, DecidesAsTheToolkit) {
     const char *lib, *hostDriver, *hostCuda;
     bool applies;
   } cases[] = {
-      {"575.57.08", "550.54.15", "", true},    // a listed branch, an older driver
-      {"575.57.08", "590.44.01", "", false},   // branch 590 not listed
-      {"575.57.08", "470.57.02", "", false},   // branch 470 not listed
-      {"575.57.08", "575.64.05", "", false},   // the host is newer than the library
-      {"", "", "12.8", true},                  // no driver versions: the CUDA versions decide
+      {"575.57.08", "550.54.15", "", true},   // a listed branch, an older driver
+      {"575.57.08", "590.44.01", "", false},  // branch 590 not listed
+      {"575.57.08", "470.57.02", "", false},  // branch 470 not listed
+      {"575.57.08", "575.64.05", "", false},  // the host is newer than the library
+      {"", "", "12.8", true},                 // no driver versions: the CUDA versions decide
       {"", "", "12.9", false},
   };
   for (const auto& c : cases) {

@@ -24,11 +24,13 @@ inline std::string elfWithFwdCompatNote(const std::string& description,
   putLe(note, 4, description.size() + 1, 4);
   putLe(note, 8, 0, 4);
   note += pad4(owner + std::string(1, '\0')) + pad4(description + std::string(1, '\0'));
-  std::string names = std::string(1, '\0') + ".note.cuda.fwd_compatibility" + std::string(1, '\0') + ".shstrtab" +
-                      std::string(1, '\0');
+  std::string names =
+      std::string(1, '\0') + ".note.cuda.fwd_compatibility" + std::string(1, '\0') + ".shstrtab" + std::string(1, '\0');
   size_t noteOff = 64, namesOff = noteOff + note.size(), shOff = (namesOff + names.size() + 7) / 8 * 8;
   std::string b(shOff + 3 * 64, '\0');
-  b.replace(0, 4, "\x7f" "ELF");
+  b.replace(0, 4,
+            "\x7f"
+            "ELF");
   b[4] = 2;  // 64-bit
   b[5] = 1;  // little-endian
   b[6] = 1;

@@ -30,12 +30,11 @@ HookRun runOn(const std::string& host, int uvmMajor) {
   writeFile(compat + "/libcuda.so.590.44.01",
             elfWithFwdCompatNote(
                 R"({"format":1,"CUDA version":"13.1","driver":[535,550,570,575,580,590],"device":[1,2,7,8,9,10]})"));
-  writeFile(d + "/rootfs/etc/kernodeck/expect.json",
-            json({{"schema", "kernodeck.expect/v1"},
-                  {"accelerator", "cuda"},
-                  {"torch", {{"version", "2.9.0+cu131"}, {"cuda", "13.1"}}},
-                  {"cuda", {{"compat_driver_branches", {"590"}}}}})
-                .dump());
+  writeFile(d + "/rootfs/etc/kernodeck/expect.json", json({{"schema", "kernodeck.expect/v1"},
+                                                           {"accelerator", "cuda"},
+                                                           {"torch", {{"version", "2.9.0+cu131"}, {"cuda", "13.1"}}},
+                                                           {"cuda", {{"compat_driver_branches", {"590"}}}}})
+                                                         .dump());
   json devices = {{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
                   {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", uvmMajor}, {"minor", 0}},
                   {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}};
@@ -44,11 +43,12 @@ HookRun runOn(const std::string& host, int uvmMajor) {
                                       {"process", {{"env", {"NVIDIA_VISIBLE_DEVICES=0"}}, {"args", {"/bin/sh"}}}},
                                       {"linux", {{"devices", devices}}}})
                                     .dump());
-  writeFile(d + "/state.json",
-            json({{"ociVersion", "1.0.2"}, {"id", "compat1"}, {"status", "creating"}, {"pid", 0}, {"bundle", d}}).dump());
+  writeFile(
+      d + "/state.json",
+      json({{"ociVersion", "1.0.2"}, {"id", "compat1"}, {"status", "creating"}, {"pid", 0}, {"bundle", d}}).dump());
   HookRun r;
-  RunResult res = run("timeout 10 " + std::string(HOOK_BIN) + " --policy enforce --host-root " + host + " < " + d +
-                      "/state.json");
+  RunResult res =
+      run("timeout 10 " + std::string(HOOK_BIN) + " --policy enforce --host-root " + host + " < " + d + "/state.json");
   r.code = res.code;
   r.err = res.err;
   // Under enforce a refused container gets no record; run again under warn for it.

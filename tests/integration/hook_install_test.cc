@@ -140,9 +140,9 @@ namespace {
 // The state a runtime hands the hook, for a bundle with an empty root.
 std::string plainState(const std::string& dir, const std::string& id) {
   run("mkdir -p " + dir + "/rootfs/etc/kernodeck");
-  writeFile(dir + "/config.json",
-            json({{"ociVersion", "1.0.2"}, {"root", {{"path", "rootfs"}}}, {"process", {{"args", {"/bin/sh"}}}}})
-                .dump());
+  writeFile(
+      dir + "/config.json",
+      json({{"ociVersion", "1.0.2"}, {"root", {{"path", "rootfs"}}}, {"process", {{"args", {"/bin/sh"}}}}}).dump());
   writeFile(dir + "/state.json",
             json({{"ociVersion", "1.0.2"}, {"id", id}, {"status", "creating"}, {"pid", 0}, {"bundle", dir}}).dump());
   return dir + "/state.json";
@@ -184,9 +184,10 @@ TEST(HookLog, PodmanCrunRefusalIsLoggedInANewLogDirectory) {
   RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy enforce --host-root " +
                       host + " --log " + log);
   ASSERT_EQ(inj.code, 0) << inj.err;
-  RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime crun run --rm --network none" +
-                    " --device " + spec.kind + "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.9'" +
-                    " --rootfs " + busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
+  RunResult r =
+      run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime crun run --rm --network none" +
+          " --device " + spec.kind + "=0 -e NVIDIA_VISIBLE_DEVICES=0 -e 'NVIDIA_REQUIRE_CUDA=cuda>=12.9'" +
+          " --rootfs " + busyboxRootfs() + " /bin/sh -c 'cat /run/kernodeck/host.json'");
   EXPECT_NE(r.code, 0) << r.out;
   json line = json::parse(lastLine(log), nullptr, false);
   ASSERT_TRUE(line.is_object()) << "the refusal's reason is nowhere: no log at " << log;
@@ -211,8 +212,8 @@ void brokenEntryReplaced(const std::string& runtime) {
                                    {"path", kHook + "k"},
                                    {"args", {"kernodeck-hook", "--policy", "warn", "createRuntime"}}}};
   writeFile(spec.file, s.dump(2));
-  RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy warn --host-root " +
-                      host + " --log " + log);
+  RunResult inj = run(kHook + " cdi inject " + spec.file + " --binary " + kHook + " --policy warn --host-root " + host +
+                      " --log " + log);
   ASSERT_EQ(inj.code, 0) << inj.err;
   EXPECT_EQ(readSpec(spec.file)["containerEdits"]["hooks"].size(), 1u) << readFile(spec.file);
   RunResult r = run("CONTAINERS_CONF=" + containersConf() + " timeout 120 podman --runtime " + runtime +

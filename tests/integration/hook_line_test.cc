@@ -42,8 +42,7 @@ void lineRefuses(const std::string& runtime, const json& extraConfig) {
     json line = json::parse(lastLine(log), nullptr, false);
     ASSERT_TRUE(line.is_object()) << where << ": nothing logged";
     EXPECT_EQ(line["decision"], "block") << where;
-    EXPECT_NE(line["reason"].get<std::string>().find(says), std::string::npos)
-        << where << ": " << line.dump();
+    EXPECT_NE(line["reason"].get<std::string>().find(says), std::string::npos) << where << ": " << line.dump();
   }
 }
 
@@ -74,8 +73,8 @@ TEST(HookLine, VersionAloneAnswersAPersonNotARuntime) {
   EXPECT_EQ(hook.out, "") << "answered a runtime as a person";
   EXPECT_NE(hook.err.find("warning: command line: '--version' is not a runtime-hook argument"), std::string::npos)
       << hook.err;
-  RunResult enforce = run("timeout 10 " + kHook + " --policy enforce --version --log " + d + "/hook.log < " + d +
-                          "/state.json");
+  RunResult enforce =
+      run("timeout 10 " + kHook + " --policy enforce --version --log " + d + "/hook.log < " + d + "/state.json");
   EXPECT_EQ(enforce.code, 2) << enforce.err;
   EXPECT_NE(enforce.err.find("refused: command line: '--version' is not a runtime-hook argument"), std::string::npos)
       << enforce.err;

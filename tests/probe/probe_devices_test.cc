@@ -150,8 +150,7 @@ int missingFindingsNaming(const std::string& dir, const std::map<std::string, st
 // Issue 29 §2: the nodes NVIDIA's validator misses, each a finding naming the node.
 TEST(ProbeDevices, NodesTheValidatorMissesAreFindingsNamingThem) {
   std::string imex = kdktest::fixtureDir("h100-imex");
-  EXPECT_EQ(missingFindingsNaming(imex, {{"NVIDIA_IMEX_CHANNELS", "0"}}, "/dev/nvidia-caps-imex-channels/channel0"),
-            0);
+  EXPECT_EQ(missingFindingsNaming(imex, {{"NVIDIA_IMEX_CHANNELS", "0"}}, "/dev/nvidia-caps-imex-channels/channel0"), 0);
   EXPECT_EQ(missingFindingsNaming(imex, {{"NVIDIA_IMEX_CHANNELS", "0,1"}}, "/dev/nvidia-caps-imex-channels/channel1"),
             1);
   EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("h100-550-open"), {{"NVIDIA_IMEX_CHANNELS", "all"}},
@@ -160,8 +159,8 @@ TEST(ProbeDevices, NodesTheValidatorMissesAreFindingsNamingThem) {
   EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("h100-550-open"), {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
                                   "/dev/nvidia-caps"),
             1);
-  EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("a100-mig"), {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
-                                  "/dev/nvidia-caps"),
-            0);
+  EXPECT_EQ(
+      missingFindingsNaming(kdktest::fixtureDir("a100-mig"), {{"NVIDIA_VISIBLE_DEVICES", "0:1"}}, "/dev/nvidia-caps"),
+      0);
   EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("no-uvm"), {}, "/dev/nvidia-uvm"), 1);
 }

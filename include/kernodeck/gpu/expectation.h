@@ -26,13 +26,13 @@ struct Expectation {
   std::string torchVersion;  // "2.1.0+cu121"
   std::string torchCuda;     // CUDA the torch build targets ("12.1"), empty for CPU/ROCm builds
   std::string torchHip;
-  std::string cudaRuntime;                        // nvidia-cuda-runtime wheel or toolkit version
+  std::string cudaRuntime;  // nvidia-cuda-runtime wheel or toolkit version
   // Host driver branches the image's cuda-compat libraries support: their notes' `driver` lists
   // (a library whose note could not be read counts its own branch, from its name).
   std::vector<std::string> compatDriverBranches;
   std::vector<CompatLibraryNote> compatLibraries;  // the libraries whose note was read
-  std::vector<std::string> nvidiaRequire;         // NVIDIA_REQUIRE_* values
-  std::vector<std::string> torchArchList;         // "sm_80", "sm_90" when known
+  std::vector<std::string> nvidiaRequire;          // NVIDIA_REQUIRE_* values
+  std::vector<std::string> torchArchList;          // "sm_80", "sm_90" when known
 
   nlohmann::json toJson() const;
 };

@@ -14,8 +14,8 @@
 namespace kernodeck::hook {
 
 struct CompatLibrary {
-  std::string path;    // in the container: "/usr/local/cuda-12.9/compat/libcuda.so.575.57.08"
-  std::string driver;  // the driver version of its name: "575.57.08"
+  std::string path;                        // in the container: "/usr/local/cuda-12.9/compat/libcuda.so.575.57.08"
+  std::string driver;                      // the driver version of its name: "575.57.08"
   std::optional<gpu::FwdCompatNote> note;  // none: no note (the toolkit then never uses it)
   std::string problem;                     // why the note could not be read, when it could not
 };
