@@ -18,6 +18,7 @@
 #include "kernodeck/oci/schema_check.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/os/os_release.h"
+#include "kernodeck/python/torch_build.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/strings.h"
@@ -30,6 +31,8 @@ using report::Severity;
 namespace {
 
 uint64_t defaultCapture(const std::string& p) {
+  if (p.starts_with("usr/local/cuda") && p.find("/compat/libcuda.so.") != std::string::npos)
+    return python::kMaxCompatLibraryBytes;  // its .note.cuda.fwd_compatibility (torch_build.h)
   return p == "etc/os-release" || p == "usr/lib/os-release" ? 64 * 1024 : 0;
 }
 

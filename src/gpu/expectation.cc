@@ -73,6 +73,33 @@ Result<Expectation> parseExpectation(std::string_view text) {
   KDK_TRY_ASSIGN(e.cudaRuntime, getStr(j, {"cuda", "runtime"}));
   KDK_TRY_ASSIGN(e.compatDriverBranches, getList(j, {"cuda", "compat_driver_branches"}));
   KDK_TRY_ASSIGN(e.nvidiaRequire, getList(j, {"nvidia", "require"}));
+  std::string name;
+  KDK_TRY_ASSIGN(const json* libs, at(j, {"cuda", "compat_libraries"}, name));
+  if (libs && !libs->is_array())
+    return Error::Invalid("expectation field 'cuda.compat_libraries' is " + std::string(libs->type_name()) +
+                          ", not an array");
+  for (size_t i = 0; libs && i < libs->size(); ++i) {
+    const json& l = (*libs)[i];
+    std::string where = "cuda.compat_libraries[" + std::to_string(i) + "]";
+    auto ints = [&](const char* key, std::vector<int>& out) -> Status {
+      if (!l.contains(key) || l[key].is_null()) return {};
+      if (!l[key].is_array()) return Error::Invalid("expectation field '" + where + "." + key + "' is not an array");
+      for (const auto& x : l[key]) {
+        if (!x.is_number_integer())
+          return Error::Invalid("expectation field '" + where + "." + key + "' holds a non-integer");
+        out.push_back(x.get<int>());
+      }
+      return {};
+    };
+    if (!l.is_object()) return Error::Invalid("expectation field '" + where + "' is not an object");
+    CompatLibraryNote c;
+    KDK_TRY_ASSIGN(c.path, getStr(l, {"path"}));
+    KDK_TRY_ASSIGN(c.driver, getStr(l, {"driver"}));
+    KDK_TRY_ASSIGN(c.note.cudaVersion, getStr(l, {"cuda"}));
+    KDK_TRY_STATUS(ints("driver_branches", c.note.driverBranches));
+    KDK_TRY_STATUS(ints("devices", c.note.devices));
+    e.compatLibraries.push_back(std::move(c));
+  }
   return e;
 }
 
@@ -86,7 +113,20 @@ json Expectation::toJson() const {
             {"cuda", orNull(torchCuda)},
             {"hip", orNull(torchHip)},
             {"arch_list", torchArchList}}},
-          {"cuda", {{"runtime", orNull(cudaRuntime)}, {"compat_driver_branches", compatDriverBranches}}},
+          {"cuda",
+           {{"runtime", orNull(cudaRuntime)},
+            {"compat_driver_branches", compatDriverBranches},
+            {"compat_libraries",
+             [&] {
+               json libs = json::array();
+               for (const auto& c : compatLibraries)
+                 libs.push_back({{"path", c.path},
+                                 {"driver", c.driver},
+                                 {"cuda", orNull(c.note.cudaVersion)},
+                                 {"driver_branches", c.note.driverBranches},
+                                 {"devices", c.note.devices}});
+               return libs;
+             }()}}},
           {"nvidia", {{"require", nvidiaRequire}}}};
 }
 

@@ -49,6 +49,12 @@ bool looksLikePolicy(const std::string& arg) {
 
 }  // namespace
 
+bool isStage(std::string_view arg) {
+  for (std::string_view s : {"prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"})
+    if (arg == s) return true;
+  return false;
+}
+
 bool takesValue(std::string_view name) {
   return name == "--policy" || name == "--host-root" || name == "--log" || name == "--timeout-ms";
 }
@@ -144,9 +150,24 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
       cl.timeoutMs = static_cast<unsigned>(*ms);
     }
   }
-  if (cl.positional.size() == 1)
+  // --help and --version print and exit 0 without checking anything, so they are answers to a
+  // person only: on a line that holds anything else they are a mistake of the hook's line, and
+  // refuse under enforce like any other (issue 25 §5). Alone, main() still checks that stdin is
+  // not a runtime state.
+  if (cl.help || cl.version) {
+    std::string flag = cl.version ? "--version" : "--help";
+    if (args.size() > 1)
+      return fail("'" + flag +
+                  "' is not a runtime-hook argument (a hook's line holds only --policy, --host-root, --log, "
+                  "--timeout-ms and the stage)");
+  }
+  if (cl.positional.size() == 1) {
+    if (!isStage(cl.positional[0]))
+      return fail("'" + util::printable(cl.positional[0], 60) +
+                  "' is not a runtime-hook argument: the stage is one of prestart, createRuntime, createContainer, "
+                  "startContainer, poststart, poststop");
     cl.options.stage = cl.positional[0];
-  else if (cl.positional.size() > 1)
+  } else if (cl.positional.size() > 1)
     return fail("one stage argument expected, got " + std::to_string(cl.positional.size()));
   return cl;
 }
@@ -165,7 +186,8 @@ const char* usageText() {
          "  -h, --help             show this help\n"
          "\n"
          "A command line that cannot be parsed refuses every container under enforce and lets\n"
-         "it start, logged, under warn.\n"
+         "it start, logged, under warn. --help and --version answer only when alone and stdin\n"
+         "is not a runtime state; on a hook's line they are such a mistake.\n"
          "\n"
          "installing (see hooks/README.md):\n"
          "  kernodeck-hook cdi spec [--output FILE] [HOOK FLAGS]     a CDI spec whose device runs the hook\n"

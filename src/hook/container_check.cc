@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/util/strings.h"
@@ -137,6 +138,7 @@ class Checker {
     }
     if (expect_) checkArchitectures();
     checkNvidiaNodes(nvDevices, hostGpus);
+    checkImex(nvDevices);
     for (const auto& l : host_.devCharMissing)
       add("host.devchar.missing", Severity::Warning,
           "host link " + l +
@@ -276,6 +278,7 @@ class Checker {
             {});
       want = std::max(1, gpuNodes);  // several MIG instances may share one GPU node
     }
+    checkMigCaps();
     if (gpuNodes < want)
       add("hook.device.missing", Severity::Error,
           std::to_string(want) + " GPU(s) requested but " + std::to_string(gpuNodes) + " /dev/nvidiaN node(s) passed",
@@ -293,6 +296,106 @@ class Checker {
             d.path + " is passed as " + std::to_string(d.major) + ":" + std::to_string(d.minor) +
                 " but the host's is " + std::to_string(n->major) + ":" + std::to_string(n->minor),
             {{"path", d.path}});
+    }
+  }
+
+  bool passedNode(const std::string& p) const {
+    return std::find(out_.passedNodes.begin(), out_.passedNodes.end(), p) != out_.passedNodes.end();
+  }
+
+  // The MIG capability nodes of the MIG devices passed (what NVIDIA's validator does not check):
+  // a compute instance's access node needs its GPU instance's and its GPU's node, a GPU
+  // instance's needs one of its compute instances'. Each missing node is a finding naming it;
+  // a capability node the host does not have is hook.device.unknown.
+  void checkMigCaps() {
+    auto cap = [](int minor) { return "/dev/nvidia-caps/nvidia-cap" + std::to_string(minor); };
+    auto name = [](const host::MigDevice& m) {
+      return "gpu" + std::to_string(m.gpu) + "/gi" + std::to_string(m.gi) +
+             (m.ci >= 0 ? "/ci" + std::to_string(m.ci) : std::string()) + " access";
+    };
+    std::set<std::string> named;
+    auto missing = [&](const std::string& path, const std::string& why) {
+      if (named.insert(path).second)
+        add("hook.device.missing", Severity::Error,
+            path + " is not passed into the container, " + why +
+                ": the MIG device cannot be opened (pass it, as the NVIDIA toolkit does)",
+            {{"path", path}});
+    };
+    for (const auto& m : host_.mig) {
+      if (!passedNode(cap(m.minor))) continue;
+      if (!passedNode("/dev/nvidia" + std::to_string(m.gpu)))
+        missing("/dev/nvidia" + std::to_string(m.gpu), "the parent GPU of the MIG capability " + cap(m.minor));
+      if (m.ci >= 0) {
+        for (const auto& g : host_.mig)
+          if (g.gpu == m.gpu && g.gi == m.gi && g.ci == -1 && !passedNode(cap(g.minor)))
+            missing(cap(g.minor),
+                    "the " + name(g) + " capability of the compute instance whose " + cap(m.minor) + " is passed");
+      } else {
+        const host::MigDevice* firstCi = nullptr;
+        bool anyCi = false;
+        for (const auto& c : host_.mig)
+          if (c.gpu == m.gpu && c.gi == m.gi && c.ci >= 0) {
+            if (!firstCi) firstCi = &c;
+            anyCi = anyCi || passedNode(cap(c.minor));
+          }
+        if (firstCi && !anyCi)
+          missing(cap(firstCi->minor), "the " + name(*firstCi) +
+                                           " capability (or another compute instance's) of "
+                                           "the GPU instance whose " +
+                                           cap(m.minor) + " is passed");
+      }
+    }
+    for (const auto& p : out_.passedNodes)
+      if (p.starts_with("/dev/nvidia-caps/") && !host_.node(p))
+        add("hook.device.unknown", Severity::Error, p + " is passed but the host has no such MIG capability node",
+            {{"path", p}});
+  }
+
+  // IMEX channels (multi-node NVLink) asked for by NVIDIA_IMEX_CHANNELS ("0,1", "all"): each
+  // must exist on the host and, when the spec lists the devices, be passed.
+  void checkImex(bool nvDevices) {
+    auto it = spec_.env.find("NVIDIA_IMEX_CHANNELS");
+    if (it == spec_.env.end()) return;
+    std::string value(util::trim(it->second));
+    if (value.empty() || value == "none" || value == "void") return;
+    const std::string dir = "/dev/nvidia-caps-imex-channels";
+    std::vector<std::string> want;
+    if (value == "all") {
+      for (const auto& n : host_.nodes)
+        if (n.path.starts_with(dir + "/") && n.present) want.push_back(n.path);
+      if (want.empty())
+        add("hook.imex.channel_missing", Severity::Error,
+            "NVIDIA_IMEX_CHANNELS=all but the host has no " + dir +
+                "/channel* node: no IMEX channel would reach the container; create one (the driver's "
+                "NVreg_CreateImexChannel0=1, or nvidia-modprobe -i 0)",
+            {{"path", dir}});
+    } else {
+      for (const auto& id : util::split(value, ',')) {
+        auto n = util::parseUint(util::trim(id));
+        if (!n || *n > 2047) {
+          add("hook.imex.invalid", Severity::Warning,
+              "NVIDIA_IMEX_CHANNELS holds '" + util::printable(id, 20) + "', not a channel number, all or none");
+          continue;
+        }
+        want.push_back(dir + "/channel" + std::to_string(*n));
+      }
+    }
+    for (const auto& path : want) {
+      const host::DeviceNode* n = host_.node(path);
+      if (!n || !n->present || !n->problem.empty())
+        add("hook.imex.channel_missing", Severity::Error,
+            "NVIDIA_IMEX_CHANNELS asks for " + path + " but the host's node " +
+                (!n                              ? std::string("does not exist")
+                 : n->problem.starts_with("is ") ? n->problem
+                                                 : "is " + n->problem) +
+                ": create the channel (nvidia-modprobe -i N) or drop it from NVIDIA_IMEX_CHANNELS",
+            {{"path", path}});
+      else if (nvDevices && !passedNode(path))
+        add("hook.device.missing", Severity::Error,
+            path +
+                " is not passed into the container though NVIDIA_IMEX_CHANNELS asks for it; add it to the "
+                "device list",
+            {{"path", path}});
     }
   }
 

@@ -1,12 +1,15 @@
 #include "kernodeck/hook/hook.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
-#include <fstream>
 
+#include "kernodeck/hook/compat_libraries.h"
 #include "kernodeck/hook/container_check.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/runtime_spec.h"
@@ -21,11 +24,56 @@ using nlohmann::json;
 
 namespace {
 
-void appendLog(const std::string& file, const json& line) {
-  if (file.empty()) return;
-  std::ofstream out(file, std::ios::app);
-  out << line.dump() << "\n";
+// Opens the log for appending, creating its directory (one level, mode 0750: the log names
+// containers and images) when it is missing. -1 and `why` set when it cannot; a log that is
+// silently dropped would leave crun's refusals explained nowhere.
+int openLog(const std::string& file, std::string& why) {
+  if (file.empty()) return -1;
+  int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0 && errno == ENOENT) {
+    std::string dir = file.substr(0, file.find_last_of('/'));
+    if (!dir.empty() && ::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+      why = "cannot create the log directory " + dir + ": " + std::strerror(errno);
+      return -1;
+    }
+    fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  }
+  if (fd < 0) why = "cannot open the log " + file + ": " + std::strerror(errno);
+  return fd;
 }
+
+void appendLog(int fd, const json& line) {
+  if (fd < 0) return;
+  std::string text = line.dump() + "\n";  // one write: lines of concurrent hooks do not interleave
+  ssize_t ignored = ::write(fd, text.data(), text.size());
+  (void)ignored;
+  ::close(fd);
+}
+
+// What an earlier run of this hook for the same container decided (a hooks.d entry and a CDI
+// entry both installed: the hook runs twice), from the record it left for the same container id
+// and process; empty when there is none (or it is a record of an earlier start, a restart). The
+// stricter of the two runs decides: a second, looser entry cannot make the result looser.
+struct EarlierRun {
+  std::string policy, decision;
+};
+
+EarlierRun earlierRun(const std::string& root, const oci::RuntimeState& st) {
+  auto view = oci::openDirView(root);
+  if (!view.ok()) return {};
+  auto resolved = (*view)->resolve("run/kernodeck/host.json", false);
+  if (!resolved.ok()) return {};
+  auto text = (*view)->readResolved(*resolved, 4u << 20);
+  if (!text.ok()) return {};
+  json rec = json::parse(*text, nullptr, false);
+  if (!rec.is_object() || !rec.contains("container") || !rec["container"].is_object() ||
+      rec["container"].value("id", "") != st.id || rec["container"].value("pid", int64_t{-1}) != st.pid ||
+      !rec.value("policy", json()).is_string() || !rec.value("decision", json()).is_string())
+    return {};
+  return {rec["policy"], rec["decision"]};
+}
+
+int decisionRank(const std::string& d) { return d == "block" ? 2 : d == "warn" ? 1 : 0; }
 
 // The directory through which the container's root is seen: via the container
 // process when that path exists (it shows mounts made in the container's namespace).
@@ -68,6 +116,14 @@ ExpectationRead readExpectation(const std::string& root, const std::string& path
     return out;
   }
   if (!node) {
+    // A link that does not resolve inside the container root is as unusable as a loop: the image
+    // put something there, and what it pointed to is not what the hook can read.
+    if (auto link = (*view)->resolve(path, false); link.ok())
+      if (auto n = (*view)->stat(*link); n && n->kind == oci::EntryKind::Symlink) {
+        out.problem = shown + " is a symlink to " + util::printable(n->linkTarget, 200) +
+                      ", which does not resolve inside the container root";
+        return out;
+      }
     if (named) out.problem = shown + ", named by the annotation io.kernodeck.expect, does not exist in the container";
     return out;
   }
@@ -106,18 +162,22 @@ Outcome run(const Options& opts, std::string_view stateJson) {
   json log = {{"time", util::utcTimestamp()},
               {"stage", opts.stage},
               {"node_policy", opts.policy == Policy::Enforce ? "enforce" : "warn"}};
+  std::string logProblem;
+  int logFd = openLog(opts.logFile, logProblem);
   auto finish = [&](bool block, const std::string& reason) {
     bool enforce = policy == Policy::Enforce;
     out.exitCode = block && enforce ? (opts.usageError.empty() ? 1 : 2) : 0;
     if (!reason.empty())
       out.message =
           std::string("kernodeck-hook: ") + (block && enforce ? "refused: " : "warning: ") + report::redactText(reason);
+    if (!logProblem.empty())
+      out.message += std::string(out.message.empty() ? "kernodeck-hook: " : "; ") + report::redactText(logProblem);
     log["policy"] = enforce ? "enforce" : "warn";
     log["decision"] = !block ? "allow" : enforce ? "block" : "warn";
     log["reason"] = report::redactText(reason);
     log["duration_us"] =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
-    appendLog(opts.logFile, log);
+    appendLog(logFd, log);
     return out;
   };
 
@@ -152,6 +212,11 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     if (asked == "enforce") policy = Policy::Enforce;
 
     std::string root = containerRoot(*st, *spec);
+    EarlierRun earlier = earlierRun(root, *st);
+    if (!earlier.policy.empty()) {
+      log["earlier_run"] = {{"policy", earlier.policy}, {"decision", earlier.decision}};
+      if (earlier.policy == "enforce") policy = Policy::Enforce;
+    }
     std::string expectPath = "etc/kernodeck/expect.json";
     bool named = false;
     for (const auto* ann : {&st->annotations, &spec->annotations})
@@ -171,7 +236,45 @@ Outcome run(const Options& opts, std::string_view stateJson) {
       facts = host::readHostFacts(*fs);
       if (auto g = fs->read("/etc/group", 1 << 20)) groups = parseGroupFile(*g);
     }
-    ContainerCheck check = checkContainer(facts, *spec, expect.value, groups);
+    // The image's forward-compatibility libraries, judged by their ELF notes as NVIDIA's
+    // enable-cuda-compat hook judges them: they, not the file names the audit saw, say which host
+    // branches the CUDA check may count as forward compatible.
+    json compatJson = json::array();
+    std::vector<report::Finding> compatFindings;
+    std::optional<gpu::Expectation> checked = expect.value;
+    if (hostRoot.ok()) {
+      std::string hostDriver = facts.nvidia ? facts.nvidia->version : "";
+      std::vector<std::string> branches;
+      auto libraries = readCompatLibraries(root);
+      for (const auto& lib : libraries) {
+        json j = {{"path", lib.path}, {"driver", lib.driver}};
+        if (lib.note) {
+          auto d = gpu::fwdCompatApplies(*lib.note, lib.driver, hostDriver, facts.maxCuda);
+          j["note"] = lib.note->toJson();
+          j["applies"] = d.applies;
+          j["why"] = d.why;
+          if (d.applies && !hostDriver.empty()) branches.push_back(util::split(hostDriver, '.')[0]);
+          compatFindings.push_back(
+              {"hook.cuda.forward_compat",
+               report::Severity::Info,
+               lib.path + (d.applies ? ": forward compatibility applies: " : ": does not apply: ") + d.why,
+               {{"path", lib.path}}});
+        } else {
+          j["applies"] = false;
+          j["why"] =
+              lib.problem.empty() ? "no .note.cuda.fwd_compatibility: NVIDIA's toolkit does not use it" : lib.problem;
+          if (!lib.problem.empty())
+            compatFindings.push_back({"hook.cuda.compat_note_invalid",
+                                      report::Severity::Warning,
+                                      lib.path + ": its .note.cuda.fwd_compatibility cannot be read: " + lib.problem,
+                                      {{"path", lib.path}}});
+        }
+        compatJson.push_back(j);
+      }
+      if (!libraries.empty() && checked) checked->compatDriverBranches = branches;
+    }
+    ContainerCheck check = checkContainer(facts, *spec, checked, groups);
+    check.findings.insert(check.findings.end(), compatFindings.begin(), compatFindings.end());
     if (!hostRoot.ok()) {
       // Nothing about the host is known: its verdicts ("no NVIDIA driver") would be wrong.
       check.findings.clear();
@@ -203,21 +306,27 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     out.record = {{"schema", "kernodeck.host/v1"},
                   {"kernodeck_version", kVersion},
                   {"time", util::utcTimestamp()},
-                  {"container", {{"id", st->id}, {"bundle", st->bundle}}},
+                  {"container", {{"id", st->id}, {"bundle", st->bundle}, {"pid", st->pid}}},
                   {"host", facts.toJson()},
                   {"gpu_container", check.gpuContainer},
                   {"vendor", check.vendor},
                   {"requested_gpus", check.requestedGpus},
                   {"passed_nodes", check.passedNodes},
                   {"expectation", expect.value ? expect.value->toJson() : json(nullptr)},
+                  {"forward_compat", compatJson},
                   {"verdicts", findings},
                   {"policy", policy == Policy::Enforce ? "enforce" : "warn"},
+                  {"runs", earlier.policy.empty() ? 1 : 2},
+                  {"log_error", logProblem.empty() ? json(nullptr) : json(report::redactText(logProblem))},
                   {"decision", !block                      ? "allow"
                                : policy == Policy::Enforce ? "block"
                                                            : "warn"}};
     log["gpu_container"] = check.gpuContainer;
     log["verdicts"] = findings;
-    if (!(block && policy == Policy::Enforce)) {
+    std::string decision = out.record["decision"];
+    if (decisionRank(earlier.decision) > decisionRank(decision)) {
+      log["record"] = "kept the earlier run's, whose decision (" + earlier.decision + ") is stricter";
+    } else if (!(block && policy == Policy::Enforce)) {
       // Before the container's process starts nobody reads the record, so an old one is unlinked
       // first (util::Replace); at a later stage (a hook registered at poststart) it is replaced
       // atomically.

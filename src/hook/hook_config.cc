@@ -27,7 +27,7 @@ Result<HookEntry> makeHookEntry(const std::string& binary, const std::vector<std
   for (const auto& f : flags) hasPolicy = hasPolicy || f == "--policy" || f.starts_with("--policy=");
   HookEntry e;
   e.path = binary;
-  e.args = {"kernodeck-hook"};
+  e.args = {kHookMarker};
   if (!hasPolicy) e.args.insert(e.args.end(), {"--policy", "warn"});  // say it, so the installed line reads plainly
   e.args.insert(e.args.end(), flags.begin(), flags.end());
   e.args.push_back("createRuntime");
@@ -36,6 +36,10 @@ Result<HookEntry> makeHookEntry(const std::string& binary, const std::vector<std
 
 bool isKernodeckHook(const ordered_json& hook) {
   if (!hook.is_object() || !hook.contains("path") || !hook["path"].is_string()) return false;
+  // The marker: every entry we write has argv[0] "kernodeck-hook", whatever --binary says (a
+  // mistyped path such as /usr/local/bin/kernodeck-hookk is still ours, and is replaced).
+  if (hook.contains("args") && hook["args"].is_array() && !hook["args"].empty() && hook["args"][0] == kHookMarker)
+    return true;
   std::string p = hook["path"].get<std::string>();
   return p == "kernodeck-hook" || p.ends_with("/kernodeck-hook");
 }
@@ -117,12 +121,19 @@ Status validateCdiSpec(const ordered_json& spec) {
 
 namespace {
 
-// `hooks` with every kernodeck-hook entry dropped and `ours` appended.
+// `hooks` with `ours` in place of the first kernodeck-hook entry (the others dropped), or
+// appended when there is none: a re-run keeps the order an administrator chose.
 ordered_json withOurHook(const ordered_json& hooks, const ordered_json& ours) {
   ordered_json out = ordered_json::array();
+  bool placed = false;
   for (const auto& h : hooks)
-    if (!isKernodeckHook(h)) out.push_back(h);
-  out.push_back(ours);
+    if (!isKernodeckHook(h))
+      out.push_back(h);
+    else if (!placed) {
+      out.push_back(ours);
+      placed = true;
+    }
+  if (!placed) out.push_back(ours);
   return out;
 }
 

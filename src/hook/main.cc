@@ -3,16 +3,19 @@
 // `kernodeck-hook cdi ...` writes and installs CDI specs (cdi.h). No LibTorch, no network.
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernodeck/hook/command_line.h"
 #include "kernodeck/hook/hook.h"
 #include "kernodeck/hook/hook_config.h"
+#include "kernodeck/oci/runtime_spec.h"
 #include "kernodeck/version.h"
 
 using namespace kernodeck;
@@ -46,25 +49,41 @@ static std::string readStdin(std::chrono::steady_clock::time_point deadline) {
   return s;
 }
 
+// Whether stdin could carry a runtime's state: a pipe, a socket or a file (as runtimes hand it
+// over), not a terminal or /dev/null (a person asking for --version).
+static bool stdinMayHoldState() {
+  struct stat s {};
+  if (::fstat(0, &s) != 0) return false;
+  return S_ISFIFO(s.st_mode) || S_ISSOCK(s.st_mode) || S_ISREG(s.st_mode);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 &&
       (std::string(argv[1]) == "cdi" || std::string(argv[1]) == "runc-config" || std::string(argv[1]) == "hooks-d"))
     return hook::configCommand(std::vector<std::string>(argv + 1, argv + argc));
   hook::CommandLine cl = hook::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   gEnforce = cl.options.policy == hook::Policy::Enforce;
-  if (cl.usageError.empty() && cl.help) {
-    std::fputs(hook::usageText(), stdout);
-    return 0;
-  }
-  if (cl.usageError.empty() && cl.version) {
-    std::printf("kernodeck-hook %s\n", kVersion);
-    return 0;
-  }
   signal(SIGALRM, onAlarm);
   alarm(std::max(1u, (cl.timeoutMs + 999) / 1000));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cl.timeoutMs);
+  std::optional<std::string> state;
+  if (cl.usageError.empty() && (cl.help || cl.version)) {
+    // Alone on the line (parseCommandLine refuses them with anything else). A runtime that runs
+    // `kernodeck-hook --version` as a hook hands it a state on stdin: that is a hook line that
+    // checks nothing, a mistake like any other (issue 25 §5), not a question to answer.
+    if (!stdinMayHoldState() || !oci::parseRuntimeState(*(state = readStdin(deadline))).ok()) {
+      alarm(0);
+      if (cl.help)
+        std::fputs(hook::usageText(), stdout);
+      else
+        std::printf("kernodeck-hook %s\n", kVersion);
+      return 0;
+    }
+    cl.usageError = std::string("'") + (cl.version ? "--version" : "--help") +
+                    "' is not a runtime-hook argument, and stdin holds a runtime state: this hook line checks nothing";
+  }
   cl.options.usageError = cl.usageError;
-  hook::Outcome o = hook::run(cl.options, readStdin(deadline));
+  hook::Outcome o = hook::run(cl.options, state ? *state : readStdin(deadline));
   if (!o.message.empty()) std::fprintf(stderr, "%s\n", o.message.c_str());
   return o.exitCode;
 }

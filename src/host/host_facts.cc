@@ -149,6 +149,11 @@ HostFacts readHostFacts(const HostFs& fs) {
         h.nodes.push_back(n);
       }
     }
+    // IMEX channels (multi-node NVLink), /dev/nvidia-caps-imex-channels/channelN, minor N.
+    int imex = devices.count("nvidia-caps-imex-channels") ? devices["nvidia-caps-imex-channels"] : -1;
+    for (const auto& name : fs.list("/dev/nvidia-caps-imex-channels"))
+      if (auto n = name.starts_with("channel") ? util::parseUint(name.substr(7)) : std::nullopt; n && *n < 2048)
+        h.nodes.push_back(checkNode(fs, "/dev/nvidia-caps-imex-channels/" + name, imex, static_cast<int>(*n)));
     for (const auto& n : h.nodes) {
       if (!n.present || !n.problem.empty() || n.major < 0) continue;
       NodeStat st = fs.lstat(n.path);

@@ -197,6 +197,45 @@ class Probe {
     return {};
   }
 
+  // The nodes NVIDIA's validator does not check, each missing one a finding naming it:
+  // nvidia-uvm, the MIG capability nodes when NVIDIA_VISIBLE_DEVICES asks for MIG devices, the
+  // IMEX channels NVIDIA_IMEX_CHANNELS asks for ("0,1", "all").
+  template <class Note, class Check>
+  void checkNodesTheValidatorMisses(Note& note, Check& checkNode, bool required) {
+    auto missing = [&](const std::string& path, const std::string& why) {
+      r_.add("probe.device.missing", required ? Severity::Error : Severity::Warning, path + " " + why,
+             {{"path", path}});
+    };
+    if (checkNode("/dev/nvidia-uvm") == "missing")
+      missing("/dev/nvidia-uvm", "is not in the container: CUDA cannot start without it (pass it, or load nvidia-uvm)");
+    const char* visible = std::getenv("NVIDIA_VISIBLE_DEVICES");
+    if (visible && gpu::parseVisibleDevices(std::string(visible)).requestsMig()) {
+      auto caps = devFs_->list("/dev/nvidia-caps");
+      if (caps.empty())
+        missing("/dev/nvidia-caps",
+                "holds no MIG capability node though NVIDIA_VISIBLE_DEVICES asks for MIG devices: "
+                "the MIG instance cannot be opened");
+      for (const auto& name : caps) note("/dev/nvidia-caps/" + name, checkNode("/dev/nvidia-caps/" + name), required);
+    }
+    const char* imex = std::getenv("NVIDIA_IMEX_CHANNELS");
+    std::string channels = imex ? std::string(util::trim(imex)) : "";
+    if (channels.empty() || channels == "none" || channels == "void") return;
+    const std::string dir = "/dev/nvidia-caps-imex-channels";
+    std::vector<std::string> want;
+    if (channels == "all") {
+      for (const auto& name : devFs_->list(dir)) want.push_back(dir + "/" + name);
+      if (want.empty()) missing(dir, "holds no IMEX channel though NVIDIA_IMEX_CHANNELS=all asks for them");
+    } else {
+      for (const auto& id : util::split(channels, ','))
+        if (auto n = util::parseUint(util::trim(id))) want.push_back(dir + "/channel" + std::to_string(*n));
+    }
+    for (const auto& path : want) {
+      std::string problem = checkNode(path);
+      note(path, problem, required);
+      if (problem == "missing") missing(path, "is not in the container though NVIDIA_IMEX_CHANNELS asks for it");
+    }
+  }
+
   Status devices() {
     json d = json::object();
     json nodes = json::array();
@@ -238,6 +277,7 @@ class Probe {
         if (firstProblem.empty()) firstProblem = "no /dev/nvidiaN device node is visible";
       }
       for (const auto& g : gpuNodes) note(g, checkNode(g), wantCuda);
+      checkNodesTheValidatorMisses(note, checkNode, wantCuda);
       // The static probe loads no library of the judged image; its python step asks the image's torch.
       if (o_.loadsLibraries)
         libcuda_ = probeLibcuda();

@@ -61,14 +61,31 @@ CudaBuild readCudaBuild(const oci::FsView& v, const std::vector<PythonEnv>& envs
         b.toolkit = j["cuda"]["version"].get<std::string>();
     }
     for (const auto& lib : v.list("usr/local/" + name + "/compat")) {
-      static const std::regex re(R"(^libcuda\.so\.(\d+)\.\d+(\.\d+)?$)");
-      std::smatch m;
-      if (std::regex_match(lib, m, re)) {
-        std::string branch = m[1].str();
+      std::string driver = gpu::compatLibraryDriver(lib);
+      if (driver.empty()) continue;
+      auto addBranch = [&](const std::string& branch) {
         if (std::find(b.compatDriverBranches.begin(), b.compatDriverBranches.end(), branch) ==
             b.compatDriverBranches.end())
           b.compatDriverBranches.push_back(branch);
+      };
+      // The library's own .note.cuda.fwd_compatibility says which host branches it runs on, as
+      // NVIDIA's enable-cuda-compat hook reads it; its name gives only its own branch.
+      std::string path = "usr/local/" + name + "/compat/" + lib;
+      auto bytes = v.readFile(path, kMaxCompatLibraryBytes);
+      if (!bytes.ok()) {
+        addBranch(util::split(driver, '.')[0]);
+        continue;
       }
+      auto note = gpu::readFwdCompatNote(
+          [&](uint64_t off, size_t len) { return off >= bytes->size() ? std::string() : bytes->substr(off, len); });
+      if (!note.ok()) {
+        b.inconsistencies.push_back("/" + path + ": its .note.cuda.fwd_compatibility cannot be read (" +
+                                    note.error().message + "): NVIDIA's toolkit will not use it");
+        continue;
+      }
+      if (!note->has_value()) continue;  // no note: the toolkit never puts it in front of the driver
+      for (int branch : (*note)->driverBranches) addBranch(std::to_string(branch));
+      b.compatLibraries.push_back({"/" + path, driver, **note});
     }
   }
   if (auto it = env.find("CUDA_VERSION"); it != env.end()) b.envCudaVersion = it->second;
@@ -126,6 +143,7 @@ gpu::Expectation CudaBuild::expectation(const std::string& imageDigest) const {
     if (auto it = nvidiaWheels.find(k); it != nvidiaWheels.end() && e.cudaRuntime.empty()) e.cudaRuntime = it->second;
   if (e.cudaRuntime.empty()) e.cudaRuntime = toolkit;
   e.compatDriverBranches = compatDriverBranches;
+  e.compatLibraries = compatLibraries;
   if (!envRequireCuda.empty())
     e.nvidiaRequire.push_back(envRequireCuda);
   else if (!envCudaVersion.empty())

@@ -44,7 +44,20 @@ TEST(HookCommandLine, PolicyIsDecidedBeforeAnythingCanFail) {
       {{"--Policy=warn"}, Policy::Enforce, "'--Policy' looks like a misspelt --policy"},
       {{"-policy", "warn"}, Policy::Enforce, "'-policy' looks like a misspelt --policy"},
       {{"--policy", "warn", "--polici", "warn"}, Policy::Enforce, "'--polici' looks like a misspelt --policy"},
-      {{"--policy", "warn", "--", "--polcy"}, Policy::Warn, nullptr},  // after --: the stage argument
+      // after --: the stage argument, which must be a stage
+      {{"--policy", "warn", "--", "--polcy"}, Policy::Warn, "'--polcy' is not a runtime-hook argument"},
+      {{"--policy", "warn", "--", "poststop"}, Policy::Warn, nullptr},
+      // Issue 25 §5: --help and --version answer a person; on a hook's line they check nothing.
+      {{"--policy", "enforce", "--version", "createRuntime"},
+       Policy::Enforce,
+       "'--version' is not a runtime-hook argument"},
+      {{"--policy", "enforce", "--host-root", "/", "--help"},
+       Policy::Enforce,
+       "'--help' is not a runtime-hook argument"},
+      {{"-h", "createRuntime"}, Policy::Warn, "'--help' is not a runtime-hook argument"},
+      {{"--policy", "enforce", "check"},
+       Policy::Enforce,
+       "'check' is not a runtime-hook argument: the stage is one of"},
       {{"--policy enforce"}, Policy::Enforce, "'--policy enforce' looks like a misspelt --policy"},
       {{"--policy-enforce"}, Policy::Enforce, "'--policy-enforce' looks like a misspelt --policy"},
       {{"--enforce"}, Policy::Enforce, "'--enforce' looks like a misspelt --policy"},

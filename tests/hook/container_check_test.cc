@@ -147,7 +147,20 @@ TEST(ContainerCheck, Table) {
        std::nullopt,
        {"hook.device.missing"},
        true},
+      // a100-mig: gpu0/gi1 access is nvidia-cap12, its ci0 nvidia-cap13.
       {"MIG with caps",
+       "a100-mig",
+       {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
+       [] {
+         auto d = nvDevs(1);
+         d.push_back(dev("/dev/nvidia-caps/nvidia-cap12", 511, 12));
+         d.push_back(dev("/dev/nvidia-caps/nvidia-cap13", 511, 13));
+         return d;
+       }(),
+       std::nullopt,
+       {},
+       false},
+      {"MIG GPU instance without its compute instance's cap",
        "a100-mig",
        {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
        [] {
@@ -155,6 +168,67 @@ TEST(ContainerCheck, Table) {
          d.push_back(dev("/dev/nvidia-caps/nvidia-cap12", 511, 12));
          return d;
        }(),
+       std::nullopt,
+       {"hook.device.missing"},
+       true},
+      {"MIG compute instance without its GPU instance's cap or GPU",
+       "a100-mig",
+       {{"NVIDIA_VISIBLE_DEVICES", "MIG-1234"}},
+       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia-uvm", 508, 0), dev("/dev/nvidia-caps/nvidia-cap13", 511, 13)},
+       std::nullopt,
+       {"hook.device.missing"},  // /dev/nvidia0 and nvidia-cap12 (DeviceFindingsNameTheNode checks the names)
+       true},
+      {"MIG cap the host does not have",
+       "a100-mig",
+       {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
+       [] {
+         auto d = nvDevs(1);
+         d.push_back(dev("/dev/nvidia-caps/nvidia-cap99", 511, 99));
+         return d;
+       }(),
+       std::nullopt,
+       {"hook.device.unknown"},
+       true},
+      {"IMEX channel passed",
+       "h100-imex",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_IMEX_CHANNELS", "0"}},
+       [] {
+         auto d = nvDevs(1);
+         d.push_back(dev("/dev/nvidia-caps-imex-channels/channel0", 509, 0));
+         return d;
+       }(),
+       std::nullopt,
+       {},
+       false},
+      {"IMEX channel not passed",
+       "h100-imex",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_IMEX_CHANNELS", "all"}},
+       nvDevs(1),
+       std::nullopt,
+       {"hook.device.missing"},
+       true},
+      {"IMEX channel the host lacks",
+       "h100-imex",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_IMEX_CHANNELS", "0,1"}},
+       [] {
+         auto d = nvDevs(1);
+         d.push_back(dev("/dev/nvidia-caps-imex-channels/channel0", 509, 0));
+         return d;
+       }(),
+       std::nullopt,
+       {"hook.imex.channel_missing"},
+       true},
+      {"IMEX on a host without channels",
+       "h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_IMEX_CHANNELS", "all"}},
+       nvDevs(1),
+       std::nullopt,
+       {"hook.imex.channel_missing"},
+       true},
+      {"IMEX not asked for",
+       "h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_IMEX_CHANNELS", "none"}},
+       nvDevs(1),
        std::nullopt,
        {},
        false},
@@ -377,4 +451,51 @@ TEST(ContainerCheck, LegacyCudaImageAsTheToolkit) {
       std::nullopt);
   EXPECT_NE(find(misspelt, "hook.require.disable_ignored"), nullptr);
   EXPECT_NE(find(misspelt, "hook.require.unsatisfied"), nullptr);  // still checked, as the toolkit does
+}
+
+// Each device finding names the node it is about (issue 29 §2): the MIG capability, the IMEX
+// channel, nvidia-uvm.
+TEST(ContainerCheck, DeviceFindingsNameTheNode) {
+  struct Case {
+    const char* host;
+    std::map<std::string, std::string> env;
+    std::vector<oci::LinuxDevice> devices;
+    std::string node;
+  } cases[] = {
+      {"a100-mig",
+       {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
+       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia-uvm", 508, 0), dev("/dev/nvidia0", 195, 0),
+        dev("/dev/nvidia-caps/nvidia-cap12", 511, 12)},
+       "/dev/nvidia-caps/nvidia-cap13"},
+      {"a100-mig",
+       {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
+       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia-uvm", 508, 0), dev("/dev/nvidia0", 195, 0),
+        dev("/dev/nvidia-caps/nvidia-cap13", 511, 13)},
+       "/dev/nvidia-caps/nvidia-cap12"},
+      {"h100-imex",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_IMEX_CHANNELS", "0"}},
+       nvDevs(1),
+       "/dev/nvidia-caps-imex-channels/channel0"},
+      {"h100-imex",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}, {"NVIDIA_IMEX_CHANNELS", "3"}},
+       nvDevs(1),
+       "/dev/nvidia-caps-imex-channels/channel3"},
+      {"h100-550-open",
+       {{"NVIDIA_VISIBLE_DEVICES", "0"}},
+       {dev("/dev/nvidiactl", 195, 255), dev("/dev/nvidia0", 195, 0)},
+       "/dev/nvidia-uvm"},
+  };
+  for (const auto& c : cases) {
+    auto host = kdktest::fixtureFacts(kdktest::fixtureDir(c.host));
+    oci::ContainerSpec spec;
+    spec.env = c.env;
+    spec.devices = c.devices;
+    ContainerCheck r = checkContainer(host, spec, std::nullopt);
+    bool named = std::any_of(r.findings.begin(), r.findings.end(), [&](const report::Finding& f) {
+      auto it = f.evidence.find("path");
+      return f.severity == report::Severity::Error && it != f.evidence.end() && it->second == c.node &&
+             f.message.find(c.node) != std::string::npos;
+    });
+    EXPECT_TRUE(named) << c.host << ": no error finding names " << c.node;
+  }
 }

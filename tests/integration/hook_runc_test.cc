@@ -100,7 +100,9 @@ TEST(HookRunc, WarnAlwaysStartsEnforceRefusesWhatCannotWork) {
        {"NVIDIA_VISIBLE_DEVICES=0:1"},
        [] {
          json d = nvDevices(1, 508);
+         // gpu0/gi1's access capability and its ci0's, as the NVIDIA toolkit passes a MIG device
          d.push_back({{"path", "/dev/nvidia-caps/nvidia-cap12"}, {"type", "c"}, {"major", 511}, {"minor", 12}});
+         d.push_back({{"path", "/dev/nvidia-caps/nvidia-cap13"}, {"type", "c"}, {"major", 511}, {"minor", 13}});
          return d;
        }(),
        true,
@@ -249,6 +251,8 @@ TEST(HookCli, AnUnusableExpectationOrHostRootIsAnErrorFinding) {
       {"truncated expectation", R"({"schema":"kernodeck.expect/v1",)", cpuHost(), "hook.expectation.invalid"},
       {"array expectation", "[]", cpuHost(), "hook.expectation.invalid"},
       {"FIFO expectation", "FIFO", cpuHost(), "hook.expectation.invalid"},
+      // Issue 29: a link that does not resolve inside the container root is invalid, like a loop.
+      {"dangling link", "DANGLING", cpuHost(), "hook.expectation.invalid"},
       {"missing host root", "", "/nonexistent/kdk-host", "hook.hostroot.unreadable"},
   };
   for (const auto& c : cases)
@@ -258,6 +262,8 @@ TEST(HookCli, AnUnusableExpectationOrHostRootIsAnErrorFinding) {
       std::string file = b.dir + "/rootfs/etc/kernodeck/expect.json";
       if (c.expect == "FIFO")
         run("mkfifo " + file);
+      else if (c.expect == "DANGLING")
+        run("ln -s ../../nowhere/expect.json " + file);
       else if (!c.expect.empty())
         writeFile(file, c.expect);
       RunResult r = run("timeout 10 " + std::string(HOOK_BIN) + " --policy " + policy + " --host-root " + c.hostRoot +
@@ -337,8 +343,8 @@ TEST(HookRunc, MistakesRefuseUnderEnforceAndStartUnderWarn) {
 TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
   std::string dest = tempDir("install");
   std::string install = std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + dest;
-  RunResult ok =
-      run(install + " --policy enforce --host-root /host --timeout-ms 1500 --log /var/log/k.log --cdi-dir /etc/cdi");
+  run("mkdir -p " + dest + "/host");  // --host-root is checked under the destination root
+  RunResult ok = run(install + " --policy enforce --host-root /host --timeout-ms 1500 --log /var/log/k.log");
   ASSERT_EQ(ok.code, 0) << ok.err;
   json d = json::parse(readFile(dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json"), nullptr, false);
   ASSERT_TRUE(d.is_object());
@@ -346,8 +352,14 @@ TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
                                      "1500", "--log", "/var/log/k.log", "createRuntime"}));
   EXPECT_EQ(readFile(dest + "/usr/share/containers/oci/hooks.d/kernodeck-hook.json"),
             readFile(dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json"));
+  // One route: the CDI spec replaces the hooks.d files (a container would run the hook twice).
+  RunResult cdiRoute =
+      run(install + " --policy enforce --host-root /host --timeout-ms 1500 --log /var/log/k.log --cdi-dir /etc/cdi");
+  ASSERT_EQ(cdiRoute.code, 0) << cdiRoute.err;
   json cdi = json::parse(readFile(dest + "/etc/cdi/kernodeck.json"), nullptr, false);
   EXPECT_EQ(cdi["devices"][0]["containerEdits"]["hooks"][0]["args"], d["hook"]["args"]);
+  EXPECT_EQ(run("test -e " + dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json").code, 1);
+  EXPECT_EQ(run("test -e " + dest + "/usr/share/containers/oci/hooks.d/kernodeck-hook.json").code, 1);
   std::string fresh = tempDir("install");
   for (const char* bad : {"--policy Enforce", "--timeout-ms abc", "--host_root /"}) {
     RunResult r =
@@ -392,15 +404,15 @@ TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
       {"cdi frobnicate", 2, "unknown command 'cdi frobnicate'"},
   };
   for (const auto& c : cases) {
-    RunResult r = run(hook + " " + c.args);
+    RunResult r = run(hook + " " + c.args + " --binary " + hook);
     EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
   }
   std::string original = readFile(d + "/nvidia.json");
-  ASSERT_EQ(run(hook + " cdi inject " + d + "/nvidia.json --policy enforce").code, 0);
+  ASSERT_EQ(run(hook + " cdi inject " + d + "/nvidia.json --policy enforce --binary " + hook).code, 0);
   EXPECT_EQ(readFile(d + "/nvidia.json.kernodeck-backup"), original);
   std::string once = readFile(d + "/nvidia.json");
-  RunResult again = run(hook + " cdi inject " + d + "/nvidia.json --policy enforce");
+  RunResult again = run(hook + " cdi inject " + d + "/nvidia.json --policy enforce --binary " + hook);
   EXPECT_EQ(again.code, 0);
   EXPECT_NE(again.err.find("unchanged"), std::string::npos) << again.err;
   EXPECT_EQ(readFile(d + "/nvidia.json"), once);
@@ -430,7 +442,7 @@ TEST(HookInstall, CdiInjectEditsYamlSpecsInYaml) {
   writeFile(d + "/nvidia.yaml", original);
   json before = readYamlWithPyYaml(d + "/nvidia.yaml");
   ASSERT_TRUE(before.is_object());
-  RunResult r = run(hook + " cdi inject " + d + "/nvidia.yaml --policy enforce --host-root /host");
+  RunResult r = run(hook + " cdi inject " + d + "/nvidia.yaml --policy enforce --host-root / --binary " + hook);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(readFile(d + "/nvidia.yaml.kernodeck-backup"), original);
   std::string once = readFile(d + "/nvidia.yaml");
@@ -439,29 +451,29 @@ TEST(HookInstall, CdiInjectEditsYamlSpecsInYaml) {
   ASSERT_TRUE(after.is_object()) << once;
   ASSERT_EQ(after["containerEdits"]["hooks"].size(), 2u) << once;
   EXPECT_EQ(after["containerEdits"]["hooks"][0], before["containerEdits"]["hooks"][0]);
-  EXPECT_EQ(after["containerEdits"]["hooks"][1]["path"], "/usr/local/bin/kernodeck-hook");
+  EXPECT_EQ(after["containerEdits"]["hooks"][1]["path"], hook);
   EXPECT_EQ(after["containerEdits"]["hooks"][1]["args"][2], "enforce");
   json rest = after;
   rest["containerEdits"]["hooks"] = before["containerEdits"]["hooks"];
   EXPECT_EQ(rest, before);  // nothing else changed: "0" is still a string, 0.5.0 a version
   // and it is written as the toolkit writes it: the file less our entry is the original, byte for byte.
   std::string less = once;
-  size_t ours = less.find("  - hookName: createRuntime\n    path: /usr/local/bin/kernodeck-hook\n");
+  size_t ours = less.find("  - hookName: createRuntime\n    path: " + hook + "\n");
   size_t end = less.find("    timeout: 5\n", ours);
   ASSERT_TRUE(ours != std::string::npos && end != std::string::npos) << once;
   less.erase(ours, end + 15 - ours);
   EXPECT_EQ(less, original);
-  RunResult again = run(hook + " cdi inject " + d + "/nvidia.yaml --policy enforce --host-root /host");
+  RunResult again = run(hook + " cdi inject " + d + "/nvidia.yaml --policy enforce --host-root / --binary " + hook);
   EXPECT_EQ(again.code, 0);
   EXPECT_NE(again.err.find("unchanged"), std::string::npos) << again.err;
   EXPECT_EQ(readFile(d + "/nvidia.yaml"), once);
   // Our own spec, in YAML.
-  RunResult toStdout = run(hook + " cdi spec --format yaml --policy enforce");
+  RunResult toStdout = run(hook + " cdi spec --format yaml --policy enforce --binary " + hook);
   ASSERT_EQ(toStdout.code, 0) << toStdout.err;
   writeFile(d + "/stdout.yaml", toStdout.out);
-  json asJson = json::parse(run(hook + " cdi spec --policy enforce").out, nullptr, false);
+  json asJson = json::parse(run(hook + " cdi spec --policy enforce --binary " + hook).out, nullptr, false);
   EXPECT_EQ(readYamlWithPyYaml(d + "/stdout.yaml"), asJson);
-  ASSERT_EQ(run(hook + " cdi spec --policy enforce --output " + d + "/kernodeck.yml").code, 0);
+  ASSERT_EQ(run(hook + " cdi spec --policy enforce --binary " + hook + " --output " + d + "/kernodeck.yml").code, 0);
   EXPECT_EQ(readYamlWithPyYaml(d + "/kernodeck.yml"), asJson);
 }
 

@@ -118,3 +118,49 @@ TEST(ProbeDevices, RocmNeedsKfdAndARenderNode) {
   EXPECT_EQ(denied.devices, report::StepStatus::Failed);
   EXPECT_EQ(denied.denied, 1);
 }
+
+namespace {
+
+// The probe's findings that name `node` (code probe.device.missing), under the environment `env`.
+int missingFindingsNaming(const std::string& dir, const std::map<std::string, std::string>& env,
+                          const std::string& node) {
+  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+  auto fs = host::fixtureHostFs(dir);
+  EXPECT_TRUE(fs.ok()) << dir;
+  int n = 0;
+  if (fs.ok()) {
+    probe::ProbeOptions o;
+    o.expect = "cuda";
+    o.hostRecord = "/nonexistent";
+    o.root = dir;
+    o.hostFs = fs->get();
+    o.devFs = fs->get();
+    report::Report r = probe::runProbe(o);
+    for (const auto& f : r.findings())
+      if (f.code == "probe.device.missing" && f.evidence.count("path") && f.evidence.at("path") == node &&
+          f.message.find(node) != std::string::npos)
+        ++n;
+  }
+  for (const auto& [k, v] : env) ::unsetenv(k.c_str());
+  return n;
+}
+
+}  // namespace
+
+// Issue 29 §2: the nodes NVIDIA's validator misses, each a finding naming the node.
+TEST(ProbeDevices, NodesTheValidatorMissesAreFindingsNamingThem) {
+  std::string imex = kdktest::fixtureDir("h100-imex");
+  EXPECT_EQ(missingFindingsNaming(imex, {{"NVIDIA_IMEX_CHANNELS", "0"}}, "/dev/nvidia-caps-imex-channels/channel0"), 0);
+  EXPECT_EQ(missingFindingsNaming(imex, {{"NVIDIA_IMEX_CHANNELS", "0,1"}}, "/dev/nvidia-caps-imex-channels/channel1"),
+            1);
+  EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("h100-550-open"), {{"NVIDIA_IMEX_CHANNELS", "all"}},
+                                  "/dev/nvidia-caps-imex-channels"),
+            1);
+  EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("h100-550-open"), {{"NVIDIA_VISIBLE_DEVICES", "0:1"}},
+                                  "/dev/nvidia-caps"),
+            1);
+  EXPECT_EQ(
+      missingFindingsNaming(kdktest::fixtureDir("a100-mig"), {{"NVIDIA_VISIBLE_DEVICES", "0:1"}}, "/dev/nvidia-caps"),
+      0);
+  EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("no-uvm"), {}, "/dev/nvidia-uvm"), 1);
+}

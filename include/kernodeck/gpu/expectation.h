@@ -8,9 +8,17 @@
 #include <string_view>
 #include <vector>
 
+#include "kernodeck/gpu/cuda_fwd_note.h"
 #include "kernodeck/util/result.h"
 
 namespace kernodeck::gpu {
+
+// A forward-compatibility libcuda.so of the image and its .note.cuda.fwd_compatibility.
+struct CompatLibraryNote {
+  std::string path;    // "/usr/local/cuda-13.1/compat/libcuda.so.590.44.01"
+  std::string driver;  // the driver version of its name: "590.44.01"
+  FwdCompatNote note;
+};
 
 struct Expectation {
   std::string accelerator;  // "cuda", "rocm", "cpu" or empty
@@ -18,10 +26,13 @@ struct Expectation {
   std::string torchVersion;  // "2.1.0+cu121"
   std::string torchCuda;     // CUDA the torch build targets ("12.1"), empty for CPU/ROCm builds
   std::string torchHip;
-  std::string cudaRuntime;                        // nvidia-cuda-runtime wheel or toolkit version
-  std::vector<std::string> compatDriverBranches;  // cuda-compat libraries in the image
-  std::vector<std::string> nvidiaRequire;         // NVIDIA_REQUIRE_* values
-  std::vector<std::string> torchArchList;         // "sm_80", "sm_90" when known
+  std::string cudaRuntime;  // nvidia-cuda-runtime wheel or toolkit version
+  // Host driver branches the image's cuda-compat libraries support: their notes' `driver` lists
+  // (a library whose note could not be read counts its own branch, from its name).
+  std::vector<std::string> compatDriverBranches;
+  std::vector<CompatLibraryNote> compatLibraries;  // the libraries whose note was read
+  std::vector<std::string> nvidiaRequire;          // NVIDIA_REQUIRE_* values
+  std::vector<std::string> torchArchList;          // "sm_80", "sm_90" when known
 
   nlohmann::json toJson() const;
 };

@@ -33,6 +33,10 @@ struct CommandLine {
 // --timeout-ms): the one list the parser, the policy scan and the config commands share.
 bool takesValue(std::string_view name);
 
+// Whether ARG is an OCI hook stage name (prestart, createRuntime, createContainer, startContainer,
+// poststart, poststop): the only positional argument the hook takes.
+bool isStage(std::string_view arg);
+
 // One argument split as a flag: "--name=value" gives {"--name", "value", true}; anything else
 // {arg, "", false}.
 struct FlagParts {

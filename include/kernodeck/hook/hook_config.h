@@ -19,6 +19,10 @@ namespace kernodeck::hook {
 // (container-device-interface 0.5) read; hooks exist since 0.3.
 inline constexpr const char* kCdiVersion = "0.5.0";
 
+// argv[0] of every hook entry we write: the marker by which a later install finds (and replaces)
+// our entry whatever its path says.
+inline constexpr const char* kHookMarker = "kernodeck-hook";
+
 struct HookEntry {
   std::string path = "/usr/local/bin/kernodeck-hook";
   std::vector<std::string> args;  // argv, argv[0] included, the stage last
@@ -29,7 +33,8 @@ struct HookEntry {
 // with parseCommandLine; --log defaults to /var/log/kernodeck/hook.log; stage createRuntime.
 Result<HookEntry> makeHookEntry(const std::string& binary, const std::vector<std::string>& hookFlags);
 
-// Whether an entry of a hook list is kernodeck-hook's (its path's last component).
+// Whether an entry of a hook list is kernodeck-hook's: argv[0] is kHookMarker, or the path's last
+// component is kernodeck-hook.
 bool isKernodeckHook(const nlohmann::ordered_json& hook);
 
 // An OCI hooks.d file (podman, CRI-O): createRuntime, always.
@@ -46,7 +51,7 @@ Status validateCdiSpec(const nlohmann::ordered_json& spec);
 
 // `spec` with the hook in its top-level containerEdits.hooks, so that every device of the spec
 // (every GPU of NVIDIA's nvidia.com/gpu spec) runs it: an earlier kernodeck-hook entry is
-// replaced, every other hook kept in order. Validated before and after.
+// replaced in place, every other hook kept in order. Validated before and after.
 Result<nlohmann::ordered_json> addHookToCdiSpec(nlohmann::ordered_json spec, const HookEntry& e);
 
 // A runc/crun config.json with the hook appended to hooks.createRuntime: every other hook

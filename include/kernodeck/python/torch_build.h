@@ -28,12 +28,19 @@ struct CudaBuild {
   std::string torchLocation;                        // package directory of the torch found
   std::map<std::string, std::string> nvidiaWheels;  // "nvidia-cuda-runtime-cu12" -> "12.1.105"
   std::string toolkit;                              // /usr/local/cuda*/version.json
-  std::vector<std::string> compatDriverBranches;    // from compat/libcuda.so.<driver>
+  // Host driver branches the cuda-compat libraries support: their .note.cuda.fwd_compatibility
+  // `driver` lists; the branch of the name (compat/libcuda.so.<driver>) only for a library whose
+  // content was not read (an audit captures up to kMaxCompatLibraryBytes).
+  std::vector<std::string> compatDriverBranches;
+  std::vector<gpu::CompatLibraryNote> compatLibraries;  // the libraries whose note was read
   std::string envCudaVersion, envRequireCuda;
   std::vector<std::string> inconsistencies;  // plain sentences
 
   gpu::Expectation expectation(const std::string& imageDigest) const;
 };
+
+// The largest cuda-compat libcuda.so whose note is read (a real one is about 30 to 90 MiB).
+inline constexpr uint64_t kMaxCompatLibraryBytes = uint64_t(256) << 20;
 
 CudaBuild readCudaBuild(const oci::FsView& view, const std::vector<PythonEnv>& envs,
                         const std::map<std::string, std::string>& env);
