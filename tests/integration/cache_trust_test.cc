@@ -152,7 +152,7 @@ TEST_F(CacheTrust, AnUnsignedForgedScanDoesNotMakeASignedPass) {
   EXPECT_EQ(r.code, 1) << r.err;
   json rep = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(rep.is_object()) << r.out << r.err;
-  EXPECT_EQ(rep["verdict"], "fail");
+  EXPECT_EQ(rep["summary"]["verdict"], "fail");
   EXPECT_GE(countFindings(rep, "layer.path.unsafe"), 1);
   ASSERT_EQ(countFindings(rep, "cache.shared.ignored"), 1) << rep["findings"].dump();
   for (const auto& f : rep["findings"])
@@ -161,7 +161,7 @@ TEST_F(CacheTrust, AnUnsignedForgedScanDoesNotMakeASignedPass) {
       EXPECT_NE(f["message"].get<std::string>().find(cacheRepo + ":" + registry::scanTag(layer_->digest)),
                 std::string::npos)
           << f.dump();
-      EXPECT_EQ(f["evidence"]["reason"], "not signed");
+      EXPECT_EQ(f["reason"], "not signed");
     }
   expectNoVerifiedPass();
 }
@@ -185,13 +185,13 @@ TEST_F(CacheTrust, AScanSignedByAnotherKeyOrUnderOtherOptionsIsIgnored) {
     EXPECT_EQ(r.code, 1) << r.err;
     json rep = json::parse(r.out, nullptr, false);
     ASSERT_TRUE(rep.is_object()) << r.out << r.err;
-    EXPECT_EQ(rep["verdict"], "fail");
+    EXPECT_EQ(rep["summary"]["verdict"], "fail");
     EXPECT_GE(countFindings(rep, "layer.path.unsafe"), 1);
     EXPECT_EQ(layerGets(), before + 1);  // analysed here
     ASSERT_EQ(countFindings(rep, "cache.shared.ignored"), 1);
     for (const auto& f : rep["findings"])
       if (f["code"] == "cache.shared.ignored") {
-        EXPECT_EQ(f["evidence"]["reason"].get<std::string>().rfind(c.reason, 0), 0u) << f.dump();
+        EXPECT_EQ(f["reason"].get<std::string>().rfind(c.reason, 0), 0u) << f.dump();
       }
     expectNoVerifiedPass();
   }

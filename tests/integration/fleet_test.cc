@@ -295,7 +295,7 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   EXPECT_EQ(fourth.code, 0) << fourth.err;
   // The same findings, and one cache.shared.ignored (info) for each entry ignored.
   json r3 = json::parse(third.out), r4 = json::parse(fourth.out);
-  EXPECT_EQ(r4["verdict"], r3["verdict"]);
+  EXPECT_EQ(r4["summary"]["verdict"], r3["summary"]["verdict"]);
   EXPECT_EQ(countFindings(r4, "cache.shared.ignored"), 2);
   EXPECT_EQ(countFindings(r3, "cache.shared.ignored"), 0);
   EXPECT_EQ(r4["findings"].size(), r3["findings"].size() + 2);
