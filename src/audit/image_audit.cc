@@ -437,6 +437,14 @@ class Pipeline {
                    r_.add("layer.mediatype.unknown", Severity::Warning,
                           "layer media type '" + d.mediaType + "' is not a known layer type", {{"layer", layerName}});
                  if (!d.digest.verifiable()) unverifiable(d, "layer " + layerName);
+                 if (!read.sharedIgnored.empty())
+                   r_.add("cache.shared.ignored", Severity::Info,
+                          "the shared result " + read.sharedEntry + " of layer " + layerName + " was ignored (" +
+                              read.sharedIgnored + "); the layer was analysed here",
+                          {{"layer", layerName},
+                           {"digest", d.digest.str()},
+                           {"entry", read.sharedEntry},
+                           {"reason", read.sharedIgnored}});
                  if (read.openError) {
                    r_.add("blob.missing", Severity::Error, read.openError->message,
                           {{"layer", layerName}, {"digest", d.digest.str()}});
@@ -482,9 +490,10 @@ class Pipeline {
                  layers.push_back(lj);  // the view holds what is needed now: readLayers drops the scan
                });
     r_.section("layers") = layers;
-    view->setHashFiller([source = source_, descs = manifest_.layers](int layer, const std::set<std::string>& paths) {
-      return rehashLayer(*source, descs.at(static_cast<size_t>(layer)), paths);
-    });
+    view->setHashFiller(
+        [source = source_, descs = manifest_.layers, so](int layer, const std::set<std::string>& paths) {
+          return rehashLayer(*source, descs.at(static_cast<size_t>(layer)), so, paths);
+        });
     json fs = {{"entries", view->size()}};
     r_.section("filesystem") = fs;
     out_.view = std::move(view);
@@ -578,6 +587,9 @@ oci::ScanOptions layerScanOptions(const AuditOptions& opts) {
     so.hashes = [](const std::string&) { return unsigned(oci::kHashSha256 | oci::kHashMd5); };
   else
     so.hashes = packagesHashPolicy;
+  // The capture and hash policies are fixed by the analysis version; the name tells them apart.
+  so.policy = std::string("audit; hashes: ") + (opts.sharedScans ? "sha256+md5 of every file" : "by place") +
+              (opts.capture ? "; captures: the caller's too" : "");
   return so;
 }
 

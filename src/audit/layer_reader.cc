@@ -14,6 +14,13 @@
 
 namespace kernodeck::audit {
 
+oci::ScanOptions layerWalkOptions(const oci::ScanOptions& so, const oci::Descriptor& d) {
+  oci::ScanOptions mine = so;
+  mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
+  mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
+  return mine;
+}
+
 void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& layers, const oci::ScanOptions& so,
                 unsigned workers, oci::SharedScanStore* shared,
                 const std::function<void(size_t index, LayerRead& read)>& use) {
@@ -26,31 +33,33 @@ void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& la
   workers = std::max(1u, workers);
   auto read = [&](size_t i) {
     const oci::Descriptor& d = layers[i];
+    oci::ScanOptions mine = layerWalkOptions(so, d);
     LayerRead r;
-    if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest);
+    if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest, mine);
         cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
       r.scan = std::move(*cached);
       return r;
     }
-    if (auto found = shared ? shared->load(d) : std::nullopt) {
-      oci::storeScan(source.scanCacheDir(), d.digest, *found);
-      r.scan = std::move(*found);
-      return r;
+    if (shared) {
+      oci::SharedScan found = shared->load(d, mine);
+      if (found.scan) {
+        r.scan = std::move(found.scan);
+        return r;
+      }
+      r.sharedEntry = std::move(found.entry);
+      r.sharedIgnored = std::move(found.ignored);
     }
     auto stream = source.openBlob(d);
     if (!stream.ok()) {
       r.openError = stream.error();
       return r;
     }
-    oci::ScanOptions mine = so;
-    mine.digestAlgorithm = d.digest.verifiable() ? d.digest.algorithm : "sha256";
-    mine.hashOnly = oci::encryptedLayer(d.mediaType);  // not a tar until decrypted
     r.scan = oci::scanLayer(**stream, mine);
     // Only a complete scan of bytes that matched their digest is worth keeping.
     if (!r.scan->error && r.scan->digestHex == d.digest.encoded &&
         static_cast<int64_t>(r.scan->compressedSize) == d.size) {
-      oci::storeScan(source.scanCacheDir(), d.digest, *r.scan);
-      if (shared) shared->store(d, *r.scan);
+      oci::storeScan(source.scanCacheDir(), d.digest, *r.scan, mine);
+      if (shared) shared->store(d, mine, *r.scan);
     }
     return r;
   };
@@ -94,6 +103,7 @@ void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& la
 }
 
 std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource& source, const oci::Descriptor& d,
+                                                                const oci::ScanOptions& walk,
                                                                 const std::set<std::string>& paths) {
   std::map<std::string, oci::LayeredView::FileHashes> out;
   auto stream = source.openBlob(d);
@@ -107,47 +117,45 @@ std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource
   if (scan.error || scan.digestHex != d.digest.encoded) return out;  // not the bytes the walk read
   for (const auto& e : scan.entries)
     if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256, e.md5, e.sha1};
-  if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest)) {
+  oci::ScanOptions kept = layerWalkOptions(walk, d);
+  if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest, kept)) {
     for (auto& e : cached->entries)
       if (auto it = out.find(e.path); it != out.end() && e.kind == oci::EntryKind::File) {
         e.sha256 = it->second.sha256;
         e.md5 = it->second.md5;
         e.sha1 = it->second.sha1;
       }
-    oci::storeScan(source.scanCacheDir(), d.digest, *cached);
+    oci::storeScan(source.scanCacheDir(), d.digest, *cached, kept);
   }
   return out;
 }
 
 // Declared in image_audit.h, beside the audit whose walk it does ahead of time.
 Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor& layer, const AuditOptions& opts) {
-  std::string dir = opts.registry.noCache
-                        ? ""
-                        : (opts.registry.cacheDir.empty() ? registry::defaultCacheDir() : opts.registry.cacheDir);
-  if (auto cached = oci::loadScan(dir, layer.digest);
+  KDK_TRY_ASSIGN(std::string dir, registry::openCacheDir(opts.registry));
+  oci::ScanOptions so = layerWalkOptions(layerScanOptions(opts), layer);
+  if (auto cached = oci::loadScan(dir, layer.digest, so);
       cached && static_cast<int64_t>(cached->compressedSize) == layer.size) {
-    if (opts.sharedScans && !opts.sharedScans->load(layer)) {
-      opts.sharedScans->store(layer, *cached);
-      if (!opts.sharedScans->has(layer))
+    if (opts.sharedScans && !opts.sharedScans->has(layer, so)) {
+      opts.sharedScans->store(layer, so, *cached);
+      if (!opts.sharedScans->has(layer, so))
         return Error::Io("layer " + layer.digest.str() + ": its result could not be shared");
     }
     return true;
   }
-  if (opts.sharedScans && opts.sharedScans->load(layer)) return true;
+  if (opts.sharedScans && opts.sharedScans->has(layer, so)) return true;
   registry::Client client(repo, opts.registry);
   KDK_TRY_ASSIGN(auto stream, client.blob(layer));
-  oci::ScanOptions so = layerScanOptions(opts);
-  so.digestAlgorithm = layer.digest.algorithm;
   oci::LayerScan scan = oci::scanLayer(*stream, so);
   std::string what = repo.registry + "/" + repo.repository + "@" + layer.digest.str();
   if (scan.error) return Error{scan.error->code, "layer " + what + ": " + scan.error->message};
   if (scan.digestHex != layer.digest.encoded || static_cast<int64_t>(scan.compressedSize) != layer.size)
     return Error::Corrupt("layer " + what + ": the bytes do not match the descriptor");
-  oci::storeScan(dir, layer.digest, scan);
+  oci::storeScan(dir, layer.digest, scan, so);
   if (opts.sharedScans) {
-    opts.sharedScans->store(layer, scan);
+    opts.sharedScans->store(layer, so, scan);
     // Others wait for this result: not being able to share it is a failure here, to be retried.
-    if (!opts.sharedScans->has(layer)) return Error::Io("layer " + what + ": its result could not be shared");
+    if (!opts.sharedScans->has(layer, so)) return Error::Io("layer " + what + ": its result could not be shared");
   }
   return false;
 }

@@ -48,13 +48,18 @@ int runAudit(const std::vector<std::string>& args) {
   // Fleet and attestation options (reports attached to the image, shared layer results).
   bool attach = false;
   std::string signKey, cacheRepo;
+  std::vector<std::string> cacheKeys;
   opts.add_options()(
       "cache-repo", po::value(&cacheRepo),
-      "registry: share layer walk results through this REGISTRY/REPOSITORY (read before walking, pushed after)")(
+      "registry: share layer walk results through this REGISTRY/REPOSITORY (read before walking; pushed after, "
+      "signed, with --sign-key)")("cache-key", po::value(&cacheKeys)->composing(),
+                                  "with --cache-repo: trust shared results signed by this PEM key (repeatable; "
+                                  "--sign-key's is trusted too); others are ignored and the layer walked here")(
       "attach", po::bool_switch(&attach),
       "push the report to the image's repository as an OCI artifact whose subject is the audited manifest")(
       "sign-key", po::value(&signKey),
-      "with --attach: sign the report (DSSE, in-toto Statement) with this PEM key (ECDSA P-256 or Ed25519)");
+      "sign the report --attach pushes (DSSE, in-toto Statement) and the layer results --cache-repo shares with this "
+      "PEM key (ECDSA P-256 or Ed25519)");
   std::vector<std::string> images;
   if (int rc = parseOptions("audit", args, opts, &images); rc >= 0) return rc;
   if (help) return printHelp(opts);
@@ -81,8 +86,8 @@ int runAudit(const std::vector<std::string>& args) {
   ao.registry = ro;
   ao.reuseResults = !reanalyze;
   std::optional<attest::Key> key;
-  if (!signKey.empty() && !attach)
-    return usageError("audit", "--sign-key signs the report --attach pushes; give --attach too");
+  if (!signKey.empty() && !attach && cacheRepo.empty())
+    return usageError("audit", "--sign-key signs what --attach or --cache-repo pushes; give one of them too");
   if (!signKey.empty()) {
     auto k = attest::Key::fromFile(signKey);
     if (!k.ok() || !k->isPrivate())
@@ -90,8 +95,23 @@ int runAudit(const std::vector<std::string>& args) {
                         "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
     key = std::move(*k);
   }
+  std::vector<attest::Key> trusted;  // --cache-key; outlives the store, which holds pointers
+  if (!cacheKeys.empty() && cacheRepo.empty()) return usageError("audit", "--cache-key is for --cache-repo");
+  for (const auto& f : cacheKeys) {
+    auto k = attest::Key::fromFile(f);
+    if (!k.ok()) return usageError("audit", "--cache-key: " + k.error().message);
+    trusted.push_back(std::move(*k));
+  }
   if (!cacheRepo.empty()) {
-    auto store = registry::openRegistryScanStore(cacheRepo, ro);
+    if (trusted.empty() && !key)
+      return usageError("audit",
+                        "--cache-repo needs --cache-key PUB (the key that signs the shared results) or "
+                        "--sign-key; unsigned results are never used");
+    registry::ScanTrust trust;
+    for (const auto& k : trusted) trust.trusted.push_back(&k);
+    if (key) trust.trusted.push_back(&*key);
+    trust.signer = key ? &*key : nullptr;
+    auto store = registry::openRegistryScanStore(cacheRepo, ro, trust);
     if (!store.ok()) return usageError("audit", store.error().message);
     ao.sharedScans = *store;
   }

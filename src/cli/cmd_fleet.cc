@@ -84,6 +84,7 @@ int runPlan(const std::vector<std::string>& args) {
 int runWorker(const std::vector<std::string>& args) {
   po::options_description opts("usage: kernodeck fleet run --plan FILE [--shard I] [options]\n\noptions");
   std::string planFile, signKey, output;
+  std::vector<std::string> cacheKeys;
   int shard = -1;
   double wait = 600;
   bool help = false, redo = false;
@@ -91,7 +92,11 @@ int runWorker(const std::vector<std::string>& args) {
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("plan", po::value(&planFile),
                                                                          "the plan written by 'fleet plan'")(
       "shard", po::value(&shard), "this worker's shard (default: $JOB_COMPLETION_INDEX)")(
-      "sign-key", po::value(&signKey), "sign the attached reports with this PEM key (ECDSA P-256 or Ed25519)")(
+      "sign-key", po::value(&signKey),
+      "sign the layer results it shares and the reports it attaches with this PEM key (ECDSA P-256 or Ed25519; "
+      "required); shared results signed by it are trusted")(
+      "cache-key", po::value(&cacheKeys)->composing(),
+      "also trust shared layer results signed by this PEM key (repeatable)")(
       "wait", po::value(&wait), "seconds to wait for layers other shards own before walking them here (default 600)")(
       "redo", po::bool_switch(&redo), "audit again images that already have a good report")(
       "output,o", po::value(&output), "write the worker's JSON outcome to FILE instead of stdout");
@@ -112,15 +117,24 @@ int runWorker(const std::vector<std::string>& args) {
   if (shard >= plan->shards)
     return usageError(
         "fleet run", "shard " + std::to_string(shard) + " is not in the plan's 0.." + std::to_string(plan->shards - 1));
+  // Workers share layer results only signed (an unsigned one counts for no reader): no key, no fleet.
+  if (signKey.empty())
+    return usageError("fleet run",
+                      "--sign-key KEY is required: the layer results it shares and its reports are signed");
   std::optional<attest::Key> key;
-  if (!signKey.empty()) {
-    auto k = attest::Key::fromFile(signKey);
-    if (!k.ok() || !k->isPrivate())
-      return usageError("fleet run",
-                        "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
-    key = std::move(*k);
+  auto k = attest::Key::fromFile(signKey);
+  if (!k.ok() || !k->isPrivate())
+    return usageError("fleet run",
+                      "--sign-key: " + (k.ok() ? std::string("a private key is needed to sign") : k.error().message));
+  key = std::move(*k);
+  std::vector<attest::Key> trusted;
+  for (const auto& f : cacheKeys) {
+    auto c = attest::Key::fromFile(f);
+    if (!c.ok()) return usageError("fleet run", "--cache-key: " + c.error().message);
+    trusted.push_back(std::move(*c));
   }
-  fleet::RunOptions ro{shard, rf.options, key ? &*key : nullptr, wait, redo};
+  fleet::RunOptions ro{shard, rf.options, &*key, wait, redo, {}};
+  for (const auto& c : trusted) ro.cacheKeys.push_back(&c);
   fleet::RunOutcome out = fleet::runShard(*plan, ro);
   json j = out.toJson();
   j["shard"] = shard;

@@ -12,8 +12,9 @@ void RegistryFlags::add(po::options_description& opts, bool transfers) {
       "authfile", po::value(&authfile),
       "registry: credentials file read first (auth.json or docker config.json format)")(
       "cache-dir", po::value(&options.cacheDir),
-      "registry: blob and layer-result cache (default $XDG_CACHE_HOME/kernodeck)")(
-      "no-cache", po::bool_switch(&noCache), "registry: neither read nor write the local cache")(
+      "registry: blob and layer-result cache, a directory of yours with mode 0700 (default "
+      "$XDG_CACHE_HOME/kernodeck, else $HOME/.cache/kernodeck)")("no-cache", po::bool_switch(&noCache),
+                                                                 "registry: neither read nor write the local cache")(
       "retries", po::value(&options.retries), "registry: retries of a failed request (default 4)")(
       "timeout", po::value(&options.connectTimeoutS), "registry: connect timeout in seconds (default 10)");
   if (transfers)

@@ -7,6 +7,7 @@
 
 #include "kernodeck/attest/attached_report.h"
 #include "kernodeck/audit/image_audit.h"
+#include "kernodeck/audit/layer_reader.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/registry/scan_store.h"
@@ -50,7 +51,9 @@ RunOutcome runShard(const Plan& plan, const RunOptions& opts) {
   ao.registry = opts.registry;
   if (!plan.platform.empty())
     if (auto p = oci::parsePlatform(plan.platform); p.ok()) ao.platform = *p;
-  auto store = registry::openRegistryScanStore(plan.cacheRepo, opts.registry);
+  registry::ScanTrust trust{opts.cacheKeys, opts.signKey};
+  if (opts.signKey) trust.trusted.push_back(opts.signKey);
+  auto store = registry::openRegistryScanStore(plan.cacheRepo, opts.registry, trust);
   if (!store.ok()) {
     out.layersFailed++;
     out.log.push_back({{"error", store.error().message}});
@@ -90,11 +93,13 @@ RunOutcome runShard(const Plan& plan, const RunOptions& opts) {
       continue;
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts.waitSeconds);
+    oci::ScanOptions so = audit::layerScanOptions(ao);
     for (const auto& l : plan.layers) {
       bool used = false;
       for (const auto& d : img.layers) used = used || d == l.desc.digest;
       if (!used || l.shard == opts.shard) continue;
-      while (!ao.sharedScans->has(l.desc) && std::chrono::steady_clock::now() < deadline)
+      while (!ao.sharedScans->has(l.desc, audit::layerWalkOptions(so, l.desc)) &&
+             std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     audit::AuditResult res = audit::auditImage(img.ref(), ao);

@@ -20,11 +20,14 @@ namespace {
 // this is several times faster than JSON for the tens of thousands of entries of a layer.
 // Format 2: hardlink targets as written, names cleaned as containerd cleans them, suspicious entries.
 // Format 3: the sha1 column (apk's checksums, filled in by a second read of the layer).
-constexpr int kScanFormat = 3;
+// Format 4: keyed by the scan's options too; no shared result copied in unverified (issue 25), so
+// entries an older Kernodeck took from a shared store unchecked are not read.
+constexpr int kScanFormat = 4;
 
-std::string pathFor(const std::string& dir, const Digest& d) {
+std::string pathFor(const std::string& dir, const Digest& d, const ScanOptions& opts) {
+  std::string options = util::sha256Hex(scanOptionsJson(opts).dump()).substr(0, 16);
   return dir + "/layers/" + d.algorithm + "/" + d.encoded + ".v" + std::to_string(kAnalysisVersion) + "." +
-         std::to_string(kScanFormat) + ".tsv";
+         std::to_string(kScanFormat) + "." + options + ".tsv";
 }
 
 void escapeInto(std::string& out, std::string_view s) {
@@ -56,9 +59,16 @@ std::string unescape(std::string_view s) {
 
 }  // namespace
 
-std::optional<LayerScan> loadScan(const std::string& dir, const Digest& d) {
+nlohmann::json scanOptionsJson(const ScanOptions& opts) {
+  return {{"policy", opts.policy},
+          {"hash_only", opts.hashOnly},
+          {"max_entry_bytes", opts.maxEntryBytes},
+          {"scan_format", kScanFormat}};
+}
+
+std::optional<LayerScan> loadScan(const std::string& dir, const Digest& d, const ScanOptions& opts) {
   if (dir.empty() || !d.verifiable()) return std::nullopt;
-  auto text = util::readFileLimited(pathFor(dir, d), 1ull << 30);
+  auto text = util::readFileLimited(pathFor(dir, d, opts), 1ull << 30);
   if (!text.ok()) return std::nullopt;
   return decodeScan(*text, d);
 }
@@ -118,12 +128,12 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
   }
 }
 
-void storeScan(const std::string& dir, const Digest& d, const LayerScan& s) {
+void storeScan(const std::string& dir, const Digest& d, const LayerScan& s, const ScanOptions& opts) {
   if (dir.empty() || !d.verifiable() || s.error) return;
   std::string out = encodeScan(d, s);
   util::makeDirs(dir + "/layers/" + d.algorithm);
   // Not synced: loadScan() refuses a torn entry (the header counts the lines, each ends in '\n').
-  (void)util::writeFileAtomic(pathFor(dir, d), out, false);
+  (void)util::writeFileAtomic(pathFor(dir, d, opts), out, false);
 }
 
 std::string encodeScan(const Digest& d, const LayerScan& s) {

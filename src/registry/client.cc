@@ -21,6 +21,7 @@
 
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/private_dir.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 
@@ -29,9 +30,21 @@ namespace kernodeck::registry {
 using nlohmann::json;
 
 std::string defaultCacheDir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kernodeck";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kernodeck";
-  return "/tmp/kernodeck-cache";
+  // The XDG base directory spec: a relative value is invalid and ignored.
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/kernodeck";
+  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/kernodeck";
+  return {};  // never a shared /tmp path: anyone could plant entries there
+}
+
+Result<std::string> openCacheDir(const ClientOptions& o) {
+  if (o.noCache) return std::string();
+  std::string dir = o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir;
+  if (dir.empty())
+    return Error::Invalid(
+        "no cache directory: neither $XDG_CACHE_HOME nor $HOME is set; give --cache-dir DIR (a directory of your own, "
+        "mode 0700) or --no-cache");
+  KDK_TRY_STATUS(util::openPrivateDir(dir, "cache directory"));
+  return dir;
 }
 
 namespace {
@@ -730,7 +743,7 @@ class FileStream : public oci::ByteStream {
 Result<std::unique_ptr<oci::ByteStream>> Client::blob(const oci::Descriptor& d) {
   if (!d.digest.verifiable())
     return Error::Unsupported("blob " + d.digest.str() + " uses an algorithm Kernodeck cannot verify");
-  std::string cacheRoot = impl_->o.noCache ? "" : (impl_->o.cacheDir.empty() ? defaultCacheDir() : impl_->o.cacheDir);
+  KDK_TRY_ASSIGN(std::string cacheRoot, openCacheDir(impl_->o));
   std::string cachePath, tmpDir;
   if (!cacheRoot.empty()) {
     std::string dir = cacheRoot + "/blobs/" + d.digest.algorithm;
@@ -751,10 +764,10 @@ namespace {
 
 class RegistrySource : public oci::ImageSource {
  public:
-  RegistrySource(const Reference& ref, const ClientOptions& o)
-      : client_(ref, o), cacheDir_(o.noCache ? "" : (o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir)) {}
+  RegistrySource(const Reference& ref, const ClientOptions& o) : client_(ref, o), cacheDir_(openCacheDir(o)) {}
 
   Result<oci::Descriptor> resolve() override {
+    if (!cacheDir_.ok()) return cacheDir_.error();  // refused before anything is read from it
     const Reference& ref = client_.reference();
     std::string what = ref.digest ? ref.digest->str() : ref.tag;
     KDK_TRY_ASSIGN(Manifest m, client_.manifest(what));
@@ -785,11 +798,11 @@ class RegistrySource : public oci::ImageSource {
   std::string tag() const override {
     return client_.reference().tagGiven || !client_.reference().digest ? client_.reference().tag : "";
   }
-  std::string scanCacheDir() const override { return cacheDir_; }
+  std::string scanCacheDir() const override { return cacheDir_.ok() ? *cacheDir_ : std::string(); }
 
  private:
   Client client_;
-  std::string cacheDir_;
+  Result<std::string> cacheDir_;  // checked once more by each blob read
   std::map<std::string, std::string> manifests_;
 };
 

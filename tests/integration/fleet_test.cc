@@ -252,14 +252,17 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   std::vector<std::string> layers;
   for (const auto& l : m["layers"]) layers.push_back(l["digest"]);
   std::string repo = reg_->host() + "/kernodeck/cache-entries";
+  // Each audit trusts and signs with the fleet's key (Ed25519: the same entry, the same bytes).
+  std::string sign = " --sign-key " + *dir_ + "/sign.pem ";
   auto audit = [&](const std::string& extra = "") {
-    return run(K + " audit --json --cache-repo " + repo + " --cache-dir " + tempDir("entries") + " " + extra + image);
+    return run(K + " audit --json --cache-repo " + repo + sign + " --cache-dir " + tempDir("entries") + " " + extra +
+               image);
   };
   auto gets = [&](const std::string& d) { return countRequests(reg_->log(), "GET", "/blobs/" + d); };
   // Two audits at once, each with an empty local cache: both push every layer; same bytes.
   std::string logs = tempDir("entrylogs");
-  run("(" + K + " audit --cache-repo " + repo + " --cache-dir " + tempDir("e1") + " " + image + " > " + logs +
-      "/a 2>&1; echo $? > " + logs + "/a.rc) & (" + K + " audit --cache-repo " + repo + " --cache-dir " +
+  run("(" + K + " audit --cache-repo " + repo + sign + " --cache-dir " + tempDir("e1") + " " + image + " > " + logs +
+      "/a 2>&1; echo $? > " + logs + "/a.rc) & (" + K + " audit --cache-repo " + repo + sign + " --cache-dir " +
       tempDir("e2") + " " + image + " > " + logs + "/b 2>&1; echo $? > " + logs + "/b.rc) & wait");
   EXPECT_EQ(readFile(logs + "/a.rc"), "0\n") << readFile(logs + "/a");
   EXPECT_EQ(readFile(logs + "/b.rc"), "0\n") << readFile(logs + "/b");
@@ -277,7 +280,7 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   EXPECT_EQ(third.code, 0) << third.err;
   for (const auto& l : layers) EXPECT_EQ(gets(l), before[l]) << "fetched again: " << l;
 
-  // Foreign: layer 0's entry holds layer 1's result. Damaged: layer 2's entry is torn.
+  // Foreign: layer 0's entry holds layer 1's result. Damaged: layer 2's entry is torn (and unsigned).
   auto foreign = c.manifest(registry::scanTag(*oci::parseDigest(layers[1])));
   ASSERT_TRUE(foreign.ok());
   ASSERT_TRUE(
@@ -290,7 +293,12 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   for (const auto& l : layers) before[l] = gets(l);
   RunResult fourth = audit();
   EXPECT_EQ(fourth.code, 0) << fourth.err;
-  EXPECT_EQ(json::parse(fourth.out)["summary"], json::parse(third.out)["summary"]);
+  // The same findings, and one cache.shared.ignored (info) for each entry ignored.
+  json r3 = json::parse(third.out), r4 = json::parse(fourth.out);
+  EXPECT_EQ(r4["summary"]["verdict"], r3["summary"]["verdict"]);
+  EXPECT_EQ(countFindings(r4, "cache.shared.ignored"), 2);
+  EXPECT_EQ(countFindings(r3, "cache.shared.ignored"), 0);
+  EXPECT_EQ(r4["findings"].size(), r3["findings"].size() + 2);
   EXPECT_EQ(gets(layers[0]), before[layers[0]] + 1);  // ignored, walked, replaced
   EXPECT_EQ(gets(layers[1]), before[layers[1]]);
   EXPECT_EQ(gets(layers[2]), before[layers[2]] + 1);

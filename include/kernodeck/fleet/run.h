@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernodeck/attest/dsse.h"
 #include "kernodeck/fleet/plan.h"
@@ -23,6 +24,9 @@ struct RunOptions {
   // Seconds to wait for the layers of its images that other shards own before walking one itself.
   double waitSeconds = 600;
   bool redo = false;  // audit and attach again even where a good report exists
+  // Shared layer results count when signed by signKey or one of these (--cache-key); what the
+  // worker shares is signed with signKey, without which it shares nothing.
+  std::vector<const attest::Key*> cacheKeys;
 };
 
 struct RunOutcome {

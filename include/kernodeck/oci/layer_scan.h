@@ -70,6 +70,9 @@ struct ScanOptions {
   bool hashOnly = false;
   // Entries claiming more than this are not hashed and are reported unsafe.
   uint64_t maxEntryBytes = uint64_t(64) << 30;
+  // The name of the capture and hash policies above (functions cannot be compared): a stored
+  // scan is used only by a walk under the same name (scan_cache.h, scanOptionsJson).
+  std::string policy;
 };
 
 // Never fails outright: a read or decompression error is stored in `error` and

@@ -23,7 +23,7 @@ namespace kernodeck::registry {
 struct ClientOptions {
   bool insecure = false;  // plain HTTP and no TLS verification for any registry
   std::string certDir;    // extra CA certificates (*.crt) for TLS
-  std::string cacheDir;   // empty: $XDG_CACHE_HOME/kernodeck or ~/.cache/kernodeck
+  std::string cacheDir;   // empty: defaultCacheDir()
   bool noCache = false;
   int retries = 4;              // attempts after the first
   double retryMaxSeconds = 60;  // total time spent waiting to retry, per request
@@ -33,7 +33,13 @@ struct ClientOptions {
   AuthSources auth;
 };
 
+// $XDG_CACHE_HOME/kernodeck, else $HOME/.cache/kernodeck (absolute values only); empty when
+// neither is set: there is no shared fallback such as /tmp, where anyone could plant entries.
 std::string defaultCacheDir();
+// The local cache directory `opts` name: "" with noCache, else cacheDir or defaultCacheDir(),
+// checked by util::openPrivateDir (the user's own, mode 0700; created so) each time it is
+// opened. Invalid when neither is there; Unsafe, naming the directory, when it is not private.
+Result<std::string> openCacheDir(const ClientOptions& opts);
 
 struct Manifest {
   std::string bytes, mediaType;

@@ -1,5 +1,5 @@
 // See dsse.h. OpenSSL 3 EVP one-shot DigestSign/DigestVerify: SHA-256 for ECDSA, none for Ed25519.
-#include "kernodeck/attest/dsse.h"
+#include "kernodeck/util/dsse.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -12,7 +12,7 @@
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/safe_file.h"
 
-namespace kernodeck::attest {
+namespace kernodeck::util {
 
 using nlohmann::json;
 
@@ -23,8 +23,8 @@ std::string pae(std::string_view type, std::string_view body) {
 
 std::string serializeEnvelope(const Envelope& e) {
   json sigs = json::array();
-  for (const auto& s : e.signatures) sigs.push_back({{"keyid", s.keyid}, {"sig", util::base64Encode(s.sig)}});
-  return json{{"payloadType", e.payloadType}, {"payload", util::base64Encode(e.payload)}, {"signatures", sigs}}.dump();
+  for (const auto& s : e.signatures) sigs.push_back({{"keyid", s.keyid}, {"sig", base64Encode(s.sig)}});
+  return json{{"payloadType", e.payloadType}, {"payload", base64Encode(e.payload)}, {"signatures", sigs}}.dump();
 }
 
 Result<Envelope> parseEnvelope(std::string_view text) {
@@ -35,7 +35,7 @@ Result<Envelope> parseEnvelope(std::string_view text) {
     return Error::Corrupt("not a DSSE envelope: payloadType and payload must be strings");
   Envelope e;
   e.payloadType = j["payloadType"].get<std::string>();
-  if (!util::base64Decode(j["payload"].get<std::string>(), e.payload))
+  if (!base64Decode(j["payload"].get<std::string>(), e.payload))
     return Error::Corrupt("DSSE envelope: the payload is not base64");
   if (j.contains("signatures")) {
     if (!j["signatures"].is_array()) return Error::Corrupt("DSSE envelope: signatures is not an array");
@@ -44,7 +44,7 @@ Result<Envelope> parseEnvelope(std::string_view text) {
         return Error::Corrupt("DSSE envelope: a signature without a \"sig\" string");
       Signature sig;
       if (s.contains("keyid") && s["keyid"].is_string()) sig.keyid = s["keyid"].get<std::string>();
-      if (!util::base64Decode(s["sig"].get<std::string>(), sig.sig))
+      if (!base64Decode(s["sig"].get<std::string>(), sig.sig))
         return Error::Corrupt("DSSE envelope: a signature is not base64");
       e.signatures.push_back(std::move(sig));
     }
@@ -94,13 +94,13 @@ Result<Key> Key::fromPem(std::string_view pem, const std::string& what) {
   unsigned char* der = nullptr;
   int n = i2d_PUBKEY(k.k_->p, &der);
   if (n <= 0) return Error::Invalid(what + ": cannot encode its public key");
-  k.keyid_ = util::sha256Hex(std::string_view(reinterpret_cast<const char*>(der), static_cast<size_t>(n)));
+  k.keyid_ = sha256Hex(std::string_view(reinterpret_cast<const char*>(der), static_cast<size_t>(n)));
   OPENSSL_free(der);
   return k;
 }
 
 Result<Key> Key::fromFile(const std::string& path) {
-  auto text = util::readFileLimited(path, 64 * 1024);
+  auto text = readFileLimited(path, 64 * 1024);
   if (!text.ok()) return Error::Io("key " + path + ": " + text.error().message);
   return fromPem(*text, "key " + path);
 }
@@ -155,4 +155,4 @@ Status verifyEnvelope(const Envelope& e, const Key& key) {
   return Error{"signature", "the signature by key " + key.keyid().substr(0, 16) + " does not verify"};
 }
 
-}  // namespace kernodeck::attest
+}  // namespace kernodeck::util
