@@ -59,7 +59,7 @@ TEST(RecordDossierTrust, SignedManifestIsCheckedAgainstTheKeyAndCatchesARemanife
             0);
   RunResult b =
       run(K + " dossier build --json " + d + " --reference " + proj + "/reference.json --sign-key " + base + "/a.pem");
-  ASSERT_EQ(b.code, 0) << b.err << b.out;
+  ASSERT_EQ(b.code, 3) << b.err << b.out;  // written; no check report, so its verdict is incomplete
   EXPECT_TRUE(exists(d + "/MANIFEST.sha256.dsse"));
   EXPECT_EQ(parsed(b)["signature"]["algorithm"], "ed25519") << b.out;
   // A public key cannot sign.
@@ -130,7 +130,7 @@ TEST(RecordDossierTrust, PathsOutsideTheCodeRootAreNotCarriedAndAChangedInputIsA
   writeFile(proj + "/escape.json", ref.dump(2));
   RunResult allowed = run(K + " dossier build " + base + "/d-allowed --reference " + proj +
                           "/escape.json --input-root " + base + "/outside");
-  EXPECT_EQ(allowed.code, 0) << allowed.err << allowed.out;
+  EXPECT_EQ(allowed.code, 3) << allowed.err << allowed.out;  // written; no check report, so its verdict is incomplete
   EXPECT_EQ(readFile(base + "/d-allowed/inputs/data/corpus"), "not the project's\n");
 
   // The data changed after the reference: an error (exit 1), named.
@@ -142,7 +142,7 @@ TEST(RecordDossierTrust, PathsOutsideTheCodeRootAreNotCarriedAndAChangedInputIsA
 
 TEST(RecordDossierTrust, ReplayOfADossierThatDoesNotVerifyExits1WithVerifysFindings) {
   std::string base = tempDir("dossier-modified"), proj = project(base), d = base + "/dossier";
-  ASSERT_EQ(run(K + " dossier build " + d + " --reference " + proj + "/reference.json").code, 0);
+  ASSERT_EQ(run(K + " dossier build " + d + " --reference " + proj + "/reference.json").code, 3);  // written; no check report, so its verdict is incomplete
   writeFile(d + "/inputs/data/corpus", "changed\n");
   ASSERT_EQ(::unlink((d + "/index.html").c_str()), 0);
   for (std::string flags : {std::string(), " --run --work " + base + "/w"}) {
@@ -168,7 +168,7 @@ TEST(RecordDossierTrust, BuildWithRelativeDossierAndRepoPathsCarriesTheCode) {
                 .code,
             0);
   RunResult b = run("cd " + base + " && " + K + " dossier build --json dossier --reference app/reference.json");
-  EXPECT_EQ(b.code, 0) << b.err << b.out;
+  EXPECT_EQ(b.code, 3) << b.err << b.out;  // written; no check report, so its verdict is incomplete
   EXPECT_EQ(countFindings(parsed(b), "dossier.code.not_carried"), 0) << b.out;
   EXPECT_NE(readFile(base + "/dossier/MANIFEST.sha256").find("  code.tar\n"), std::string::npos);
   EXPECT_FALSE(exists(proj + "/dossier"));  // nothing written into the repository
@@ -176,7 +176,7 @@ TEST(RecordDossierTrust, BuildWithRelativeDossierAndRepoPathsCarriesTheCode) {
 
 TEST(RecordDossierTrust, ThePlanPredictsAMissingInterpreterAndRequirementsPipCannotMeet) {
   std::string base = tempDir("dossier-plan"), proj = project(base), d = base + "/dossier";
-  ASSERT_EQ(run(K + " dossier build " + d + " --reference " + proj + "/reference.json").code, 0);
+  ASSERT_EQ(run(K + " dossier build " + d + " --reference " + proj + "/reference.json").code, 3);  // written; no check report, so its verdict is incomplete
   json good = json::parse(readFile(d + "/reference.json"));
   struct Case {
     const char* what;

@@ -3,6 +3,7 @@
 // dossier's code sees none of the caller's environment and cannot reach the host's network.
 // Each attack is served by a real HTTP server on the host's loopback, with a source
 // distribution whose setup.py and a wheel whose .pth file leave a mark when they run.
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -120,7 +121,8 @@ struct Fixture {
         "requirements.txt --python /usr/bin/python3 --expected expected --ids ids.txt --criterion 'abs<=1e-6' "
         "--why 'float32 on one CPU thread' --host-root /nonexistent -o reference.json && " +
         K + " dossier build " + dossier + " --reference reference.json");
-    if (r.code != 0) {
+    // Written and sealed; with no check report its verdict is incomplete (exit 3).
+    if (r.code != 3 || !std::filesystem::exists(dossier + "/MANIFEST.sha256")) {
       ADD_FAILURE() << r.err << r.out;
       return false;
     }
