@@ -360,7 +360,7 @@ TEST(ImageFormats, ZeroLayerImagesAreAudited) {
 // document is refused before it is parsed, with one line naming it and the limit (issue 25 §6).
 TEST(ImageFormats, DeeplyNestedDocumentsAreRefusedNotACrash) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  for (const std::string& where : {"config", "manifest"}) {
+  for (const std::string where : {"config", "manifest"}) {
     Layout l = makeLayout("deep-" + where);
     if (where == "config") {
       std::string c = l.config().dump();
@@ -388,7 +388,7 @@ TEST(ImageFormats, DeeplyNestedDocumentsAreRefusedNotACrash) {
 // Docker's foreign layers, uncompressed or gzip, are layers as containerd and containers/image
 // define them (images/mediatypes.go): read like any other, no layer.mediatype.unknown (issue 30).
 TEST(ImageFormats, DockerForeignLayersAreKnown) {
-  for (const std::string& compression : {"none", "gzip"}) {
+  for (const std::string compression : {"none", "gzip"}) {
     Layout l = makeLayout("foreign-" + compression, spec("kdk", compression));
     json m = l.manifest();
     m["layers"][0]["mediaType"] = compression == "none" ? "application/vnd.docker.image.rootfs.foreign.diff.tar"
