@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::audit {
@@ -32,6 +33,7 @@ uint64_t condaCaptureLimit(const std::string& p) {
 }
 
 Status parseCondaMeta(std::string_view text, const std::string& prefix, PackageDatabase& db) {
+  KDK_TRY_STATUS(util::checkJsonNesting(text, "conda-meta record"));
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::Invalid("not a JSON object");
   auto str = [&](const nlohmann::json& o, const char* k) {

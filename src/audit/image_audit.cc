@@ -21,6 +21,7 @@
 #include "kernodeck/python/torch_build.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::audit {
@@ -29,6 +30,26 @@ using nlohmann::json;
 using report::Severity;
 
 namespace {
+
+// What one image's view may hold, all layers together (each layer is bounded by ScanOptions too):
+// entries (about 250 bytes each) and the captured files the analysers read.
+constexpr uint64_t kMaxImageEntries = uint64_t(1) << 23;
+constexpr uint64_t kMaxImageCapturedBytes = uint64_t(2) << 30;
+
+// What a DiffID mismatch of a zstd:chunked layer adds: the layer is still refused, as containerd
+// refuses it, but the user learns the likely cause.
+constexpr const char* kZstdChunkedBug =
+    "; the layer is zstd:chunked (its descriptor carries a zstd-chunked manifest annotation): podman 4.3's "
+    "zstd:chunked writer is known to leave out the tar's end padding, so the layer's bytes no longer hash to "
+    "its DiffID (containerd refuses such layers too); push the image again with a newer podman, or gzip";
+
+// A layer descriptor as containers/storage annotates a zstd:chunked layer (io.containers... in
+// podman 4, io.github.containers... later).
+bool zstdChunked(const oci::Descriptor& d) {
+  for (const auto& [k, v] : d.annotations)
+    if (k.find("zstd-chunked.manifest-checksum") != std::string::npos) return true;
+  return false;
+}
 
 uint64_t defaultCapture(const std::string& p) {
   if (p.starts_with("usr/local/cuda") && p.find("/compat/libcuda.so.") != std::string::npos)
@@ -169,6 +190,7 @@ class Pipeline {
   void runArtifact() {
     std::string type = !manifest_.artifactType.empty() ? manifest_.artifactType : manifest_.config.mediaType;
     r_.subject()["artifact_type"] = type;
+    checkTag();  // a tag moves whatever it names
     std::string why = "an OCI artifact (" + type + "), not a container image";
     r_.skipStep("config", why);
     r_.runStep("layers", [&]() -> Status {
@@ -230,10 +252,11 @@ class Pipeline {
   // The image-spec schema of a document, as findings naming the field.
   void checkSchema(const std::string& bytes, const char* code, const oci::Descriptor& d,
                    std::vector<oci::SchemaIssue> (*check)(const json&, std::string_view)) {
+    if (!util::checkJsonNesting(bytes, "").ok()) return;  // the parser reports it
     json j = json::parse(bytes, nullptr, false);
     if (j.is_discarded()) return;  // the parser reports it
     for (const auto& issue : check(j, d.mediaType))
-      r_.add(code, Severity::Error,
+      r_.add(code, issue.warning ? Severity::Warning : Severity::Error,
              (issue.field.empty() ? std::string("document") : issue.field) + ": " + issue.message,
              {{"field", issue.field}, {"digest", d.digest.str()}});
   }
@@ -326,8 +349,13 @@ class Pipeline {
 
   Status readConfig() {
     KDK_TRY_ASSIGN(std::string bytes, readVerified(manifest_.config, "config"));
-    checkSchema(bytes, "config.schema.invalid", manifest_.config,
-                [](const json& j, std::string_view) { return oci::checkConfigSchema(j); });
+    checkSchema(bytes, "config.schema.invalid", manifest_.config, [](const json& j, std::string_view mt) {
+      auto issues = oci::checkConfigSchema(j);
+      // Docker leaves out an empty diff_ids (a zero-layer image), which containerd and podman load.
+      if (mt == oci::media::kDockerConfig)
+        std::erase_if(issues, [](const oci::SchemaIssue& i) { return i.field == "rootfs.diff_ids"; });
+      return issues;
+    });
     auto c = oci::parseConfig(bytes);
     if (!c.ok()) return Error::Invalid("config " + manifest_.config.digest.str() + ": " + c.error().message);
     config_ = *c;
@@ -342,6 +370,11 @@ class Pipeline {
                             std::to_string(manifest_.layers.size()) + " layers");
     describeImage();
     checkTag();
+    if (manifest_.layers.empty())
+      r_.add("image.layers.empty", Severity::Info,
+             "the image has no layers: its filesystem is empty (valid: containerd and podman run it, as they run a "
+             "FROM scratch image with only metadata)",
+             {{"digest", manifest_.config.digest.str()}});
     return {};
   }
 
@@ -420,6 +453,7 @@ class Pipeline {
     bool shareable = opts_.sharedScans && ref_.transport == oci::Transport::Registry;
     json layers = json::array();
     std::optional<Error> firstError;
+    uint64_t captured = 0;  // bytes of files kept in the view, all layers together
     readLayers(*source_, manifest_.layers, so, workers, shareable ? opts_.sharedScans.get() : nullptr,
                [&](size_t i, LayerRead& read) {
                  const oci::Descriptor& d = manifest_.layers[i];
@@ -470,6 +504,16 @@ class Pipeline {
                  for (const auto& u : scan.unsafe)
                    r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
                           {{"layer", layerName}, {"path", u.name}});
+                 for (const auto& e : scan.entries) captured += e.content ? e.content->size() : 0;
+                 if (captured > kMaxImageCapturedBytes || view->size() + scan.entries.size() > kMaxImageEntries) {
+                   if (!firstError)
+                     firstError = Error::Unsupported(
+                         "layer " + layerName + " takes the image past " + std::to_string(kMaxImageEntries) +
+                         " entries or " + util::humanBytes(kMaxImageCapturedBytes) +
+                         " of files to read (package databases, metadata): the view stops before it");
+                   layers.push_back(lj);
+                   return;
+                 }
                  std::vector<oci::UnsafeEntry> refused, suspicious = scan.suspicious;
                  view->apply(scan, static_cast<int>(i), refused, suspicious);
                  for (const auto& u : refused)
@@ -529,7 +573,8 @@ class Pipeline {
     } else if (want.encoded != scan.diffIdHex) {
       ev["kind"] = "diff_id";
       r_.add("blob.digest.mismatch", Severity::Error,
-             "uncompressed layer hashes to sha256:" + scan.diffIdHex + ", but the config's diff_id is " + want.str(),
+             "uncompressed layer hashes to sha256:" + scan.diffIdHex + ", but the config's diff_id is " + want.str() +
+                 (zstdChunked(d) ? std::string(kZstdChunkedBug) : std::string()),
              ev);
     }
   }

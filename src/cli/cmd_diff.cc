@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/report/formats.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/safe_file.h"
 #include "options.h"
 
@@ -46,6 +47,10 @@ int runDiffReports(const std::vector<std::string>& args) {
     if (!text.ok()) {
       std::fprintf(stderr, "kernodeck diff: %s\n", text.error().message.c_str());
       return report::kExitIncomplete;
+    }
+    if (auto deep = util::checkJsonNesting(*text, path); !deep.ok()) {
+      std::fprintf(stderr, "kernodeck diff: %s\n", deep.error().message.c_str());
+      return report::kExitUsage;
     }
     docs[i] = nlohmann::json::parse(*text, nullptr, false);
     if (!docs[i].is_object()) {

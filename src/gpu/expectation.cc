@@ -1,5 +1,6 @@
 #include "kernodeck/gpu/expectation.h"
 
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::gpu {
@@ -52,6 +53,7 @@ Result<std::vector<std::string>> getList(const json& j, std::initializer_list<co
 }  // namespace
 
 Result<Expectation> parseExpectation(std::string_view text) {
+  KDK_TRY_STATUS(util::checkJsonNesting(text, "expectation"));
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded()) return Error::Invalid("expectation is not valid JSON (truncated or malformed)");
   if (!j.is_object()) return Error::Invalid(std::string("expectation is a JSON ") + j.type_name() + ", not an object");

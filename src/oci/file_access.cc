@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "kernodeck/oci/source.h"
 #include "kernodeck/util/path.h"
@@ -142,11 +144,10 @@ class TarAccess : public FileAccess {
   TarAccess(std::string file, std::map<std::string, Member> members)
       : file_(std::move(file)), members_(std::move(members)) {}
 
-  bool exists(const std::string& name) override { return !resolve(name).empty(); }
+  bool exists(const std::string& name) override { return resolve(name).ok(); }
 
   Result<std::unique_ptr<ByteStream>> open(const std::string& name) override {
-    std::string target = resolve(name);
-    if (target.empty()) return Error::NotFound(where(name) + " does not exist");
+    KDK_TRY_ASSIGN(std::string target, resolve(name));
     std::string err;
     struct archive* a = openArchive(file_, err);
     if (!a) return Error::Io("cannot open archive " + file_ + ": " + err);
@@ -163,22 +164,39 @@ class TarAccess : public FileAccess {
   }
 
   int64_t size(const std::string& name) override {
-    std::string target = resolve(name);
-    return target.empty() ? -1 : members_.at(target).size;
+    auto target = resolve(name);
+    return target.ok() ? members_.at(*target).size : -1;
   }
   std::string where(const std::string& name) const override { return file_ + ":" + name; }
 
  private:
-  // Follows member links (at most 8 hops); empty when missing.
-  std::string resolve(const std::string& name) const {
+  // Follows member links (at most 8 hops); the error names what stopped it: a missing member
+  // (or link target), a link out of the archive, a cycle (its members in order) or too many hops.
+  Result<std::string> resolve(const std::string& name) const {
     std::string cur = normalizeMember(name);
-    for (int hop = 0; hop < 8 && !cur.empty(); ++hop) {
-      auto it = members_.find(cur);
-      if (it == members_.end()) return {};
+    std::vector<std::string> chain;
+    auto named = [&] {
+      std::string s;
+      for (const auto& c : chain) s += (s.empty() ? "" : " -> ") + util::printable(c, 120);
+      return s;
+    };
+    for (int hop = 0; hop <= 8; ++hop) {
+      if (cur == "\x01") return Error::Unsafe(where(name) + " links out of the archive (" + named() + ")");
+      auto it = cur.empty() ? members_.end() : members_.find(cur);
+      if (it == members_.end()) {
+        if (chain.empty()) return Error::NotFound(where(name) + " does not exist");
+        return Error::NotFound(where(name) + " links to " + util::printable(cur, 120) + ", which does not exist (" +
+                               named() + ")");
+      }
+      if (std::find(chain.begin(), chain.end(), cur) != chain.end()) {
+        chain.push_back(cur);
+        return Error::Invalid(where(name) + " is a symlink cycle: " + named());
+      }
+      chain.push_back(cur);
       if (it->second.linkTo.empty()) return cur;
       cur = it->second.linkTo;
     }
-    return {};
+    return Error::Invalid(where(name) + " follows more than 8 links: " + named());
   }
 
   std::string file_;

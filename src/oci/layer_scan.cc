@@ -384,6 +384,7 @@ bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
 template <typename Fail>
 void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, Fail& fail) {
   std::set<std::string> seen;
+  uint64_t entries = 0, captured = 0;
   struct archive_entry* e = nullptr;
   // Go's archive/tar (and so containerd) takes the end of the input right after an entry's
   // data, before its padding, as the end of the archive; umoci insert writes such layers.
@@ -397,6 +398,10 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
     if (rc == ARCHIVE_EOF) break;
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
       if (!endsAfterData()) fail("layer tar is damaged: " + archiveError(tar, "bad header"));
+      break;
+    }
+    if (++entries > opts.maxEntries) {
+      fail("layer holds more than " + std::to_string(opts.maxEntries) + " entries");
       break;
     }
     dataComplete = false;
@@ -444,6 +449,12 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
     unsigned want = regular ? (opts.hashes ? opts.hashes(le.path) : kHashSha256 | kHashMd5) : 0;
     uint64_t captureLimit = regular && opts.capture ? opts.capture(le.path) : 0;
     bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
+    if (captureIt && static_cast<uint64_t>(le.size) > opts.maxCapturedBytes - captured) {
+      fail("layer holds more than " + util::humanBytes(opts.maxCapturedBytes) +
+           " of files to read (package databases, metadata), last '" + util::printable(name) + "'");
+      break;
+    }
+    if (captureIt) captured += static_cast<uint64_t>(le.size);
     std::optional<util::Hasher> h, m5, s1;
     if (want & kHashSha256) h.emplace("sha256");
     if (want & kHashMd5) m5.emplace("md5");

@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "kernodeck/oci/schema_check.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -22,6 +24,7 @@ std::string blobPath(const Digest& d) { return "blobs/" + d.algorithm + "/" + d.
 
 Result<json> readJson(FileAccess& fa, const std::string& name) {
   KDK_TRY_ASSIGN(std::string bytes, fa.read(name, kMaxManifestBytes));
+  KDK_TRY_STATUS(util::checkJsonNesting(bytes, fa.where(name)));
   json j = json::parse(bytes, nullptr, false);
   if (j.is_discarded()) return Error::Invalid(fa.where(name) + " is not valid JSON");
   return j;
@@ -82,9 +85,20 @@ class LayoutSource : public ImageSource {
                             (e.name.empty() ? "" : " ('" + util::printable(e.name) + "')") + ": " +
                             e.desc.error().message);
     };
+    // The entry an audit resolves through is a descriptor like any other: schema-checked.
+    auto checked = [&](const Entry& e) -> Descriptor {
+      std::vector<SchemaIssue> issues;
+      checkDescriptorSchema(index["manifests"][e.n], "manifests[" + std::to_string(e.n) + "]", issues);
+      for (const auto& issue : issues)
+        findings_.push_back({"index.schema.invalid",
+                             "error",
+                             fa_->where("index.json") + ": " + issue.field + ": " + issue.message,
+                             {{"field", issue.field}, {"digest", e.desc->digest.str()}}});
+      return *e.desc;
+    };
     if (digest_) {
       for (const auto& e : entries) {
-        if (e.desc.ok() && e.desc->digest == *digest_) return *e.desc;
+        if (e.desc.ok() && e.desc->digest == *digest_) return checked(e);
         if (!e.desc.ok() && e.rawDigest == digest_->str()) return bad(e);
       }
       // Not listed in index.json: accept a blob of that digest if the layout has one.
@@ -107,7 +121,7 @@ class LayoutSource : public ImageSource {
     if (matches.size() == 1) {
       if (!matches[0]->desc.ok()) return bad(*matches[0]);
       if (!matches[0]->name.empty()) resolvedTag_ = matches[0]->name;
-      return *matches[0]->desc;
+      return checked(*matches[0]);
     }
     if (matches.empty() && !tag_.empty())
       return Error::NotFound("no image tagged '" + tag_ + "' in " + fa_->where("index.json") +

@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include "kernodeck/util/json_read.h"
+
 namespace kernodeck::oci {
 
 using nlohmann::json;
@@ -16,7 +18,8 @@ Compression layerCompression(std::string_view mt) {
   }
   if (mt == media::kDockerLayerGzip || mt == "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip")
     return Compression::Gzip;
-  if (mt == media::kDockerLayerTar) return Compression::None;
+  if (mt == media::kDockerLayerTar || mt == "application/vnd.docker.image.rootfs.foreign.diff.tar")
+    return Compression::None;
   return Compression::Unknown;
 }
 
@@ -49,6 +52,7 @@ namespace {
 
 Result<json> parseJson(std::string_view bytes, const char* what) {
   if (bytes.size() > kMaxManifestBytes) return Error::Invalid(std::string(what) + " is larger than 4 MiB");
+  KDK_TRY_STATUS(util::checkJsonNesting(bytes, what));
   json j = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error::Invalid(std::string(what) + " is not valid JSON");
   if (!j.is_object()) return Error::Invalid(std::string(what) + " is not a JSON object");
@@ -149,7 +153,6 @@ Result<Manifest> parseManifest(std::string_view bytes) {
     KDK_TRY_ASSIGN(Descriptor d, parseDescriptor(l));
     m.layers.push_back(std::move(d));
   }
-  if (m.layers.empty()) return Error::Invalid("manifest has an empty layers array");
   KDK_TRY_ASSIGN(m.annotations, stringMap(j, "annotations"));
   return m;
 }
@@ -192,9 +195,10 @@ Result<ImageConfig> parseConfig(std::string_view bytes) {
   if (!j.contains("rootfs") || !j["rootfs"].is_object()) return Error::Invalid("image config has no rootfs");
   const json& rf = j["rootfs"];
   if (optString(rf, "type") != "layers") return Error::Invalid("image config rootfs.type must be 'layers'");
-  if (!rf.contains("diff_ids") || !rf["diff_ids"].is_array())
-    return Error::Invalid("image config has no rootfs.diff_ids");
-  for (const auto& d : rf["diff_ids"]) {
+  // Docker leaves out an empty diff_ids (moby's RootFS.DiffIDs is omitempty): no layers.
+  if (rf.contains("diff_ids") && !rf["diff_ids"].is_null() && !rf["diff_ids"].is_array())
+    return Error::Invalid("image config rootfs.diff_ids must be an array");
+  for (const auto& d : rf.value("diff_ids", json::array())) {
     if (!d.is_string()) return Error::Invalid("rootfs.diff_ids entries must be strings");
     KDK_TRY_ASSIGN(Digest dg, parseDigest(d.get<std::string>()));
     c.diffIds.push_back(dg);

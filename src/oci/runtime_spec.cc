@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -26,6 +27,7 @@ std::map<std::string, std::string> annotationsOf(const json& j) {
 
 Result<RuntimeState> parseRuntimeState(std::string_view text) {
   if (util::trim(text).empty()) return Error::Invalid("container state on stdin is empty");
+  KDK_TRY_STATUS(util::checkJsonNesting(text, "container state on stdin"));
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::Invalid("container state on stdin is not a JSON object");
   RuntimeState s;
@@ -41,6 +43,7 @@ Result<RuntimeState> parseRuntimeState(std::string_view text) {
 }
 
 Result<ContainerSpec> parseContainerConfig(std::string_view text, const std::string& bundle) {
+  KDK_TRY_STATUS(util::checkJsonNesting(text, bundle + "/config.json"));
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::Invalid(bundle + "/config.json is not a JSON object");
   ContainerSpec c;

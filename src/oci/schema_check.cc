@@ -173,10 +173,15 @@ class Checker {
   void agrees(const json& doc, std::string_view declared) {
     if (declared.empty() || !doc.contains("mediaType") || !doc["mediaType"].is_string()) return;
     std::string own = doc["mediaType"].get<std::string>();
-    if (own != declared)
-      fail("mediaType", "the document says '" + util::printable(own.substr(0, 100)) +
-                            "', the descriptor that points to it says '" +
-                            util::printable(std::string(declared.substr(0, 100))) + "'");
+    if (own == declared) return;
+    fail("mediaType", "the document says '" + util::printable(own.substr(0, 100)) +
+                          "', the descriptor that points to it says '" +
+                          util::printable(std::string(declared.substr(0, 100))) + "'");
+    // A warning when the document is read by its own type, as containerd reads it: a manifest or
+    // index type, unless the descriptor claims the other kind (then it is read as that, and fails).
+    auto manifestType = [](std::string_view t) { return t == media::kOciManifest || t == media::kDockerManifest; };
+    auto indexType = [](std::string_view t) { return t == media::kOciIndex || t == media::kDockerList; };
+    out_.back().warning = (manifestType(own) && !indexType(declared)) || (indexType(own) && !manifestType(declared));
   }
 
  private:
@@ -220,7 +225,10 @@ std::vector<SchemaIssue> checkManifestSchema(const json& doc, std::string_view d
   else
     c.descriptor(doc["config"], "config");
   if (c.type(doc, "", "layers", json::value_t::array, true)) {
-    if (doc["layers"].empty()) c.fail("layers", "must list at least one layer");
+    // The OCI schema's minItems; a Docker v2s2 manifest of a zero-layer image (FROM scratch with
+    // only metadata) has none, and containerd and podman run it.
+    bool docker = doc.contains("mediaType") && doc["mediaType"] == media::kDockerManifest;
+    if (doc["layers"].empty() && !docker) c.fail("layers", "must list at least one layer");
     for (size_t i = 0; i < doc["layers"].size(); ++i) c.descriptor(doc["layers"][i], item("layers", i));
   }
   if (doc.contains("subject")) c.descriptor(doc["subject"], "subject");

@@ -4,6 +4,7 @@
 // says "Directory Transport Version: 1.x". The manifest's digest is that of its bytes.
 #include "kernodeck/oci/source.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -28,6 +29,7 @@ class SkopeoDirSource : public ImageSource {
     top_ = Digest{"sha256", util::sha256Hex(bytes)};
     std::string mt = kind == DocKind::Index ? media::kOciIndex : media::kOciManifest;
     // The document's own media type, when it states one (a Docker manifest or list).
+    KDK_TRY_STATUS(util::checkJsonNesting(bytes, fa_->where("manifest.json")));
     if (auto j = nlohmann::json::parse(bytes, nullptr, false);
         j.is_object() && j.contains("mediaType") && j["mediaType"].is_string())
       mt = j["mediaType"].get<std::string>();

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::python {
@@ -150,6 +151,7 @@ WheelInfo parseWheel(std::string_view text) {
 
 Result<DirectUrl> parseDirectUrl(std::string_view text) {
   using nlohmann::json;
+  KDK_TRY_STATUS(util::checkJsonNesting(text, "direct_url.json"));
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::Invalid("direct_url.json is not a JSON object");
   DirectUrl d;

@@ -1,5 +1,6 @@
 #include "kernodeck/python/record_check.h"
 
+#include <map>
 #include <set>
 
 #include "kernodeck/util/hash.h"
@@ -114,6 +115,7 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
   RecordCheck rc;
   std::set<std::string> listed;
   std::set<std::string> topDirs;
+  std::map<std::string, std::string> rehashed;  // "algorithm:resolved path" -> hex, for digests the walk left out
   std::vector<RecordRow> storage;
   for (const auto& row : rowsOf(v, dist, storage)) {
     std::string path = joinInside(dist.location, row.path);
@@ -143,6 +145,8 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
       auto h = v.hashResolved(*resolved, row.algorithm);
       if (!h.ok()) continue;  // not hashable (e.g. a symlink): nothing to compare
       hex = *h;
+    } else if (auto seen = rehashed.find(row.algorithm + ":" + *resolved); seen != rehashed.end()) {
+      hex = seen->second;  // rows naming one file again (or through links) cost no second read
     } else {
       auto content = v.readResolved(*resolved, 64u << 20);
       if (!content.ok()) continue;
@@ -150,6 +154,7 @@ RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
       if (!hasher.valid()) continue;
       hasher.update(*content);
       hex = hasher.hex();
+      rehashed.emplace(row.algorithm + ":" + *resolved, hex);
     }
     bool hexDigest = false;
     std::string want = decodeRecordDigest(row.algorithm, row.digest, &hexDigest);

@@ -5,8 +5,10 @@
 
 namespace kernodeck::record {
 
-Result<std::vector<Tensor>> parsePt(std::string_view bytes) {
-  if (isTorchZip(bytes)) return parseTorchZip(bytes);
+Result<std::vector<Tensor>> parsePt(std::string_view bytes, TensorBudget* budget) {
+  if (isTorchZip(bytes)) return parseTorchZip(bytes, budget);
+  TensorBudget own;
+  if (!budget) budget = &own;
   const libtorch::PluginAbi* abi = libtorch::plugin();
   if (!abi || !abi->parse_pt) {
     std::string why = abi ? "the LibTorch plugin was built for the probe alone" : libtorch::pluginError();
@@ -16,18 +18,25 @@ Result<std::vector<Tensor>> parsePt(std::string_view bytes) {
   struct Out {
     std::vector<Tensor> tensors;
     std::string error;
-  } out;
+    TensorBudget* budget;
+  } out{{}, {}, budget};
   auto tensor = [](void* ctx, const libtorch::TensorRow* row) {
+    Out& o = *static_cast<Out*>(ctx);
+    if (!o.error.empty()) return;
+    if (auto c = o.budget->charge(row->count, ".pt tensor " + std::string(row->name)); !c.ok()) {
+      o.error = c.error().message;  // the plugin's later rows are dropped; the call fails below
+      return;
+    }
     Tensor t;
     t.name = row->name;
     t.dtype = row->dtype;
     t.shape.assign(row->shape, row->shape + row->rank);
     t.values.assign(row->values, row->values + row->count);
-    static_cast<Out*>(ctx)->tensors.push_back(std::move(t));
+    o.tensors.push_back(std::move(t));
   };
   auto error = [](void* ctx, const char* s, size_t n) { static_cast<Out*>(ctx)->error.assign(s, n); };
   int rc = abi->parse_pt(bytes.data(), bytes.size(), &out, tensor, error);
-  if (rc != 0) return Error::Invalid(out.error);
+  if (rc != 0 || !out.error.empty()) return Error::Invalid(out.error);
   return std::move(out.tensors);
 }
 

@@ -4,6 +4,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -18,14 +20,22 @@ namespace kernodeck::record {
 
 namespace {
 
+// Work and memory are bounded by the file's own size wherever a count could multiply it: a
+// memo reference costs two bytes and may name a whole subtree again, a zero stride repeats one
+// element, a deflated entry expands.
 constexpr uint64_t kMaxArchiveBytes = 1ull << 30;  // all entries read, uncompressed
+constexpr uint64_t kMaxExpansion = 16;             // uncompressed bytes per byte of the file
 constexpr uint64_t kMaxPickleBytes = 32ull << 20;  // data.pkl
 constexpr size_t kMaxEntries = 100000;
 constexpr size_t kMaxStack = 1u << 20;
 constexpr size_t kMaxMemo = 1u << 20;
-constexpr size_t kMaxNodes = 1u << 21;
-constexpr uint64_t kMaxItems = 1ull << 22;   // items put in containers, all together
-constexpr uint64_t kMaxValues = 1ull << 27;  // tensor elements, all together (1 GiB of doubles)
+constexpr size_t kMaxNodes = 1u << 20;
+constexpr uint64_t kMaxItems = 1ull << 20;       // items put in containers, all together
+constexpr uint64_t kMaxValues = 1ull << 27;      // tensor elements, all together (1 GiB of doubles)
+constexpr uint64_t kFreeValues = 1ull << 20;     // elements any file may materialise, whatever its storage
+constexpr uint64_t kValuesPerByte = 8;           // and this many more per byte of storage it holds
+constexpr uint64_t kMaxWalkSteps = 1ull << 20;   // objects visited naming the tensors
+constexpr uint64_t kMaxNameBytes = 64ull << 20;  // bytes of names built on that walk
 constexpr size_t kMaxRank = 16;
 constexpr int kMaxDepth = 8;  // nesting of dicts and lists named in the result (as pt_torch.cc)
 constexpr size_t kMaxTensors = 10000;
@@ -34,6 +44,7 @@ constexpr size_t kMaxTensors = 10000;
 struct PtArchive {
   std::string pickle;
   std::map<std::string, std::string> storages;  // key -> bytes
+  uint64_t storageBytes = 0;                    // all storages together
 };
 
 // libarchive's message for the last error, which may be null.
@@ -53,6 +64,7 @@ Result<PtArchive> readArchive(std::string_view bytes, bool storages = true) {
   std::optional<std::string> prefix;
   bool havePickle = false;
   uint64_t total = 0;
+  const uint64_t maxTotal = std::min<uint64_t>(kMaxArchiveBytes, kMaxExpansion * bytes.size());
   size_t entries = 0;
   struct archive_entry* e = nullptr;
   for (;;) {
@@ -81,6 +93,9 @@ Result<PtArchive> readArchive(std::string_view bytes, bool storages = true) {
       if (n == 0) break;
       total += static_cast<uint64_t>(n);
       if (total > kMaxArchiveBytes) return Error::Invalid(".pt zip is too large (over 1 GiB uncompressed)");
+      if (total > maxTotal)
+        return Error::Invalid(".pt zip expands to more than " + std::to_string(kMaxExpansion) + " times its " +
+                              std::to_string(bytes.size()) + " bytes (torch.save stores its entries uncompressed)");
       if (isPickle && data.size() + static_cast<size_t>(n) > kMaxPickleBytes)
         return Error::Invalid(".pt data.pkl is too large");
       data.append(buf, static_cast<size_t>(n));
@@ -92,8 +107,10 @@ Result<PtArchive> readArchive(std::string_view bytes, bool storages = true) {
       if (havePickle) return Error::Invalid(".pt zip holds data.pkl twice");
       havePickle = true;
       out.pickle = std::move(data);
-    } else if (!out.storages.emplace(rest.substr(5), std::move(data)).second) {
-      return Error::Invalid(".pt zip holds storage " + util::printable(rest, 80) + " twice");
+    } else {
+      out.storageBytes += data.size();
+      if (!out.storages.emplace(rest.substr(5), std::move(data)).second)
+        return Error::Invalid(".pt zip holds storage " + util::printable(rest, 80) + " twice");
     }
   }
   if (!havePickle) return Error::Invalid(".pt zip has no <archive>/data.pkl");
@@ -133,12 +150,34 @@ struct Node {
   Global global = Global::OrderedDict;           // GlobalRef
   const StorageType* storage = nullptr;          // GlobalRef (Storage), StorageRef
   uint64_t numel = 0;                            // StorageRef
-  Tensor tensor;                                 // TensorVal (no name)
+  std::unique_ptr<Tensor> tensor;                // TensorVal (no name)
+  size_t collected = SIZE_MAX;                   // TensorVal: its index in the result, once named
 };
+
+// The elements a document may materialise: a few whatever its size, more per byte of storage it
+// holds, never more than kMaxValues nor what the command's budget has left.
+uint64_t valueAllowance(const PtArchive& ar, uint64_t budgetLeft) {
+  uint64_t perStorage = ar.storageBytes > (kMaxValues - kFreeValues) / kValuesPerByte
+                            ? kMaxValues
+                            : kFreeValues + kValuesPerByte * ar.storageBytes;
+  return std::min({kMaxValues, perStorage, budgetLeft});
+}
+
+// The one-line error for elements past the allowance.
+Error tooManyValues(uint64_t wanted, uint64_t allowance, const PtArchive& ar) {
+  return Error::Invalid(".pt tensors would materialise " + std::to_string(wanted) + " elements from " +
+                        std::to_string(ar.storageBytes) + " bytes of storage; the limit here is " +
+                        std::to_string(allowance) +
+                        " (2^20 plus 8 per storage byte, at most 2^27, within the command's 2^28; a tensor "
+                        "named twice or with a zero stride counts each time)");
+}
 
 class Machine {
  public:
-  explicit Machine(const PtArchive& ar) : ar_(ar), p_(ar.pickle) {}
+  Machine(const PtArchive& ar, uint64_t allowance) : ar_(ar), p_(ar.pickle), allowance_(allowance) {}
+
+  // Elements materialised so far.
+  uint64_t values() const { return values_; }
 
   Result<Value> run() {
     for (;;) {
@@ -340,11 +379,12 @@ class Machine {
       if (last >= st->numel)
         return fail("tensor reaches past its storage of " + std::to_string(st->numel) + " elements");
     }
+    if (numel > allowance_ - values_) return tooManyValues(values_ + numel, allowance_, ar_);
     values_ += numel;
-    if (values_ > kMaxValues) return fail("tensors are too large all together");
     auto n = node(Node::TensorVal);
     if (!n) return n.error();
-    Tensor& t = (*n)->tensor;
+    (*n)->tensor = std::make_unique<Tensor>();
+    Tensor& t = *(*n)->tensor;
     t.dtype = st->storage->dtype;
     t.shape = *size;
     t.values.resize(static_cast<size_t>(numel));
@@ -572,33 +612,68 @@ class Machine {
   std::unordered_map<uint64_t, Value> memo_;
   std::vector<std::unique_ptr<Node>> arena_;
   uint64_t items_ = 0;
+  uint64_t allowance_;
   uint64_t values_ = 0;
 };
 
-// The tensors under v, named as pt_torch.cc's collect names them: dotted dict keys, [i] for
-// list and tuple items; an int key is written as its number.
-// `budget` bounds the values copied out (one tensor may be named many times).
-void collect(const Value& v, const std::string& name, std::vector<Tensor>& out, int depth, uint64_t& budget) {
-  if (depth > kMaxDepth || out.size() >= kMaxTensors || v.kind != Value::Ref) return;
-  const Node& n = *v.n;
-  if (n.kind == Node::TensorVal) {
-    if (n.tensor.values.size() > budget) return;
-    budget -= n.tensor.values.size();
-    Tensor t = n.tensor;
-    t.name = name;
-    out.push_back(std::move(t));
-  } else if (n.kind == Node::Dict) {
-    for (const auto& [k, item] : n.entries) {
-      std::string key = k.kind == Value::Ref && k.n->kind == Node::Str ? k.n->text
-                        : k.kind == Value::Int                         ? std::to_string(k.i)
-                                                                       : "?";
-      collect(item, name.empty() ? key : name + "." + key, out, depth + 1, budget);
+// Names the tensors under a pickle's root as pt_torch.cc's collect names them: dotted dict keys,
+// [i] for list and tuple items; an int key is written as its number. The memo lets one subtree be
+// named from many places, so the walk is a tree walk of a graph: its steps and the bytes of the
+// names it builds are bounded, and a tensor named again is a copy charged like a new one.
+class Collector {
+ public:
+  Collector(const PtArchive& ar, uint64_t allowance, uint64_t values)
+      : ar_(ar), allowance_(allowance), values_(values) {}
+
+  Status walk(const Value& v, const std::string& name, int depth) {
+    if (depth > kMaxDepth || out.size() >= kMaxTensors || v.kind != Value::Ref) return {};
+    if (++steps_ > kMaxWalkSteps)
+      return Error::Invalid(".pt data.pkl shares its objects so often that naming the tensors takes more than " +
+                            std::to_string(kMaxWalkSteps) + " steps");
+    names_ += name.size();
+    if (names_ > kMaxNameBytes)
+      return Error::Invalid(".pt data.pkl shares its objects so often that the tensors' names exceed " +
+                            std::to_string(kMaxNameBytes >> 20) + " MiB");
+    Node& n = *v.n;
+    if (n.kind == Node::TensorVal) return take(n, name);
+    if (n.kind == Node::Dict) {
+      for (const auto& [k, item] : n.entries) {
+        std::string key = k.kind == Value::Ref && k.n->kind == Node::Str ? k.n->text
+                          : k.kind == Value::Int                         ? std::to_string(k.i)
+                                                                         : "?";
+        KDK_TRY_STATUS(walk(item, name.empty() ? key : name + "." + key, depth + 1));
+      }
+    } else if (n.kind == Node::List || n.kind == Node::Tuple) {
+      for (size_t i = 0; i < n.items.size(); ++i)
+        KDK_TRY_STATUS(walk(n.items[i], name + "[" + std::to_string(i) + "]", depth + 1));
     }
-  } else if (n.kind == Node::List || n.kind == Node::Tuple) {
-    for (size_t i = 0; i < n.items.size(); ++i)
-      collect(n.items[i], name + "[" + std::to_string(i) + "]", out, depth + 1, budget);
+    return {};
   }
-}
+
+  uint64_t values() const { return values_; }
+  std::vector<Tensor> out;
+
+ private:
+  // The tensor itself the first time it is named, a copy (charged) every later time.
+  Status take(Node& n, const std::string& name) {
+    if (n.collected == SIZE_MAX) {
+      n.collected = out.size();
+      out.push_back(std::move(*n.tensor));
+    } else {
+      Tensor copy = out[n.collected];
+      if (copy.values.size() > allowance_ - values_)
+        return tooManyValues(values_ + copy.values.size(), allowance_, ar_);
+      values_ += copy.values.size();
+      out.push_back(std::move(copy));
+    }
+    out.back().name = name;
+    return {};
+  }
+
+  const PtArchive& ar_;
+  uint64_t allowance_, values_;
+  uint64_t steps_ = 0, names_ = 0;
+};
 
 }  // namespace
 
@@ -610,17 +685,20 @@ Result<std::string> torchZipPickle(std::string_view bytes) {
   return std::move(ar->pickle);
 }
 
-Result<std::vector<Tensor>> parseTorchZip(std::string_view bytes) {
+Result<std::vector<Tensor>> parseTorchZip(std::string_view bytes, TensorBudget* budget) {
+  TensorBudget own;
+  if (!budget) budget = &own;
   auto ar = readArchive(bytes);
   if (!ar) return ar.error();
-  Machine m(*ar);
+  uint64_t allowance = valueAllowance(*ar, budget->left());
+  Machine m(*ar, allowance);
   auto root = m.run();
   if (!root) return root.error();
-  std::vector<Tensor> out;
-  uint64_t budget = kMaxValues;
-  collect(*root, "", out, 0, budget);
-  if (out.empty()) return Error::Invalid(".pt file holds no tensor");
-  return out;
+  Collector c(*ar, allowance, m.values());
+  KDK_TRY_STATUS(c.walk(*root, "", 0));
+  if (c.out.empty()) return Error::Invalid(".pt file holds no tensor");
+  KDK_TRY_STATUS(budget->charge(c.values(), ".pt tensors"));
+  return std::move(c.out);
 }
 
 }  // namespace kernodeck::record

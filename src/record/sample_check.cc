@@ -30,7 +30,8 @@ struct Outputs {
   bool hasIds = false;
 };
 
-Result<Outputs> load(const std::string& dir, const std::string& idsFile) {
+// The outputs in `dir`, their elements charged to `budget` (one for the whole command).
+Result<Outputs> load(const std::string& dir, const std::string& idsFile, TensorBudget& budget) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return Error::NotFound("cannot open output folder " + dir);
   std::vector<std::string> names;
@@ -52,11 +53,11 @@ Result<Outputs> load(const std::string& dir, const std::string& idsFile) {
     if (!npy && !st && !pt) continue;
     KDK_TRY_ASSIGN(std::string bytes, util::readFileLimited(path, 2ull << 30));
     if (npy) {
-      auto t = parseNpy(bytes);
+      auto t = parseNpy(bytes, &budget);
       if (!t.ok()) return Error::Invalid(path + ": " + t.error().message);
       out.tensors[n] = *t;
     } else {
-      auto ts = st ? parseSafetensors(bytes) : parsePt(bytes);
+      auto ts = st ? parseSafetensors(bytes, &budget) : parsePt(bytes, &budget);
       if (!ts.ok()) return Error::Invalid(path + ": " + ts.error().message);
       for (auto& t : *ts) out.tensors[n + ":" + t.name] = t;
     }
@@ -141,8 +142,9 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
     return {};
   });
   r.runStep("load", [&]() -> Status {
-    KDK_TRY_ASSIGN(expected, load(expectedDir, idsFile));
-    KDK_TRY_ASSIGN(actual, load(outDir, idsFile));
+    TensorBudget budget;  // both folders together
+    KDK_TRY_ASSIGN(expected, load(expectedDir, idsFile, budget));
+    KDK_TRY_ASSIGN(actual, load(outDir, idsFile, budget));
     if (!idsFile.empty() && !expected.hasIds) return Error::NotFound("the expected outputs have no " + idsFile);
     return {};
   });

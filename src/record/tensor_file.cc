@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "element_decode.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::record {
@@ -16,9 +17,39 @@ int64_t Tensor::elements() const {
   return n;
 }
 
+Status TensorBudget::charge(uint64_t n, std::string_view what) {
+  if (n > left_)
+    return Error::Invalid(std::string(what) + " would hold " + std::to_string(n) + " elements where " +
+                          std::to_string(left_) + " are left of the " + std::to_string(limit_) +
+                          " one command may read (each kept as a double)");
+  left_ -= n;
+  return {};
+}
+
 namespace {
 
 constexpr uint64_t kMaxBytes = 1ull << 30;
+constexpr size_t kMaxHeaderValues = 1u << 20;  // JSON values in a safetensors header
+constexpr int kMaxHeaderDepth = 8;             // its nesting: {"t": {"shape": [..]}} is 3
+
+// A safetensors header parsed with its values counted and its nesting bounded as they arrive, so
+// a header of small values or deep brackets cannot grow a tree many times its size.
+Result<nlohmann::json> parseHeader(std::string_view text) {
+  struct Limit {};
+  size_t values = 0;
+  using Event = nlohmann::json::parse_event_t;
+  auto cb = [&](int depth, Event event, nlohmann::json&) {
+    bool isValue = event == Event::value || event == Event::object_start || event == Event::array_start;
+    if (depth > kMaxHeaderDepth || (isValue && ++values > kMaxHeaderValues)) throw Limit{};
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), cb, false);
+  } catch (const Limit&) {
+    return Error::Invalid("safetensors header holds more than " + std::to_string(kMaxHeaderValues) +
+                          " JSON values or nests deeper than " + std::to_string(kMaxHeaderDepth));
+  }
+}
 
 double halfToDouble(uint16_t h) {
   int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
@@ -118,7 +149,9 @@ double decodeLittleEndian(std::string_view dtype, size_t size, const unsigned ch
   return Decoder{std::string(dtype), size, false}.decode(p);
 }
 
-Result<Tensor> parseNpy(std::string_view b) {
+Result<Tensor> parseNpy(std::string_view b, TensorBudget* budget) {
+  TensorBudget own;
+  if (!budget) budget = &own;
   if (b.size() < 10 || b.substr(0, 6) != "\x93NUMPY") return Error::Invalid("not a .npy file (bad magic)");
   unsigned major = static_cast<unsigned char>(b[6]);
   size_t headerLen, off;
@@ -169,6 +202,7 @@ Result<Tensor> parseNpy(std::string_view b) {
   if (b.size() - data < count * dec.size)
     return Error::Invalid(".npy data is truncated: " + std::to_string(b.size() - data) + " bytes for " +
                           std::to_string(count) + " elements");
+  KDK_TRY_STATUS(budget->charge(count, ".npy"));
   t.values.resize(count);
   auto* p = reinterpret_cast<const unsigned char*>(b.data() + data);
   for (uint64_t i = 0; i < count; ++i) t.values[i] = dec.decode(p + i * dec.size);
@@ -176,13 +210,15 @@ Result<Tensor> parseNpy(std::string_view b) {
   return t;
 }
 
-Result<std::vector<Tensor>> parseSafetensors(std::string_view b) {
+Result<std::vector<Tensor>> parseSafetensors(std::string_view b, TensorBudget* budget) {
+  TensorBudget own;
+  if (!budget) budget = &own;
   if (b.size() < 8) return Error::Invalid("safetensors file is shorter than its header length");
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
   if (n > (100u << 20) || 8 + n > b.size())
     return Error::Invalid("safetensors header length " + std::to_string(n) + " is invalid");
-  auto j = nlohmann::json::parse(b.substr(8, n), nullptr, false);
+  KDK_TRY_ASSIGN(auto j, parseHeader(b.substr(8, n)));
   if (!j.is_object()) return Error::Invalid("safetensors header is not a JSON object");
   std::string_view data = b.substr(8 + n);
   std::vector<Tensor> out;
@@ -221,6 +257,7 @@ Result<std::vector<Tensor>> parseSafetensors(std::string_view b) {
     uint64_t begin = v["data_offsets"][0].get<uint64_t>(), end = v["data_offsets"][1].get<uint64_t>();
     if (begin > end || end > data.size() || end - begin != count * dec.size)
       return Error::Invalid("safetensors offsets of '" + t.name + "' do not match its shape and dtype");
+    KDK_TRY_STATUS(budget->charge(count, "safetensors tensor '" + util::printable(t.name, 80) + "'"));
     t.values.resize(count);
     auto* p = reinterpret_cast<const unsigned char*>(data.data() + begin);
     for (uint64_t i = 0; i < count; ++i) t.values[i] = dec.decode(p + i * dec.size);
@@ -258,6 +295,7 @@ std::string writeNpy(const Tensor& t) {
 Result<std::vector<std::string>> parseIds(std::string_view text, const std::string& fileName) {
   std::vector<std::string> ids;
   if (fileName.ends_with(".json")) {
+    KDK_TRY_STATUS(util::checkJsonNesting(text, fileName));
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_array()) return Error::Invalid(fileName + " is not a JSON array of ids");
     for (const auto& v : j) {

@@ -25,7 +25,31 @@ std::string describe(const json& j) {
 
 }  // namespace
 
+Status checkJsonNesting(std::string_view text, std::string_view what, int maxDepth) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth)
+        return Error::Invalid(std::string(what) + " nests arrays and objects more than " + std::to_string(maxDepth) +
+                              " deep (at byte " + std::to_string(i) + ")");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return {};
+}
+
 Result<json> parseJsonText(std::string_view text, const std::string& what) {
+  KDK_TRY_STATUS(checkJsonNesting(text, what));
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {

@@ -321,6 +321,125 @@ TEST(ImageFormats, UnverifiableDigestsAtEveryLevel) {
   }
 }
 
+// A zero-layer image (FROM scratch with only metadata) as skopeo and podman write it: a
+// docker-archive with "Layers": [] and skopeo's dir: with a Docker v2s2 manifest whose layers
+// array is empty. containerd and podman load both; the audit runs, with an info finding (issue 30).
+TEST(ImageFormats, ZeroLayerImagesAreAudited) {
+  for (const char* tool : {"podman", "skopeo"})
+    if (!haveTool(tool)) GTEST_SKIP() << tool << " is not installed";
+  std::string base = tempDir("zero-layers");
+  Layout l{base + "/img"};
+  ASSERT_FALSE(mkimage(spec(), l.dir).empty());
+  json c = l.config();
+  c["rootfs"] = {{"type", "layers"}, {"diff_ids", json::array()}};
+  c.erase("history");
+  l.setConfig(c);
+  json m = l.manifest();
+  m["layers"] = json::array();
+  l.setManifest(m);  // the OCI source, by hand: kdk-mkimage writes at least one layer
+  std::string P = containersConf(base);
+  RunResult b =
+      run("set -e; skopeo copy -q oci:" + l.dir + ":1.0 docker-archive:" + base + "/s.tar:team/empty:1; " +
+          "skopeo copy -q --format v2s2 oci:" + l.dir + ":1.0 dir:" + base + "/dir; " + P + "load -q -i " + base +
+          "/s.tar >/dev/null; " + P + "save -q --format docker-archive -o " + base + "/p.tar team/empty:1");
+  ASSERT_EQ(b.code, 0) << b.err;
+  ASSERT_NE(readFile(base + "/dir/manifest.json").find("\"layers\":[]"), std::string::npos);
+  for (const std::string& ref :
+       {"docker-archive:" + base + "/s.tar", "docker-archive:" + base + "/p.tar", "dir:" + base + "/dir"}) {
+    int code = -1;
+    json r = auditJson(ref, &code);
+    expectClean(r, code, ref);
+    EXPECT_EQ(countFindings(r, "image.layers.empty"), 1) << ref << r.dump(1);
+    EXPECT_EQ(stepStatus(r, "layers"), "passed") << ref;
+    EXPECT_EQ(r["layers"].size(), 0u) << ref;
+  }
+}
+
+// 100000 nested brackets (200 KB) in a config's history or a manifest's unknown field: nlohmann
+// copies and dumps by recursion, and the audit died of a stack overflow (SIGSEGV). Now the
+// document is refused before it is parsed, with one line naming it and the limit (issue 25 §6).
+TEST(ImageFormats, DeeplyNestedDocumentsAreRefusedNotACrash) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const std::string where : {"config", "manifest"}) {
+    Layout l = makeLayout("deep-" + where);
+    if (where == "config") {
+      std::string c = l.config().dump();
+      c.pop_back();
+      std::string bytes = c + R"(,"history":[{"created_by":"x","x":)" + deep + "}]}";
+      json m = l.manifest();
+      m["config"]["digest"] = l.put(bytes);
+      m["config"]["size"] = bytes.size();
+      l.setManifest(m);
+    } else {
+      std::string mj = l.manifest().dump();
+      mj.pop_back();
+      std::string bytes = mj + R"(,"x":)" + deep + "}";
+      json ix = l.index();
+      ix["manifests"][0]["digest"] = l.put(bytes);
+      ix["manifests"][0]["size"] = bytes.size();
+      l.setIndex(ix);
+    }
+    RunResult r = run(K + " audit oci:" + l.dir + ":1.0");
+    EXPECT_EQ(r.code, 3) << where << ": " << r.err;
+    EXPECT_NE(r.err.find("nests arrays and objects more than 256 deep"), std::string::npos) << where << ": " << r.err;
+  }
+}
+
+// Docker's foreign layers, uncompressed or gzip, are layers as containerd and containers/image
+// define them (images/mediatypes.go): read like any other, no layer.mediatype.unknown (issue 30).
+TEST(ImageFormats, DockerForeignLayersAreKnown) {
+  for (const std::string compression : {"none", "gzip"}) {
+    Layout l = makeLayout("foreign-" + compression, spec("kdk", compression));
+    json m = l.manifest();
+    m["layers"][0]["mediaType"] = compression == "none" ? "application/vnd.docker.image.rootfs.foreign.diff.tar"
+                                                        : "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip";
+    std::string md = l.setManifest(m);
+    int code = -1;
+    json r = auditJson("oci:" + l.dir + "@" + md, &code);
+    expectClean(r, code, "foreign " + compression);
+    EXPECT_EQ(countFindings(r, "layer.mediatype.unknown"), 0) << r.dump(1);
+    EXPECT_EQ(r["layers"][0]["compression"], compression) << r.dump(1);
+  }
+}
+
+// A zstd:chunked layer whose tar lost its end padding, as podman 4.3's writer leaves it (made by
+// hand: podman 4.3.1 here writes the padding for the images we tried): the DiffID check fails as
+// containerd's does, and the finding names the known writer bug (issue 30).
+TEST(ImageFormats, ZstdChunkedLayerWithoutTarPaddingNamesTheWriterBug) {
+  if (!haveTool("zstd")) GTEST_SKIP() << "zstd is not installed";
+  Layout l = makeLayout("zstd-chunked", spec("kdk", "none"));
+  json m = l.manifest();
+  std::string tar = readFile(l.blob(m["layers"][0]["digest"]));
+  size_t end = tar.find_last_not_of('\0');
+  ASSERT_NE(end, std::string::npos);
+  std::string unpadded = l.dir + "/../unpadded.tar";
+  writeFile(unpadded, tar.substr(0, (end / 512 + 1) * 512));  // the last member's data block, no end blocks
+  RunResult z = run("zstd -q -f " + unpadded + " -o " + unpadded + ".zst");
+  ASSERT_EQ(z.code, 0) << z.err;
+  std::string blob = readFile(unpadded + ".zst");
+  m["layers"][0] = {{"mediaType", "application/vnd.oci.image.layer.v1.tar+zstd"},
+                    {"digest", l.put(blob)},
+                    {"size", blob.size()},
+                    {"annotations",
+                     {{"io.containers.zstd-chunked.manifest-checksum", "sha256:" + std::string(64, 'a')},
+                      {"io.containers.zstd-chunked.manifest-position", "0:0:0:1"}}}};
+  std::string md = l.setManifest(m);
+  int code = -1;
+  json r = auditJson("oci:" + l.dir + "@" + md, &code);
+  EXPECT_EQ(code, 1) << r.dump(1);
+  bool named = false;
+  for (const auto& f : r["findings"])
+    if (f["code"] == "blob.digest.mismatch")
+      named |= f["message"].get<std::string>().find("podman 4.3's zstd:chunked writer") != std::string::npos;
+  EXPECT_TRUE(named) << r.dump(1);
+  // The same bytes without the annotation: the mismatch alone, no guess at a writer.
+  m["layers"][0].erase("annotations");
+  json plain = auditJson("oci:" + l.dir + "@" + l.setManifest(m), &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(countFindings(plain, "blob.digest.mismatch"), 1) << plain.dump(1);
+  EXPECT_EQ(plain.dump().find("zstd:chunked writer"), std::string::npos);
+}
+
 // An artifact is reported as one: blobs verified, artifactType shown, no image steps.
 TEST(ImageFormats, ArtifactsAndEncryptedLayers) {
   Layout l = makeLayout("artifact");
@@ -346,6 +465,12 @@ TEST(ImageFormats, ArtifactsAndEncryptedLayers) {
   EXPECT_EQ(stepStatus(r, "config"), "skipped");
   EXPECT_EQ(stepStatus(r, "os"), "skipped");
   EXPECT_EQ(r["artifact"]["blobs"][1]["verified"], true);
+  EXPECT_EQ(countFindings(r, "image.tag.mutable"), 0) << "pinned by digest";
+  // Named by its tag, an artifact can move like an image: the same warning (issue 30).
+  json tagged = auditJson("oci:" + l.dir + ":1.0", &code);
+  EXPECT_EQ(code, 0) << tagged.dump(1);
+  EXPECT_EQ(tagged["subject"]["artifact_type"], "application/vnd.example.sbom.v1+json");
+  EXPECT_EQ(countFindings(tagged, "image.tag.mutable"), 1) << tagged.dump(1);
   writeFile(l.blob(pd), "{\"sbom\": fals}");
   json bad = auditJson("oci:" + l.dir + "@" + md, &code);
   EXPECT_EQ(code, 1);
@@ -420,14 +545,27 @@ TEST(ImageFormats, SchemaViolationsNameTheField) {
          m["config"]["data"] = "e30=";
          l.setManifest(m);
        }},  // "{}": not the config
+      // The index.json entry the audit resolves through is checked like any descriptor (issue 30).
+      {"index.schema.invalid", "manifests[0].artifactType",
+       [](const Layout& l) {
+         json ix = l.index();
+         ix["manifests"][0]["artifactType"] = "no-slash";
+         l.setIndex(ix);
+       }},
+      {"index.schema.invalid", "manifests[0].data",
+       [](const Layout& l) {
+         json ix = l.index();
+         ix["manifests"][0]["data"] = "e30=";  // "{}": not the manifest
+         l.setIndex(ix);
+       }},
+      {"index.schema.invalid", "manifests[0].data",
+       [](const Layout& l) {
+         json ix = l.index();
+         ix["manifests"][0]["data"] = "e30";  // padding missing
+         l.setIndex(ix);
+       }},
       {"layout.schema.invalid", "imageLayoutVersion",
        [](const Layout& l) { writeFile(l.dir + "/oci-layout", R"({"imageLayoutVersion":"2.0.0"})"); }},
-      {"manifest.schema.invalid", "mediaType",
-       [](const Layout& l) {
-         json m = l.manifest();
-         m["mediaType"] = "application/vnd.docker.distribution.manifest.v2+json";
-         l.setManifest(m);  // index.json's descriptor still says OCI manifest
-       }},
   };
   for (const auto& c : cases) {
     Layout l = makeLayout(std::string("schema"));
@@ -441,6 +579,26 @@ TEST(ImageFormats, SchemaViolationsNameTheField) {
     EXPECT_TRUE(found) << c.code << " " << c.field << r.dump(1);
     EXPECT_EQ(code, 1) << c.field;  // schema findings are errors
   }
+  // A document whose own mediaType differs from its descriptor's: a warning while its own type is
+  // one containerd reads it by (go-containerregistry's validate accepts it too), an error when not.
+  Layout docker = makeLayout("schema-mediatype");
+  json m = docker.manifest();
+  m["mediaType"] = "application/vnd.docker.distribution.manifest.v2+json";
+  docker.setManifest(m);  // index.json's descriptor still says OCI manifest
+  int code = -1;
+  json w = auditJson("oci:" + docker.dir + ":1.0", &code);
+  EXPECT_EQ(code, 0) << w.dump(1);
+  bool warned = false;
+  for (const auto& f : w["findings"])
+    if (f["code"] == "manifest.schema.invalid" && f.value("field", "") == "mediaType")
+      warned = f["severity"] == "warning";
+  EXPECT_TRUE(warned) << w.dump(1);
+  m["mediaType"] = "application/vnd.oci.image.config.v1+json";  // not a manifest: unusable
+  docker.setManifest(m);
+  json e = auditJson("oci:" + docker.dir + ":1.0", &code);
+  EXPECT_NE(code, 0) << e.dump(1);
+  EXPECT_EQ(stepStatus(e, "manifest"), "failed") << e.dump(1);
+
   // The image as mkimage writes it has none of them.
   Layout clean = makeLayout("schema-clean");
   json r = auditJson("oci:" + clean.dir + ":1.0");

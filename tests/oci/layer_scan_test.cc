@@ -285,3 +285,38 @@ TEST(LayerScan, EndRightAfterTheLastEntrysDataIsTheEnd) {
   StringStream inside(tar.substr(0, 515));
   EXPECT_TRUE(scanLayer(inside, {}).error);
 }
+
+// A gzip layer inflates up to a thousandfold, so what the scan holds is bounded by entries and
+// captured bytes, not by the blob's size: past either bound the scan stops with an error naming
+// it (the layer step fails; nothing is read as complete), the digests still computed.
+TEST(LayerScan, EntriesAndCapturedBytesAreBounded) {
+  std::string gz = makeTar({{"a", 'f', "12345678"}, {"b", 'f', "12345678"}, {"c", 'f', "12345678"}}, true);
+  {
+    StringStream in(gz);
+    ScanOptions o;
+    o.maxEntries = 2;
+    LayerScan s = scanLayer(in, o);
+    ASSERT_TRUE(s.error);
+    EXPECT_EQ(s.error->message, "layer holds more than 2 entries");
+    EXPECT_EQ(s.digestHex, util::sha256Hex(gz));
+  }
+  {
+    StringStream in(gz);
+    ScanOptions o;
+    o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
+    o.maxCapturedBytes = 20;  // a and b fit (16 bytes), c does not
+    LayerScan s = scanLayer(in, o);
+    ASSERT_TRUE(s.error);
+    EXPECT_NE(s.error->message.find("of files to read (package databases, metadata), last 'c'"), std::string::npos)
+        << s.error->message;
+    EXPECT_EQ(s.entries.size(), 2u);
+  }
+  StringStream in(gz);
+  ScanOptions o;
+  o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
+  o.maxEntries = 3;
+  o.maxCapturedBytes = 24;
+  LayerScan s = scanLayer(in, o);
+  EXPECT_FALSE(s.error) << s.error->message;
+  EXPECT_EQ(s.entries.size(), 3u);
+}

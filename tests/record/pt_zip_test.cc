@@ -2,10 +2,14 @@
 // tests/fixtures/pt/make_fixtures.py with Debian's python3-torch.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <map>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 #include "kernodeck/record/tensor_file.h"
 
@@ -125,6 +129,64 @@ TEST(PtZip, HostileInputIsAOneLineError) {
       EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
     }
   }
+}
+
+// Small files that cost far more than their size before the walk, the elements and the
+// expansion were bounded (issue 25, section 6): a 578-byte pickle whose memo names one tuple
+// twenty times on each of eight levels (20^8 paths; it ran for minutes), a 475-byte stride-0
+// tensor of 2^27 elements (2 GiB resident) and an 8 KiB zip that deflates to 8 MiB. Each is
+// refused, naming the limit, within a deadline: the parse runs on a thread the test leaves
+// behind when it is late, so a regression fails here instead of hanging the suite.
+TEST(PtZip, SmallFilesThatWouldExhaustTimeOrMemoryAreRefusedQuickly) {
+  struct Case {
+    std::string file, error;
+  };
+  const std::vector<Case> cases = {
+      {"hostile_shared_memo.pt", "naming the tensors takes more than 1048576 steps"},
+      {"hostile_stride0.pt", "would materialise 134217728 elements from 4 bytes of storage"},
+      {"hostile_deflated.pt", "expands to more than 16 times its"},
+  };
+  for (const auto& c : cases) {
+    auto done = std::make_shared<std::promise<std::string>>();
+    auto result = done->get_future();
+    std::thread([bytes = fixture(c.file), done] {
+      auto r = parseTorchZip(bytes);
+      done->set_value(r.ok() ? "read " + std::to_string(r->size()) + " tensor(s)" : r.error().message);
+    }).detach();
+    auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(10)), std::future_status::ready) << c.file << " still parsing";
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string message = result.get();
+    EXPECT_NE(message.find(c.error), std::string::npos) << c.file << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_LT(seconds, 5) << c.file;
+  }
+}
+
+// What the limits leave alone: a tensor under two names (tied weights), a view of it and a small
+// expanded (stride 0) tensor, each named and read whole.
+TEST(PtZip, SharedAndExpandedTensorsWithinTheLimitsAreRead) {
+  auto r = parseTorchZip(fixture("shared_ok.pt"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto t = byName(*r);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t["embed"].values, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(t["head"].values, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(t["tail"].values, (std::vector<double>{2, 3}));
+  EXPECT_EQ(t["ones"].values, (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(t["ones"].shape, (std::vector<int64_t>{4}));
+}
+
+// A command's budget is shared by its documents: the same file fits alone and not twice.
+TEST(PtZip, TensorsAreChargedToTheCommandsBudget) {
+  std::string bytes = fixture("shared_ok.pt");  // 3 + 3 + 2 + 4 elements
+  TensorBudget budget(20);
+  auto first = parseTorchZip(bytes, &budget);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(budget.left(), 8u);
+  auto second = parsePt(bytes, &budget);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find("would materialise"), std::string::npos) << second.error().message;
 }
 
 // data.pkl alone, the storages left unread; what is not a zip is an error.

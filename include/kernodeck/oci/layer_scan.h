@@ -73,6 +73,11 @@ struct ScanOptions {
   // The name of the capture and hash policies above (functions cannot be compared): a stored
   // scan is used only by a walk under the same name (scan_cache.h, scanOptionsJson).
   std::string policy;
+  // What one layer may make the scan hold, whatever it inflates to: past either bound the scan
+  // stops with `error` set (the layer is not analysed, the audit does not pass). A gzip layer
+  // expands up to a thousandfold, so captured bytes and entries are bounded here, not by its size.
+  uint64_t maxEntries = uint64_t(1) << 22;
+  uint64_t maxCapturedBytes = uint64_t(1) << 30;
 };
 
 // Never fails outright: a read or decompression error is stored in `error` and

@@ -16,6 +16,10 @@ namespace kernodeck::oci {
 struct SchemaIssue {
   std::string field;  // JSON path from the document's root: "config.User", "manifests[1].platform"
   std::string message;
+  // A disagreement the runtimes accept (a document whose own, usable mediaType differs from its
+  // descriptor's: containerd and go-containerregistry read the document by its own type), to be
+  // reported as a warning rather than an error.
+  bool warning = false;
 };
 
 // image-manifest-schema.json; `declaredMediaType` is the media type of the descriptor that

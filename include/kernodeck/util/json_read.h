@@ -19,8 +19,18 @@
 
 namespace kernodeck::util {
 
+// How deep a document's arrays and objects may nest. nlohmann's parser and destructor do not
+// recurse, but copying, comparing and dumping a value recurse once per level: 100000 brackets
+// (200 KB) overflow the stack. No document Kernodeck reads nests past a few dozen.
+inline constexpr int kMaxJsonDepth = 256;
+
+// Fails, naming `what`, when `text` nests arrays and objects deeper than maxDepth; a scan of the
+// bytes (strings skipped) before any parser builds a tree. Every parser of a JSON document
+// someone else wrote calls it, or parseJsonText, which does.
+Status checkJsonNesting(std::string_view text, std::string_view what, int maxDepth = kMaxJsonDepth);
+
 // Parses `text` as JSON without exceptions escaping; the error names `what` and the byte
-// where the text stops being JSON (a truncated file says so).
+// where the text stops being JSON (a truncated file says so). Nesting is bounded as above.
 Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& what);
 
 // A value inside a document and the path that led to it. Holds a pointer into the document,
