@@ -8,6 +8,7 @@
 
 #include "kernodeck/attest/dsse.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::attest {
 
@@ -37,7 +38,7 @@ Result<CosignImage> mergeCosignAttestation(std::optional<std::string_view> exist
                                            const std::string& predicateType) {
   json layers = json::array();
   if (existing) {
-    json m = json::parse(*existing, nullptr, false);
+    json m = util::parseUntrustedJson(*existing);
     if (!m.is_object() || !m.contains("layers") || !m["layers"].is_array() || !m.contains("config"))
       return Error::Corrupt("not an image manifest; left as it is");
     for (const auto& l : m["layers"]) {
@@ -86,7 +87,7 @@ Result<oci::Digest> pushCosignAttestation(registry::Client& c, const oci::Digest
   layer.digest = blob;
   layer.size = static_cast<int64_t>(envelope.size());
   auto holds = [&](const std::string& bytes) {
-    json m = json::parse(bytes, nullptr, false);
+    json m = util::parseUntrustedJson(bytes);
     if (!m.is_object() || !m.contains("layers") || !m["layers"].is_array()) return false;
     for (const auto& l : m["layers"])
       if (l.is_object() && l.contains("digest") && l["digest"] == blob.str()) return true;

@@ -1,5 +1,6 @@
 // See statement.h.
 #include "kernodeck/attest/statement.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::attest {
 
@@ -14,7 +15,7 @@ std::string serializeStatement(const Statement& s) {
 }
 
 Result<Statement> parseStatement(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = util::parseUntrustedJson(text);
   if (!j.is_object()) return Error::Corrupt("not an in-toto Statement: not a JSON object");
   if (j.value("_type", "") != kStatementType)
     return Error::Corrupt("not an in-toto Statement: _type is not " + std::string(kStatementType));

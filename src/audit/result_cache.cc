@@ -7,6 +7,7 @@
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/version.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::audit {
 
@@ -56,7 +57,7 @@ void storeResult(const std::string& path, const StoredResult& result) {
 std::optional<StoredResult> loadResult(const std::string& path) {
   auto text = util::readFileLimited(path, 256u << 20);
   if (!text.ok()) return std::nullopt;
-  json rec = json::parse(*text, nullptr, false);
+  json rec = util::parseUntrustedJson(*text);
   if (!rec.is_object() || !rec.contains("steps") || !rec["steps"].is_object() || !rec.contains("findings") ||
       !rec["findings"].is_array() || !rec.contains("sections") || !rec["sections"].is_object())
     return std::nullopt;

@@ -11,6 +11,7 @@
 #include "kernodeck/registry/referrers.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::fleet {
 
@@ -49,7 +50,7 @@ std::vector<uint64_t> Plan::shardBytes() const {
 }
 
 Result<Plan> parsePlan(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = util::parseUntrustedJson(text);
   if (!j.is_object() || j.value("schema", "") != Plan::kSchema)
     return Error::Invalid(std::string("not a ") + Plan::kSchema + " plan");
   try {

@@ -24,6 +24,7 @@
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::hook {
 
@@ -207,6 +208,7 @@ int editFile(const std::string& named, const char* what, bool mayBeYaml, Edit ed
     if (!parsed.ok()) return fail(2, named + " is not usable YAML: " + parsed.error().message);
     doc = std::move(*parsed);
   } else {
+    if (auto deep = util::checkJsonNesting(*text, named); !deep.ok()) return fail(2, deep.error().message);
     doc = ordered_json::parse(*text, nullptr, false);
     if (doc.is_discarded())
       return fail(2, named + " is not JSON" + (mayBeYaml ? " (a YAML spec must be named .yaml or .yml)" : ""));

@@ -1,5 +1,6 @@
 // Parses a kernodeck.host/v1 record into HostFacts. See host_record.h.
 #include "kernodeck/host/host_record.h"
+#include "kernodeck/util/json_read.h"
 
 #include <nlohmann/json.hpp>
 
@@ -78,7 +79,7 @@ Status parseNvidia(const json& nv, HostFacts& h) {
 }  // namespace
 
 Result<HostFacts> parseHostRecord(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = util::parseUntrustedJson(text);
   if (!j.is_object() || !j.contains("schema") || j["schema"] != "kernodeck.host/v1") return Error::Invalid(kNotARecord);
   HostFacts h;
   auto host = j.find("host");

@@ -7,6 +7,7 @@
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/version.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::oci {
 
@@ -76,7 +77,7 @@ std::optional<LayerScan> loadScan(const std::string& dir, const Digest& d, const
 std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
   size_t nl = all.find('\n');
   if (nl == std::string_view::npos) return std::nullopt;
-  json j = json::parse(all.substr(0, nl), nullptr, false);
+  json j = util::parseUntrustedJson(all.substr(0, nl));
   if (!j.is_object() || j.value("digest", "") != d.str()) return std::nullopt;
   try {
     LayerScan s;

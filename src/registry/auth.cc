@@ -7,6 +7,7 @@
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::registry {
 
@@ -72,7 +73,7 @@ std::vector<std::string> keysFor(const std::string& host) {
 }
 
 std::optional<Credentials> fromHelperOutput(const std::string& out) {
-  auto j = nlohmann::json::parse(out, nullptr, false);
+  auto j = util::parseUntrustedJson(out);
   if (!j.is_object()) return std::nullopt;
   Credentials c;
   std::string user = j.value("Username", ""), secret = j.value("Secret", "");
@@ -90,7 +91,7 @@ std::optional<Credentials> lookupCredentials(const AuthSources& src, const std::
   for (const auto& file : src.files) {
     auto text = util::readFileLimited(file, 1 << 20);
     if (!text.ok()) continue;
-    auto j = nlohmann::json::parse(*text, nullptr, false);
+    auto j = util::parseUntrustedJson(*text);
     if (!j.is_object()) continue;
     for (const auto& key : keysFor(host)) {
       if (j.contains("credHelpers") && j["credHelpers"].is_object() && j["credHelpers"].contains(key) &&

@@ -24,6 +24,7 @@
 #include "kernodeck/util/private_dir.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::registry {
 
@@ -280,7 +281,7 @@ struct Client::Impl {
       if (!tr.transportError.empty() || tr.status != 200)
         return Error{"auth", where("") + ": token request to " + report::redactText(url) + " failed: " +
                                  (tr.transportError.empty() ? "HTTP " + std::to_string(tr.status) : tr.transportError)};
-      auto j = json::parse(tr.body, nullptr, false);
+      auto j = util::parseUntrustedJson(tr.body);
       std::string token = j.is_object() ? j.value("token", j.value("access_token", std::string())) : "";
       if (token.empty()) return Error{"auth", where("") + ": the token service answered without a token"};
       return "Authorization: Bearer " + token;
@@ -393,7 +394,7 @@ Result<Manifest> Client::manifest(const std::string& tagOrDigest) {
   }
   if (auto want = oci::parseDigest(tagOrDigest); want.ok() && !(*want == m.digest))
     return Error::Corrupt(impl_->where(what) + ": the bytes hash to " + m.digest.str());
-  auto j = json::parse(body, nullptr, false);
+  auto j = util::parseUntrustedJson(body);
   if (!j.is_object())
     return Error::Corrupt(impl_->where(what) + ": the response is not a JSON manifest (HTTP " +
                           std::to_string(r.status) + ")");
@@ -468,7 +469,7 @@ Result<PushedManifest> Client::putManifest(const std::string& tagOrDigest, const
   if (r.status == 400) {
     // The registry refused the document (a referenced blob it does not know, a bad digest):
     // its error code says which.
-    auto j = json::parse(r.body, nullptr, false);
+    auto j = util::parseUntrustedJson(r.body);
     std::string code = j.is_object() && j.contains("errors") && j["errors"].is_array() && !j["errors"].empty() &&
                                j["errors"][0].is_object()
                            ? j["errors"][0].value("code", "")
@@ -493,7 +494,7 @@ Result<std::optional<std::string>> Client::referrers(const oci::Digest& subject,
   // The distribution spec: a 404 means the registry has no referrers API; use the fallback tag.
   if (r.status == 404) return std::optional<std::string>();
   if (!err.empty()) return Error::Io(impl_->where("referrers of " + subject.str()) + ": " + err);
-  auto j = json::parse(body, nullptr, false);
+  auto j = util::parseUntrustedJson(body);
   if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciIndex)
     return std::optional<std::string>();  // not an image index: a registry that does not implement the API
   return std::optional<std::string>(body);
@@ -521,7 +522,7 @@ Result<std::vector<std::string>> Client::listPaged(const std::string& first, con
     std::string body, err;
     Response r = exchange(*impl_, path, {"Accept: application/json"}, 16u << 20, body, err, {"", "", scope});
     if (!err.empty()) return Error::Io(impl_->where(first) + ": " + err);
-    auto j = json::parse(body, nullptr, false);
+    auto j = util::parseUntrustedJson(body);
     if (!j.is_object() || !(j.contains(key) && (j[key].is_array() || j[key].is_null())))
       return Error::Invalid(impl_->where(first) + ": the answer is not a JSON object with \"" + key + "\"");
     if (j[key].is_array())

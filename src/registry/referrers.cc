@@ -6,6 +6,7 @@
 
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::registry {
 
@@ -38,7 +39,7 @@ Result<json> readFallbackIndex(Client& c, const oci::Digest& subject) {
       return json{{"schemaVersion", 2}, {"mediaType", oci::media::kOciIndex}, {"manifests", json::array()}};
     return m.error();
   }
-  json j = json::parse(m->bytes, nullptr, false);
+  json j = util::parseUntrustedJson(m->bytes);
   if (!j.is_object() || !j.contains("manifests") || !j["manifests"].is_array())
     return Error::Corrupt(c.reference().registry + "/" + c.reference().repository + ":" + fallbackTag(subject) +
                           ": the referrers fallback tag does not hold an image index");
@@ -114,7 +115,7 @@ Result<oci::Descriptor> pushArtifact(Client& c, const Artifact& a, const std::st
 
 Result<std::vector<Referrer>> parseReferrers(std::string_view text, const std::string& artifactType,
                                              const std::string& what) {
-  json index = json::parse(text, nullptr, false);
+  json index = util::parseUntrustedJson(text);
   if (!index.is_object() || !index.contains("manifests") || !index["manifests"].is_array())
     return Error::Corrupt(what + " is not an image index");
   std::vector<Referrer> out;
@@ -148,7 +149,7 @@ Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subjec
 }
 
 Result<FetchedArtifact> parseArtifact(std::string_view bytes, const std::string& what) {
-  json j = json::parse(bytes, nullptr, false);
+  json j = util::parseUntrustedJson(bytes);
   if (!j.is_object() || str(j, "mediaType") != oci::media::kOciManifest || !j.contains("layers") ||
       !j["layers"].is_array())
     return Error::Corrupt(what + ": not an OCI artifact manifest");

@@ -11,6 +11,7 @@
 
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::util {
 
@@ -28,7 +29,7 @@ std::string serializeEnvelope(const Envelope& e) {
 }
 
 Result<Envelope> parseEnvelope(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = util::parseUntrustedJson(text);
   if (!j.is_object()) return Error::Corrupt("not a DSSE envelope: not a JSON object");
   if (!j.contains("payloadType") || !j["payloadType"].is_string() || !j.contains("payload") ||
       !j["payload"].is_string())

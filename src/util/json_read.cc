@@ -60,6 +60,11 @@ Result<json> parseJsonText(std::string_view text, const std::string& what) {
   }
 }
 
+json parseUntrustedJson(std::string_view text) {
+  if (!checkJsonNesting(text, "").ok()) return json(json::value_t::discarded);
+  return json::parse(text.begin(), text.end(), nullptr, false);
+}
+
 std::string JsonReader::fieldPath(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }

@@ -67,3 +67,22 @@ TEST(Referrers, ArtifactManifestsOfTheWrongShapeAreCorruptNotAThrow) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->annotations.size(), 1u);  // the number is not a string annotation
 }
+
+// Copying, comparing or dumping a parsed value recurses once per level: a document nested
+// 100000 deep (200 KB, well under any size bound) is refused by its reader before a tree is built.
+TEST(Referrers, DocumentsNestedPastTheBoundAreRefusedBeforeParsing) {
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string artifact = R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"t","layers":[],)"
+                         R"("annotations":{"a":)" +
+                         deep + "}}";
+  EXPECT_FALSE(registry::parseArtifact(artifact, "the artifact").ok());
+  std::string index = R"({"schemaVersion":2,"manifests":[{"mediaType":"x","digest":")" + A +
+                      R"(","size":1,"artifactType":")" + kType + R"(","annotations":{"a":)" + deep + "}}]}";
+  EXPECT_FALSE(registry::parseReferrers(index, kType, "the index").ok());
+  // Within the bound, the same shapes still parse.
+  std::string shallow = std::string(100, '[') + std::string(100, ']');
+  std::string ok = R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"t","layers":[],)"
+                   R"("annotations":{"a":)" +
+                   shallow + "}}";
+  EXPECT_TRUE(registry::parseArtifact(ok, "the artifact").ok());
+}

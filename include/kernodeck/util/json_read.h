@@ -33,6 +33,11 @@ Status checkJsonNesting(std::string_view text, std::string_view what, int maxDep
 // where the text stops being JSON (a truncated file says so). Nesting is bounded as above.
 Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& what);
 
+// For code that treats any malformed input alike: `text` parsed, or a discarded value
+// (is_discarded()) when it is not JSON or nests deeper than kMaxJsonDepth. The bounded
+// replacement of `json::parse(text, nullptr, false)` for documents someone else wrote.
+nlohmann::json parseUntrustedJson(std::string_view text);
+
 // A value inside a document and the path that led to it. Holds a pointer into the document,
 // which must outlive the reader.
 class JsonReader {
