@@ -63,11 +63,8 @@ int sealedExec(const std::vector<std::string>& argv) {
     return 125;
   }
   ::close(fd);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ::execvp(args[0], args.data());
-  std::fprintf(stderr, "kernodeck dossier _sealed: cannot run %s: %s\n", argv[0].c_str(), std::strerror(errno));
+  Error e = util::replaceProcess(argv);
+  std::fprintf(stderr, "kernodeck dossier _sealed: %s\n", e.message.c_str());
   return 127;
 }
 

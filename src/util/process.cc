@@ -136,6 +136,15 @@ std::string ProcessResult::lastLine() const {
   return safe.size() > 300 ? safe.substr(0, 300) + "..." : safe;
 }
 
+Error replaceProcess(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Error::Invalid("no program to run");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  return Error::Io("cannot run " + argv[0] + ": " + std::strerror(errno));
+}
+
 Result<ProcessResult> runProcess(const ProcessSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) return Error::Invalid("no program to run");
   const std::string& prog = spec.argv[0];

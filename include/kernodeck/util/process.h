@@ -65,6 +65,11 @@ struct ProcessResult {
 // once started is a ProcessResult.
 Result<ProcessResult> runProcess(const ProcessSpec& spec);
 
+// Replaces this process with `argv` (looked up on PATH; argv vector, never a shell), for a
+// wrapper that has set up its own state first (the replay's network namespace). Returns only
+// when the program cannot be started, with the reason.
+Error replaceProcess(const std::vector<std::string>& argv);
+
 // argv as a user could paste it into a POSIX shell (single-quoted where needed), for
 // printing the commands a replay runs. Display only: never executed through a shell.
 std::string quoteCommand(const std::vector<std::string>& argv);
