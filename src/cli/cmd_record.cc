@@ -364,7 +364,11 @@ int runDossier(const std::vector<std::string>& argsIn) {
       key = std::move(*k);
     }
     report::Report r = record::buildDossier(o);
-    if (key && !r.failed()) {
+    // A sealed dossier is signed whatever its verdict (a failed or incomplete one is evidence
+    // too); one whose manifest was not written is not.
+    bool sealed = false;
+    for (const auto& st : r.steps()) sealed |= st.name == "manifest" && st.status == report::StepStatus::Passed;
+    if (key && sealed) {
       if (Status st = signDossier(dir, *key); !st.ok()) return documentError(cmd, st.error());
       r.section("signature") = {
           {"file", kDossierSignatureFile}, {"keyid", key->keyid()}, {"algorithm", key->algorithm()}};

@@ -133,11 +133,16 @@ TEST(RecordDossierTrust, PathsOutsideTheCodeRootAreNotCarriedAndAChangedInputIsA
   EXPECT_EQ(allowed.code, 3) << allowed.err << allowed.out;  // written; no check report, so its verdict is incomplete
   EXPECT_EQ(readFile(base + "/d-allowed/inputs/data/corpus"), "not the project's\n");
 
-  // The data changed after the reference: an error (exit 1), named.
+  // The data changed after the reference: an error finding, named (the exit is 3, not 1: with no
+  // check report the dossier's verdict is incomplete, which outranks a finding).
   writeFile(proj + "/data.txt", "other data\n");
   RunResult changed = run(K + " dossier build --json " + base + "/d-changed --reference " + proj + "/reference.json");
-  EXPECT_EQ(changed.code, 1) << changed.out;
+  EXPECT_EQ(changed.code, 3) << changed.out;
   EXPECT_EQ(countFindings(parsed(changed), "dossier.input.changed"), 1) << changed.out;
+  for (const auto& f : parsed(changed)["findings"])
+    if (f["code"] == "dossier.input.changed") {
+      EXPECT_EQ(f["severity"], "error") << changed.out;
+    }
 }
 
 TEST(RecordDossierTrust, ReplayOfADossierThatDoesNotVerifyExits1WithVerifysFindings) {
