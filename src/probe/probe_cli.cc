@@ -53,6 +53,7 @@ const char* kGateHelp =
     "options:\n"
     "  --key FILE                   PEM public key the report must be signed with (required)\n"
     "  --image REF@sha256:DIGEST    the image to judge (default $KERNODECK_IMAGE), named by digest (required)\n"
+    "  --max-age DURATION           a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)\n"
     "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
     "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
     "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
