@@ -58,15 +58,26 @@ static bool stdinMayHoldState() {
 }
 
 int main(int argc, char** argv) {
-  if (argc > 1 &&
-      (std::string(argv[1]) == "cdi" || std::string(argv[1]) == "runc-config" || std::string(argv[1]) == "hooks-d"))
-    return hook::configCommand(std::vector<std::string>(argv + 1, argv + argc));
+  std::string first = argc > 1 ? argv[1] : "";
+  bool configCommand = first == "cdi" || first == "runc-config" || first == "hooks-d";
   hook::CommandLine cl = hook::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   gEnforce = cl.options.policy == hook::Policy::Enforce;
   signal(SIGALRM, onAlarm);
   alarm(std::max(1u, (cl.timeoutMs + 999) / 1000));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cl.timeoutMs);
   std::optional<std::string> state;
+  if (configCommand) {
+    // A person's command, unless a runtime runs it as a hook: a hook line that begins with a
+    // subcommand ([kernodeck-hook, hooks-d, --policy, enforce]) gets a runtime state on stdin and
+    // would check nothing, a mistake like `--version` on the line (issue 25 §5).
+    if (!stdinMayHoldState() || !oci::parseRuntimeState(*(state = readStdin(deadline))).ok()) {
+      alarm(0);
+      return hook::configCommand(std::vector<std::string>(argv + 1, argv + argc));
+    }
+    cl.usageError = "'" + first +
+                    "' is a subcommand, not a runtime-hook argument, and stdin holds a runtime state: this hook "
+                    "line checks nothing";
+  }
   if (cl.usageError.empty() && (cl.help || cl.version)) {
     // Alone on the line (parseCommandLine refuses them with anything else). A runtime that runs
     // `kernodeck-hook --version` as a hook hands it a state on stdin: that is a hook line that

@@ -83,3 +83,29 @@ TEST(HookLine, VersionAloneAnswersAPersonNotARuntime) {
   EXPECT_EQ(line["container"], "v1");
   EXPECT_EQ(line["decision"], "block");
 }
+
+// A hook line that begins with one of the hook's subcommands ([kernodeck-hook, hooks-d, --policy,
+// enforce]) would print a configuration and exit 0, starting the container unchecked: with a
+// runtime state on stdin it refuses under enforce like any other mistake, and logs; run by a
+// person (no state on stdin) the subcommand works as before.
+TEST(HookLine, ASubcommandOnAHookLineRefusesUnderEnforce) {
+  std::string d = tempDir("linesubcommand");
+  run("mkdir -p " + d + "/rootfs");
+  writeFile(d + "/config.json", json({{"ociVersion", "1.0.2"}, {"root", {{"path", "rootfs"}}}}).dump());
+  writeFile(d + "/state.json",
+            json({{"ociVersion", "1.0.2"}, {"id", "s1"}, {"status", "creating"}, {"pid", 0}, {"bundle", d}}).dump());
+  for (const char* sub : {"hooks-d", "runc-config", "cdi"}) {
+    RunResult hook = run("timeout 10 " + kHook + " " + sub + " --policy enforce --log " + d + "/hook.log < " + d +
+                         "/state.json");
+    EXPECT_EQ(hook.code, 2) << sub << ": " << hook.err << hook.out;
+    EXPECT_EQ(hook.out, "") << sub << ": answered a runtime as a person";
+    EXPECT_NE(hook.err.find("refused: command line: '" + std::string(sub) + "' is a subcommand"), std::string::npos)
+        << sub << ": " << hook.err;
+    json line = json::parse(lastLine(d + "/hook.log"), nullptr, false);
+    ASSERT_TRUE(line.is_object()) << sub << ": nothing logged";
+    EXPECT_EQ(line["decision"], "block") << sub;
+  }
+  // A person's command: no state on stdin, the subcommand runs (here it names what it lacks).
+  RunResult person = run("timeout 10 " + kHook + " hooks-d --policy enforce < /dev/null");
+  EXPECT_EQ(person.err.find("is a subcommand"), std::string::npos) << person.err;
+}
