@@ -27,7 +27,7 @@ TEST(LibtorchPlugin, RefusesAPluginOfAnotherInterfaceNamingItAndBothVersions) {
       {"no entry",
        FAKE_PLUGIN_NO_ENTRY,
        {FAKE_PLUGIN_NO_ENTRY, "not a Kernodeck LibTorch plugin", "kdk_torch_plugin_abi"}},
-      {"not a library", SOURCE_DIR "/tests/libtorch/fake_plugin.cc", {"fake_plugin.cc"}},
+      {"not a library", std::string(SOURCE_DIR) + "/tests/libtorch/fake_plugin.cc", {"fake_plugin.cc"}},
       {"missing", "/nonexistent/libkernodeck_torch.so", {"/nonexistent/libkernodeck_torch.so"}},
   };
   for (const auto& t : table) {
