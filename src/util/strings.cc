@@ -1,6 +1,7 @@
 #include "kernodeck/util/strings.h"
 
 #include "kernodeck/util/html.h"
+#include "kernodeck/util/time.h"
 
 #include <algorithm>
 #include <cctype>
@@ -97,19 +98,11 @@ std::string humanBytes(uint64_t n) {
 }
 
 std::string utcTimestamp() {
-  // By the calendar of <chrono>, not gmtime_r or strftime: glibc's time functions read the time
-  // zone file (/etc/localtime) on first use, a file the hook has no use for.
-  using namespace std::chrono;
-  auto now = floor<seconds>(system_clock::now());
-  auto day = floor<days>(now);
-  year_month_day ymd{day};
-  hh_mm_ss hms{now - day};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()));
-  return buf;
+  // The same calendar formatting as utcTimestampMs (time.cc: <chrono>, not gmtime_r or strftime,
+  // which read /etc/localtime on first use), whole seconds: "...:SS.000Z" loses its ".000".
+  std::string t = utcTimestampMs(nowMs() / 1000 * 1000);
+  t.erase(t.size() - 5, 4);
+  return t;
 }
 
 std::string printable(std::string_view s, size_t max) {
