@@ -295,3 +295,25 @@ TEST(ImageIndexes, RegistryIndexWhoseEntryIsAnIndex) {
   EXPECT_EQ(r["subject"]["index_chain"], json::array({"sha256:" + sha256Hex(outer), inner}));
   EXPECT_EQ(r["subject"]["index_digest"], "sha256:" + sha256Hex(outer));
 }
+
+// A docker-archive that also holds an OCI layout (as docker 25+ writes) whose index.json names a
+// nested index: the manifest of the image manifest.json chooses is found through both indexes and
+// read as it is, with its digest, not synthesised.
+TEST(ImageIndexes, DockerArchiveLayoutWithANestedIndex) {
+  Layout l = twoPlatforms("docker-nested");
+  json inner = l.index()["manifests"][0];
+  inner.erase("annotations");
+  l.setTop(l.indexOf({l.indexOf({inner})}));
+  json m = l.doc(l.platforms[0]["digest"]);
+  auto path = [](const json& d) { return "blobs/sha256/" + d["digest"].get<std::string>().substr(7); };
+  writeFile(l.dir + "/manifest.json", json::array({{{"Config", path(m["config"])},
+                                                    {"RepoTags", json::array({"team/app:1"})},
+                                                    {"Layers", json::array({path(m["layers"][0])})}}})
+                                          .dump());
+  int code = -1;
+  json r = auditJson("docker-archive:" + l.archive(), &code);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(code, 0) << r.dump(1);
+  EXPECT_EQ(r["os"]["id"], "kdk-amd64");
+  EXPECT_EQ(r["subject"]["manifest_digest"], l.platforms[0]["digest"]) << r["subject"].dump();
+}
