@@ -46,14 +46,37 @@ Result<Platform> parsePlatform(std::string_view s) {
   return normalize(p);
 }
 
+namespace {
+
+// The number of a "vN" variant, 0 when it is not one.
+int variantNumber(const std::string& v) {
+  if (v.size() < 2 || v[0] != 'v' || v.find('.') != std::string::npos) return 0;
+  int n = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i] < '0' || v[i] > '9' || n > 100) return 0;
+    n = n * 10 + (v[i] - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+// containerd's platforms.Only: the platform itself, then what it also runs, in order (amd64 vN:
+// the lower amd64 variants, then 386; arm vN: the lower arm variants down to v5; arm64: arm v8 down
+// to v5), each matched exactly after normalisation.
 std::optional<int> platformRank(const Platform& haveRaw, const Platform& wantRaw) {
   Platform want = normalize(wantRaw), have = normalize(haveRaw);
-  if (have.os != want.os || have.architecture != want.architecture) return std::nullopt;
-  if (have.variant == want.variant) return 0;
-  if (want.architecture == "arm" && have.variant.size() == 2 && want.variant.size() == 2 &&
-      have.variant[1] < want.variant[1])
-    return 10 + (want.variant[1] - have.variant[1]);  // the highest lower variant wins
-  if (wantRaw.variant.empty() && want.architecture != "arm") return 1;
+  if (have.os != want.os) return std::nullopt;
+  if (have.architecture == want.architecture && have.variant == want.variant) return 0;
+  int w = variantNumber(want.variant), h = variantNumber(have.variant);
+  if (want.architecture == "amd64") {
+    if (have.architecture == "amd64" && (h > 0 || have.variant.empty()) && (have.variant.empty() ? 1 : h) < w)
+      return 10 + (w - (have.variant.empty() ? 1 : h));
+    if (have.architecture == "386") return 100;
+    return std::nullopt;
+  }
+  if (want.architecture == "arm" && have.architecture == "arm" && h >= 5 && h < w) return 10 + (w - h);
+  if (want.architecture == "arm64" && have.architecture == "arm" && h >= 5 && h <= 8) return 100 + (8 - h);
   return std::nullopt;
 }
 

@@ -15,9 +15,11 @@ Result<Platform> parsePlatform(std::string_view s);
 // Canonical architecture and variant (aarch64 -> arm64, arm64 variant v8 -> "", amd64 variant v1
 // -> "", arm default v7), as containerd's platforms.Normalize writes them.
 Platform normalize(Platform p);
-// How well an index entry's platform `have` serves `want`: nullopt when it cannot, else a rank,
-// lower preferred: the same os/arch/variant 0; any variant of a non-arm architecture when `want`
-// names none 1; an arm variant below the one wanted (v7 runs v6 and v5) 10 + the distance.
+// How well an index entry's platform `have` serves `want`, as containerd's platforms.Only orders
+// them: nullopt when it cannot, else a rank, lower preferred: the same os/arch/variant after
+// normalisation 0; a lower variant of the same architecture (amd64 v3 runs v2 and v1, arm v7 runs
+// v6 and v5) 10 + the distance; another architecture the machine runs (386 on amd64, arm v8 to v5
+// on arm64) 100 and more. An amd64 wanted without variant is v1: an amd64/v2 entry does not serve it.
 std::optional<int> platformRank(const Platform& have, const Platform& want);
 // The entry of one index containerd's images.Manifest follows for `want`: the best ranked
 // (platformRank) entry naming a platform, the first in index order among equals; with none, the
