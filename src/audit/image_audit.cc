@@ -13,6 +13,7 @@
 #include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/audit/result_cache.h"
 #include "kernodeck/oci/image_ref.h"
+#include "kernodeck/oci/index_walk.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/oci/schema_check.h"
@@ -311,29 +312,7 @@ class Pipeline {
       checkSchema(bytes, "index.schema.invalid", top_, oci::checkIndexSchema);
     else if (!source_->synthetic())
       checkSchema(bytes, "manifest.schema.invalid", top_, oci::checkManifestSchema);
-    oci::Platform want = opts_.platform ? *opts_.platform : oci::hostPlatform();
-    if (kind == oci::DocKind::Index) {
-      auto index = oci::parseIndex(bytes);
-      if (!index.ok()) return Error::Invalid("index " + top_.digest.str() + ": " + index.error().message);
-      indexDigest_ = top_.digest.str();
-      r_.subject()["index_digest"] = indexDigest_;
-      KDK_TRY_ASSIGN(size_t pick, oci::selectPlatform(*index, want));
-      manifestDesc_ = index->manifests[pick];
-      KDK_TRY_ASSIGN(bytes, readVerified(manifestDesc_, "manifest"));
-      KDK_TRY_ASSIGN(kind, oci::detectKind(bytes, manifestDesc_.mediaType));
-      if (kind != oci::DocKind::Manifest) return Error::Unsupported("nested image indexes are not supported");
-      checkSchema(bytes, "manifest.schema.invalid", manifestDesc_, oci::checkManifestSchema);
-      if (manifestDesc_.platform) {
-        platformFromIndex_ = true;
-        r_.subject()["platform"] = oci::normalize(*manifestDesc_.platform).str();
-      } else {
-        r_.add("index.platform.missing", Severity::Info,
-               "index entry " + manifestDesc_.digest.str() +
-                   " names no platform; it is the only such entry, so it was "
-                   "chosen, and its platform is the one its config declares",
-               {{"digest", manifestDesc_.digest.str()}});
-      }
-    }
+    if (kind == oci::DocKind::Index) KDK_TRY_STATUS(chooseFromIndex(bytes));
     auto m = oci::parseManifest(bytes);
     if (!m.ok()) return Error::Invalid("manifest " + manifestDesc_.digest.str() + ": " + m.error().message);
     manifest_ = *m;
@@ -344,6 +323,41 @@ class Pipeline {
       r_.subject()["manifest_digest"] = manifestDigest_;
     r_.subject()["media_type"] = manifest_.mediaType;
     if (!source_->tag().empty()) r_.subject()["tag"] = source_->tag();
+    return {};
+  }
+
+  // Follows the index `bytes` (top_) to the manifest for the platform asked for, as containerd
+  // does (oci/index_walk.h); leaves that manifest's bytes in `bytes`.
+  Status chooseFromIndex(std::string& bytes) {
+    oci::Platform want = opts_.platform ? *opts_.platform : oci::hostPlatform();
+    indexDigest_ = top_.digest.str();
+    r_.subject()["index_digest"] = indexDigest_;
+    auto read = [&](const oci::Descriptor& d, const std::string& what) { return readVerified(d, what.c_str()); };
+    auto nested = [&](const oci::Descriptor& d, const std::string& b) {
+      checkSchema(b, "index.schema.invalid", d, oci::checkIndexSchema);
+    };
+    auto choice = oci::chooseManifest(top_, bytes, want, read, nested);
+    if (!choice.ok()) return choice.error();
+    json chain = json::array();
+    for (const auto& d : choice->chain) chain.push_back(d.digest.str());
+    r_.subject()["index_chain"] = chain;
+    manifestDesc_ = choice->manifest;
+    bytes = std::move(choice->bytes);
+    checkSchema(bytes, "manifest.schema.invalid", manifestDesc_, oci::checkManifestSchema);
+    if (choice->platformFrom == oci::PlatformFrom::Index) {
+      platformFromIndex_ = true;
+      r_.subject()["platform"] = choice->platform.str();
+    } else {
+      r_.add("index.platform.missing", Severity::Info,
+             "index entry " + manifestDesc_.digest.str() + " (in index " + choice->chain.back().digest.str() +
+                 ") names no platform; no entry there names a matching one, so it was followed as containerd "
+                 "follows the first such entry, and the platform, " +
+                 choice->platform.str() + ", was learnt from its config",
+             {{"digest", manifestDesc_.digest.str()},
+              {"index", choice->chain.back().digest.str()},
+              {"platform_from", "config"},
+              {"platform", choice->platform.str()}});
+    }
     return {};
   }
 

@@ -5,7 +5,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
+#include "kernodeck/oci/index_walk.h"
 #include "kernodeck/oci/schema_check.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/util/hash.h"
@@ -277,17 +279,30 @@ class DockerArchiveSource : public ImageSource {
   std::string tag() const override { return resolvedTag_; }
 
  private:
-  // The manifest in the archive's OCI layout (docker 25+) whose config has this digest.
+  // The manifest in the archive's OCI layout (docker 25+) whose config has this digest, looked
+  // for through nested indexes too (at most kMaxIndexDepth deep, each index read once).
   std::optional<Descriptor> fromLayout(const Digest& config) {
     if (!fa_->exists("index.json") || !fa_->exists("oci-layout")) return std::nullopt;
     auto bytes = fa_->read("index.json", kMaxManifestBytes);
     if (!bytes.ok()) return std::nullopt;
-    auto index = parseIndex(*bytes);
+    std::set<std::string> seen;
+    return findManifest(*bytes, config, 1, seen);
+  }
+
+  std::optional<Descriptor> findManifest(const std::string& indexBytes, const Digest& config, size_t depth,
+                                         std::set<std::string>& seen) {
+    auto index = parseIndex(indexBytes);
     if (!index.ok()) return std::nullopt;
     for (const auto& d : index->manifests) {
-      if (!d.digest.verifiable()) continue;
+      if (!d.digest.verifiable() || !seen.insert(d.digest.str()).second) continue;
       auto mb = fa_->read(blobPath(d.digest), kMaxManifestBytes);
       if (!mb.ok()) continue;
+      auto kind = detectKind(*mb, d.mediaType);
+      if (kind.ok() && *kind == DocKind::Index) {
+        if (depth >= kMaxIndexDepth) continue;
+        if (auto found = findManifest(*mb, config, depth + 1, seen)) return found;
+        continue;
+      }
       auto m = parseManifest(*mb);
       if (m.ok() && m->config.digest == config) {
         layout_ = true;

@@ -24,7 +24,8 @@ Platform normalize(Platform p) {
   }
   p.architecture = a;
   p.variant = util::toLower(p.variant);
-  if (a == "arm64" && (p.variant == "v8" || p.variant == "8")) p.variant.clear();
+  if (a == "arm64" && (p.variant == "v8" || p.variant == "8" || p.variant == "v8.0")) p.variant.clear();
+  if (a == "amd64" && p.variant == "v1") p.variant.clear();
   if (a == "arm" && p.variant.empty()) p.variant = "v7";
   if (a == "arm" && p.variant.size() == 1) p.variant = "v" + p.variant;
   return p;
@@ -45,39 +46,59 @@ Result<Platform> parsePlatform(std::string_view s) {
   return normalize(p);
 }
 
+namespace {
+
+// The number of a "vN" variant, 0 when it is not one.
+int variantNumber(const std::string& v) {
+  if (v.size() < 2 || v[0] != 'v' || v.find('.') != std::string::npos) return 0;
+  int n = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i] < '0' || v[i] > '9' || n > 100) return 0;
+    n = n * 10 + (v[i] - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+// containerd's platforms.Only: the platform itself, then what it also runs, in order (amd64 vN:
+// the lower amd64 variants, then 386; arm vN: the lower arm variants down to v5; arm64: arm v8 down
+// to v5), each matched exactly after normalisation.
+std::optional<int> platformRank(const Platform& haveRaw, const Platform& wantRaw) {
+  Platform want = normalize(wantRaw), have = normalize(haveRaw);
+  if (have.os != want.os) return std::nullopt;
+  if (have.architecture == want.architecture && have.variant == want.variant) return 0;
+  int w = variantNumber(want.variant), h = variantNumber(have.variant);
+  if (want.architecture == "amd64") {
+    if (have.architecture == "amd64" && (h > 0 || have.variant.empty()) && (have.variant.empty() ? 1 : h) < w)
+      return 10 + (w - (have.variant.empty() ? 1 : h));
+    if (have.architecture == "386") return 100;
+    return std::nullopt;
+  }
+  if (want.architecture == "arm" && have.architecture == "arm" && h >= 5 && h < w) return 10 + (w - h);
+  if (want.architecture == "arm64" && have.architecture == "arm" && h >= 5 && h <= 8) return 100 + (8 - h);
+  return std::nullopt;
+}
+
 Result<size_t> selectPlatform(const Index& index, const Platform& wantRaw) {
   Platform want = normalize(wantRaw);
   int best = -1;
-  int bestScore = -1;
+  int bestRank = 0;
   for (size_t i = 0; i < index.manifests.size(); ++i) {
     const auto& d = index.manifests[i];
     if (!d.platform) continue;
-    Platform have = normalize(*d.platform);
-    if (have.os != want.os || have.architecture != want.architecture) continue;
-    int score = -1;
-    if (have.variant == want.variant) {
-      score = 1000;
-    } else if (want.architecture == "arm" && have.variant.size() == 2 && want.variant.size() == 2 &&
-               have.variant[1] < want.variant[1]) {
-      score = have.variant[1] - '0';  // highest lower variant wins
-    } else if (wantRaw.variant.empty() && want.architecture != "arm") {
-      score = 500;
-    }
-    if (score > bestScore) {
-      bestScore = score;
+    std::optional<int> rank = platformRank(*d.platform, wantRaw);
+    if (rank && (best < 0 || *rank < bestRank)) {
+      bestRank = *rank;
       best = static_cast<int>(i);
     }
   }
   if (best >= 0) return static_cast<size_t>(best);
-  // An entry that names no platform (an index written by hand or by a tool that leaves it
-  // out) is chosen when it is the only one: the image config then says what it runs on.
-  int unlisted = -1, count = 0;
+  // containerd's images.Manifest sorts the entries that match and those that name no platform,
+  // the latter last, and follows the first alone: with no match, the first platform-less entry
+  // (whose config, or nested index, then decides; see index_walk.h).
   for (size_t i = 0; i < index.manifests.size(); ++i)
-    if (!index.manifests[i].platform) {
-      unlisted = static_cast<int>(i);
-      ++count;
-    }
-  if (count == 1) return static_cast<size_t>(unlisted);
+    if (!index.manifests[i].platform) return i;
   std::string avail;
   for (const auto& d : index.manifests)
     if (d.platform) avail += (avail.empty() ? "" : ", ") + normalize(*d.platform).str();

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "kernodeck/oci/platform.h"
+#include "kernodeck/oci/index_walk.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/json_read.h"
 
@@ -181,18 +181,20 @@ Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref) {
 
 Result<oci::Descriptor> resolveImageManifest(Client& c, const std::string& tagOrDigest, const oci::Platform& platform) {
   KDK_TRY_ASSIGN(Manifest m, c.manifest(tagOrDigest));
-  std::string what = c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str();
-  KDK_TRY_ASSIGN(oci::DocKind kind, oci::detectKind(m.bytes, m.mediaType));
-  if (kind == oci::DocKind::Manifest)
-    return blobDescriptor(m.mediaType.empty() ? oci::media::kOciManifest : m.mediaType, m.bytes);
-  auto index = oci::parseIndex(m.bytes);
-  if (!index.ok()) return Error::Invalid(what + ": " + index.error().message);
-  KDK_TRY_ASSIGN(size_t pick, oci::selectPlatform(*index, platform));
-  oci::Descriptor d = index->manifests[pick];
-  KDK_TRY_ASSIGN(Manifest inner, c.manifest(d.digest.str()));
-  KDK_TRY_ASSIGN(kind, oci::detectKind(inner.bytes, inner.mediaType));
-  if (kind != oci::DocKind::Manifest) return Error::Unsupported(what + ": nested image indexes are not supported");
-  d.size = static_cast<int64_t>(inner.bytes.size());
+  oci::Descriptor top = blobDescriptor(m.mediaType.empty() ? oci::media::kOciManifest : m.mediaType, m.bytes);
+  // Nested indexes and entries without a platform as containerd follows them (oci/index_walk.h);
+  // manifests come through the manifests endpoint, configs as blobs, each verified by the client.
+  auto read = [&](const oci::Descriptor& d, const std::string& what) -> Result<std::string> {
+    if (what == "config") return c.smallBlob(d, oci::kMaxManifestBytes);
+    KDK_TRY_ASSIGN(Manifest inner, c.manifest(d.digest.str()));
+    return inner.bytes;
+  };
+  auto choice = oci::chooseManifest(top, m.bytes, platform, read);
+  if (!choice.ok())
+    return Error{choice.error().code, c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str() +
+                                          ": " + choice.error().message};
+  oci::Descriptor d = choice->manifest;
+  d.size = static_cast<int64_t>(choice->bytes.size());
   return d;
 }
 

@@ -26,6 +26,7 @@
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/image_ref.h"
+#include "kernodeck/oci/index_walk.h"
 #include "kernodeck/oci/layer_scan.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/runtime_spec.h"
@@ -62,6 +63,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)oci::parseIndex(in);
   (void)oci::parseConfig(in);
   (void)oci::detectKind(in);
+  // The index walk over a store where every descriptor names these same bytes: nested as deep as
+  // the bound allows, each entry's config read, never a loop.
+  oci::Descriptor top{oci::media::kOciIndex, oci::Digest{"sha256", std::string(64, 'a')}, 0, {}, {}, {}};
+  (void)oci::chooseManifest(top, s, oci::Platform{"linux", "amd64", "", ""},
+                            [&](const oci::Descriptor&, const std::string&) -> Result<std::string> { return s; });
 #elif defined(FUZZ_REFERRERS)
   // Everything a registry writer can attach to an image: referrers indexes, artifact and
   // cosign attestation manifests, DSSE envelopes, in-toto statements and report predicates.

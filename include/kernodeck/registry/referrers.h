@@ -81,7 +81,8 @@ Result<FetchedArtifact> parseArtifact(std::string_view bytes, const std::string&
 Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref);
 
 // The image manifest a tag or digest names in the client's repository; for an index, the
-// manifest for `platform`. What audits read and what reports are attached to.
+// manifest for `platform`, nested indexes and platform-less entries followed as containerd follows
+// them (oci/index_walk.h). What audits read and what reports are attached to.
 Result<oci::Descriptor> resolveImageManifest(Client& c, const std::string& tagOrDigest, const oci::Platform& platform);
 
 }  // namespace kernodeck::registry
