@@ -4,11 +4,25 @@
 
 namespace kernodeck::gpu {
 
+namespace {
+
+// The next dot-separated component of `v` from `at` ("0" past the end), and `at` moved past it.
+std::string_view nextComponent(std::string_view v, size_t& at) {
+  if (at > v.size()) return "0";
+  size_t dot = v.find('.', at);
+  std::string_view c = v.substr(at, dot == std::string_view::npos ? std::string_view::npos : dot - at);
+  at = dot == std::string_view::npos ? v.size() + 1 : dot + 1;
+  return c;
+}
+
+}  // namespace
+
+// Component by component, without allocating: the hook compares a driver version with every row
+// of the CUDA table on each container start.
 int compareVersions(std::string_view a, std::string_view b) {
-  auto pa = util::split(a, '.'), pb = util::split(b, '.');
-  size_t n = std::max(pa.size(), pb.size());
-  for (size_t i = 0; i < n; ++i) {
-    std::string x = i < pa.size() ? pa[i] : "0", y = i < pb.size() ? pb[i] : "0";
+  size_t ia = 0, ib = 0;
+  while (ia <= a.size() || ib <= b.size()) {
+    std::string_view x = nextComponent(a, ia), y = nextComponent(b, ib);
     auto nx = util::parseUint(x), ny = util::parseUint(y);
     if (nx && ny) {
       if (*nx != *ny) return *nx < *ny ? -1 : 1;
@@ -50,10 +64,10 @@ const char* minorCompatFloor(std::string_view major) {
 }  // namespace
 
 std::string maxCudaForDriver(std::string_view driver) {
-  std::string best;
+  const CudaDriverRow* best = nullptr;
   for (const auto& row : cudaDriverTable())
-    if (compareVersions(driver, row.minDriver) >= 0) best = majorMinor(row.cuda);
-  return best;
+    if (compareVersions(driver, row.minDriver) >= 0) best = &row;
+  return best ? majorMinor(best->cuda) : std::string();
 }
 
 const char* toString(CudaSupport s) {

@@ -19,6 +19,7 @@ constexpr uint32_t kShtNote = 7;
 constexpr size_t kMaxNoteBytes = 64 * 1024;      // the real note is about 140 bytes
 constexpr size_t kMaxStrtabBytes = 1024 * 1024;  // section names
 constexpr size_t kMaxSections = 65535;
+constexpr uint64_t kMaxSectionTableBytes = kMaxSections * 64;  // 4 MiB: never a 4 GiB read
 
 // Reads integers of the file's width and byte order from a buffer; out of range reads give 0
 // and set `bad`.
@@ -101,6 +102,7 @@ Result<std::optional<FwdCompatNote>> readFwdCompatNote(const ByteReader& read) {
   if (shoff == 0 || shnum == 0) return std::optional<FwdCompatNote>();  // no section headers: no note
   if (shentsize < want || shnum > kMaxSections || shstrndx >= shnum)
     return Error::Invalid("the ELF section headers are malformed");
+  if (shentsize * shnum > kMaxSectionTableBytes) return Error::Invalid("the ELF section header table is too large");
   std::string sh = read(shoff, shentsize * shnum);
   if (sh.size() < shentsize * shnum) return Error::Invalid("the ELF section headers lie past the end of the file");
   struct Section {
@@ -116,11 +118,13 @@ Result<std::optional<FwdCompatNote>> readFwdCompatNote(const ByteReader& read) {
   };
   Section strs = section(shstrndx);
   if (strs.size > kMaxStrtabBytes) return Error::Invalid("the ELF section name table is too large");
-  std::string names = read(strs.offset, strs.size);
+  const std::string_view wanted(kSection);
   for (size_t i = 0; i < shnum; ++i) {
     Section s = section(i);
-    if (s.type != kShtNote || s.name >= names.size()) continue;
-    if (std::string_view(names.c_str() + s.name) != kSection) continue;
+    if (s.type != kShtNote || s.name >= strs.size) continue;
+    // Only the bytes of this name, not the whole table: a name ends at its NUL or the table's end.
+    std::string name = read(strs.offset + s.name, std::min<uint64_t>(strs.size - s.name, wanted.size() + 1));
+    if (std::string_view(name.c_str()) != wanted) continue;
     if (s.size > kMaxNoteBytes) return Error::Invalid(std::string(kSection) + " is too large");
     std::string data = read(s.offset, s.size);
     if (data.size() < s.size) return Error::Invalid(std::string(kSection) + " lies past the end of the file");

@@ -58,6 +58,67 @@ struct EarlierRun {
   std::string policy, decision;
 };
 
+// The fields of a record earlierRun compares (container.id, container.pid, policy, decision),
+// read without building the record's document: of what the hook parses, the record (host facts,
+// verdicts) is the largest, and only these four fields of it matter (later duplicates win, as in
+// a parsed document; a field of another type counts as absent).
+struct RecordFields : nlohmann::json_sax<json> {
+  bool object = false;
+  std::optional<std::string> id, policy, decision;
+  std::optional<int64_t> pid;
+
+  bool null() override { return scalar(nullptr, nullptr); }
+  bool boolean(bool) override { return scalar(nullptr, nullptr); }
+  bool number_integer(number_integer_t v) override { return scalar(nullptr, &v); }
+  bool number_unsigned(number_unsigned_t v) override {
+    number_integer_t i = v > uint64_t(INT64_MAX) ? -1 : static_cast<number_integer_t>(v);
+    return scalar(nullptr, &i);
+  }
+  bool number_float(number_float_t, const string_t&) override { return scalar(nullptr, nullptr); }
+  bool string(string_t& v) override { return scalar(&v, nullptr); }
+  bool binary(binary_t&) override { return scalar(nullptr, nullptr); }
+  bool start_object(std::size_t) override {
+    if (stack_.empty()) object = true;
+    stack_.push_back({true, ""});
+    return true;
+  }
+  bool key(string_t& k) override {
+    stack_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return end(); }
+  bool start_array(std::size_t) override {
+    stack_.push_back({false, ""});
+    return true;
+  }
+  bool end_array() override { return end(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  struct Level {
+    bool object;
+    std::string key;
+  };
+  std::vector<Level> stack_;
+
+  bool end() {
+    stack_.pop_back();
+    if (!stack_.empty()) scalar(nullptr, nullptr);  // a nested value where a field was: absent
+    return true;
+  }
+  // A value (a scalar, or a nested one just closed, passed as neither) for the current key.
+  bool scalar(const std::string* s, const number_integer_t* n) {
+    if (stack_.size() == 1 && stack_[0].object) {
+      if (stack_[0].key == "policy") policy = s ? std::optional<std::string>(*s) : std::nullopt;
+      if (stack_[0].key == "decision") decision = s ? std::optional<std::string>(*s) : std::nullopt;
+    } else if (stack_.size() == 2 && stack_[0].object && stack_[0].key == "container" && stack_[1].object) {
+      if (stack_[1].key == "id") id = s ? std::optional<std::string>(*s) : std::nullopt;
+      if (stack_[1].key == "pid") pid = n ? std::optional<int64_t>(*n) : std::nullopt;
+    }
+    return true;
+  }
+};
+
 EarlierRun earlierRun(const std::string& root, const oci::RuntimeState& st) {
   auto view = oci::openDirView(root);
   if (!view.ok()) return {};
@@ -65,12 +126,11 @@ EarlierRun earlierRun(const std::string& root, const oci::RuntimeState& st) {
   if (!resolved.ok()) return {};
   auto text = (*view)->readResolved(*resolved, 4u << 20);
   if (!text.ok()) return {};
-  json rec = json::parse(*text, nullptr, false);
-  if (!rec.is_object() || !rec.contains("container") || !rec["container"].is_object() ||
-      rec["container"].value("id", "") != st.id || rec["container"].value("pid", int64_t{-1}) != st.pid ||
-      !rec.value("policy", json()).is_string() || !rec.value("decision", json()).is_string())
+  RecordFields rec;
+  if (!json::sax_parse(*text, &rec) || !rec.object || rec.id != st.id || rec.pid != st.pid || !rec.policy ||
+      !rec.decision)
     return {};
-  return {rec["policy"], rec["decision"]};
+  return {*rec.policy, *rec.decision};
 }
 
 int decisionRank(const std::string& d) { return d == "block" ? 2 : d == "warn" ? 1 : 0; }

@@ -447,7 +447,9 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
 
     bool regular = ok && !ignore && le.kind == EntryKind::File && archive_entry_sparse_count(e) == 0;
     unsigned want = regular ? (opts.hashes ? opts.hashes(le.path) : kHashSha256 | kHashMd5) : 0;
-    uint64_t captureLimit = regular && opts.capture ? opts.capture(le.path) : 0;
+    std::unique_ptr<PartialCapture> partial =
+        regular && opts.partial ? opts.partial(le.path, static_cast<uint64_t>(le.size)) : nullptr;
+    uint64_t captureLimit = regular && !partial && opts.capture ? opts.capture(le.path) : 0;
     bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
     if (captureIt && static_cast<uint64_t>(le.size) > opts.maxCapturedBytes - captured) {
       fail("layer holds more than " + util::humanBytes(opts.maxCapturedBytes) +
@@ -459,7 +461,7 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
     if (want & kHashSha256) h.emplace("sha256");
     if (want & kHashMd5) m5.emplace("md5");
     if (want & kHashSha1) s1.emplace("sha1");
-    std::string captured;
+    std::string content;
     bool readOk = true, atEnd = false;
     // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
     // which are not hashed. Read even when not hashed: the input is a stream, skipping costs
@@ -485,14 +487,25 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
       if (h) h->update(block, n);
       if (m5) m5->update(block, n);
       if (s1) s1->update(block, n);
-      if (captureIt) captured.append(static_cast<const char*>(block), n);
+      if (captureIt) content.append(static_cast<const char*>(block), n);
+      if (partial) partial->feed(static_cast<const char*>(block), n);
     }
     if (!readOk) break;
+    if (partial) {
+      std::string kept = partial->finish();
+      if (kept.size() > opts.maxCapturedBytes - captured) {
+        fail("layer holds more than " + util::humanBytes(opts.maxCapturedBytes) +
+             " of files to read (package databases, metadata), last '" + util::printable(name) + "'");
+        break;
+      }
+      captured += kept.size();
+      le.content = std::make_shared<const std::string>(std::move(kept));
+    }
     dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
     if (h) le.sha256 = h->hex();
     if (m5) le.md5 = m5->hex();
     if (s1) le.sha1 = s1->hex();
-    if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
+    if (captureIt) le.content = std::make_shared<const std::string>(std::move(content));
     if (!ok || ignore) {
       if (atEnd) break;
       continue;

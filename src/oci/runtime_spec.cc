@@ -44,7 +44,22 @@ Result<RuntimeState> parseRuntimeState(std::string_view text) {
 
 Result<ContainerSpec> parseContainerConfig(std::string_view text, const std::string& bundle) {
   KDK_TRY_STATUS(util::checkJsonNesting(text, bundle + "/config.json"));
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  // Only the parts read below are built (a runtime's config.json is mostly mounts, capabilities
+  // and a seccomp profile, tens of KiB under podman, which a hook at every container start would
+  // otherwise turn into a document and throw away).
+  std::string top;
+  json::parser_callback_t keep = [&top](int depth, json::parse_event_t event, json& parsed) {
+    if (event != json::parse_event_t::key || depth > 2) return true;
+    const std::string& k = parsed.get_ref<const std::string&>();
+    if (depth == 1) {
+      top = k;
+      return k == "root" || k == "process" || k == "linux" || k == "annotations" || k == "hooks";
+    }
+    if (top == "process") return k == "env" || k == "user";
+    if (top == "linux") return k == "devices";
+    return true;
+  };
+  json j = json::parse(text.begin(), text.end(), keep, false);
   if (j.is_discarded() || !j.is_object()) return Error::Invalid(bundle + "/config.json is not a JSON object");
   ContainerSpec c;
   if (j.contains("root") && j["root"].is_object()) {

@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/gpu/fwd_note_capture.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::python {
@@ -76,8 +77,12 @@ CudaBuild readCudaBuild(const oci::FsView& v, const std::vector<PythonEnv>& envs
         addBranch(util::split(driver, '.')[0]);
         continue;
       }
-      auto note = gpu::readFwdCompatNote(
-          [&](uint64_t off, size_t len) { return off >= bytes->size() ? std::string() : bytes->substr(off, len); });
+      // An image's view holds only the bytes the note is read from (the audit's capture); a
+      // directory's, the file.
+      auto note = gpu::isKeptBytes(*bytes) ? gpu::readKeptFwdCompatNote(*bytes)
+                                           : gpu::readFwdCompatNote([&](uint64_t off, size_t len) {
+                                               return off >= bytes->size() ? std::string() : bytes->substr(off, len);
+                                             });
       if (!note.ok()) {
         b.inconsistencies.push_back("/" + path + ": its .note.cuda.fwd_compatibility cannot be read (" +
                                     note.error().message + "): NVIDIA's toolkit will not use it");

@@ -18,6 +18,7 @@
 #include "kernodeck/audit/apk.h"
 #include "kernodeck/audit/conda.h"
 #include "kernodeck/gpu/expectation.h"
+#include "kernodeck/gpu/fwd_note_capture.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/hook/command_line.h"
 #include "kernodeck/hook/container_check.h"
@@ -129,6 +130,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto lock = record::parsePylock(in);
   if (lock.ok() && !record::parsePylock(record::writePylock(*lock)).ok()) __builtin_trap();
   (void)record::parseTomlSubset(in);
+#elif defined(FUZZ_CUDA_FWD_NOTE)
+  // A cuda-compat libcuda.so's note, over the whole file and over the bytes an audit keeps as the
+  // file streams by in blocks: the kept bytes never give a note the whole file does not.
+  auto whole = gpu::readFwdCompatNote(
+      [&](uint64_t off, size_t len) { return off >= s.size() ? std::string() : s.substr(off, len); });
+  size_t block = size ? 1 + static_cast<unsigned char>(in[0]) * 37 : 1;
+  gpu::FwdNoteKeeper keeper(size);
+  for (size_t at = 0; at < size; at += block) keeper.feed(s.data() + at, std::min(block, size - at));
+  auto kept = gpu::readKeptFwdCompatNote(keeper.finish());
+  if (kept.ok() && kept->has_value() && !(whole.ok() && whole->has_value() && (*whole)->toJson() == (*kept)->toJson()))
+    __builtin_trap();
+  (void)gpu::readKeptFwdCompatNote(in);
 #elif defined(FUZZ_VERSION)
   size_t cut = in.find('\n');
   std::string_view a = in.substr(0, cut), b = cut == std::string_view::npos ? "" : in.substr(cut + 1);

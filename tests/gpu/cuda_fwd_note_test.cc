@@ -71,3 +71,18 @@ TEST(CudaFwdNote, DecidesAsTheToolkit) {
   EXPECT_EQ(compatLibraryDriver("libcuda.so.1"), "");
   EXPECT_EQ(compatLibraryDriver("libcuda.so"), "");
 }
+
+// Section headers claiming 65535 entries of 65535 bytes: the reader is never asked for the 4 GiB
+// they span (the hook's pread reader allocates what it is asked for, at every container start).
+TEST(CudaFwdNote, AHugeSectionHeaderTableIsRefusedBeforeItIsRead) {
+  std::string lib = kdktest::elfWithFwdCompatNote(kNote575);
+  kdktest::putLe(lib, 0x3A, 65535, 2);  // e_shentsize
+  kdktest::putLe(lib, 0x3C, 65535, 2);  // e_shnum
+  size_t largest = 0;
+  auto n = readFwdCompatNote([&](uint64_t off, size_t len) {
+    largest = std::max(largest, len);
+    return off >= lib.size() ? std::string() : lib.substr(off, std::min<size_t>(len, 1 << 20));
+  });
+  EXPECT_FALSE(n.ok());
+  EXPECT_LE(largest, size_t(4) << 20);
+}

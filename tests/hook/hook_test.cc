@@ -283,3 +283,34 @@ TEST(Hook, AUsageErrorRefusesUnderEnforceAndStartsUnderWarnLoggedBoth) {
     EXPECT_NE(log["reason"].get<std::string>().find("--host_root"), std::string::npos);
   }
 }
+
+// A second run for the same container (two routes installed) reads only container.id,
+// container.pid, policy and decision of the first run's record (without building its document):
+// an earlier enforce applies again; a record of another container, another process or fields of
+// another type does not count.
+TEST(Hook, AnEarlierRecordOfTheSameContainerKeepsTheStricterPolicy) {
+  json gpuEnv = {"NVIDIA_VISIBLE_DEVICES=all"};  // refused under enforce: no driver on the fake root
+  struct Case {
+    json record;
+    int exitCode;
+  } cases[] = {
+      {{{"container", {{"id", "c1"}, {"pid", 0}}}, {"policy", "enforce"}, {"decision", "block"}}, 1},
+      {{{"verdicts", {{{"policy", "warn"}}}},
+        {"container", {{"pid", 0}, {"id", "c1"}}},
+        {"policy", "enforce"},
+        {"decision", "warn"}},
+       1},
+      {{{"container", {{"id", "c2"}, {"pid", 0}}}, {"policy", "enforce"}, {"decision", "block"}}, 0},
+      {{{"container", {{"id", "c1"}, {"pid", 7}}}, {"policy", "enforce"}, {"decision", "block"}}, 0},
+      {{{"container", {{"id", "c1"}, {"pid", 0}}}, {"policy", {{"is", "enforce"}}}, {"decision", "block"}}, 0},
+      {{{"container", {{"id", {"c1"}}, {"pid", 0}}}, {"policy", "enforce"}, {"decision", "block"}}, 0},
+      {json::array({"enforce"}), 0},
+  };
+  for (const auto& c : cases) {
+    std::string b = bundle(gpuEnv, json::array());
+    ::mkdir((b + "/rootfs/run").c_str(), 0755);
+    ::mkdir((b + "/rootfs/run/kernodeck").c_str(), 0755);
+    std::ofstream(b + "/rootfs/run/kernodeck/host.json") << c.record.dump();
+    EXPECT_EQ(hook::run(opts(hook::Policy::Warn), state(b)).exitCode, c.exitCode) << c.record.dump();
+  }
+}

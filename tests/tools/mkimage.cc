@@ -6,7 +6,7 @@
 // Spec: {"tag": "1.0", "architecture": "amd64", "os": "linux", "config": {...},
 //        "layers": [{"compression": "gzip|zstd|none", "entries": [
 //           {"path": "etc/x", "type": "file|dir|symlink|hardlink|char|fifo",
-//            "content": "...", "size": N, "target": "...", "mode": 420}]}],
+//            "content": "...", "size": N, "content_file": "/path", "target": "...", "mode": 420}]}],
 //        "platforms": [ {<spec>, "variant": "v8"}, ... ]   (optional: builds an index)}
 #include <archive.h>
 #include <archive_entry.h>
@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -60,6 +61,10 @@ void buildLayer(const json& layer, std::string& tar, std::string& blob) {
       std::string type = e.value("type", "file");
       std::string content = e.value("content", "");
       if (e.contains("size")) content.assign(e["size"].get<size_t>(), e.value("fill", "x")[0]);
+      if (e.contains("content_file")) {  // bytes JSON cannot hold (not UTF-8), from a file
+        std::ifstream f(e["content_file"].get<std::string>(), std::ios::binary);
+        content.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      }
       int mode = e.value("mode", type == "dir" ? 0755 : 0644);
       archive_entry_set_perm(ae, mode);
       if (type == "dir")

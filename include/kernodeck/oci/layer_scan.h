@@ -57,11 +57,24 @@ struct LayerScan {
 
 enum : unsigned { kHashSha256 = 1, kHashMd5 = 2, kHashSha1 = 4 };
 
+// A file kept in part: fed the file's bytes in order as they stream by, it returns what to capture
+// as the entry's content (an encoding of its own, which the file's reader knows; not the file).
+class PartialCapture {
+ public:
+  virtual ~PartialCapture() = default;
+  virtual void feed(const char* data, size_t n) = 0;
+  virtual std::string finish() = 0;
+};
+
 struct ScanOptions {
   std::string digestAlgorithm = "sha256";
   // Paths (normalised) whose content should be kept in memory: returns the
   // largest size to keep (0: do not keep).
   std::function<uint64_t(const std::string& path)> capture;
+  // Files too large to keep whole whose readers need a few of their bytes (a cuda-compat
+  // libcuda.so's ELF note): for a path and the size its entry declares, a PartialCapture, or
+  // nullptr. Takes precedence over `capture`; what it returns counts as captured bytes.
+  std::function<std::unique_ptr<PartialCapture>(const std::string& path, uint64_t size)> partial;
   // Which hashes each regular file gets: kHashSha256 (RECORD), kHashMd5 (dpkg's md5sums) and
   // kHashSha1 (apk's Q1 checksums) bits; unset: sha256 and md5. A file a guess left unhashed can be hashed later, when
   // a package database asks for it (LayeredView::prepareHashes).

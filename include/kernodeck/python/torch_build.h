@@ -30,7 +30,8 @@ struct CudaBuild {
   std::string toolkit;                              // /usr/local/cuda*/version.json
   // Host driver branches the cuda-compat libraries support: their .note.cuda.fwd_compatibility
   // `driver` lists; the branch of the name (compat/libcuda.so.<driver>) only for a library whose
-  // content was not read (an audit captures up to kMaxCompatLibraryBytes).
+  // content was not read (an image's view holds the bytes the note is read from, whatever the
+  // library's size: gpu/fwd_note_capture.h; a directory's file is read up to kMaxCompatLibraryBytes).
   std::vector<std::string> compatDriverBranches;
   std::vector<gpu::CompatLibraryNote> compatLibraries;  // the libraries whose note was read
   std::string envCudaVersion, envRequireCuda;
@@ -39,7 +40,8 @@ struct CudaBuild {
   gpu::Expectation expectation(const std::string& imageDigest) const;
 };
 
-// The largest cuda-compat libcuda.so whose note is read (a real one is about 30 to 90 MiB).
+// The largest cuda-compat libcuda.so read whole from a root filesystem directory to find its
+// note (a real one is about 30 to 90 MiB); an image's layers keep only the note's bytes.
 inline constexpr uint64_t kMaxCompatLibraryBytes = uint64_t(256) << 20;
 
 CudaBuild readCudaBuild(const oci::FsView& view, const std::vector<PythonEnv>& envs,
