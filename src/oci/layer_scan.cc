@@ -23,6 +23,7 @@
 
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/path.h"
+#include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -207,7 +208,10 @@ struct Pipe {
       return r;
     }
     if (*r == 0) inEof = true;
-    if (!streamHashes) compressed.update(buf, *r);
+    if (!streamHashes) {
+      util::StageTimer t(util::Stage::CompressedDigest);
+      compressed.update(buf, *r);
+    }
     compressedBytes += *r;
     return r;
   }
@@ -228,6 +232,7 @@ struct Pipe {
   // The inflating thread: inflates into the queue, then drains the rest of the compressed
   // input so that the digest covers every byte.
   void produce() {
+    util::StageTimer t(util::Stage::Inflate);
     while (std::vector<char>* b = queue.acquire()) {
       std::string error;
       la_ssize_t k = inflate(b->data(), b->size(), error);
@@ -247,6 +252,7 @@ struct Pipe {
 
   // Reads the rest of the compressed input, so that the digest covers every byte.
   void drain() {
+    util::StageTimer t(util::Stage::Inflate);
     while (!inEof && !inError) {
       auto r = pull(inBuf.data(), inBuf.size());
       if (!r.ok() || *r == 0) break;
@@ -255,6 +261,7 @@ struct Pipe {
 
   // The DiffID thread: hashes the inflated stream as the producer publishes it.
   void hashDiffId() {
+    util::StageTimer t(util::Stage::DiffId);
     const char* data = nullptr;
     size_t n = 0;
     std::string error;
@@ -482,9 +489,12 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
         break;
       }
       got += n;
-      if (h) h->update(block, n);
-      if (m5) m5->update(block, n);
-      if (s1) s1->update(block, n);
+      if (h || m5 || s1) {
+        util::StageTimer t(util::Stage::FileDigests);
+        if (h) h->update(block, n);
+        if (m5) m5->update(block, n);
+        if (s1) s1->update(block, n);
+      }
       if (captureIt) captured.append(static_cast<const char*>(block), n);
     }
     if (!readOk) break;
@@ -573,6 +583,7 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
     struct archive* tar = archive_read_new();
     archive_read_support_format_tar(tar);
     archive_read_support_format_gnutar(tar);
+    util::StageTimer tarTime(util::Stage::Tar);
     if (archive_read_open(tar, &pipe, nullptr, readInflated, nullptr) != ARCHIVE_OK) {
       fail("layer is not a tar archive: " + archiveError(tar, "unknown format"));
     } else {
