@@ -21,6 +21,7 @@
 #endif
 #include <vector>
 
+#include "kernodeck/util/file_digests.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/path.h"
 #include "kernodeck/util/stage_profile.h"
@@ -52,6 +53,10 @@ std::string cleanEntryPath(std::string_view name, std::string& note) {
     note = "absolute path";  // "/" alone is the root entry umoci writes
   return std::move(r.path);
 }
+
+static_assert(unsigned(kHashSha256) == unsigned(util::FileDigests::kSha256) &&
+              unsigned(kHashMd5) == unsigned(util::FileDigests::kMd5) &&
+              unsigned(kHashSha1) == unsigned(util::FileDigests::kSha1));
 
 namespace {
 
@@ -391,6 +396,7 @@ bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
 template <typename Fail>
 void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, Fail& fail) {
   std::set<std::string> seen;
+  util::FileDigests digests;  // one set of contexts for every file of the layer
   uint64_t entries = 0, captured = 0;
   struct archive_entry* e = nullptr;
   // Go's archive/tar (and so containerd) takes the end of the input right after an entry's
@@ -462,10 +468,9 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
       break;
     }
     if (captureIt) captured += static_cast<uint64_t>(le.size);
-    std::optional<util::Hasher> h, m5, s1;
-    if (want & kHashSha256) h.emplace("sha256");
-    if (want & kHashMd5) m5.emplace("md5");
-    if (want & kHashSha1) s1.emplace("sha1");
+    // kHash* are FileDigests' bits.
+    unsigned hashing = want & (kHashSha256 | kHashMd5 | kHashSha1);
+    if (hashing) digests.start(hashing);
     std::string captured;
     bool readOk = true, atEnd = false;
     // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
@@ -489,19 +494,18 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
         break;
       }
       got += n;
-      if (h || m5 || s1) {
+      if (hashing) {
         util::StageTimer t(util::Stage::FileDigests);
-        if (h) h->update(block, n);
-        if (m5) m5->update(block, n);
-        if (s1) s1->update(block, n);
+        digests.update(block, n);
       }
       if (captureIt) captured.append(static_cast<const char*>(block), n);
     }
     if (!readOk) break;
     dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
-    if (h) le.sha256 = h->hex();
-    if (m5) le.md5 = m5->hex();
-    if (s1) le.sha1 = s1->hex();
+    if (hashing) {
+      util::StageTimer t(util::Stage::FileDigests);
+      digests.finish(le.sha256, le.md5, le.sha1);
+    }
     if (captureIt) le.content = std::make_shared<const std::string>(std::move(captured));
     if (!ok || ignore) {
       if (atEnd) break;
