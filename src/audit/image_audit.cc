@@ -24,6 +24,7 @@
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/json_read.h"
+#include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::audit {
@@ -143,17 +144,27 @@ class Pipeline {
     }
     r_.runStep("config", [&] { return readConfig(); });
     std::string key = r_.failed() ? std::string() : resultKey();
-    if (!key.empty())
-      if (auto stored = loadResult(key)) {
-        replay(*stored, key);
-        return;
-      }
+    std::optional<StoredResult> stored;
+    if (!key.empty()) {
+      util::StageTimer t(util::Stage::Cache);
+      stored = loadResult(key);
+    }
+    if (stored) {
+      replay(*stored, key);
+      return;
+    }
     size_t findingsBefore = r_.findings().size();
     nlohmann::json sectionsBefore = r_.sections();
     r_.runStep("layers", [&] { return walkLayers(); });
-    r_.runStep("os", [&] { return detectOs(); });
-    runPackages();
-    if (!key.empty() && !r_.failed()) storeResult(key, added(findingsBefore, sectionsBefore));
+    {
+      util::StageTimer t(util::Stage::Packages);
+      r_.runStep("os", [&] { return detectOs(); });
+      runPackages();
+    }
+    if (!key.empty() && !r_.failed()) {
+      util::StageTimer t(util::Stage::Cache);
+      storeResult(key, added(findingsBefore, sectionsBefore));
+    }
   }
 
  private:
@@ -546,7 +557,10 @@ class Pipeline {
                    return;
                  }
                  std::vector<oci::UnsafeEntry> refused, suspicious = scan.suspicious;
-                 view->apply(scan, static_cast<int>(i), refused, suspicious);
+                 {
+                   util::StageTimer t(util::Stage::View);
+                   view->apply(scan, static_cast<int>(i), refused, suspicious);
+                 }
                  for (const auto& u : refused)
                    r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
                           {{"layer", layerName}, {"path", u.name}});

@@ -11,6 +11,7 @@
 
 #include "kernodeck/audit/image_audit.h"
 #include "kernodeck/registry/client.h"
+#include "kernodeck/util/stage_profile.h"
 
 namespace kernodeck::audit {
 
@@ -35,8 +36,12 @@ void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& la
     const oci::Descriptor& d = layers[i];
     oci::ScanOptions mine = layerWalkOptions(so, d);
     LayerRead r;
-    if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest, mine);
-        cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
+    std::optional<oci::LayerScan> cached;
+    {
+      util::StageTimer t(util::Stage::Cache);
+      cached = oci::loadScan(source.scanCacheDir(), d.digest, mine);
+    }
+    if (cached && static_cast<int64_t>(cached->compressedSize) == d.size) {
       r.scan = std::move(*cached);
       return r;
     }
@@ -58,6 +63,7 @@ void readLayers(oci::ImageSource& source, const std::vector<oci::Descriptor>& la
     // Only a complete scan of bytes that matched their digest is worth keeping.
     if (!r.scan->error && r.scan->digestHex == d.digest.encoded &&
         static_cast<int64_t>(r.scan->compressedSize) == d.size) {
+      util::StageTimer t(util::Stage::Cache);
       oci::storeScan(source.scanCacheDir(), d.digest, *r.scan, mine);
       if (shared) shared->store(d, mine, *r.scan);
     }

@@ -10,6 +10,7 @@
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/scan_store.h"
 #include "kernodeck/report/formats.h"
+#include "kernodeck/util/stage_profile.h"
 #include "options.h"
 #include "registry_flags.h"
 
@@ -129,8 +130,14 @@ int runAudit(const std::vector<std::string>& args) {
   }
   if (!expectOut.empty() && !res.report.failed())
     if (int rc = emit(res.expectation.toJson().dump(2) + "\n", expectOut)) return rc;
-  std::string text = report::render(res.report, *fmt, *threshold);
-  if (int rc = emit(text, output)) return rc;
+  {
+    util::StageTimer t(util::Stage::Report);
+    std::string text = report::render(res.report, *fmt, *threshold);
+    if (int rc = emit(text, output)) return rc;
+  }
+  // KERNODECK_PROFILE=stages: CPU time per stage on stderr (docs/performance.md), never in the report.
+  if (util::stageProfiling())
+    std::fprintf(stderr, "kernodeck audit: CPU time per stage\n%s", util::stageTable().c_str());
   if (res.report.failed()) std::fprintf(stderr, "kernodeck audit: %s\n", res.report.firstError().c_str());
   return res.report.exitCode(*threshold);
 }

@@ -21,8 +21,10 @@
 #endif
 #include <vector>
 
+#include "kernodeck/util/file_digests.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/path.h"
+#include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::oci {
@@ -51,6 +53,10 @@ std::string cleanEntryPath(std::string_view name, std::string& note) {
     note = "absolute path";  // "/" alone is the root entry umoci writes
   return std::move(r.path);
 }
+
+static_assert(unsigned(kHashSha256) == unsigned(util::FileDigests::kSha256) &&
+              unsigned(kHashMd5) == unsigned(util::FileDigests::kMd5) &&
+              unsigned(kHashSha1) == unsigned(util::FileDigests::kSha1));
 
 namespace {
 
@@ -207,7 +213,10 @@ struct Pipe {
       return r;
     }
     if (*r == 0) inEof = true;
-    if (!streamHashes) compressed.update(buf, *r);
+    if (!streamHashes) {
+      util::StageTimer t(util::Stage::CompressedDigest);
+      compressed.update(buf, *r);
+    }
     compressedBytes += *r;
     return r;
   }
@@ -228,6 +237,7 @@ struct Pipe {
   // The inflating thread: inflates into the queue, then drains the rest of the compressed
   // input so that the digest covers every byte.
   void produce() {
+    util::StageTimer t(util::Stage::Inflate);
     while (std::vector<char>* b = queue.acquire()) {
       std::string error;
       la_ssize_t k = inflate(b->data(), b->size(), error);
@@ -247,6 +257,7 @@ struct Pipe {
 
   // Reads the rest of the compressed input, so that the digest covers every byte.
   void drain() {
+    util::StageTimer t(util::Stage::Inflate);
     while (!inEof && !inError) {
       auto r = pull(inBuf.data(), inBuf.size());
       if (!r.ok() || *r == 0) break;
@@ -255,6 +266,7 @@ struct Pipe {
 
   // The DiffID thread: hashes the inflated stream as the producer publishes it.
   void hashDiffId() {
+    util::StageTimer t(util::Stage::DiffId);
     const char* data = nullptr;
     size_t n = 0;
     std::string error;
@@ -384,6 +396,7 @@ bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
 template <typename Fail>
 void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, Fail& fail) {
   std::set<std::string> seen;
+  util::FileDigests digests;  // one set of contexts for every file of the layer
   uint64_t entries = 0, captured = 0;
   struct archive_entry* e = nullptr;
   // Go's archive/tar (and so containerd) takes the end of the input right after an entry's
@@ -457,10 +470,9 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
       break;
     }
     if (captureIt) captured += static_cast<uint64_t>(le.size);
-    std::optional<util::Hasher> h, m5, s1;
-    if (want & kHashSha256) h.emplace("sha256");
-    if (want & kHashMd5) m5.emplace("md5");
-    if (want & kHashSha1) s1.emplace("sha1");
+    // kHash* are FileDigests' bits.
+    unsigned hashing = want & (kHashSha256 | kHashMd5 | kHashSha1);
+    if (hashing) digests.start(hashing);
     std::string content;
     bool readOk = true, atEnd = false;
     // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
@@ -484,9 +496,10 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
         break;
       }
       got += n;
-      if (h) h->update(block, n);
-      if (m5) m5->update(block, n);
-      if (s1) s1->update(block, n);
+      if (hashing) {
+        util::StageTimer t(util::Stage::FileDigests);
+        digests.update(block, n);
+      }
       if (captureIt) content.append(static_cast<const char*>(block), n);
       if (partial) partial->feed(static_cast<const char*>(block), n);
     }
@@ -502,9 +515,10 @@ void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, F
       le.content = std::make_shared<const std::string>(std::move(kept));
     }
     dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
-    if (h) le.sha256 = h->hex();
-    if (m5) le.md5 = m5->hex();
-    if (s1) le.sha1 = s1->hex();
+    if (hashing) {
+      util::StageTimer t(util::Stage::FileDigests);
+      digests.finish(le.sha256, le.md5, le.sha1);
+    }
     if (captureIt) le.content = std::make_shared<const std::string>(std::move(content));
     if (!ok || ignore) {
       if (atEnd) break;
@@ -586,6 +600,7 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
     struct archive* tar = archive_read_new();
     archive_read_support_format_tar(tar);
     archive_read_support_format_gnutar(tar);
+    util::StageTimer tarTime(util::Stage::Tar);
     if (archive_read_open(tar, &pipe, nullptr, readInflated, nullptr) != ARCHIVE_OK) {
       fail("layer is not a tar archive: " + archiveError(tar, "unknown format"));
     } else {

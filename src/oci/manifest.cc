@@ -1,7 +1,5 @@
 #include "kernodeck/oci/manifest.h"
 
-#include <regex>
-
 #include "kernodeck/util/json_read.h"
 
 namespace kernodeck::oci {
@@ -37,9 +35,20 @@ const char* toString(Compression c) {
   return "unknown";
 }
 
+// RFC 6838's restricted names, type "/" subtype: a letter or digit, then up to 126 of letters,
+// digits and !#$&^_.+- each. Checked by hand: compiling the std::regex it was took about a tenth
+// of a replayed audit's own CPU time (issue 31).
 bool validMediaType(std::string_view mt) {
-  static const std::regex re(R"(^[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}$)");
-  return std::regex_match(mt.begin(), mt.end(), re);
+  auto first = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  auto rest = [&](char c) { return first(c) || std::string_view("!#$&^_.+-").find(c) != std::string_view::npos; };
+  auto name = [&](std::string_view n) {
+    if (n.empty() || n.size() > 127 || !first(n[0])) return false;
+    for (size_t i = 1; i < n.size(); ++i)
+      if (!rest(n[i])) return false;
+    return true;
+  };
+  size_t slash = mt.find('/');
+  return slash != std::string_view::npos && name(mt.substr(0, slash)) && name(mt.substr(slash + 1));
 }
 
 std::string Platform::str() const {

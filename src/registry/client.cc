@@ -21,10 +21,11 @@
 
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/private_dir.h"
 #include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"
-#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::registry {
 
@@ -636,7 +637,10 @@ class BlobStream : public oci::ByteStream {
         tooMuch = true;
         return false;
       }
-      h.update(p, n);
+      {
+        util::StageTimer t(util::Stage::CompressedDigest);
+        h.update(p, n);
+      }
       got += n;
       if (tmpFd >= 0 && !util::writeAll(tmpFd, std::string_view(p, n))) {
         ::close(tmpFd);

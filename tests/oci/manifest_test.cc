@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <regex>
+
 using namespace kernodeck::oci;
 using nlohmann::json;
 
@@ -103,4 +106,37 @@ TEST(Manifest, LayerCompression) {
   EXPECT_EQ(layerCompression("application/vnd.oci.image.layer.nondistributable.v1.tar"), Compression::None);
   EXPECT_EQ(layerCompression("application/vnd.oci.image.layer.nondistributable.v1.tar+zstd"), Compression::Zstd);
   EXPECT_EQ(layerCompression("application/json"), Compression::Unknown);
+}
+
+// validMediaType checks by hand what a std::regex checked before (issue 31): the same answer on
+// the edge cases and on many random strings over the characters that matter.
+TEST(Manifest, ValidMediaTypeAgreesWithTheRegexItReplaced) {
+  const std::regex re(R"(^[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+\-]{0,126}$)");
+  auto old = [&](const std::string& s) { return std::regex_match(s, re); };
+  std::vector<std::string> cases = {"application/json",
+                                    "a/b",
+                                    "/b",
+                                    "a/",
+                                    "a//b",
+                                    "a/b/c",
+                                    "-a/b",
+                                    "a/-b",
+                                    "",
+                                    std::string(127, 'a') + "/" + std::string(127, 'b'),
+                                    std::string(128, 'a') + "/b",
+                                    "a/" + std::string(128, 'b'),
+                                    std::string("a\0/b", 4),
+                                    "a /b",
+                                    "a/b\n",
+                                    "x!#$&^_.+-/y!#$&^_.+-",
+                                    "a*/b"};
+  std::mt19937 rng(31);
+  const char kChars[] = "aZ09/!#$&^_.+- *\n\0%";
+  const std::string alphabet(kChars, sizeof kChars - 1);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(rng() % 12, ' ');
+    for (auto& c : s) c = alphabet[rng() % alphabet.size()];
+    cases.push_back(s);
+  }
+  for (const auto& s : cases) EXPECT_EQ(validMediaType(s), old(s)) << json(s).dump();
 }
