@@ -143,6 +143,22 @@ TEST(RecordReplayEnv, ADeclaredVersionTheWheelsDoNotCarryStopsTheReplayAtEnviron
       << rj.dump(1);
   EXPECT_EQ(stepStatus(rj, "run"), "not_reached");
   EXPECT_FALSE(std::filesystem::exists(p.base + "/fresh/project/out"));
+
+  // Not only the lock: a recorded environment (--packages-from) whose numpy the rebuild does not have.
+  writeFile(p.proj + "/inventory.json",
+            R"({"python": {"environments": [{"prefix": "usr", "freeze": ["numpy==9.9"]}]}})");
+  ASSERT_EQ(p.reference("--packages-from inventory.json", "reference-env.json").code, 0);
+  std::string d2 = p.base + "/dossier-env";
+  ASSERT_EQ(run(K + " dossier build " + d2 + " --reference " + p.proj + "/reference-env.json").code, 3);
+  RunResult env = run(K + " dossier replay --run --json --work " + p.base + "/fresh-env " + d2);
+  json ej = json::parse(env.out, nullptr, false);
+  ASSERT_TRUE(ej.is_object()) << env.err;
+  EXPECT_EQ(stepStatus(ej, "environment"), "failed") << ej.dump(1);
+  EXPECT_NE(stepError(ej, "environment").find("numpy (version)"), std::string::npos) << ej.dump(1);
+  EXPECT_NE(findingMessages(ej, "replay.inventory.differs").find("but environment usr declares numpy==9.9"),
+            std::string::npos)
+      << ej.dump(1);
+  EXPECT_EQ(stepStatus(ej, "run"), "not_reached");
 }
 
 TEST(RecordReplayEnv, ABrokenDependencyContractStopsTheReplayAndTheExamplePasses) {
