@@ -37,7 +37,7 @@ TEST(RecordReplayImage, TheExampleReplaysInsideAnImageNamedByDigest) {
   if (run("podman --version").code != 0) GTEST_SKIP() << "podman is not installed";
   if (run("/usr/bin/python3 -c 'import torch, numpy'").code != 0)
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch and numpy: the example cannot be recorded here";
-  RunResult fx = run("timeout 900 " + std::string(SOURCE_DIR) + "/tests/fixtures/podman-replay-image");
+  RunResult fx = run("timeout 600 " + std::string(SOURCE_DIR) + "/tests/fixtures/podman-replay-image");
   if (fx.code != 0) GTEST_SKIP() << "the image could not be built from Debian packages on this machine: " << fx.err;
   auto lines = kernodeck::util::split(fx.out, '\n');
   ASSERT_GE(lines.size(), 3u) << fx.out;
