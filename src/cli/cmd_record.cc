@@ -157,8 +157,10 @@ int runReference(const std::vector<std::string>& argsIn) {
         "weights", po::value(&weights)->composing(), "NAME=PATH[,provenance=SRC][,access=HOW] (repeatable)")(
         "packages-from", po::value(&ro.packagesReport), "a kernodeck audit --json report (image or dir:/)")(
         "requirements", po::value(&ro.requirements), "or a requirements file")(
-        "python", po::value(&ro.python),
-        "the base interpreter a replay makes the project's venv from (e.g. /usr/bin/python3)")(
+        "lock", po::value(&ro.lock),
+        "a PEP 751 pylock.toml: recorded (path, sha256, its packages and wheels); dossier build checks the wheels "
+        "it carries against it")("python", po::value(&ro.python),
+                                 "the base interpreter a replay makes the project's venv from (e.g. /usr/bin/python3)")(
         "host-record", po::value(&ro.hostRecord), "kernodeck.host/v1 record (default: read the host)")(
         "host-root", po::value(&ro.hostRoot), "host root to read (default /)")(
         "accelerator", po::value(&ro.accelerator),
@@ -298,9 +300,9 @@ int runDossier(const std::vector<std::string>& argsIn) {
   std::string verb = argsIn[0];
   std::vector<std::string> args(argsIn.begin() + 1, argsIn.end());
   bool help = false, json = false;
-  std::string output, dir, reference = "reference.json", outputs, python, repo, work, signKey, keyFile, wheels;
+  std::string output, dir, reference = "reference.json", outputs, python, repo, work, signKey, keyFile, wheels, image;
   std::vector<std::string> reports, includes, inputRoots;
-  bool runProject = false, allowSdist = false;
+  bool runProject = false, allowSdist = false, gpu = false;
   po::options_description opts("usage: kernodeck dossier build|verify|replay DIR [options]\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("json", po::bool_switch(&json), "print JSON")(
       "output,o", po::value(&output), "write the report to FILE")("reference", po::value(&reference),
@@ -328,7 +330,10 @@ int runDossier(const std::vector<std::string>& argsIn) {
       "MANIFEST.sha256.dsse")("key", po::value(&keyFile),
                               "verify, replay: refuse a dossier that is not signed by this public key (PEM)")(
       "allow-sdist", po::bool_switch(&allowSdist),
-      "replay: let pip build source distributions (runs their setup code); default: wheels only");
+      "replay: let pip build source distributions (runs their setup code); default: wheels only")(
+      "image", po::value(&image),
+      "replay --run: run the environment and run steps inside this image with podman (REF@sha256:..., no network)")(
+      "gpu", po::bool_switch(&gpu), "replay --run --image: pass every NVIDIA GPU through CDI (nvidia.com/gpu=all)");
   if (verb != "build" && verb != "verify" && verb != "replay")
     return usageVerb("dossier", verb, "build, verify or replay");
   std::string cmd = "dossier " + verb;
@@ -338,6 +343,11 @@ int runDossier(const std::vector<std::string>& argsIn) {
     std::fprintf(stderr, "kernodeck %s: a folder is required\n", cmd.c_str());
     return report::kExitUsage;
   }
+  if (!image.empty() && (verb != "replay" || !runProject))
+    return usageError(cmd, "--image is a `dossier replay --run` option");
+  if (gpu && image.empty()) return usageError(cmd, "--gpu passes the GPU into the --image container: give --image");
+  if (!image.empty())
+    if (auto d = record::imageDigest(image); !d.ok()) return usageError(cmd, d.error().message);
   if (verb == "build") {
     record::DossierOptions o;
     o.dir = dir;
@@ -427,7 +437,10 @@ int runDossier(const std::vector<std::string>& argsIn) {
     // The interpreter runs with the code's folder as its working directory: made absolute here.
     if (std::error_code ec; !python.empty() && python.find('/') != std::string::npos)
       python = std::filesystem::absolute(python, ec).string();
-    Sealing sealing = probeSealing(selfPath());
+    Sealing sealing = image.empty() ? probeSealing(selfPath()) : Sealing{};
+    if (!image.empty())
+      sealing.user = "uid " + std::to_string(::getuid()) + " inside " + image + " with podman",
+      sealing.network = "without network (--network=none)";
     record::ProjectReplayOptions po{.dossier = std::move(o),
                                     .reference = std::move(ref).value(),
                                     .python = python,
@@ -436,7 +449,9 @@ int runDossier(const std::vector<std::string>& argsIn) {
                                     .allowSdist = allowSdist,
                                     .isolate = sealing.prefix,
                                     .network = sealing.network,
-                                    .lock = lock};
+                                    .lock = lock,
+                                    .image = image,
+                                    .gpu = gpu};
     // Said before anything starts: what runs, as whom, with or without network.
     std::fprintf(stderr,
                  "kernodeck dossier replay: --run runs the dossier's code (pip installing its requirements%s, then its "

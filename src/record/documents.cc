@@ -210,6 +210,32 @@ Status parseTorch(const JsonReader& packages) {
   return {};
 }
 
+// packages.lock: {path, sha256, packages: [{name, version, wheels: [{name, sha256}]}]}, each
+// field checked as parsePylock checks the lock it was read from.
+Status parseLockRecord(const JsonReader& lock, Reference::Packages& out) {
+  KDK_TRY_STATUS(lock.get("path", out.lockPath));
+  KDK_TRY_STATUS(getSha256(lock, "sha256", out.lockSha256));
+  Lock l;
+  l.lockVersion = "1.0";
+  KDK_TRY_ASSIGN(auto packages, lock.array("packages"));
+  for (const auto& p : packages) {
+    LockedPackage pkg;
+    KDK_TRY_STATUS(p.get("name", pkg.name));
+    KDK_TRY_STATUS(p.get("version", pkg.version));
+    KDK_TRY_STATUS(p.getOpt("sdist_only", pkg.sdistOnly));
+    KDK_TRY_ASSIGN(auto wheels, p.array("wheels"));
+    for (const auto& w : wheels) {
+      LockedWheel lw;
+      KDK_TRY_STATUS(w.get("name", lw.name));
+      KDK_TRY_STATUS(getSha256(w, "sha256", lw.sha256));
+      pkg.wheels.push_back(std::move(lw));
+    }
+    l.packages.push_back(std::move(pkg));
+  }
+  out.lock = std::move(l);
+  return {};
+}
+
 }  // namespace
 
 Result<Reference> parseReference(const json& j) {
@@ -260,6 +286,8 @@ Result<Reference> parseReference(const json& j) {
     KDK_TRY_STATUS(requirements->get("lines", ref.packages.requirementsLines));
   }
   KDK_TRY_STATUS(parseTorch(packages));
+  KDK_TRY_ASSIGN(auto lock, packages.optObject("lock"));
+  if (lock) KDK_TRY_STATUS(parseLockRecord(*lock, ref.packages));
   KDK_TRY_ASSIGN(auto python, packages.optObject("python"));
   if (python) {
     KDK_TRY_STATUS(python->get("interpreter", ref.packages.interpreter));

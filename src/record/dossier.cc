@@ -12,6 +12,7 @@
 
 #include "code_archive.h"
 #include "dossier_layout.h"
+#include "kernodeck/python/version.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
@@ -241,9 +242,37 @@ Result<std::string> confined(const DossierOptions& o, const std::vector<std::fil
                        "' lies outside the code root and every --input-root: it is not carried");
 }
 
+// A carried wheel against the reference's lock (reference init --lock): a wheel the lock names
+// with another hash, or a wheel of a locked package that the lock does not name (another
+// version or build), is a dossier.wheel.changed error naming it.
+void checkAgainstReferenceLock(const Reference& ref, const std::string& file, const std::string& name,
+                               const std::string& sha, report::Report& r) {
+  if (!ref.packages.lock) return;
+  std::string key = python::canonicalizeName(name);
+  const LockedPackage* locked = nullptr;
+  for (const auto& p : ref.packages.lock->packages) {
+    if (python::canonicalizeName(p.name) == key) locked = &p;
+    for (const auto& w : p.wheels) {
+      if (w.name != file) continue;
+      if (w.sha256 != sha)
+        r.add("dossier.wheel.changed", Severity::Error,
+              "wheel " + file + " has sha256 " + sha.substr(0, 12) + ", but the reference's lock (" +
+                  ref.packages.lockPath + ") names it with sha256 " + w.sha256.substr(0, 12) +
+                  ": it is not the distribution the reference was made with",
+              {{"name", file}, {"package", p.name}, {"path", "wheels/" + file}});
+      return;
+    }
+  }
+  if (locked)
+    r.add("dossier.wheel.changed", Severity::Error,
+          "wheel " + file + " is not one the reference's lock (" + ref.packages.lockPath + ") names for " +
+              locked->name + " " + locked->version + ": it is not the distribution the reference was made with",
+          {{"name", file}, {"package", locked->name}, {"path", "wheels/" + file}});
+}
+
 // --wheels DIR: each wheel of the folder (regular files named as wheels; anything else is an
 // error) carried under wheels/, and pylock.toml listing each with its sha256.
-Status carryWheels(const std::string& dir, const std::string& dossier, report::Report& r) {
+Status carryWheels(const std::string& dir, const std::string& dossier, const Reference& ref, report::Report& r) {
   Lock lock;
   lock.lockVersion = "1.0";
   std::map<std::pair<std::string, std::string>, LockedPackage> packages;
@@ -257,6 +286,7 @@ Status carryWheels(const std::string& dir, const std::string& dossier, report::R
       return Error::Invalid("--wheels: " + f + " is not a wheel's file name (NAME-VERSION-TAGS.whl at the top)");
     KDK_TRY_STATUS(copyBeneath(dir + "/" + f, dossier, "wheels/" + f));
     std::string sha = fileSha(dossier + "/wheels/" + f);
+    checkAgainstReferenceLock(ref, f, name, sha, r);
     LockedPackage& p = packages[{name, version}];
     p.name = name, p.version = version;
     p.wheels.push_back({f, "wheels/" + f, sha});
@@ -299,7 +329,7 @@ Status carry(const DossierOptions& o, report::Report& r) {
     KDK_TRY_ASSIGN(std::string expected, confined(o, roots, "the expected outputs", ref.result.expected));
     KDK_TRY_STATUS(copyBeneath(expected, o.dir, "expected"));
   }
-  if (!o.wheels.empty()) KDK_TRY_STATUS(carryWheels(o.wheels, o.dir, r));
+  if (!o.wheels.empty()) KDK_TRY_STATUS(carryWheels(o.wheels, o.dir, ref, r));
   for (const auto& inc : o.includes) {
     std::string base = std::filesystem::path(inc).lexically_normal().filename().string();
     if (base.empty()) base = std::filesystem::path(inc).lexically_normal().parent_path().filename().string();

@@ -240,6 +240,23 @@ json revisionsJson(const Reference& previous, const std::string& why, const std:
   return out;
 }
 
+// packages.lock: the pylock.toml at `path` read with parsePylock, recorded as `recorded`
+// with its sha256 and every package and wheel it locks.
+Result<json> lockRecord(const std::string& path, const std::string& recorded) {
+  KDK_TRY_ASSIGN(std::string text, util::readFileLimited(path, 16u << 20));
+  auto lock = parsePylock(text);
+  if (!lock.ok()) return Error::Corrupt(path + " is not a lock Kernodeck reads (pylock.toml): " + lock.error().message);
+  json packages = json::array();
+  for (const auto& p : lock->packages) {
+    json wheels = json::array();
+    for (const auto& w : p.wheels) wheels.push_back({{"name", w.name}, {"sha256", w.sha256}});
+    json pj = {{"name", p.name}, {"version", p.version}, {"wheels", wheels}};
+    if (p.sdistOnly) pj["sdist_only"] = true;
+    packages.push_back(std::move(pj));
+  }
+  return json{{"path", recorded}, {"sha256", util::sha256Hex(text)}, {"packages", packages}};
+}
+
 }  // namespace
 
 Result<bool> recordFirstCheck(const std::string& path) {
@@ -329,6 +346,9 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     packages["source"] = "requirements " + o.requirements;
     packages["requirements"] = {{"sha256", h.sha256}, {"lines", util::split(report::redactText(text), '\n')}};
   }
+  if (!o.lock.empty()) {
+    KDK_TRY_ASSIGN(packages["lock"], lockRecord(o.lock, rec(o.lock)));
+  }
   if (!o.python.empty()) {
     // The base interpreter, as given: a replay makes its venv from it. Its version is asked of
     // it (an argv, no shell), so that a later machine can say which Python it lacks.
@@ -414,6 +434,9 @@ std::string referenceText(const Reference& ref) {
   if (!ref.packages.requirementsSha256.empty())
     line("requirements", std::to_string(ref.packages.requirementsLines.size()) + " lines, sha256 " +
                              ref.packages.requirementsSha256.substr(0, 12));
+  if (ref.packages.lock)
+    line("lock", ref.packages.lockPath + " (" + std::to_string(ref.packages.lock->packages.size()) +
+                     " packages, sha256 " + ref.packages.lockSha256.substr(0, 12) + ")");
   o += "\nSystem\n";
   line("os", ref.system.os.empty() ? "(not recorded)" : ref.system.os);
   line("architecture", ref.system.architecture);

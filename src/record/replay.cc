@@ -27,6 +27,8 @@
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "replay_image.h"
+#include "replay_inventory.h"
 #include "replay_seal.h"
 
 namespace kernodeck::record {
@@ -34,6 +36,9 @@ namespace kernodeck::record {
 using report::Severity;
 
 namespace {
+
+// PATH inside an image (its own programs; the caller's PATH names this host's).
+constexpr const char* kImagePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 bool isPython(const std::string& program) {
   static const std::regex py(R"(python[0-9.]*)");
@@ -191,7 +196,7 @@ std::vector<ReplayAction> planReplay(const Reference& ref, const Procedure& proc
     else if (ref.packages.interpreter[0] != '/' || !isPython(ref.packages.interpreter))
       venv.problem = "the recorded interpreter '" + util::printable(ref.packages.interpreter, 200) +
                      "' is not an absolute path to a python";
-    else if (::access(ref.packages.interpreter.c_str(), X_OK) != 0)
+    else if (o.image.empty() && ::access(ref.packages.interpreter.c_str(), X_OK) != 0)
       venv.problem = "the recorded interpreter " + util::printable(ref.packages.interpreter, 200) +
                      " does not exist here: pass --python PATH (a Python " + ref.packages.interpreterVersion +
                      " with what the requirements need)";
@@ -280,7 +285,8 @@ std::string describe(const ReplayAction& a, const ReplayPlanOptions& o) {
     case K::Command: {
       std::string env;
       for (const auto& [k, v] : a.env) env += q({k + "=" + v}) + " ";
-      return (a.cwd.empty() ? "" : "cd " + q({r + a.cwd}) + " && ") + env + q(a.argv);
+      std::string in = !o.image.empty() && (a.step == "environment" || a.step == "run") ? "[in " + o.image + "] " : "";
+      return in + (a.cwd.empty() ? "" : "cd " + q({r + a.cwd}) + " && ") + env + q(a.argv);
     }
   }
   return "";
@@ -371,6 +377,18 @@ report::Report replayProject(const ProjectReplayOptions& o) {
   const std::vector<std::string> steps = {"verify", "code", "place", "environment", "run", "check"};
   r.declareSteps(steps);
   r.subject()["reference"] = o.dossier.dir;
+  ImageRun img;
+  if (!o.image.empty()) {
+    auto digest = imageDigest(o.image);
+    if (!digest.ok()) {  // the CLI refused it already; said here too for any other caller
+      r.declareSteps(steps);
+      r.runStep("verify", [&]() -> Status { return digest.error(); });
+      return r;
+    }
+    img.image = o.image, img.digest = *digest, img.gpu = o.gpu;
+    r.subject()["image"] = o.image;
+    r.subject()["manifest_digest"] = *digest;
+  }
   std::string work;
   bool madeTemp = false;
   bool verified = true;
@@ -407,11 +425,23 @@ report::Report replayProject(const ProjectReplayOptions& o) {
     dossier = std::filesystem::absolute(dossier, ec).lexically_normal().string();
   std::vector<std::string> carried;
   for (const auto& e : o.dossier.manifest) carried.push_back(e.path);
-  ReplayPlanOptions po{
-      .dossier = dossier, .root = work, .python = o.python, .repo = o.repo, .allowSdist = o.allowSdist, .lock = o.lock};
+  ReplayPlanOptions po{.dossier = dossier,
+                       .root = work,
+                       .python = o.python,
+                       .repo = o.repo,
+                       .allowSdist = o.allowSdist,
+                       .lock = o.lock,
+                       .image = o.image};
+  img.dossier = dossier, img.work = work;
   std::vector<ReplayAction> plan = planReplay(o.reference, o.dossier.procedure, carried, po);
   nlohmann::json done = nlohmann::json::array();
-  if (!o.network.empty()) r.add("replay.network", Severity::Info, o.network, {{"layer", "environment"}});
+  if (!o.image.empty())
+    r.add("replay.network", Severity::Info,
+          "the environment and run steps run inside " + o.image + " with podman --network=none (without network)" +
+              (o.gpu ? ", every NVIDIA GPU passed through CDI" : ""),
+          {{"layer", "environment"}, {"digest", img.digest}});
+  else if (!o.network.empty())
+    r.add("replay.network", Severity::Info, o.network, {{"layer", "environment"}});
   for (const auto& step : steps) {
     if (step == "verify") continue;
     if (!verified) {
@@ -460,17 +490,26 @@ report::Report replayProject(const ProjectReplayOptions& o) {
             }
             util::ProcessSpec spec;
             spec.argv = a.argv;
-            if (!o.isolate.empty() && (a.step == "environment" || a.step == "run"))
+            bool sealed = a.step == "environment" || a.step == "run";
+            if (!o.isolate.empty() && sealed && o.image.empty())
               spec.argv.insert(spec.argv.begin(), o.isolate.begin(), o.isolate.end());
             spec.cwd = a.cwd.empty() ? work : work + "/" + a.cwd;
             spec.env = a.env;
+            const char* hostPath = std::getenv("PATH");
+            std::string path = !o.image.empty() ? std::string(kImagePath) : hostPath ? hostPath : "";
             if (a.step == "run" && o.python.empty()) {
               // As an activated venv: a script the entry point starts finds the venv's python first.
-              const char* path = std::getenv("PATH");
               spec.env["VIRTUAL_ENV"] = work + "/venv";
-              spec.env["PATH"] = work + "/venv/bin" + (path && *path ? ":" + std::string(path) : "");
+              spec.env["PATH"] = work + "/venv/bin" + (path.empty() ? "" : ":" + path);
             }
             sealEnvironment(spec, work);
+            if (!o.image.empty() && sealed) {
+              // In the image: exactly the sealed variables; podman itself keeps the caller's
+              // environment (its configuration, storage and credentials).
+              if (!spec.env.count("PATH")) spec.env["PATH"] = path;
+              spec.argv = podmanRun(img, spec.cwd, spec.env, spec.argv);
+              spec.env.clear(), spec.unsetEnv.clear();
+            }
             spec.timeoutMs = 30u * 60 * 1000;
             spec.out = util::ProcessOutput::Stderr;
             // pip's own words are kept (and shown after), so that a failure names the package.
@@ -505,9 +544,12 @@ report::Report replayProject(const ProjectReplayOptions& o) {
           }
         }
       }
-      // The rebuilt inventory against the lock, before the entry point runs.
-      if (step == "environment" && o.lock && o.python.empty())
-        return compareInventory(work + "/venv/bin/python", o.isolate, work, *o.lock, r);
+      // The rebuilt venv against what the reference declares, before the entry point runs.
+      if (step == "environment" && o.python.empty()) {
+        if (o.image.empty()) return checkRebuiltEnvironment(work + "/venv", "", o.reference, o.lock, r);
+        KDK_TRY_ASSIGN(MountedImage mounted, MountedImage::mount(o.image));
+        return checkRebuiltEnvironment(work + "/venv", mounted.path(), o.reference, o.lock, r);
+      }
       return {};
     });
   }

@@ -148,3 +148,30 @@ TEST(ReplayPlan, HostileFieldsBecomeProblemsNotCommands) {
   EXPECT_EQ(find(plan, "run", ReplayAction::Kind::Command)->argv,
             (std::vector<std::string>{"/r/project/run.sh", "--fast"}));
 }
+
+TEST(ReplayPlan, AnImageIsTakenOnlyByDigest) {
+  const std::string hex(64, 'c');
+  auto ok = imageDigest("registry.example.com/team/app@sha256:" + hex);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, "sha256:" + hex);
+  for (const std::string& bad :
+       {std::string("registry.example.com/team/app:1.0"), "app@sha256:" + hex.substr(1), "app@sha512:" + hex + hex,
+        "@sha256:" + hex, "app:1@sha256:" + hex + " x", "app@sha256:" + std::string(64, 'C')}) {
+    auto r = imageDigest(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, "invalid") << bad;
+  }
+}
+
+TEST(ReplayPlan, InAnImageTheInterpreterIsNotLookedForOnThisHost) {
+  Reference ref = exampleReference();
+  ref.packages.interpreter = "/opt/only-in-the-image/bin/python3";
+  ReplayPlanOptions host{.dossier = "D", .root = "R"};
+  EXPECT_NE(problems(planReplay(ref, {}, kCarried, host)).find("does not exist here"), std::string::npos);
+  ReplayPlanOptions image{.dossier = "D", .root = "R", .image = "app@sha256:" + std::string(64, 'c')};
+  auto plan = planReplay(ref, {}, kCarried, image);
+  EXPECT_EQ(problems(plan).find("does not exist here"), std::string::npos) << problems(plan);
+  const ReplayAction* venv = find(plan, "environment", ReplayAction::Kind::Command);
+  ASSERT_NE(venv, nullptr);
+  EXPECT_EQ(describe(*venv, image).rfind("[in app@sha256:", 0), 0u) << describe(*venv, image);
+}

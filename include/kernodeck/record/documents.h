@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kernodeck/record/pylock.h"
 #include "kernodeck/util/result.h"
 
 namespace kernodeck::record {
@@ -74,6 +76,11 @@ struct Reference {
     std::vector<std::string> requirementsLines;
     // The base interpreter the project's venv is made from (packages.python), and its version.
     std::string interpreter, interpreterVersion;
+    // packages.lock (reference init --lock pylock.toml): the lock's path as given, its sha256,
+    // and the packages and wheels it locks; `dossier build` checks the wheels it carries
+    // against it and a replay's rebuilt inventory is compared with it.
+    std::string lockPath, lockSha256;
+    std::optional<Lock> lock;
   } packages;
   struct System {
     bool recorded = false;  // system.host present

@@ -28,8 +28,11 @@ struct ReferenceOptions {
   std::vector<NamedInput> data, weights;
   std::string packagesReport;  // a kernodeck audit JSON report (image or dir:/)
   std::string requirements;    // or a requirements file
-  std::string python;          // the base interpreter a replay makes its venv from (--python)
-  std::string hostRecord;      // kernodeck.host/v1; else the host is read under hostRoot
+  // --lock: a PEP 751 pylock.toml, recorded (path, sha256, the packages and wheels it locks)
+  // as packages.lock; a lock parsePylock refuses is an Error::Corrupt naming the file.
+  std::string lock;
+  std::string python;      // the base interpreter a replay makes its venv from (--python)
+  std::string hostRecord;  // kernodeck.host/v1; else the host is read under hostRoot
   std::string hostRoot = "/";
   std::string accelerator;                         // the accelerator the project expects: cuda, rocm, cpu
   std::map<std::string, std::string> seeds;        // --seed NAME=VALUE
@@ -129,6 +132,9 @@ struct ReplayPlanOptions {
   // The dossier's pylock.toml, parsed, when it carries one: its wheels are placed by hash and
   // installed with --require-hashes from the replay's wheels/ folder only.
   std::optional<Lock> lock = {};
+  // --image REF@sha256:...: the environment and run steps' commands run inside that image
+  // (the recorded interpreter is the image's, so it is not looked for on this host).
+  std::string image = {};
 };
 // The plan for a reference and procedure; `carried` is the dossier's file list. It reads
 // nothing but whether the recorded interpreter exists.
@@ -154,8 +160,16 @@ struct ProjectReplayOptions {
   std::vector<std::string> isolate = {};
   std::string network = {};
   std::optional<Lock> lock = {};  // as in ReplayPlanOptions
+  // --image REF@sha256:...: the environment and run steps in that image with podman (no
+  // network, the dossier read-only, the replay folder read-write, both at their own paths);
+  // --gpu: every NVIDIA GPU passed through CDI. The image and its digest go into the subject.
+  std::string image = {};
+  bool gpu = false;
 };
 report::Report replayProject(const ProjectReplayOptions& o);
+// The digest of an --image REF@sha256:HEX (64 lower-case hex digits); Invalid (exit 2) for a
+// tag, a digest of another algorithm or length, or nothing before the @.
+Result<std::string> imageDigest(const std::string& ref);
 // `dossier replay` without --run: verifies the dossier and prints the plan --run would carry
 // out, each action checked (`replay.cannot` for one that could not be done); runs nothing.
 report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const ReplayPlanOptions& plan);

@@ -1,0 +1,247 @@
+// See replay_inventory.h. The venv is read as `audit --python` reads an environment (the
+// python module's discovery over a directory view), never by running pip in it: what the
+// dossier's code could have changed in pip does not decide what the replay reports.
+#include "replay_inventory.h"
+
+#include <sys/utsname.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "kernodeck/oci/fs_view.h"
+#include "kernodeck/python/contract.h"
+#include "kernodeck/python/environment.h"
+#include "kernodeck/python/requirement.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::record {
+
+using report::Severity;
+
+namespace {
+
+// The requirement on one requirements line ("" for a comment, an option or an include):
+// continuation lines joined by the caller, comments and per-line options (--hash=...) cut.
+std::string requirementPart(std::string line) {
+  if (size_t hash = line.find(" #"); hash != std::string::npos) line.resize(hash);
+  if (size_t opt = line.find(" --"); opt != std::string::npos) line.resize(opt);
+  line = std::string(util::trim(line));
+  if (line.empty() || line[0] == '#' || line[0] == '-') return "";
+  return line;
+}
+
+// This machine's architecture as OCI names it, for the markers.
+std::string hostArch() {
+  struct utsname u {};
+  if (::uname(&u) != 0) return "";
+  std::string m = u.machine;
+  return m == "x86_64" ? "amd64" : m == "aarch64" ? "arm64" : m;
+}
+
+struct Declared {
+  std::vector<DeclaredPackage> list;
+  std::map<std::string, size_t> byKey;
+  std::map<std::string, std::vector<python::Requirement>> parsed;  // by key, parallel to specifiers
+
+  void add(const python::Requirement& req, const std::string& source) {
+    auto [it, fresh] = byKey.try_emplace(req.key, list.size());
+    if (fresh) list.push_back({req.name, req.key, {}, {}});
+    list[it->second].specifiers.push_back(req.text);
+    list[it->second].sources.push_back(source);
+    parsed[req.key].push_back(req);
+  }
+};
+
+Declared collect(const Reference& ref, const std::optional<Lock>& carried, const python::MarkerEnv& markers) {
+  Declared d;
+  auto addText = [&](const std::string& text, const std::string& source) {
+    auto req = python::Requirement::parse(text);
+    if (!req.ok()) return;  // the requirements scan refused what pip could not read
+    if (req->marker && req->marker->evaluate(markers, "") == Tri::False) return;
+    d.add(*req, source);
+  };
+  std::string joined;
+  for (const auto& line : ref.packages.requirementsLines) {
+    if (line.ends_with("\\")) {
+      joined += line.substr(0, line.size() - 1) + " ";
+      continue;
+    }
+    std::string req = requirementPart(joined + line);
+    joined.clear();
+    if (!req.empty()) addText(req, "requirements");
+  }
+  // Freeze lines: a package recorded in several environments counts once, as the first has it.
+  std::set<std::string> seen;
+  for (const auto& env : ref.packages.environments)
+    for (const auto& line : env.freeze) {
+      auto req = python::Requirement::parse(line);
+      if (!req.ok() || !seen.insert(req->key).second) continue;
+      d.add(*req, "environment " + env.prefix);
+    }
+  auto addLock = [&](const Lock& lock, const std::string& source) {
+    for (const auto& p : lock.packages) addText(p.name + "==" + p.version, source);
+  };
+  if (ref.packages.lock) addLock(*ref.packages.lock, "the reference's lock " + ref.packages.lockPath);
+  if (carried) addLock(*carried, "the dossier's pylock.toml");
+  return d;
+}
+
+// Does the installed distribution meet the requirement (pre-releases allowed, as pip check)?
+bool meets(const python::Distribution& dist, const python::Requirement& req) {
+  if (dist.parsed) return req.specifier.contains(*dist.parsed, true);
+  bool ok = req.specifier.empty();
+  for (const auto& s : req.specifier.specs()) ok = s.containsString(dist.version);
+  return ok;
+}
+
+// The keys of the declared packages and everything their Requires-Dist pull in (markers
+// that hold or cannot be decided, with the extras each declaration asks for).
+std::set<std::string> closure(const python::PythonEnv& env, const Declared& d, const python::MarkerEnv& markers) {
+  std::set<std::string> out;
+  std::vector<std::pair<std::string, std::vector<std::string>>> todo;
+  for (const auto& [key, reqs] : d.parsed) {
+    std::vector<std::string> extras;
+    for (const auto& r : reqs) extras.insert(extras.end(), r.extras.begin(), r.extras.end());
+    todo.push_back({key, extras});
+  }
+  while (!todo.empty()) {
+    auto [key, extras] = todo.back();
+    todo.pop_back();
+    if (!out.insert(key).second) continue;
+    const python::Distribution* dist = env.find(key);
+    if (!dist) continue;
+    for (const auto& text : dist->requiresDist) {
+      auto req = python::Requirement::parse(text);
+      if (!req.ok()) continue;
+      bool holds = !req->marker || req->marker->evaluate(markers, "") != Tri::False;
+      for (const auto& e : extras) holds = holds || req->marker->evaluate(markers, e) != Tri::False;
+      if (holds) todo.push_back({req->key, req->extras});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::optional<Lock>& carried,
+                                              const std::string& pythonVersion) {
+  return collect(ref, carried, python::imageMarkerEnv(pythonVersion, hostArch())).list;
+}
+
+namespace {
+
+// The environment at `target` in the tree at `root`, read together with the base prefix
+// `base` ("usr" for /usr/bin/python3) so that a venv's system site packages are found; an
+// error saying why when there is none.
+Result<python::PythonEnv> readEnvironment(const std::string& root, const std::string& base, const std::string& target) {
+  KDK_TRY_ASSIGN(auto view, oci::openDirView(root));
+  python::DiscoveryOptions dopts;
+  if (!base.empty() && base != target) dopts.targets.push_back(base);
+  dopts.targets.push_back(target);
+  python::Discovery found = python::findEnvironments(*view, dopts);
+  for (auto& env : found.envs)
+    if (env.prefix == target) return std::move(env);
+  return Error::Corrupt(target + " in " + root +
+                        " could not be read as a Python environment: " + util::join(found.errors, "; "));
+}
+
+// The prefix of an interpreter path: /usr/bin/python3 → usr.
+std::string prefixOf(const std::string& interpreter) {
+  std::string p = std::filesystem::path(interpreter).parent_path().parent_path().string();
+  while (!p.empty() && p.front() == '/') p.erase(0, 1);
+  return p;
+}
+
+}  // namespace
+
+Status checkRebuiltEnvironment(const std::string& venv, const std::string& imageRoot, const Reference& ref,
+                               const std::optional<Lock>& carried, report::Report& r) {
+  std::string rel = venv.substr(1);
+  std::string basePrefix = prefixOf(ref.packages.interpreter);
+  KDK_TRY_ASSIGN(python::PythonEnv env, readEnvironment("/", imageRoot.empty() ? basePrefix : "", rel));
+  if (!imageRoot.empty()) {
+    // The venv's own distributions, then the image's interpreter's, in path order.
+    KDK_TRY_ASSIGN(python::PythonEnv base, readEnvironment(imageRoot, "", basePrefix));
+    std::vector<python::Distribution> dists;
+    for (auto& d : env.distributions)
+      if (d.location.starts_with(rel + "/")) dists.push_back(std::move(d));
+    for (auto& d : base.distributions) dists.push_back(std::move(d));
+    env.distributions = std::move(dists);
+    if (env.version.empty()) env.version = base.version;
+  }
+  std::string version = ref.packages.interpreterVersion.empty() ? env.version : ref.packages.interpreterVersion;
+  python::MarkerEnv markers = python::imageMarkerEnv(version, hostArch());
+  Declared d = collect(ref, carried, markers);
+
+  std::vector<std::string> differs;
+  auto differ = [&](const std::string& package, const std::string& what, const std::string& message) {
+    differs.push_back(package + " (" + what + ")");
+    r.add("replay.inventory.differs", Severity::Error, message,
+          {{"package", package}, {"difference", what}, {"layer", "environment"}});
+  };
+  for (const auto& p : d.list) {
+    const python::Distribution* dist = env.find(p.key);
+    if (!dist) {
+      differ(p.name, "missing",
+             p.name + " is declared (" + util::join(p.specifiers, ", ") +
+                 "), but the rebuilt environment has no distribution of it");
+      continue;
+    }
+    const auto& reqs = d.parsed.at(p.key);
+    for (size_t i = 0; i < reqs.size(); ++i)
+      if (!meets(*dist, reqs[i])) {
+        differ(p.name, "version",
+               p.name + " " + dist->version + " is installed, but " + p.sources[i] + " declares " + p.specifiers[i] +
+                   ": the environment is not the recorded one");
+        break;
+      }
+  }
+  // Distributions installed into the venv itself: each must be declared or required by one that is.
+  std::set<std::string> needed = closure(env, d, markers);
+  std::set<std::string> own;
+  nlohmann::json installed = nlohmann::json::array();
+  std::set<std::string> listed;
+  for (const auto& dist : env.distributions) {
+    if (!listed.insert(dist.key).second) continue;  // shadowed further down the path
+    bool inVenv = dist.location.starts_with(rel + "/");
+    installed.push_back({{"name", dist.name}, {"version", dist.version}, {"location", "/" + dist.location}});
+    if (!inVenv) continue;
+    own.insert(dist.key);
+    if (!needed.count(dist.key))
+      differ(dist.name, "extra",
+             dist.name + " " + dist.version +
+                 " is installed in the rebuilt venv, but the reference declares neither it nor a package that "
+                 "requires it");
+  }
+  // The dependency contract of what the project uses (Debian's own unrelated packages aside).
+  nlohmann::json contract = nlohmann::json::array();
+  for (const auto& issue : python::checkContract(env, markers)) {
+    std::string key = python::canonicalizeName(issue.package);
+    if (issue.kind == python::ContractIssue::Undecidable || (!needed.count(key) && !own.count(key))) continue;
+    std::string why = issue.kind == python::ContractIssue::Missing    ? "which is not installed"
+                      : issue.kind == python::ContractIssue::Conflict ? "but " + issue.installed + " is installed"
+                                                                      : "which is not a valid requirement";
+    contract.push_back({{"package", issue.package}, {"requirement", issue.requirement}, {"problem", why}});
+    differs.push_back(issue.package + " (requires " + issue.requirement + ")");
+    r.add("replay.contract.broken", Severity::Error,
+          issue.package + " " + issue.version + " requires " + issue.requirement + ", " + why +
+              ": pip check would fail in the rebuilt environment",
+          {{"package", issue.package}, {"layer", "environment"}});
+  }
+  nlohmann::json declared = nlohmann::json::array();
+  for (const auto& p : d.list) declared.push_back({{"name", p.name}, {"specifiers", p.specifiers}});
+  r.section("environment") = {{"venv", venv},         {"python", version},    {"installed", installed},
+                              {"declared", declared}, {"contract", contract}, {"differs", differs.size()}};
+  if (!differs.empty())
+    return Error::Invalid("the rebuilt environment is not the one the reference declares: " +
+                          util::join(differs, ", "));
+  r.add("replay.inventory.matches", Severity::Info,
+        "the rebuilt environment has each of the " + std::to_string(d.list.size()) +
+            " declared packages at a declared version, nothing undeclared in the venv, and its dependency contract "
+            "holds",
+        {{"layer", "environment"}});
+  return {};
+}
+
+}  // namespace kernodeck::record
