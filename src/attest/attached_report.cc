@@ -4,6 +4,7 @@
 #include "kernodeck/attest/cosign_layout.h"
 #include "kernodeck/attest/statement.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/strings.h"
 #include "kernodeck/util/time.h"
 #include "kernodeck/version.h"
@@ -13,18 +14,10 @@ namespace kernodeck::attest {
 using nlohmann::json;
 using report::Severity;
 
-namespace {
-
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-
-}  // namespace
-
 Result<Attached> attachReport(const json& rep, const registry::ClientOptions& opts, const Key* key, int failOn) {
-  const json subject = rep.is_object() && rep.contains("subject") ? rep["subject"] : json::object();
-  std::string registryName = str(subject, "registry"), repository = str(subject, "repository"),
-              digest = str(subject, "manifest_digest");
+  KDK_TRY_ASSIGN(report::ReportDoc doc, report::parseReportDoc(rep));
+  const std::string &registryName = doc.subjectRegistry, &repository = doc.subjectRepository,
+                    &digest = doc.manifestDigest;
   if (registryName.empty() || repository.empty() || digest.empty())
     return Error::Invalid("--attach needs a registry image whose manifest was read; the report names none");
   KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(registryName + "/" + repository + "@" + digest));

@@ -1,6 +1,7 @@
 // See predicate.h.
 #include "kernodeck/attest/predicate.h"
 
+#include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/time.h"
 #include "kernodeck/version.h"
 
@@ -14,31 +15,17 @@ const char* kSeverities[] = {"info", "warning", "error"};
 
 std::string failOnName(int failOn) { return failOn < 0 || failOn > 2 ? "none" : kSeverities[failOn]; }
 
-int64_t count(const json& report, const char* severity) {
-  if (!report.is_object() || !report.contains("summary") || !report["summary"].is_object()) return 0;
-  const json& s = report["summary"];
-  if (!s.contains("findings") || !s["findings"].is_object() || !s["findings"].contains(severity)) return 0;
-  const json& n = s["findings"][severity];
-  return n.is_number_integer() ? n.get<int64_t>() : 0;
-}
-
 }  // namespace
 
-std::string verdictOf(const json& r, int failOn) {
-  if (!r.is_object() || !r.contains("summary") || !r["summary"].is_object()) return "incomplete";
-  const json& s = r["summary"];
-  if (!s.contains("complete") || !s["complete"].is_boolean() || !s["complete"].get<bool>()) return "incomplete";
-  for (int sev = failOn < 0 ? 3 : failOn; sev <= 2; ++sev)
-    if (count(r, kSeverities[sev]) > 0) return "fail";
-  return "pass";
-}
+std::string verdictOf(const json& r, int failOn) { return report::verdictOf(report::summaryOf(r), failOn); }
 
 ReportPredicate makePredicate(const json& report, int failOn, int64_t timeMs) {
   ReportPredicate p;
-  p.verdict = verdictOf(report, failOn);
-  p.info = count(report, "info");
-  p.warning = count(report, "warning");
-  p.error = count(report, "error");
+  report::ReportSummary s = report::summaryOf(report);
+  p.verdict = report::verdictOf(s, failOn);
+  p.info = s.info;
+  p.warning = s.warning;
+  p.error = s.error;
   p.failOn = failOnName(failOn);
   p.kernodeckVersion = kVersion;
   p.analysisVersion = kAnalysisVersion;

@@ -5,9 +5,9 @@
 
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/version.h"
-#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::audit {
 
@@ -72,7 +72,7 @@ std::optional<StoredResult> loadResult(const std::string& path) {
         if (it.value().is_string()) fi.evidence[it.key()] = it.value().get<std::string>();
     out.findings.push_back(std::move(fi));
   }
-  auto expectation = gpu::parseExpectation(rec.value("expectation", json::object()).dump());
+  auto expectation = gpu::expectationFromJson(rec.value("expectation", json::object()));
   if (!expectation.ok()) return std::nullopt;
   out.expectation = *expectation;
   for (const char* name : kResultSteps) {

@@ -52,7 +52,7 @@ int runDiffReports(const std::vector<std::string>& args) {
       std::fprintf(stderr, "kernodeck diff: %s\n", deep.error().message.c_str());
       return report::kExitUsage;
     }
-    docs[i] = nlohmann::json::parse(*text, nullptr, false);
+    docs[i] = util::parseUntrustedJson(*text);
     if (!docs[i].is_object()) {
       std::fprintf(stderr, "kernodeck diff: %s is not a JSON object (an audit report, reference or inventory)\n",
                    path.c_str());

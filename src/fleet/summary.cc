@@ -9,6 +9,7 @@
 #include "kernodeck/attest/decision.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/report/report.h"
+#include "kernodeck/report/report_doc.h"
 
 namespace kernodeck::fleet {
 
@@ -39,17 +40,16 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
         row["signature"] = best->signature;
         json counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
         std::map<std::string, bool> seen;
-        if (best->report->contains("findings") && (*best->report)["findings"].is_array())
-          for (const auto& f : (*best->report)["findings"]) {
-            std::string sev = f.value("severity", "");
-            if (counts.contains(sev)) counts[sev] = counts[sev].get<int>() + 1;
-            std::string code = f.value("code", "");
-            if (!seen[code]) {
-              codes[code].first++;
-              codes[code].second = sev;
-              seen[code] = true;
-            }
+        auto doc = report::parseReportDoc(*best->report);
+        if (!doc.ok()) row["problem"] = "report " + best->artifact.digest.str() + ": " + doc.error().message;
+        for (const auto& f : doc.ok() ? doc->findings : std::vector<report::ReportDoc::Finding>{}) {
+          if (counts.contains(f.severity)) counts[f.severity] = counts[f.severity].get<int>() + 1;
+          if (!seen[f.code]) {
+            codes[f.code].first++;
+            codes[f.code].second = f.severity;
+            seen[f.code] = true;
           }
+        }
         row["findings"] = counts;
       } else {
         row["problem"] = reports->empty()                    ? "no report attached"

@@ -54,8 +54,12 @@ Result<std::vector<std::string>> getList(const json& j, std::initializer_list<co
 
 Result<Expectation> parseExpectation(std::string_view text) {
   KDK_TRY_STATUS(util::checkJsonNesting(text, "expectation"));
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  json j = util::parseUntrustedJson(text);
   if (j.is_discarded()) return Error::Invalid("expectation is not valid JSON (truncated or malformed)");
+  return expectationFromJson(j);
+}
+
+Result<Expectation> expectationFromJson(const json& j) {
   if (!j.is_object()) return Error::Invalid(std::string("expectation is a JSON ") + j.type_name() + ", not an object");
   auto schema = getStr(j, {"schema"});
   if (!schema.ok() || *schema != "kernodeck.expect/v1")

@@ -11,6 +11,7 @@
 
 #include "kernodeck/hook/compat_libraries.h"
 #include "kernodeck/hook/container_check.h"
+#include "kernodeck/host/host_record.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/runtime_spec.h"
 #include "kernodeck/report/redact.h"
@@ -353,34 +354,31 @@ Outcome run(const Options& opts, std::string_view stateJson) {
                               "; fix it (kernodeck audit --expect-out writes a valid one) or remove it",
                           {{"path", expectPath}}});
 
-    json findings = json::array();
+    host::HostRecord rec;
     std::string firstError;
     for (const auto& f : check.findings) {
-      json jf = {
-          {"code", f.code}, {"severity", report::toString(f.severity)}, {"message", report::redactText(f.message)}};
-      for (const auto& [k, v] : f.evidence) jf[k] = report::redactText(v);
-      findings.push_back(jf);
+      host::HostRecord::Verdict v{f.code, report::toString(f.severity), report::redactText(f.message), {}};
+      for (const auto& [k, val] : f.evidence) v.evidence[k] = report::redactText(val);
+      rec.verdicts.push_back(std::move(v));
       if (f.severity == report::Severity::Error && firstError.empty()) firstError = f.code + ": " + f.message;
     }
     bool block = check.blocking();
-    out.record = {{"schema", "kernodeck.host/v1"},
-                  {"kernodeck_version", kVersion},
-                  {"time", util::utcTimestamp()},
-                  {"container", {{"id", st->id}, {"bundle", st->bundle}, {"pid", st->pid}}},
-                  {"host", facts.toJson()},
-                  {"gpu_container", check.gpuContainer},
-                  {"vendor", check.vendor},
-                  {"requested_gpus", check.requestedGpus},
-                  {"passed_nodes", check.passedNodes},
-                  {"expectation", expect.value ? expect.value->toJson() : json(nullptr)},
-                  {"forward_compat", compatJson},
-                  {"verdicts", findings},
-                  {"policy", policy == Policy::Enforce ? "enforce" : "warn"},
-                  {"runs", earlier.policy.empty() ? 1 : 2},
-                  {"log_error", logProblem.empty() ? json(nullptr) : json(report::redactText(logProblem))},
-                  {"decision", !block                      ? "allow"
-                               : policy == Policy::Enforce ? "block"
-                                                           : "warn"}};
+    rec.kernodeckVersion = kVersion;
+    rec.time = util::utcTimestamp();
+    rec.container = {st->id, st->bundle, st->pid};
+    rec.host = facts;
+    rec.gpuContainer = check.gpuContainer;
+    rec.vendor = check.vendor;
+    rec.requestedGpus = check.requestedGpus;
+    rec.passedNodes = check.passedNodes;
+    rec.expectation = expect.value;
+    rec.forwardCompat = compatJson;
+    rec.policy = policy == Policy::Enforce ? "enforce" : "warn";
+    rec.runs = earlier.policy.empty() ? 1 : 2;
+    rec.logError = logProblem.empty() ? "" : report::redactText(logProblem);
+    rec.decision = !block ? "allow" : policy == Policy::Enforce ? "block" : "warn";
+    out.record = rec.toJson();
+    json findings = out.record["verdicts"];
     log["gpu_container"] = check.gpuContainer;
     log["verdicts"] = findings;
     std::string decision = out.record["decision"];

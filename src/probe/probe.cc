@@ -151,7 +151,7 @@ class Probe {
     // The host's facts: the hook's record parsed once into HostFacts, else read here.
     if (auto t = util::readFileLimited(o_.hostRecord, 4u << 20); t.ok()) {
       if (auto h = host::parseHostRecord(*t); h.ok())
-        hostFacts_ = std::move(*h), hostSource_ = o_.hostRecord;
+        hostFacts_ = std::move(h->host), hostSource_ = o_.hostRecord;
       else
         hostError_ = o_.hostRecord + " " + h.error().message;
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernodeck/host/host_record.h"
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/safe_file.h"
@@ -71,18 +72,6 @@ Result<std::vector<HashedInput>> parseHashedList(const std::vector<JsonReader>& 
   return out;
 }
 
-Result<std::vector<Environment>> parseEnvironments(const JsonReader& parent) {
-  KDK_TRY_ASSIGN(auto envs, parent.optArray("environments"));
-  std::vector<Environment> out(envs.size());
-  for (size_t i = 0; i < envs.size(); ++i) {
-    KDK_TRY_STATUS(envs[i].expectObject());
-    KDK_TRY_STATUS(envs[i].get("prefix", out[i].prefix));
-    KDK_TRY_STATUS(envs[i].getOpt("freeze", out[i].freeze));
-    KDK_TRY_STATUS(envs[i].getOpt("interpreter", out[i].interpreter, true));
-  }
-  return out;
-}
-
 Status checkSchema(const JsonReader& root, std::string_view want) {
   KDK_TRY_STATUS(root.expectObject());
   std::string schema;
@@ -139,63 +128,14 @@ Result<std::vector<Reference::Revision>> parseRevisions(const JsonReader& root) 
 }
 
 // system.host: the host facts `reference init` recorded (host::HostFacts::toJson, or the
-// "host" object of a kernodeck.host/v1 record). Every field is optional, as hand-written host
-// records carry only what they need, but each one present must have its type.
+// "host" object of a kernodeck.host/v1 record), read by the host module's reader: every field
+// optional, as hand-written host records carry only what they need, but each one present must
+// have its type.
 Status parseHost(const JsonReader& host, Reference::System& sys) {
-  KDK_TRY_STATUS(host.expectObject());
-  std::string text;
-  int64_t number = 0;
-  bool flag = false;
-  std::vector<std::string> list;
-  KDK_TRY_STATUS(host.getOpt("root", text));
-  KDK_TRY_STATUS(host.getOpt("problems", list));
-  // Device nodes: NVIDIA's and AMD's have the same fields.
-  auto nodes = [&](const JsonReader& parent) -> Status {
-    KDK_TRY_ASSIGN(auto items, parent.optArray("device_nodes"));
-    for (const auto& n : items) {
-      KDK_TRY_STATUS(n.expectObject());
-      KDK_TRY_STATUS(n.getOpt("path", text));
-      KDK_TRY_STATUS(n.getOpt("present", flag));
-      KDK_TRY_STATUS(n.getOpt("major", number));
-      KDK_TRY_STATUS(n.getOpt("minor", number));
-      KDK_TRY_STATUS(n.getOpt("problem", text, true));
-    }
-    return {};
-  };
-  if (host.has("nvidia") && !host.json().at("nvidia").is_null()) {
-    KDK_TRY_ASSIGN(JsonReader nv, host.object("nvidia"));
-    sys.nvidia = true;
-    KDK_TRY_STATUS(nv.getOpt("driver_version", sys.driverVersion));
-    KDK_TRY_STATUS(nv.getOpt("kernel_module", text));
-    KDK_TRY_STATUS(nv.getOpt("max_cuda", text));
-    KDK_TRY_ASSIGN(auto gpus, nv.optArray("gpus"));
-    for (const auto& g : gpus) {
-      KDK_TRY_STATUS(g.expectObject());
-      for (const char* k : {"model", "uuid", "bus_location", "arch", "brand"}) KDK_TRY_STATUS(g.getOpt(k, text));
-      KDK_TRY_STATUS(g.getOpt("minor", number));
-      KDK_TRY_STATUS(g.getOpt("excluded", flag));
-    }
-    sys.gpus = static_cast<int64_t>(gpus.size());
-    KDK_TRY_STATUS(nodes(nv));
-    KDK_TRY_ASSIGN(auto mig, nv.optArray("mig"));
-    for (const auto& m : mig) {
-      KDK_TRY_STATUS(m.expectObject());
-      for (const char* k : {"gpu", "gi", "ci", "minor"}) KDK_TRY_STATUS(m.getOpt(k, number));
-    }
-    KDK_TRY_STATUS(nv.getOpt("dev_char_missing", list));
-  }
-  if (host.has("amd") && !host.json().at("amd").is_null()) {
-    KDK_TRY_ASSIGN(JsonReader amd, host.object("amd"));
-    KDK_TRY_STATUS(amd.getOpt("amdgpu_version", text));
-    KDK_TRY_ASSIGN(auto agents, amd.optArray("agents"));
-    for (const auto& a : agents) {
-      KDK_TRY_STATUS(a.expectObject());
-      KDK_TRY_STATUS(a.getOpt("node", number));
-      KDK_TRY_STATUS(a.getOpt("gfx", text));
-      KDK_TRY_STATUS(a.getOpt("render_minor", number));
-    }
-    KDK_TRY_STATUS(nodes(amd));
-  }
+  KDK_TRY_ASSIGN(host::HostFacts facts, host::parseHostFacts(host, host::Nulls::Refused));
+  sys.nvidia = facts.nvidia.has_value();
+  if (facts.nvidia) sys.driverVersion = facts.nvidia->version;
+  sys.gpus = static_cast<int64_t>(facts.gpus.size());
   return {};
 }
 
@@ -279,7 +219,7 @@ Result<Reference> parseReference(const json& j) {
   KDK_TRY_ASSIGN(JsonReader packages, root.object("packages"));
   KDK_TRY_STATUS(packages.getOpt("source", ref.packages.source));
   KDK_TRY_STATUS(packages.getOpt("manifest_digest", ref.packages.manifestDigest, true));
-  KDK_TRY_ASSIGN(ref.packages.environments, parseEnvironments(packages));
+  KDK_TRY_ASSIGN(ref.packages.environments, report::parsePythonEnvironments(packages));
   KDK_TRY_ASSIGN(auto requirements, packages.optObject("requirements"));
   if (requirements) {
     KDK_TRY_STATUS(getSha256(*requirements, "sha256", ref.packages.requirementsSha256));
@@ -367,79 +307,6 @@ json toJson(const HashedInput& in, bool named) {
     j["files"] = files;
   }
   return j;
-}
-
-Result<ReportDoc> parseReportDoc(const json& j) {
-  JsonReader root(j);
-  KDK_TRY_STATUS(root.expectObject());
-  ReportDoc d;
-  d.json = j;
-  if (!root.has("schema")) {
-    // A dossier's inventory.json: only the inventory sections.
-    if (!root.has("python") && !root.has("os_packages"))
-      return Error::Invalid("the document has no schema and is not an inventory (no python or os_packages section)");
-  } else {
-    KDK_TRY_STATUS(checkSchema(root, "kernodeck.report/v1"));
-    d.schema = "kernodeck.report/v1";
-    KDK_TRY_ASSIGN(JsonReader tool, root.object("tool"));
-    KDK_TRY_STATUS(tool.get("command", d.command));
-    KDK_TRY_STATUS(root.getOpt("created", d.created));
-    KDK_TRY_STATUS(root.getOpt("hostname", d.hostname));
-    KDK_TRY_ASSIGN(JsonReader subject, root.object("subject"));
-    KDK_TRY_STATUS(subject.getOpt("reference", d.subjectReference));
-    KDK_TRY_STATUS(subject.getOpt("manifest_digest", d.manifestDigest, true));
-    KDK_TRY_ASSIGN(auto steps, root.array("steps"));
-    for (const auto& s : steps) {
-      ReportDoc::Step st;
-      KDK_TRY_STATUS(s.expectObject());
-      KDK_TRY_STATUS(s.get("name", st.name));
-      KDK_TRY_STATUS(s.get("status", st.status));
-      KDK_TRY_STATUS(s.getOpt("error", st.error, true));
-      d.steps.push_back(std::move(st));
-    }
-    KDK_TRY_STATUS(root.getOpt("first_error", d.firstError, true));
-    KDK_TRY_ASSIGN(auto findings, root.array("findings"));
-    for (const auto& f : findings) {
-      ReportDoc::Finding fd;
-      KDK_TRY_STATUS(f.expectObject());
-      KDK_TRY_STATUS(f.get("code", fd.code));
-      KDK_TRY_STATUS(f.get("severity", fd.severity));
-      KDK_TRY_STATUS(f.get("message", fd.message));
-      KDK_TRY_STATUS(f.getOpt("layer", fd.layer));
-      KDK_TRY_STATUS(f.getOpt("package", fd.package, true));
-      KDK_TRY_STATUS(f.getOpt("name", fd.name, true));
-      KDK_TRY_STATUS(f.getOpt("path", fd.path, true));
-      // Every other member is evidence, and evidence is text.
-      for (auto it = f.json().begin(); it != f.json().end(); ++it) {
-        if (it.key() == "code" || it.key() == "severity" || it.key() == "message" || it.value().is_null()) continue;
-        std::string v;
-        KDK_TRY_STATUS(f.get(it.key(), v));
-        fd.evidence[it.key()] = v;
-      }
-      d.findings.push_back(std::move(fd));
-    }
-  }
-  KDK_TRY_ASSIGN(auto python, root.optObject("python"));
-  if (python) {
-    d.hasPython = true;
-    d.python = python->json();
-    KDK_TRY_ASSIGN(d.environments, parseEnvironments(*python));
-  }
-  KDK_TRY_ASSIGN(auto os, root.optObject("os_packages"));
-  if (os) {
-    d.hasOsPackages = true;
-    d.os = os->json();
-    KDK_TRY_ASSIGN(auto pkgs, os->optArray("packages"));
-    for (const auto& p : pkgs) {
-      ReportDoc::OsPackage pkg;
-      KDK_TRY_STATUS(p.expectObject());
-      KDK_TRY_STATUS(p.get("name", pkg.name));
-      KDK_TRY_STATUS(p.get("version", pkg.version));
-      KDK_TRY_STATUS(p.getOpt("architecture", pkg.architecture, true));
-      d.osPackages.push_back(std::move(pkg));
-    }
-  }
-  return d;
 }
 
 bool allowedKernodeckStep(const std::vector<std::string>& argv) {

@@ -13,12 +13,14 @@
 
 #include "git.h"
 #include "kernodeck/host/host_facts.h"
+#include "kernodeck/host/host_record.h"
 #include "kernodeck/os/os_release.h"
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/record/tensor_file.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
@@ -368,6 +370,14 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     if (!h.is_object()) return Error::Invalid(o.hostRecord + " is not a kernodeck.host/v1 record (not a JSON object)");
     json host = h.contains("host") ? h.at("host") : h;
     if (!host.is_object()) return Error::Invalid(o.hostRecord + ": host is not an object");
+    // A kernodeck.host/v1 record is read by its reader; the facts alone (`kernodeck host --json`)
+    // by the facts' reader. The host object is recorded as it was written.
+    if (h.contains("schema")) {
+      if (auto rec = host::parseHostRecordJson(h); !rec.ok())
+        return Error::Invalid(o.hostRecord + " " + rec.error().message);
+    } else if (auto facts = host::parseHostFacts(util::JsonReader(host), host::Nulls::Absent); !facts.ok()) {
+      return Error::Invalid(o.hostRecord + ": " + facts.error().message);
+    }
     system["host"] = host;
   } else {
     system["host"] = host::readHostFacts(o.hostRoot).toJson();

@@ -25,6 +25,7 @@
 #include "kernodeck/hook/hook_config.h"
 #include "kernodeck/hook/yaml_document.h"
 #include "kernodeck/host/host_facts.h"
+#include "kernodeck/host/host_record.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/index_walk.h"
@@ -51,6 +52,7 @@
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/registry/referrers.h"
 #include "kernodeck/report/redact.h"
+#include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/process.h"
 
@@ -239,6 +241,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 #elif defined(FUZZ_RECORD_REPORT)
   auto j = util::parseJsonText(in, "report.json");
   if (j.ok()) (void)record::parseReportDoc(*j);
+#elif defined(FUZZ_REPORT_DOC)
+  // kernodeck.report/v1 read back, and the verdict its summary gives under each --fail-on.
+  auto j = util::parseJsonText(in, "report.json");
+  if (j.ok()) {
+    auto d = report::parseReportDoc(*j);
+    for (int failOn = -1; failOn <= 2; ++failOn) {
+      std::string v = report::verdictOf(report::summaryOf(*j), failOn);
+      if (v != "pass" && v != "fail" && v != "incomplete") __builtin_trap();
+      if (d.ok() && d->summary.complete != report::summaryOf(*j).complete) __builtin_trap();
+    }
+  }
+#elif defined(FUZZ_HOST_RECORD)
+  // kernodeck.host/v1: whatever reads is written and read back to the same JSON.
+  auto rec = host::parseHostRecord(in);
+  if (rec.ok()) {
+    nlohmann::json once = rec->toJson();
+    auto back = host::parseHostRecordJson(once);
+    if (!back.ok() || back->toJson() != once) __builtin_trap();
+  }
+#elif defined(FUZZ_EXPECTATION)
+  // kernodeck.expect/v1: whatever reads is written and read back to the same JSON.
+  auto e = gpu::parseExpectation(in);
+  if (e.ok()) {
+    nlohmann::json once = e->toJson();
+    auto back = gpu::expectationFromJson(once);
+    if (!back.ok() || back->toJson() != once) __builtin_trap();
+  }
 #elif defined(FUZZ_RECORD_PROCEDURE)
   auto j = util::parseJsonText(in, "procedure.json");
   if (j.ok()) {

@@ -314,3 +314,45 @@ TEST(Hook, AnEarlierRecordOfTheSameContainerKeepsTheStricterPolicy) {
     EXPECT_EQ(hook::run(opts(hook::Policy::Warn), state(b)).exitCode, c.exitCode) << c.record.dump();
   }
 }
+
+// The bytes of the host record the hook writes (time, version and the bundle's temporary path
+// aside) are those of the recorded golden: host::HostRecord::toJson must not change what the
+// probe and `reference init --host-record` read. KERNODECK_UPDATE_GOLDEN=1 rewrites the golden.
+TEST(Hook, TheHostRecordsBytesMatchTheGolden) {
+  auto fs = host::fixtureHostFs(kdktest::fixtureDir("h100-550-open"));
+  ASSERT_TRUE(fs.ok());
+  hook::Options o;
+  o.policy = hook::Policy::Warn;  // warn: a record is written whatever the verdicts
+  o.hostFs = fs->get();
+  json devices = {{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
+                  {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", 508}, {"minor", 0}},
+                  {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}};
+  // The image asks for a newer CUDA than the driver runs: a verdict with evidence, decided "warn".
+  std::string b = bundle({"NVIDIA_VISIBLE_DEVICES=0,7", "NVIDIA_REQUIRE_CUDA=cuda>=12.6"}, devices);
+  ::mkdir((b + "/rootfs/etc").c_str(), 0755);
+  ::mkdir((b + "/rootfs/etc/kernodeck").c_str(), 0755);
+  std::ofstream(b + "/rootfs/etc/kernodeck/expect.json")
+      << R"({"schema":"kernodeck.expect/v1","accelerator":"cuda","image":{"digest":"sha256:)" << std::string(64, 'a')
+      << R"("},"torch":{"version":"2.3.0+cu121","cuda":"12.1","arch_list":["sm_80","sm_90"]},)"
+      << R"("cuda":{"runtime":"12.1.105","compat_driver_branches":[]},"nvidia":{"require":["cuda>=12.1"]}})";
+  hook::Outcome out = hook::run(o, state(b));
+  EXPECT_EQ(out.exitCode, 0) << out.message;
+  std::ifstream in(b + "/rootfs/run/kernodeck/host.json");
+  ASSERT_TRUE(in.good());
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto replace = [&](const std::string& from, const std::string& to) {
+    for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + to.size()))
+      bytes.replace(at, from.size(), to);
+  };
+  json rec = json::parse(bytes);
+  replace("\"" + rec["time"].get<std::string>() + "\"", "\"TIME\"");
+  replace("\"" + rec["kernodeck_version"].get<std::string>() + "\"", "\"VERSION\"");
+  replace("\"" + b + "\"", "\"BUNDLE\"");
+  replace(std::string(SOURCE_DIR), "SOURCE_DIR");
+  std::string golden = std::string(SOURCE_DIR) + "/tests/fixtures/golden/host-record-h100-550-open.json";
+  if (std::getenv("KERNODECK_UPDATE_GOLDEN")) std::ofstream(golden) << bytes;
+  std::ifstream g(golden);
+  ASSERT_TRUE(g.good()) << golden << " is missing: run with KERNODECK_UPDATE_GOLDEN=1";
+  std::string want((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes, want);
+}

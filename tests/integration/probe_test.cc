@@ -97,8 +97,10 @@ TEST(Probe, AHostRecordFieldOfTheWrongTypeIsNamed) {
   ASSERT_EQ(countFindings(r, "probe.host_record.invalid"), 1) << r["findings"].dump(1);
   for (const auto& f : r["findings"])
     if (f["code"] == "probe.host_record.invalid") {
-      EXPECT_EQ(f["message"],
-                dir + "/host.json is not a kernodeck.host/v1 record: host.nvidia.gpus[0].arch is not a string");
+      EXPECT_EQ(
+          f["message"],
+          dir +
+              "/host.json is not a kernodeck.host/v1 record: host.nvidia.gpus[0].arch is a number, expected a string");
     }
   EXPECT_EQ(r["subject"]["host_record_source"], "read directly under /nonexistent");
   EXPECT_EQ(r["reconcile"]["host_driver"], "");

@@ -37,6 +37,10 @@ struct Expectation {
   nlohmann::json toJson() const;
 };
 
+// kernodeck.expect/v1 and its one reader: from the text (nesting bounded, then
+// util::parseUntrustedJson), or from JSON already parsed (inside a host record, a cached audit
+// result). An absent or null field is empty; a wrong type is an Error::Invalid naming the field.
 Result<Expectation> parseExpectation(std::string_view json);
+Result<Expectation> expectationFromJson(const nlohmann::json& j);
 
 }  // namespace kernodeck::gpu

@@ -1,6 +1,6 @@
-// The documents Kernodeck reads back: a reference (kernodeck.reference/v1), a report
-// (kernodeck.report/v1, as `diff` and `dossier build` use it), a dossier's inventory,
-// procedure (kernodeck.procedure/v1) and MANIFEST.sha256.
+// The documents Kernodeck reads back: a reference (kernodeck.reference/v1), a dossier's
+// procedure (kernodeck.procedure/v1) and MANIFEST.sha256; a report (kernodeck.report/v1) and a
+// dossier's inventory are read by report/report_doc.h, named here for the record code.
 //
 // Every one of them may come from someone else (a dossier is handed around), so each is
 // parsed once, here, into a typed struct; a value of the wrong type, a missing field or a
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernodeck/record/pylock.h"
+#include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/result.h"
 
 namespace kernodeck::record {
@@ -35,12 +36,8 @@ struct HashedInput {
   std::string name, path, provenance, access;
 };
 
-// One Python environment's `pip freeze`-style lines.
-struct Environment {
-  std::string prefix;
-  std::vector<std::string> freeze;
-  std::string interpreter;  // the environment's interpreter, when the report records it
-};
+// One Python environment's `pip freeze`-style lines (report_doc.h: a report records the same).
+using Environment = report::PythonEnvironment;
 
 struct Reference {
   // When these criteria were declared (created), and when a `sample check` first compared
@@ -128,37 +125,9 @@ Result<Reference> parseReference(const nlohmann::json& j);
 // A hashed input as the reference writes it (`named`: with name, provenance and access).
 nlohmann::json toJson(const HashedInput& in, bool named);
 
-// kernodeck.report/v1, the parts Kernodeck reads back. An inventory.json (only python and
-// os_packages) parses as a report with no tool, steps or findings.
-struct ReportDoc {
-  std::string schema;   // kernodeck.report/v1, or empty for an inventory
-  std::string command;  // tool.command: "audit", "probe", "sample check"...
-  // When and on which machine the report was written ("" when an older report did not say).
-  std::string created, hostname;
-  struct Step {
-    std::string name, status, error;
-  };
-  std::vector<Step> steps;
-  std::string firstError;
-  struct Finding {
-    std::string code, severity, message, layer;
-    std::string package, name;  // the evidence fields that say what the finding is about ("" when absent)
-    std::string path;
-    std::map<std::string, std::string> evidence;  // every evidence field (all strings), by name
-  };
-  std::vector<Finding> findings;
-  std::string subjectReference, manifestDigest;
-  bool hasPython = false, hasOsPackages = false;
-  std::vector<Environment> environments;  // python.environments
-  struct OsPackage {
-    std::string name, version, architecture;
-  };
-  std::vector<OsPackage> osPackages;  // os_packages.packages
-  nlohmann::json python, os;          // the raw sections, copied into a dossier's inventory
-  nlohmann::json json;                // the document as read
-  bool failed() const { return !firstError.empty(); }
-};
-Result<ReportDoc> parseReportDoc(const nlohmann::json& j);
+// kernodeck.report/v1 (and a dossier's inventory.json): read by the report module's one reader.
+using report::parseReportDoc;
+using report::ReportDoc;
 
 // procedure.json (kernodeck.procedure/v1): the steps `dossier replay` runs, in order. A
 // "kernodeck" step runs this binary with argv (a subcommand from a fixed list); a "project"
