@@ -272,8 +272,8 @@ TEST(AuditCli, UmociImageThroughEveryTransport) {
   std::string base = tempDir("umoci");
   std::string L = base + "/L", B = base + "/B";
   RunResult b = run("set -e; " + umociBusyboxCommands(L, B) + "; umoci config --image " + L +
-                    ":base --config.env HELLO=world; rm -rf " + B + "; umoci unpack --image " + L + ":base " + B +
-                    " >/dev/null" + "; skopeo copy -q oci:" + L + ":base oci-archive:" + base + "/a.tar:base" +
+                    ":base --config.env HELLO=world; rm -rf " + B + "; " + umociUnpack() + " --image " + L + ":base " +
+                    B + " >/dev/null" + "; skopeo copy -q oci:" + L + ":base oci-archive:" + base + "/a.tar:base" +
                     "; skopeo copy -q oci:" + L + ":base docker-archive:" + base + "/d.tar:team/app:1.0");
   ASSERT_EQ(b.code, 0) << b.err;
   std::vector<std::string> refs = {"oci:" + L + ":base", "oci-archive:" + base + "/a.tar:base",

@@ -141,7 +141,7 @@ TEST(ImageFormats, UmociAndSkopeoCopiesAuditClean) {
   EXPECT_EQ(bare["subject"]["transport"], "dir");
   EXPECT_EQ(countFindings(bare, "reference.transport"), 1);
   // A root filesystem under dir: is read, with a note naming rootfs:.
-  ASSERT_EQ(run("umoci unpack --image " + L + ":base " + base + "/U >/dev/null").code, 0);
+  ASSERT_EQ(run(umociUnpack() + " --image " + L + ":base " + base + "/U >/dev/null").code, 0);
   int code = -1;
   json fs = auditJson("dir:" + base + "/U/rootfs", &code);
   expectClean(fs, code, "dir: rootfs");

@@ -70,11 +70,14 @@ RunResult run(const std::string& cmd) {
 
 bool haveTool(const std::string& name) { return run("command -v " + name).code == 0; }
 
+std::string umociUnpack() { return ::geteuid() == 0 ? "umoci unpack" : "umoci unpack --rootless"; }
+
 std::string umociBusyboxCommands(const std::string& L, const std::string& B) {
-  return "umoci init --layout " + L + "; umoci new --image " + L + ":base; umoci unpack --image " + L + ":base " + B +
-         " >/dev/null; mkdir -p " + B + "/rootfs/bin " + B + "/rootfs/etc; cp \"$(command -v busybox)\" " + B +
-         "/rootfs/bin/busybox; ln -s busybox " + B + "/rootfs/bin/sh; printf 'ID=umocitest\\n' > " + B +
-         "/rootfs/etc/os-release; umoci repack --image " + L + ":base " + B;
+  return "umoci init --layout " + L + "; umoci new --image " + L + ":base; " + umociUnpack() + " --image " + L +
+         ":base " + B + " >/dev/null; mkdir -p " + B + "/rootfs/bin " + B +
+         "/rootfs/etc; cp \"$(command -v busybox)\" " + B + "/rootfs/bin/busybox; ln -s busybox " + B +
+         "/rootfs/bin/sh; printf 'ID=umocitest\\n' > " + B + "/rootfs/etc/os-release; umoci repack --image " + L +
+         ":base " + B;
 }
 
 nlohmann::json auditJson(const std::string& args, int* code, std::string* err) {

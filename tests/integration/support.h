@@ -28,6 +28,9 @@ std::string mkimage(const nlohmann::json& spec, const std::string& dir);
 // The shell commands that build, with umoci, an image of busybox-static and an os-release
 // saying ID=umocitest at LAYOUT:base, unpacking and repacking through BUNDLE.
 std::string umociBusyboxCommands(const std::string& layout, const std::string& bundle);
+// "umoci unpack", with --rootless when not root (the files are then the user's, the image's
+// owners kept in an xattr), so the tests that build images with umoci run as any user.
+std::string umociUnpack();
 // Count of findings with `code` in a report.
 int countFindings(const nlohmann::json& report, const std::string& code);
 std::string stepStatus(const nlohmann::json& report, const std::string& step);

@@ -4,7 +4,9 @@
 // connections; Retry-After honoured), Range resume of interrupted blobs,
 // connect and stall timeouts, and a content-addressed blob cache written
 // atomically and verified on read. Every error is one line naming the
-// registry, repository, digest or tag, and HTTP status.
+// registry, repository, digest or tag, and HTTP status. The HTTP exchange itself is behind
+// HttpTransport (transport.h); client.cc holds the request loop, blob_stream.cc the blob
+// stream and cache, registry_source.cc the ImageSource.
 #pragma once
 
 #include <memory>
@@ -17,6 +19,7 @@
 #include "kernodeck/oci/source.h"
 #include "kernodeck/registry/auth.h"
 #include "kernodeck/registry/reference.h"
+#include "kernodeck/registry/transport.h"
 
 namespace kernodeck::registry {
 
@@ -55,7 +58,9 @@ struct PushedManifest {
 
 class Client {
  public:
-  Client(Reference ref, ClientOptions opts);
+  // `transport` carries every exchange; null: libcurl (makeCurlTransport). Tests hand in a
+  // scripted one to drive the retry and auth logic without a registry.
+  Client(Reference ref, ClientOptions opts, std::unique_ptr<HttpTransport> transport = nullptr);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;

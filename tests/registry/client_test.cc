@@ -1,0 +1,201 @@
+// The registry client's request loop driven through its transport seam, with no registry: a
+// scripted HttpTransport answers each exchange and records what was asked and how long the
+// client waited, so retry, backoff, Retry-After and the Bearer and Basic auth rules are checked
+// exactly (the integration tests check the same client against a real registry and fault proxy).
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "kernodeck/registry/client.h"
+#include "kernodeck/registry/transport.h"
+#include "kernodeck/util/hash.h"
+
+using namespace kernodeck;
+using namespace kernodeck::registry;
+
+namespace {
+
+const std::string kManifest = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+                              R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:)" +
+                              std::string(64, 'a') + R"(","size":2},"layers":[]})";
+
+// Answers from a queue; each request is recorded, each wait too.
+struct Script {
+  std::deque<HttpResponse> answers;
+  std::vector<HttpRequest> requests;
+  std::vector<double> sleeps;
+};
+
+class ScriptedTransport : public HttpTransport {
+ public:
+  explicit ScriptedTransport(Script* s) : s_(s) {}
+  HttpResponse perform(const HttpRequest& q) override {
+    s_->requests.push_back(q);
+    if (s_->answers.empty()) {
+      HttpResponse r;
+      r.transportError = "script exhausted";
+      return r;
+    }
+    HttpResponse r = s_->answers.front();
+    s_->answers.pop_front();
+    if (r.status >= 200 && r.status < 300 && q.sink && !r.body.empty()) {
+      if (!q.sink(r.body.data(), r.body.size())) r.aborted = true;
+      r.body.clear();
+    }
+    return r;
+  }
+  void sleepFor(double seconds) override { s_->sleeps.push_back(seconds); }
+
+ private:
+  Script* s_;
+};
+
+HttpResponse answer(long status, std::map<std::string, std::string> headers = {}, std::string body = "") {
+  HttpResponse r;
+  r.status = status;
+  r.headers = std::move(headers);
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse manifestOk() {
+  return answer(200, {{"content-type", "application/vnd.oci.image.manifest.v1+json"}}, kManifest);
+}
+
+Client client(const std::string& ref, Script* s, ClientOptions o = {}) {
+  auto r = parseReference(ref);
+  EXPECT_TRUE(r.ok());
+  o.noCache = true;
+  return Client(*r, o, std::make_unique<ScriptedTransport>(s));
+}
+
+bool hasHeader(const HttpRequest& q, const std::string& h) {
+  for (const auto& x : q.headers)
+    if (x == h) return true;
+  return false;
+}
+
+bool hasAuthorization(const HttpRequest& q) {
+  for (const auto& x : q.headers)
+    if (x.rfind("Authorization:", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(RegistryClient, ServerErrorsAndDroppedConnectionsAreRetriedWithBackoff) {
+  Script s;
+  HttpResponse dropped;
+  dropped.transportError = "Connection reset by peer";
+  s.answers = {answer(503), dropped, answer(500), manifestOk()};
+  Client c = client("127.0.0.1:5000/team/app:1.0", &s);
+  auto m = c.manifest("1.0");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->digest.encoded, util::sha256Hex(kManifest));
+  ASSERT_EQ(s.requests.size(), 4u);
+  EXPECT_EQ(s.requests[0].url, "http://127.0.0.1:5000/v2/team/app/manifests/1.0");  // loopback: plain HTTP first
+  EXPECT_EQ(s.sleeps, (std::vector<double>{0.25, 0.5, 1.0}));
+}
+
+TEST(RegistryClient, RetryAfterIsHonouredAndTheRetryBudgetBounds) {
+  Script s;
+  s.answers = {answer(429, {{"retry-after", "7"}}), manifestOk()};
+  Client c = client("127.0.0.1:5000/team/app:1.0", &s);
+  ASSERT_TRUE(c.manifest("1.0").ok());
+  EXPECT_EQ(s.sleeps, std::vector<double>{7});
+
+  // A wait past --retry-max-time is not made: the error is the last answer.
+  Script t;
+  t.answers = {answer(503, {{"retry-after", "100"}}), manifestOk()};
+  ClientOptions o;
+  o.retryMaxSeconds = 60;
+  Client c2 = client("127.0.0.1:5000/team/app:1.0", &t, o);
+  auto m = c2.manifest("1.0");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("HTTP 503"), std::string::npos) << m.error().message;
+  EXPECT_EQ(t.requests.size(), 1u);
+  EXPECT_TRUE(t.sleeps.empty());
+}
+
+TEST(RegistryClient, RetriesStopAfterTheConfiguredCountAndClientErrorsAreNotRetried) {
+  Script s;
+  s.answers = {answer(502), answer(502), answer(502), answer(502)};
+  ClientOptions o;
+  o.retries = 2;
+  Client c = client("127.0.0.1:5000/team/app:1.0", &s, o);
+  auto m = c.manifest("1.0");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(s.requests.size(), 3u);  // the first and two retries
+  EXPECT_NE(m.error().message.find("127.0.0.1:5000/team/app manifest 1.0: HTTP 502"), std::string::npos)
+      << m.error().message;
+
+  Script n;
+  n.answers = {answer(404), manifestOk()};
+  Client c2 = client("127.0.0.1:5000/team/app:1.0", &n);
+  auto missing = c2.manifest("1.0");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, "not_found");
+  EXPECT_EQ(n.requests.size(), 1u);
+}
+
+TEST(RegistryClient, BearerChallengeFetchesATokenForTheScopeAndRetriesWithIt) {
+  Script s;
+  s.answers = {
+      answer(401, {{"www-authenticate",
+                    R"(Bearer realm="http://127.0.0.1:5001/token",service="reg",scope="repository:team/app:pull")"}}),
+      answer(200, {}, R"({"token":"tok-1"})"), manifestOk(), manifestOk()};
+  Client c = client("127.0.0.1:5000/team/app:1.0", &s);
+  ASSERT_TRUE(c.manifest("1.0").ok());
+  ASSERT_EQ(s.requests.size(), 3u);
+  EXPECT_FALSE(hasAuthorization(s.requests[0]));
+  EXPECT_EQ(s.requests[1].url, "http://127.0.0.1:5001/token?service=reg&scope=repository%3Ateam%2Fapp%3Apull");
+  EXPECT_TRUE(hasHeader(s.requests[2], "Authorization: Bearer tok-1"));
+  EXPECT_TRUE(s.sleeps.empty());  // an auth round is not a retry
+  // The token is kept for its scope: the next request sends it at once.
+  ASSERT_TRUE(c.manifest("1.0").ok());
+  ASSERT_EQ(s.requests.size(), 4u);
+  EXPECT_TRUE(hasHeader(s.requests[3], "Authorization: Bearer tok-1"));
+}
+
+TEST(RegistryClient, AuthFailuresAreErrorsNotLoops) {
+  // A realm over plain HTTP for a registry reached over TLS: refused, no token request made.
+  Script s;
+  s.answers = {answer(401, {{"www-authenticate", R"(Bearer realm="http://evil.example/token",service="reg")"}})};
+  Client c = client("registry.example/team/app:1.0", &s);
+  auto m = c.manifest("1.0");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("refusing token realm over plain HTTP"), std::string::npos) << m.error().message;
+  ASSERT_EQ(s.requests.size(), 1u);
+  EXPECT_EQ(s.requests[0].url, "https://registry.example/v2/team/app/manifests/1.0");
+
+  // Basic without credentials for the registry: one line saying so.
+  Script b;
+  b.answers = {answer(401, {{"www-authenticate", R"(Basic realm="reg")"}})};
+  ClientOptions none;
+  none.auth.files = {"/nonexistent/kdk-auth.json"};
+  Client c2 = client("127.0.0.1:5000/team/app:1.0", &b, none);
+  auto m2 = c2.manifest("1.0");
+  ASSERT_FALSE(m2.ok());
+  EXPECT_NE(m2.error().message.find("none are configured for 127.0.0.1:5000"), std::string::npos) << m2.error().message;
+
+  // A second 401 after authorising is access denied, not another round.
+  Script twice;
+  twice.answers = {answer(401, {{"www-authenticate", R"(Bearer realm="http://127.0.0.1:5001/token")"}}),
+                   answer(200, {}, R"({"access_token":"t"})"), answer(401), manifestOk()};
+  Client c3 = client("127.0.0.1:5000/team/app:1.0", &twice);
+  auto m3 = c3.manifest("1.0");
+  ASSERT_FALSE(m3.ok());
+  EXPECT_NE(m3.error().message.find("access denied (HTTP 401)"), std::string::npos) << m3.error().message;
+  EXPECT_EQ(twice.requests.size(), 3u);
+}
+
+TEST(RegistryClient, ATlsOnlyRegistryOnLoopbackIsReachedOverHttps) {
+  Script s;
+  s.answers = {answer(400, {}, "Client sent an HTTP request to an HTTPS server.\n"), manifestOk()};
+  Client c = client("127.0.0.1:5000/team/app:1.0", &s);
+  ASSERT_TRUE(c.manifest("1.0").ok());
+  ASSERT_EQ(s.requests.size(), 2u);
+  EXPECT_EQ(s.requests[1].url, "https://127.0.0.1:5000/v2/team/app/manifests/1.0");
+  EXPECT_EQ(c.scheme(), "https");
+  EXPECT_TRUE(s.sleeps.empty());
+}
