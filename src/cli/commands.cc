@@ -41,7 +41,7 @@ int emit(const std::string& text, const std::string& outFile) {
     std::fflush(stdout);
     return 0;
   }
-  auto st = util::writeFileAtomic(outFile, text);
+  auto st = util::writeOutputFile(outFile, text);
   if (!st.ok()) {
     std::fprintf(stderr, "kernodeck: %s\n", st.error().message.c_str());
     return report::kExitIncomplete;

@@ -222,7 +222,7 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
   if (output.empty() || output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
-  } else if (auto st = util::writeFileAtomic(output, text); !st.ok()) {
+  } else if (auto st = util::writeOutputFile(output, text); !st.ok()) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), st.error().message.c_str());
     return 3;
   }

@@ -91,6 +91,19 @@ Status writeFileAtomic(const std::string& path, std::string_view content, bool s
   return {};
 }
 
+Status writeOutputFile(const std::string& path, std::string_view content) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+    return writeFileAtomic(path, content);
+  int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
+  bool ok = writeAll(fd, content);
+  int e = errno;
+  if (::close(fd) != 0 && ok) ok = false, e = errno;
+  if (!ok) return Error::Io("cannot write " + path + ": " + std::strerror(e));
+  return {};
+}
+
 namespace {
 
 void walk(const std::string& root, const std::string& rel, std::vector<std::string>& out, int depth) {

@@ -80,6 +80,29 @@ TEST(AuditCli, TextOutputAndOutputFile) {
   EXPECT_EQ(readJsonFile(base + "/report.json")["schema"], "kernodeck.report/v1");
 }
 
+// `-o /dev/null` or `-o /dev/stdout` (as root) used to rename a temporary file over the device or
+// the link: /dev/null became a regular file for every program on the machine. An output that
+// exists and is not a regular file (a device, a FIFO, a link to one) is written into, as a shell's
+// redirection would; a FIFO stands in for the device, so the test needs no root.
+TEST(AuditCli, AnOutputThatIsADeviceOrAFifoIsWrittenIntoNotReplaced) {
+  std::string base = tempDir("fifo-out");
+  std::string dir = base + "/img";
+  ASSERT_FALSE(mkimage(baseSpec(), dir).empty());
+  ASSERT_EQ(::mkfifo((base + "/report.fifo").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((base + "/expect.fifo").c_str(), 0600), 0);
+  RunResult r = run("timeout 20 cat " + base + "/report.fifo > " + base + "/report.json & timeout 20 cat " + base +
+                    "/expect.fifo > " + base + "/expect.json & " + K + " audit --json -o " + base +
+                    "/report.fifo --expect-out " + base + "/expect.fifo oci:" + dir + "; rc=$?; wait; exit $rc");
+  EXPECT_EQ(r.code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::lstat((base + "/report.fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
+  ASSERT_EQ(::lstat((base + "/expect.fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
+  EXPECT_EQ(readJsonFile(base + "/report.json")["schema"], "kernodeck.report/v1");
+  EXPECT_EQ(readJsonFile(base + "/expect.json")["schema"], "kernodeck.expect/v1");
+}
+
 TEST(AuditCli, SecretEnvIsReportedByNameOnly) {
   json spec = baseSpec();
   spec["config"]["Env"] = {"PATH=/bin", "HF_TOKEN=hf_SuperSecretValue1234567890",

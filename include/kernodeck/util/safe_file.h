@@ -32,6 +32,12 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
 // readers detect a torn entry pass sync = false: no fsync, so no wait for the disk.
 Status writeFileAtomic(const std::string& path, std::string_view content, bool sync = true);
 
+// Writes a file the user named (`-o FILE`, `--expect-out FILE`): atomically as writeFileAtomic
+// when PATH is absent or a regular file; written into, as a shell's `>` would, when it exists and
+// is something else (/dev/null, /dev/stdout, a FIFO, a link to one), which a rename would replace.
+// Not for caches or other places an attacker may plant a link: those keep writeFileAtomic.
+Status writeOutputFile(const std::string& path, std::string_view content);
+
 // Every non-directory entry below `root` (relative paths, sorted; links are not followed),
 // at most 32 levels deep and 200,000 entries.
 std::vector<std::string> listFilesRecursive(const std::string& root);
