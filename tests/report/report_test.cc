@@ -194,7 +194,6 @@ TEST(Documents, NoRawJsonParseOutsideTheReaders) {
       {"src/probe/probe.cc", "the output of the probe's own Python snippet"},
       {"src/probe/resume_torch.cc", "the output file of the resume check's own Python helper"},
       {"src/record/tensor_file.cc", "a .safetensors header, with a callback bounding its values"},
-      {"src/record/replay_seal.cc", "pip list --format json's output"},
       {"src/registry/scan_store.cc", "an in-toto statement of a shared layer scan, after its signature verified"},
       {"src/hook/hook_config_cli.cc", "a hooks.d entry being edited, parsed as ordered_json to keep its key order"},
   };
