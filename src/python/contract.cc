@@ -8,6 +8,13 @@
 
 namespace kernodeck::python {
 
+bool satisfies(const Distribution& installed, const Requirement& req) {
+  if (installed.parsed) return req.specifier.contains(*installed.parsed, true);
+  bool ok = req.specifier.empty();  // a legacy, non-PEP 440 version: only === can match it
+  for (const auto& s : req.specifier.specs()) ok = s.containsString(installed.version);
+  return ok;
+}
+
 std::vector<ContractIssue> checkContract(const PythonEnv& env, const MarkerEnv& markers) {
   std::vector<ContractIssue> out;
   // pip builds its package set from every distribution on the path.
@@ -35,14 +42,8 @@ std::vector<ContractIssue> checkContract(const PythonEnv& env, const MarkerEnv& 
         continue;
       }
       const Distribution* dep = it->second;
-      bool ok;
-      if (dep->parsed)
-        ok = req->specifier.contains(*dep->parsed, true);
-      else {  // a legacy, non-PEP 440 version: only === can match it
-        ok = req->specifier.empty();
-        for (const auto& s : req->specifier.specs()) ok = s.containsString(dep->version);
-      }
-      if (!ok) out.push_back({ContractIssue::Conflict, dist->name, dist->version, text, req->key, dep->version});
+      if (!satisfies(*dep, *req))
+        out.push_back({ContractIssue::Conflict, dist->name, dist->version, text, req->key, dep->version});
     }
   }
   return out;

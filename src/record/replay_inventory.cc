@@ -3,13 +3,12 @@
 // dossier's code could have changed in pip does not decide what the replay reports.
 #include "replay_inventory.h"
 
-#include <sys/utsname.h>
-
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/oci/platform.h"
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/requirement.h"
@@ -29,14 +28,6 @@ std::string requirementPart(std::string line) {
   line = std::string(util::trim(line));
   if (line.empty() || line[0] == '#' || line[0] == '-') return "";
   return line;
-}
-
-// This machine's architecture as OCI names it, for the markers.
-std::string hostArch() {
-  struct utsname u {};
-  if (::uname(&u) != 0) return "";
-  std::string m = u.machine;
-  return m == "x86_64" ? "amd64" : m == "aarch64" ? "arm64" : m;
 }
 
 struct Declared {
@@ -87,14 +78,6 @@ Declared collect(const Reference& ref, const std::optional<Lock>& carried, const
   return d;
 }
 
-// Does the installed distribution meet the requirement (pre-releases allowed, as pip check)?
-bool meets(const python::Distribution& dist, const python::Requirement& req) {
-  if (dist.parsed) return req.specifier.contains(*dist.parsed, true);
-  bool ok = req.specifier.empty();
-  for (const auto& s : req.specifier.specs()) ok = s.containsString(dist.version);
-  return ok;
-}
-
 // The keys of the declared packages and everything their Requires-Dist pull in (markers
 // that hold or cannot be decided, with the extras each declaration asks for).
 std::set<std::string> closure(const python::PythonEnv& env, const Declared& d, const python::MarkerEnv& markers) {
@@ -126,7 +109,7 @@ std::set<std::string> closure(const python::PythonEnv& env, const Declared& d, c
 
 std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::optional<Lock>& carried,
                                               const std::string& pythonVersion) {
-  return collect(ref, carried, python::imageMarkerEnv(pythonVersion, hostArch())).list;
+  return collect(ref, carried, python::imageMarkerEnv(pythonVersion, oci::hostPlatform().architecture)).list;
 }
 
 namespace {
@@ -171,7 +154,7 @@ Status checkRebuiltEnvironment(const std::string& venv, const std::string& image
     if (env.version.empty()) env.version = base.version;
   }
   std::string version = ref.packages.interpreterVersion.empty() ? env.version : ref.packages.interpreterVersion;
-  python::MarkerEnv markers = python::imageMarkerEnv(version, hostArch());
+  python::MarkerEnv markers = python::imageMarkerEnv(version, oci::hostPlatform().architecture);
   Declared d = collect(ref, carried, markers);
 
   std::vector<std::string> differs;
@@ -190,7 +173,7 @@ Status checkRebuiltEnvironment(const std::string& venv, const std::string& image
     }
     const auto& reqs = d.parsed.at(p.key);
     for (size_t i = 0; i < reqs.size(); ++i)
-      if (!meets(*dist, reqs[i])) {
+      if (!python::satisfies(*dist, reqs[i])) {
         differ(p.name, "version",
                p.name + " " + dist->version + " is installed, but " + p.sources[i] + " declares " + p.specifiers[i] +
                    ": the environment is not the recorded one");

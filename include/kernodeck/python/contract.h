@@ -7,6 +7,7 @@
 
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/marker.h"
+#include "kernodeck/python/requirement.h"
 
 namespace kernodeck::python {
 
@@ -17,6 +18,10 @@ struct ContractIssue {
   std::string dependency;        // the required name, normalised
   std::string installed;         // installed version, for conflicts
 };
+
+// Does the installed distribution's version meet the requirement's specifier, as pip check
+// decides it (pre-releases allowed; a legacy, non-PEP 440 version is matched by === only)?
+bool satisfies(const Distribution& installed, const Requirement& req);
 
 // As pip check: for each distribution, each Requires-Dist whose marker holds with
 // extra "" (or has none); missing when no distribution of that name is installed,
