@@ -360,7 +360,13 @@ class Pipeline {
     oci::Platform want = opts_.platform ? *opts_.platform : oci::hostPlatform();
     indexDigest_ = top_.digest.str();
     r_.subject()["index_digest"] = indexDigest_;
-    auto read = [&](const oci::Descriptor& d, const std::string& what) { return readVerified(d, what.c_str()); };
+    // A platform-less entry's config is read here to learn its platform; readConfig takes those
+    // bytes, so the blob is fetched and verified (and a mismatch reported) once.
+    auto read = [&](const oci::Descriptor& d, const std::string& what) {
+      auto bytes = readVerified(d, what.c_str());
+      if (bytes.ok() && what == "config") configRead_ = {d.digest.str(), *bytes};
+      return bytes;
+    };
     auto nested = [&](const oci::Descriptor& d, const std::string& b) {
       checkSchema(b, "index.schema.invalid", d, oci::checkIndexSchema);
     };
@@ -390,7 +396,13 @@ class Pipeline {
   }
 
   Status readConfig() {
-    KDK_TRY_ASSIGN(std::string bytes, readVerified(manifest_.config, "config"));
+    std::string bytes;
+    if (configRead_ && configRead_->first == manifest_.config.digest.str()) {
+      bytes = std::move(configRead_->second);
+    } else {
+      KDK_TRY_ASSIGN(bytes, readVerified(manifest_.config, "config"));
+    }
+    configRead_.reset();
     checkSchema(bytes, "config.schema.invalid", manifest_.config, [](const json& j, std::string_view mt) {
       auto issues = oci::checkConfigSchema(j);
       // Docker leaves out an empty diff_ids (a zero-layer image), which containerd and podman load.
@@ -658,10 +670,11 @@ class Pipeline {
   oci::ImageConfig config_;
   std::set<std::string> unverifiable_;  // digests already reported as unverifiable
   // What the report's subject says, kept typed for the steps that use it.
-  std::optional<registry::Reference> registryRef_;  // a registry image's reference
-  std::string indexDigest_;                         // the index the manifest was chosen from
-  std::string manifestDigest_;                      // empty for a legacy archive's synthesised manifest
-  bool platformFromIndex_ = false;                  // the index entry named the platform
+  std::optional<registry::Reference> registryRef_;                 // a registry image's reference
+  std::string indexDigest_;                                        // the index the manifest was chosen from
+  std::string manifestDigest_;                                     // empty for a legacy archive's synthesised manifest
+  bool platformFromIndex_ = false;                                 // the index entry named the platform
+  std::optional<std::pair<std::string, std::string>> configRead_;  // digest, bytes: read by chooseFromIndex
 };
 
 }  // namespace
