@@ -69,8 +69,10 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
   }
   if (sections.contains("os_packages") && sections["os_packages"].is_object()) {
     const auto& p = sections["os_packages"];
+    // Labelled by the database that was read (dpkg, rpm, apk); reports from before the field say dpkg.
+    std::string manager = stringAt(p, "manager");
     if (p.contains("count") && p["count"].is_number())
-      field(o, "dpkg",
+      field(o, manager.empty() ? "dpkg" : manager.c_str(),
             std::to_string(p["count"].get<long long>()) + " packages, " +
                 std::to_string(p.value("files_verified", 0LL)) + " files verified, " +
                 std::to_string(p.value("modified", 0LL)) + " modified, " + std::to_string(p.value("missing", 0LL)) +
