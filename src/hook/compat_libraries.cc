@@ -46,20 +46,18 @@ CompatLibrary readOne(const std::string& root, const std::string& resolved, cons
 
 }  // namespace
 
-std::vector<CompatLibrary> readCompatLibraries(const std::string& root) {
+std::vector<CompatLibrary> readCompatLibraries(const oci::FsView& view, const std::string& root) {
   std::vector<CompatLibrary> out;
-  auto view = oci::openDirView(root);
-  if (!view.ok()) return out;
   std::set<std::string> seen;
-  for (const auto& dir : (*view)->list("usr/local")) {
+  for (const auto& dir : view.list("usr/local")) {
     if (!dir.starts_with("cuda")) continue;
-    auto compat = (*view)->resolve("usr/local/" + dir + "/compat", true);
+    auto compat = view.resolve("usr/local/" + dir + "/compat", true);
     if (!compat.ok()) continue;
-    for (const auto& name : (*view)->list(*compat)) {
+    for (const auto& name : view.list(*compat)) {
       if (gpu::compatLibraryDriver(name).empty()) continue;
-      auto resolved = (*view)->resolve(*compat + "/" + name, true);
+      auto resolved = view.resolve(*compat + "/" + name, true);
       if (!resolved.ok() || !seen.insert(*resolved).second) continue;
-      auto node = (*view)->stat(*resolved);
+      auto node = view.stat(*resolved);
       if (!node || node->kind != oci::EntryKind::File) continue;
       out.push_back(readOne(root, *resolved, name));
       if (out.size() >= kMaxLibraries) return out;

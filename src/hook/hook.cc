@@ -120,12 +120,11 @@ struct RecordFields : nlohmann::json_sax<json> {
   }
 };
 
-EarlierRun earlierRun(const std::string& root, const oci::RuntimeState& st) {
-  auto view = oci::openDirView(root);
-  if (!view.ok()) return {};
-  auto resolved = (*view)->resolve("run/kernodeck/host.json", false);
+EarlierRun earlierRun(const oci::FsView* view, const oci::RuntimeState& st) {
+  if (!view) return {};
+  auto resolved = view->resolve("run/kernodeck/host.json", false);
   if (!resolved.ok()) return {};
-  auto text = (*view)->readResolved(*resolved, 4u << 20);
+  auto text = view->readResolved(*resolved, 4u << 20);
   if (!text.ok()) return {};
   RecordFields rec;
   if (!json::sax_parse(*text, &rec) || !rec.object || rec.id != st.id || rec.pid != st.pid || !rec.policy ||
@@ -164,14 +163,13 @@ struct ExpectationRead {
   std::string problem;
 };
 
-ExpectationRead readExpectation(const std::string& root, const std::string& path, bool named) {
+ExpectationRead readExpectation(const oci::FsView* view, const std::string& path, bool named) {
   ExpectationRead out;
-  auto view = oci::openDirView(root);
-  if (!view.ok()) return out;  // no container root to read: nothing was baked in that we could see
+  if (!view) return out;  // no container root to read: nothing was baked in that we could see
   std::string shown = "/" + util::printable(path.front() == '/' ? path.substr(1) : path, 200);
-  auto resolved = (*view)->resolve(path, true);  // inside the container root only
+  auto resolved = view->resolve(path, true);  // inside the container root only
   std::optional<oci::Node> node;
-  if (resolved.ok()) node = (*view)->stat(*resolved);
+  if (resolved.ok()) node = view->stat(*resolved);
   if (!resolved.ok() && resolved.error().code != "not_found") {
     out.problem = shown + ": " + resolved.error().message;
     return out;
@@ -179,8 +177,8 @@ ExpectationRead readExpectation(const std::string& root, const std::string& path
   if (!node) {
     // A link that does not resolve inside the container root is as unusable as a loop: the image
     // put something there, and what it pointed to is not what the hook can read.
-    if (auto link = (*view)->resolve(path, false); link.ok())
-      if (auto n = (*view)->stat(*link); n && n->kind == oci::EntryKind::Symlink) {
+    if (auto link = view->resolve(path, false); link.ok())
+      if (auto n = view->stat(*link); n && n->kind == oci::EntryKind::Symlink) {
         out.problem = shown + " is a symlink to " + util::printable(n->linkTarget, 200) +
                       ", which does not resolve inside the container root";
         return out;
@@ -201,7 +199,7 @@ ExpectationRead readExpectation(const std::string& root, const std::string& path
                   util::humanBytes(kMaxExpectationBytes) + " limit for an expectation";
     return out;
   }
-  auto text = (*view)->readResolved(*resolved, kMaxExpectationBytes);
+  auto text = view->readResolved(*resolved, kMaxExpectationBytes);
   if (!text.ok()) {
     out.problem = shown + ": " + text.error().message;
     return out;
@@ -212,6 +210,147 @@ ExpectationRead readExpectation(const std::string& root, const std::string& path
   else
     out.problem = shown + ": " + e.error().message;
   return out;
+}
+
+// The container's config.json, from the bundle the state names (or the one the container
+// process sees, for crun's bundle "/"); the error says which file and why.
+Result<oci::ContainerSpec> readBundleConfig(const oci::RuntimeState& st, json& log) {
+  std::string bundle = bundleDir(st);
+  if (bundle != st.bundle) log["bundle_via"] = bundle;
+  auto cfgText = util::readFileLimited(bundle + "/config.json", 4u << 20);
+  if (!cfgText.ok())
+    return Error{
+        cfgText.error().code,
+        cfgText.error().message +
+            (st.bundle == "/" ? " (the runtime passed bundle \"/\", as crun does for a user namespace with devices, "
+                                "containers/crun#2261, and the container process's directory has no config.json)"
+                              : "")};
+  return oci::parseContainerConfig(*cfgText, bundle);
+}
+
+// The value of annotation `key`, the spec's over the state's; empty when neither has it.
+std::optional<std::string> annotation(const oci::RuntimeState& st, const oci::ContainerSpec& spec,
+                                      const std::string& key) {
+  std::optional<std::string> value;
+  for (const auto* ann : {&st.annotations, &spec.annotations})
+    if (auto it = ann->find(key); it != ann->end()) value = it->second;
+  return value;
+}
+
+// The host as the hook sees it: its facts and groups, or (root) why its root cannot be read.
+struct HostView {
+  host::HostFacts facts;
+  std::map<std::string, uint32_t> groups;
+  Status root;
+};
+
+HostView readHost(const Options& opts) {
+  HostView h;
+  std::unique_ptr<host::HostFs> disk;
+  const host::HostFs* fs = opts.hostFs;
+  h.root = fs ? Status() : host::checkHostRoot(opts.hostRoot);
+  if (!h.root.ok()) return h;
+  if (!fs) fs = (disk = host::diskHostFs(opts.hostRoot)).get();
+  h.facts = host::readHostFacts(*fs);
+  if (auto g = fs->read("/etc/group", 1 << 20)) h.groups = parseGroupFile(*g);
+  return h;
+}
+
+// The image's forward-compatibility libraries, judged by their ELF notes as NVIDIA's
+// enable-cuda-compat hook judges them: they, not the file names the audit saw, say which host
+// branches the CUDA check may count as forward compatible.
+struct CompatJudgement {
+  json libraries = json::array();  // the record's forward_compat
+  std::vector<report::Finding> findings;
+  std::vector<std::string> branches;  // the host's driver branch, when a library's note covers it
+  bool any = false;                   // the image holds compat libraries
+};
+
+CompatJudgement judgeCompatLibraries(const oci::FsView& view, const std::string& root, const host::HostFacts& facts) {
+  CompatJudgement out;
+  std::string hostDriver = facts.nvidia ? facts.nvidia->version : "";
+  auto libraries = readCompatLibraries(view, root);
+  out.any = !libraries.empty();
+  for (const auto& lib : libraries) {
+    json j = {{"path", lib.path}, {"driver", lib.driver}};
+    if (lib.note) {
+      auto d = gpu::fwdCompatApplies(*lib.note, lib.driver, hostDriver, facts.maxCuda);
+      j["note"] = lib.note->toJson();
+      j["applies"] = d.applies;
+      j["why"] = d.why;
+      if (d.applies && !hostDriver.empty()) out.branches.push_back(util::split(hostDriver, '.')[0]);
+      out.findings.push_back(
+          {"hook.cuda.forward_compat",
+           report::Severity::Info,
+           lib.path + (d.applies ? ": forward compatibility applies: " : ": does not apply: ") + d.why,
+           {{"path", lib.path}}});
+    } else {
+      j["applies"] = false;
+      j["why"] =
+          lib.problem.empty() ? "no .note.cuda.fwd_compatibility: NVIDIA's toolkit does not use it" : lib.problem;
+      if (!lib.problem.empty())
+        out.findings.push_back({"hook.cuda.compat_note_invalid",
+                                report::Severity::Warning,
+                                lib.path + ": its .note.cuda.fwd_compatibility cannot be read: " + lib.problem,
+                                {{"path", lib.path}}});
+    }
+    out.libraries.push_back(j);
+  }
+  return out;
+}
+
+// What the hook itself found beside the container check: a host root it cannot read (then the
+// check's verdicts, made without a host, are dropped) and an unusable expectation.
+void addHookFindings(ContainerCheck& check, const Options& opts, const Status& hostRoot, const ExpectationRead& expect,
+                     const std::string& expectPath) {
+  if (!hostRoot.ok()) {
+    // Nothing about the host is known: its verdicts ("no NVIDIA driver") would be wrong.
+    check.findings.clear();
+    check.findings.push_back(
+        {"hook.hostroot.unreadable",
+         report::Severity::Error,
+         hostRoot.error().message + ": the hook cannot check anything; fix --host-root in the hook's configuration",
+         {{"host_root", opts.hostRoot}}});
+  }
+  if (!expect.problem.empty())
+    check.findings.insert(check.findings.begin(),
+                          report::Finding{"hook.expectation.invalid",
+                                          report::Severity::Error,
+                                          "the image's expectation " + expect.problem +
+                                              "; fix it (kernodeck audit --expect-out writes a valid one) or remove it",
+                                          {{"path", expectPath}}});
+}
+
+// The record's verdicts (redacted), and the first error among them for the one-line message.
+std::string addVerdicts(host::HostRecord& rec, const ContainerCheck& check) {
+  std::string firstError;
+  for (const auto& f : check.findings) {
+    host::HostRecord::Verdict v{f.code, report::toString(f.severity), report::redactText(f.message), {}};
+    for (const auto& [k, val] : f.evidence) v.evidence[k] = report::redactText(val);
+    rec.verdicts.push_back(std::move(v));
+    if (f.severity == report::Severity::Error && firstError.empty()) firstError = f.code + ": " + f.message;
+  }
+  return firstError;
+}
+
+// Leaves the record in the container, unless an earlier run's stricter decision stands or the
+// container is refused (then nobody will read it).
+void leaveRecord(const Options& opts, const std::string& root, const EarlierRun& earlier, const json& record,
+                 bool refused, json& log) {
+  std::string decision = record["decision"];
+  if (decisionRank(earlier.decision) > decisionRank(decision)) {
+    log["record"] = "kept the earlier run's, whose decision (" + earlier.decision + ") is stricter";
+    return;
+  }
+  if (refused) return;
+  // Before the container's process starts nobody reads the record, so an old one is unlinked
+  // first (util::Replace); at a later stage (a hook registered at poststart) it is replaced
+  // atomically.
+  bool beforeStart = opts.stage.empty() || opts.stage == "createRuntime" || opts.stage == "prestart" ||
+                     opts.stage == "createContainer";
+  auto w = util::writeBeneath(root, "run/kernodeck/host.json", record.dump(2) + "\n", 0644,
+                              beforeStart ? util::Replace::UnlinkFirst : util::Replace::Atomic);
+  if (!w.ok()) log["record_error"] = w.error().message;
 }
 
 }  // namespace
@@ -253,147 +392,56 @@ Outcome run(const Options& opts, std::string_view stateJson) {
     if (!st.ok()) return finish(true, st.error().message);
     log["container"] = st->id;
     log["bundle"] = st->bundle;
-    std::string bundle = bundleDir(*st);
-    if (bundle != st->bundle) log["bundle_via"] = bundle;
-    auto cfgText = util::readFileLimited(bundle + "/config.json", 4u << 20);
-    if (!cfgText.ok())
-      return finish(
-          true,
-          cfgText.error().message +
-              (st->bundle == "/" ? " (the runtime passed bundle \"/\", as crun does for a user namespace with devices, "
-                                   "containers/crun#2261, and the container process's directory has no config.json)"
-                                 : ""));
-    auto spec = oci::parseContainerConfig(*cfgText, bundle);
+    auto spec = readBundleConfig(*st, log);
     if (!spec.ok()) return finish(true, spec.error().message);
 
     // A container may ask to be stricter than the node, never looser.
-    std::string asked;
-    for (const auto* ann : {&st->annotations, &spec->annotations})
-      if (auto it = ann->find("io.kernodeck.policy"); it != ann->end()) asked = it->second;
-    if (asked == "enforce") policy = Policy::Enforce;
+    if (annotation(*st, *spec, "io.kernodeck.policy") == "enforce") policy = Policy::Enforce;
 
+    // The container's root, opened once for the earlier record, the expectation and the compat
+    // libraries; none when it cannot be opened (then nothing baked in can be seen).
     std::string root = containerRoot(*st, *spec);
-    EarlierRun earlier = earlierRun(root, *st);
+    auto opened = oci::openDirView(root);
+    const oci::FsView* view = opened.ok() ? opened->get() : nullptr;
+    EarlierRun earlier = earlierRun(view, *st);
     if (!earlier.policy.empty()) {
       log["earlier_run"] = {{"policy", earlier.policy}, {"decision", earlier.decision}};
       if (earlier.policy == "enforce") policy = Policy::Enforce;
     }
-    std::string expectPath = "etc/kernodeck/expect.json";
-    bool named = false;
-    for (const auto* ann : {&st->annotations, &spec->annotations})
-      if (auto it = ann->find("io.kernodeck.expect"); it != ann->end()) {
-        expectPath = it->second;
-        named = true;
-      }
-    ExpectationRead expect = readExpectation(root, expectPath, named);
+    auto named = annotation(*st, *spec, "io.kernodeck.expect");
+    std::string expectPath = named.value_or("etc/kernodeck/expect.json");
+    ExpectationRead expect = readExpectation(view, expectPath, named.has_value());
 
-    host::HostFacts facts;
-    std::map<std::string, uint32_t> groups;
-    std::unique_ptr<host::HostFs> disk;
-    const host::HostFs* fs = opts.hostFs;
-    Status hostRoot = fs ? Status() : host::checkHostRoot(opts.hostRoot);
-    if (hostRoot.ok()) {
-      if (!fs) fs = (disk = host::diskHostFs(opts.hostRoot)).get();
-      facts = host::readHostFacts(*fs);
-      if (auto g = fs->read("/etc/group", 1 << 20)) groups = parseGroupFile(*g);
-    }
-    // The image's forward-compatibility libraries, judged by their ELF notes as NVIDIA's
-    // enable-cuda-compat hook judges them: they, not the file names the audit saw, say which host
-    // branches the CUDA check may count as forward compatible.
-    json compatJson = json::array();
-    std::vector<report::Finding> compatFindings;
+    HostView host = readHost(opts);
     std::optional<gpu::Expectation> checked = expect.value;
-    if (hostRoot.ok()) {
-      std::string hostDriver = facts.nvidia ? facts.nvidia->version : "";
-      std::vector<std::string> branches;
-      auto libraries = readCompatLibraries(root);
-      for (const auto& lib : libraries) {
-        json j = {{"path", lib.path}, {"driver", lib.driver}};
-        if (lib.note) {
-          auto d = gpu::fwdCompatApplies(*lib.note, lib.driver, hostDriver, facts.maxCuda);
-          j["note"] = lib.note->toJson();
-          j["applies"] = d.applies;
-          j["why"] = d.why;
-          if (d.applies && !hostDriver.empty()) branches.push_back(util::split(hostDriver, '.')[0]);
-          compatFindings.push_back(
-              {"hook.cuda.forward_compat",
-               report::Severity::Info,
-               lib.path + (d.applies ? ": forward compatibility applies: " : ": does not apply: ") + d.why,
-               {{"path", lib.path}}});
-        } else {
-          j["applies"] = false;
-          j["why"] =
-              lib.problem.empty() ? "no .note.cuda.fwd_compatibility: NVIDIA's toolkit does not use it" : lib.problem;
-          if (!lib.problem.empty())
-            compatFindings.push_back({"hook.cuda.compat_note_invalid",
-                                      report::Severity::Warning,
-                                      lib.path + ": its .note.cuda.fwd_compatibility cannot be read: " + lib.problem,
-                                      {{"path", lib.path}}});
-        }
-        compatJson.push_back(j);
-      }
-      if (!libraries.empty() && checked) checked->compatDriverBranches = branches;
-    }
-    ContainerCheck check = checkContainer(facts, *spec, checked, groups);
-    check.findings.insert(check.findings.end(), compatFindings.begin(), compatFindings.end());
-    if (!hostRoot.ok()) {
-      // Nothing about the host is known: its verdicts ("no NVIDIA driver") would be wrong.
-      check.findings.clear();
-      check.findings.push_back(
-          {"hook.hostroot.unreadable",
-           report::Severity::Error,
-           hostRoot.error().message + ": the hook cannot check anything; fix --host-root in the hook's configuration",
-           {{"host_root", opts.hostRoot}}});
-    }
-    if (!expect.problem.empty())
-      check.findings.insert(
-          check.findings.begin(),
-          report::Finding{"hook.expectation.invalid",
-                          report::Severity::Error,
-                          "the image's expectation " + expect.problem +
-                              "; fix it (kernodeck audit --expect-out writes a valid one) or remove it",
-                          {{"path", expectPath}}});
+    CompatJudgement compat;
+    if (host.root.ok() && view) compat = judgeCompatLibraries(*view, root, host.facts);
+    if (compat.any && checked) checked->compatDriverBranches = compat.branches;
+    ContainerCheck check = checkContainer(host.facts, *spec, checked, host.groups);
+    check.findings.insert(check.findings.end(), compat.findings.begin(), compat.findings.end());
+    addHookFindings(check, opts, host.root, expect, expectPath);
 
     host::HostRecord rec;
-    std::string firstError;
-    for (const auto& f : check.findings) {
-      host::HostRecord::Verdict v{f.code, report::toString(f.severity), report::redactText(f.message), {}};
-      for (const auto& [k, val] : f.evidence) v.evidence[k] = report::redactText(val);
-      rec.verdicts.push_back(std::move(v));
-      if (f.severity == report::Severity::Error && firstError.empty()) firstError = f.code + ": " + f.message;
-    }
+    std::string firstError = addVerdicts(rec, check);
     bool block = check.blocking();
     rec.kernodeckVersion = kVersion;
     rec.time = util::utcTimestamp();
     rec.container = {st->id, st->bundle, st->pid};
-    rec.host = facts;
+    rec.host = host.facts;
     rec.gpuContainer = check.gpuContainer;
     rec.vendor = check.vendor;
     rec.requestedGpus = check.requestedGpus;
     rec.passedNodes = check.passedNodes;
     rec.expectation = expect.value;
-    rec.forwardCompat = compatJson;
+    rec.forwardCompat = compat.libraries;
     rec.policy = policy == Policy::Enforce ? "enforce" : "warn";
     rec.runs = earlier.policy.empty() ? 1 : 2;
     rec.logError = logProblem.empty() ? "" : report::redactText(logProblem);
     rec.decision = !block ? "allow" : policy == Policy::Enforce ? "block" : "warn";
     out.record = rec.toJson();
-    json findings = out.record["verdicts"];
     log["gpu_container"] = check.gpuContainer;
-    log["verdicts"] = findings;
-    std::string decision = out.record["decision"];
-    if (decisionRank(earlier.decision) > decisionRank(decision)) {
-      log["record"] = "kept the earlier run's, whose decision (" + earlier.decision + ") is stricter";
-    } else if (!(block && policy == Policy::Enforce)) {
-      // Before the container's process starts nobody reads the record, so an old one is unlinked
-      // first (util::Replace); at a later stage (a hook registered at poststart) it is replaced
-      // atomically.
-      bool beforeStart = opts.stage.empty() || opts.stage == "createRuntime" || opts.stage == "prestart" ||
-                         opts.stage == "createContainer";
-      auto w = util::writeBeneath(root, "run/kernodeck/host.json", out.record.dump(2) + "\n", 0644,
-                                  beforeStart ? util::Replace::UnlinkFirst : util::Replace::Atomic);
-      if (!w.ok()) log["record_error"] = w.error().message;
-    }
+    log["verdicts"] = out.record["verdicts"];
+    leaveRecord(opts, root, earlier, out.record, block && policy == Policy::Enforce, log);
     return finish(block, firstError);
   } catch (const std::exception& e) {
     return finish(true, std::string("internal error: ") + e.what());

@@ -11,6 +11,10 @@
 
 #include "kernodeck/gpu/cuda_fwd_note.h"
 
+namespace kernodeck::oci {
+class FsView;
+}
+
 namespace kernodeck::hook {
 
 struct CompatLibrary {
@@ -20,7 +24,8 @@ struct CompatLibrary {
   std::string problem;                     // why the note could not be read, when it could not
 };
 
-// The compat libraries under `root` (a container's root directory), at most 16.
-std::vector<CompatLibrary> readCompatLibraries(const std::string& root);
+// The compat libraries under `root` (a container's root directory, seen through `view`, a
+// DirView of it), at most 16.
+std::vector<CompatLibrary> readCompatLibraries(const oci::FsView& view, const std::string& root);
 
 }  // namespace kernodeck::hook
