@@ -142,7 +142,20 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
 Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key) {
   KDK_TRY_ASSIGN(std::vector<registry::Referrer> refs, registry::listReferrers(c, manifest, kReportArtifactType));
   std::vector<AttachedReport> out;
-  for (const auto& r : refs) out.push_back(checkOne(c, r, manifest, key));
+  for (size_t i = 0; i < refs.size() && i < kMaxReportReferrers; ++i)
+    out.push_back(checkOne(c, refs[i], manifest, key));
+  if (refs.size() > kMaxReportReferrers) {
+    // The rest are never fetched: one problem says how many, and the decision is made on those read.
+    AttachedReport rest;
+    rest.problems.push_back({"report.referrers.too_many",
+                             Severity::Error,
+                             std::to_string(refs.size()) + " reports are attached to " + manifest.str() + " in " +
+                                 c.reference().registry + "/" + c.reference().repository + "; only the first " +
+                                 std::to_string(kMaxReportReferrers) + " listed were read, the other " +
+                                 std::to_string(refs.size() - kMaxReportReferrers) + " skipped",
+                             {{"image", manifest.str()}, {"count", std::to_string(refs.size())}}});
+    out.push_back(std::move(rest));
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 // passes only on a passing report signed by its key about its own image.
 #include <gtest/gtest.h>
 
+#include "kernodeck/attest/attached_report.h"
 #include "kernodeck/registry/referrers.h"
 #include "local_registry.h"
 #include "support.h"
@@ -25,7 +26,7 @@ class Reports : public ::testing::Test {
     reg_ = new LocalRegistry;
     if (!reg_->start() || !haveTool("openssl")) return;
     dir_ = new std::string(tempDir("reports"));
-    for (const char* name : {"a", "b", "c", "d", "e", "g", "h", "u", "w", "f"}) {
+    for (const char* name : {"a", "b", "c", "d", "e", "g", "h", "u", "w", "f", "x"}) {
       json entries = json::array({{{"path", "etc/os-release"}, {"content", "ID=rep\n"}},
                                   {{"path", std::string("app/") + name}, {"content", name}}});
       // containerd refuses a hardlink to nothing: F's audit fails.
@@ -172,6 +173,38 @@ TEST_F(Reports, ATruncatedArtifactIsAFinding) {
   EXPECT_EQ(run(K + " reports --no-cache --fail-on warning --key " + key("ed.pub") + " " + image("e")).code, 1);
   RunResult text = run(K + " reports --no-cache " + image("e"));
   EXPECT_NE(text.out.find("report.artifact.corrupt"), std::string::npos) << text.out;
+}
+
+TEST_F(Reports, ReferrersPastTheBoundAreNeverFetched) {
+  // Whoever can push writes the fallback tag's index: after X's real, signed report it lists 200
+  // more report artifacts, pushed without a subject (so each is a problem when read). Each costs
+  // fetches; only the first kMaxReportReferrers listed are read, and one finding says how many
+  // were skipped.
+  ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("x")).code, 0);
+  auto c = client();
+  auto dx = oci::parseDigest(reg_->digestOf("team/app:x"));
+  ASSERT_TRUE(dx.ok());
+  auto index = c.manifest(registry::fallbackTag(*dx));
+  ASSERT_TRUE(index.ok());
+  json idx = json::parse(index->bytes);
+  ASSERT_EQ(idx["manifests"].size(), 1u) << idx.dump(1);
+  for (int i = 0; i < 200; ++i) {
+    registry::Artifact junk;
+    junk.artifactType = attest::kReportArtifactType;
+    junk.annotations["n"] = std::to_string(i);
+    auto d = registry::pushArtifact(c, junk);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    json e = {{"mediaType", d->mediaType}, {"digest", d->digest.str()}, {"size", d->size}};
+    e["artifactType"] = attest::kReportArtifactType;
+    idx["manifests"].push_back(e);
+  }
+  ASSERT_TRUE(c.putManifest(registry::fallbackTag(*dx), idx.dump(), oci::media::kOciIndex).ok());
+  int code = -1;
+  json r = reports("--key " + key("ed.pub") + " " + image("x"), &code);
+  EXPECT_EQ(code, 0) << r.dump(1);  // the signed report, listed first, decides
+  EXPECT_EQ(r["newest"]["signature"], "verified");
+  EXPECT_EQ(countFindings(r, "report.subject.mismatch"), static_cast<int>(attest::kMaxReportReferrers) - 1);
+  EXPECT_EQ(countFindings(r, "report.referrers.too_many"), 1) << r.dump(1);
 }
 
 TEST_F(Reports, UsageAndUnreachableRegistry) {

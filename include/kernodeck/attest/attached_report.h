@@ -49,10 +49,15 @@ struct AttachedReport {
   std::vector<report::Finding> problems;
 };
 
-// The reports attached to `manifest` in the client's repository, each checked (the signature
-// only with `key`). Every listed document is untrusted: one that is malformed or does not
-// verify is kept with its problems (report.referrer.invalid, report.artifact.corrupt, ...) for
-// the caller to name and skip. An error only when the referrers cannot be listed at all.
+// The most report referrers read for one image. Each costs a manifest and an envelope fetch, and
+// whoever can push to the repository may list any number: past the bound the others are never
+// fetched, and one entry whose only problem is report.referrers.too_many says how many.
+constexpr size_t kMaxReportReferrers = 64;
+
+// The reports attached to `manifest` in the client's repository (the first kMaxReportReferrers
+// listed), each checked (the signature only with `key`). Every listed document is untrusted: one that is malformed or
+// does not verify is kept with its problems (report.referrer.invalid, report.artifact.corrupt, ...) for the caller to
+// name and skip. An error only when the referrers cannot be listed at all.
 Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key);
 
 }  // namespace kernodeck::attest
