@@ -17,7 +17,8 @@ using nlohmann::json;
 
 json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const attest::Key* key, int failOn) {
   json images = json::array();
-  std::map<std::string, int> verdicts = {{"pass", 0}, {"fail", 0}, {"incomplete", 0}, {"missing", 0}};
+  std::map<std::string, int> verdicts = {
+      {"pass", 0}, {"fail", 0}, {"incomplete", 0}, {"missing", 0}, {"unreadable", 0}};
   std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity)
   std::map<std::string, int> failingLayers;                  // layer -> failing images that have it
   for (const auto& img : plan.images) {
@@ -25,14 +26,18 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
                 {"repository", img.repository},
                 {"tags", img.tags},
                 {"manifest_digest", img.manifest.digest.str()}};
+    // "missing": no attached report counts; "unreadable": the reports could not be listed at all
+    // (the registry, its credentials or the cache refused), which says nothing about the image.
     std::string verdict = "missing";
     auto ref = registry::parseReference(img.ref());
     if (!ref.ok()) {
+      verdict = "unreadable";
       row["problem"] = ref.error().message;
     } else {
       registry::Client c(*ref, opts);
       auto reports = attest::readReports(c, img.manifest.digest, key);
       if (!reports.ok()) {
+        verdict = "unreadable";
         row["problem"] = reports.error().message;
       } else if (const attest::AttachedReport* best = attest::newestGood(*reports)) {
         verdict = attest::verdictOf(*best->report, failOn);
@@ -86,7 +91,8 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
 
 int summaryExitCode(const json& s) {
   const json& v = s["verdicts"];
-  if (v.value("missing", 0) > 0 || v.value("incomplete", 0) > 0) return report::kExitIncomplete;
+  if (v.value("missing", 0) > 0 || v.value("incomplete", 0) > 0 || v.value("unreadable", 0) > 0)
+    return report::kExitIncomplete;
   if (v.value("fail", 0) > 0) return report::kExitFindings;
   return report::kExitOk;
 }
@@ -102,7 +108,7 @@ std::string summaryText(const json& s) {
     out += "\n";
   }
   out += "\nVerdicts:";
-  for (const char* v : {"pass", "fail", "incomplete", "missing"})
+  for (const char* v : {"pass", "fail", "incomplete", "missing", "unreadable"})
     out += std::string(" ") + v + " " + std::to_string(s["verdicts"].value(v, 0));
   out += "\n";
   if (!s["findings_by_code"].empty()) {
@@ -130,8 +136,8 @@ std::string summaryHtml(const json& s) {
   std::string o =
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck fleet summary</title>\n"
       "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:left}.pass{color:#070}.fail{color:#b00}"
-      ".incomplete,.missing{color:#a60}</style></head><body>\n<h1>Kernodeck fleet summary</h1>\n<p>";
-  for (const char* v : {"pass", "fail", "incomplete", "missing"})
+      ".incomplete,.missing,.unreadable{color:#a60}</style></head><body>\n<h1>Kernodeck fleet summary</h1>\n<p>";
+  for (const char* v : {"pass", "fail", "incomplete", "missing", "unreadable"})
     o += std::string("<span class=\"") + v + "\">" + v + ": " + std::to_string(s["verdicts"].value(v, 0)) + "</span> ";
   o += "</p>\n<h2>Images</h2>\n<table>\n<tr><th>image</th><th>tags</th><th>verdict</th><th>errors</th><th>warnings</"
        "th></tr>\n";

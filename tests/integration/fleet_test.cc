@@ -325,3 +325,33 @@ TEST_F(Fleet, BadInvocations) {
 }
 
 }  // namespace
+
+// An image whose reports cannot be listed (its registry does not answer) is "unreadable", not
+// "missing": nothing is known about it, and the row says why.
+TEST(FleetSummary, AnImageWhoseReportsCannotBeListedIsUnreadableNotMissing) {
+  std::string d = tempDir("fleet-unreadable");
+  std::string digest = "sha256:" + std::string(64, 'a');
+  json plan = {
+      {"schema", "kernodeck.fleet-plan/v1"},
+      {"shards", 1},
+      {"cache_repo", "127.0.0.1:1/cache"},
+      {"images",
+       {{{"repository", "127.0.0.1:1/team/app"},
+         {"tags", {"1.0"}},
+         {"manifest", {{"mediaType", "application/vnd.oci.image.manifest.v1+json"}, {"digest", digest}, {"size", 10}}},
+         {"layers", json::array()},
+         {"shard", 0}}}},
+      {"layers", json::array()}};
+  writeFile(d + "/plan.json", plan.dump());
+  RunResult r = run(K + " fleet summary --retries 0 --json --plan " + d + "/plan.json");
+  EXPECT_EQ(r.code, 3) << r.err;
+  json s = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << r.out << r.err;
+  EXPECT_EQ(s["verdicts"]["unreadable"], 1);
+  EXPECT_EQ(s["verdicts"]["missing"], 0);
+  ASSERT_EQ(s["images"].size(), 1u);
+  EXPECT_EQ(s["images"][0]["verdict"], "unreadable");
+  EXPECT_NE(s["images"][0]["problem"].get<std::string>().find("127.0.0.1:1"), std::string::npos) << s.dump(1);
+  RunResult text = run(K + " fleet summary --retries 0 --plan " + d + "/plan.json");
+  EXPECT_NE(text.out.find("missing 0 unreadable 1"), std::string::npos) << text.out;
+}
