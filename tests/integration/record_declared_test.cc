@@ -22,21 +22,7 @@ namespace {
 
 const std::string K = KERNODECK_BIN;
 
-struct Out {
-  int code = -1;
-  std::string out, err;
-};
 
-Out kdk(const std::vector<std::string>& args, const std::string& cwd) {
-  util::ProcessSpec s;
-  s.argv = {K};
-  s.argv.insert(s.argv.end(), args.begin(), args.end());
-  s.cwd = cwd;
-  s.timeoutMs = 120000;
-  auto r = util::runProcess(s);
-  if (!r.ok()) return {-1, "", r.error().message};
-  return {r->exited ? r->exitCode : 128 + r->signal, r->out, r->err};
-}
 
 // A folder with expected/ and out/ (one emb.npy each) and a host root for reference init.
 struct Project {
@@ -65,16 +51,12 @@ Project makeProject(const std::string& tag, const record::Tensor& expected, cons
 // A row whose cosine with (1, 0) is c.
 record::Tensor atCosine(double c) { return {"", "float64", {1, 2}, {c, std::sqrt(1 - c * c)}}; }
 
-void expectUsageError(const Out& r, const std::string& what, const std::string& named) {
+void expectUsageError(const RunResult& r, const std::string& what, const std::string& named) {
   EXPECT_EQ(r.code, 2) << what << ": " << r.err << r.out;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
   EXPECT_NE(r.err.find(named), std::string::npos) << what << ": " << r.err;
 }
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
 
 }  // namespace
 
@@ -84,16 +66,16 @@ TEST(RecordDeclared, CriteriaAreCheckedAsWritten) {
   json ref = json::parse(readFile(p.base + "/reference.json"));
   EXPECT_EQ(ref["result"]["criteria"][0]["text"], "cosine>=0.9994");
   EXPECT_EQ(ref["result"]["criteria"][0]["threshold"], 0.9994);
-  Out check = kdk({"sample", "check", "out", "--reference", "reference.json"}, p.base);
+  RunResult check = kdk({"sample", "check", "out", "--reference", "reference.json"}, p.base);
   EXPECT_EQ(check.code, 1) << check.out;
   EXPECT_NE(check.out.find("fails cosine>=0.9994: min cosine 0.9992 < 0.9994"), std::string::npos) << check.out;
-  Out shown = kdk({"reference", "show", "--reference", "reference.json"}, p.base);
+  RunResult shown = kdk({"reference", "show", "--reference", "reference.json"}, p.base);
   EXPECT_NE(shown.out.find("criterion     cosine>=0.9994  because: reason 0"), std::string::npos) << shown.out;
 
   // An absolute error just beyond a threshold written with many digits.
   Project a = makeProject("asw-abs", {"", "float64", {1, 1}, {0}}, {"", "float64", {1, 1}, {1.2368e-6}});
   ASSERT_EQ(kdk(a.init({"abs<=1.2351e-6"}), a.base).code, 0);
-  Out abs = kdk({"sample", "check", "out", "--reference", "reference.json"}, a.base);
+  RunResult abs = kdk({"sample", "check", "out", "--reference", "reference.json"}, a.base);
   EXPECT_EQ(abs.code, 1) << abs.out;
   EXPECT_NE(abs.out.find("abs<=1.2351e-6: max abs error 1.2368e-06 > 1.2351e-6"), std::string::npos) << abs.out;
 
@@ -101,7 +83,7 @@ TEST(RecordDeclared, CriteriaAreCheckedAsWritten) {
   record::Tensor many{"", "float32", {2, 4}, {0.1, 0.7, 1e-3, 3.3, -2.9, 1e-7, 0.333333, 7.77}};
   Project same = makeProject("asw-same", many, many);
   ASSERT_EQ(kdk(same.init({"cosine>=0.9999", "cosine>=0.99995", "cosine>=0.99999", "cosine>=1"}), same.base).code, 0);
-  Out ok = kdk({"sample", "check", "out", "--reference", "reference.json", "--json"}, same.base);
+  RunResult ok = kdk({"sample", "check", "out", "--reference", "reference.json", "--json"}, same.base);
   EXPECT_EQ(ok.code, 0) << ok.out;
   EXPECT_EQ(countFindings(json::parse(ok.out), "sample.criterion.met"), 4) << ok.out;
 }
@@ -133,7 +115,7 @@ TEST(RecordDeclared, NewCriteriaAfterACheckNeedRevise) {
   EXPECT_EQ(declared["declared_before_comparison"], true);
   // Before any check, declaring again is no revision.
   ASSERT_EQ(kdk(p.init({"abs<=1e-6"}), p.base).code, 0);
-  Out check = kdk({"sample", "check", "out", "--reference", "reference.json"}, p.base);
+  RunResult check = kdk({"sample", "check", "out", "--reference", "reference.json"}, p.base);
   ASSERT_EQ(check.code, 1) << check.out;
   json checked = json::parse(readFile(p.base + "/reference.json"));
   ASSERT_TRUE(checked["first_checked"].is_string());
@@ -145,14 +127,14 @@ TEST(RecordDeclared, NewCriteriaAfterACheckNeedRevise) {
   writeFile(p.base + "/checked.json", before);
 
   // Looser criteria after the failing check: refused, the file untouched.
-  Out looser = kdk(p.init({"abs<=1e-5"}), p.base);
+  RunResult looser = kdk(p.init({"abs<=1e-5"}), p.base);
   expectUsageError(looser, "re-declaring after a check", "--revise");
   EXPECT_EQ(readFile(p.base + "/reference.json"), before);
 
   // With --revise: the earlier criteria, their times and the reason are kept.
   std::vector<std::string> revise = p.init({"abs<=1e-5"});
   revise.insert(revise.end(), {"--revise", "the GPU run differs by 2e-6; float32 reductions reorder"});
-  Out revised = kdk(revise, p.base);
+  RunResult revised = kdk(revise, p.base);
   ASSERT_EQ(revised.code, 0) << revised.err;
   json now = json::parse(readFile(p.base + "/reference.json"));
   EXPECT_EQ(now["declared_before_comparison"], false);
@@ -161,7 +143,7 @@ TEST(RecordDeclared, NewCriteriaAfterACheckNeedRevise) {
   EXPECT_EQ(now["revisions"][0]["criteria"][0]["text"], "abs<=1e-6");
   EXPECT_EQ(now["revisions"][0]["first_checked"], firstChecked);
   EXPECT_EQ(now["revisions"][0]["why"], "the GPU run differs by 2e-6; float32 reductions reorder");
-  Out show = kdk({"reference", "show", "--reference", "reference.json"}, p.base);
+  RunResult show = kdk({"reference", "show", "--reference", "reference.json"}, p.base);
   EXPECT_NE(show.out.find("before check  no: the criteria were revised after a check"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("because: the GPU run differs by 2e-6"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("was: abs<=1e-6"), std::string::npos) << show.out;
@@ -172,14 +154,14 @@ TEST(RecordDeclared, NewCriteriaAfterACheckNeedRevise) {
   expectUsageError(kdk({"reference", "show", "--reference", "claim.json"}, p.base), "a false claim",
                    "declared_before_comparison");
   // diff names the revision.
-  Out diff = kdk({"diff", "--json", "checked.json", "reference.json"}, p.base);
+  RunResult diff = kdk({"diff", "--json", "checked.json", "reference.json"}, p.base);
   json dj = json::parse(diff.out);
   EXPECT_EQ(countFindings(dj, "diff.reference.revised"), 1) << diff.out;
   EXPECT_NE(diff.out.find("B revised its criteria on"), std::string::npos) << diff.out;
   // The dossier page shows it too, and a check of the dossier's own reference leaves it sealed.
-  Out c2 = kdk({"sample", "check", "out", "--reference", "reference.json", "--json", "-o", "check.json"}, p.base);
+  RunResult c2 = kdk({"sample", "check", "out", "--reference", "reference.json", "--json", "-o", "check.json"}, p.base);
   ASSERT_EQ(c2.code, 0) << c2.err;
-  Out build = kdk({"dossier", "build", "d", "--reference", "reference.json", "--report", "check.json"}, p.base);
+  RunResult build = kdk({"dossier", "build", "d", "--reference", "reference.json", "--report", "check.json"}, p.base);
   ASSERT_EQ(build.code, 0) << build.out << build.err;
   std::string page = readFile(p.base + "/d/index.html");
   EXPECT_NE(page.find("<table id=\"revisions\">"), std::string::npos);
@@ -216,7 +198,7 @@ TEST(RecordDeclared, DossierBuildPrintsThePagesVerdict) {
     std::string dir = "d" + std::to_string(n++);
     std::vector<std::string> args = {"dossier", "build", dir, "--reference", "reference.json"};
     for (const auto& r : c.reports) args.insert(args.end(), {"--report", r});
-    Out b = kdk(args, p.base);
+    RunResult b = kdk(args, p.base);
     SCOPED_TRACE(dir);
     EXPECT_EQ(b.code, c.code) << b.out << b.err;
     EXPECT_NE(b.out.find(c.printed), std::string::npos) << b.out;
@@ -242,7 +224,7 @@ TEST(RecordDeclared, DossierBuildPrintsThePagesVerdict) {
 TEST(RecordDeclared, ResumeInspectOfAFileThatIsNoCheckpointExits2) {
   std::string base = tempDir("inspect");
   writeFile(base + "/notes.txt", "this is not a checkpoint\n");
-  Out r = kdk({"resume", "inspect", "notes.txt", "--json"}, base);
+  RunResult r = kdk({"resume", "inspect", "notes.txt", "--json"}, base);
   json j = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out << r.err;
   if (j["first_error"].is_string() && j["first_error"].get<std::string>().find("needs LibTorch") != std::string::npos)

@@ -23,28 +23,8 @@ namespace {
 
 const std::string K = KERNODECK_BIN;
 
-struct Out {
-  int code = -1;
-  std::string out, err;
-};
 
-// The binary started with an argv (no shell in the test either, so payloads arrive intact).
-Out kdk(const std::vector<std::string>& args, const std::string& cwd, std::map<std::string, std::string> env = {}) {
-  util::ProcessSpec s;
-  s.env = std::move(env);
-  s.argv = {K};
-  s.argv.insert(s.argv.end(), args.begin(), args.end());
-  s.cwd = cwd;
-  s.timeoutMs = 120000;
-  auto r = util::runProcess(s);
-  if (!r.ok()) return {-1, "", r.error().message};
-  return {r->exited ? r->exitCode : 128 + r->signal, r->out, r->err};
-}
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0;
-}
 
 // Every path below the root, as a JSON pointer and as Kernodeck names it ("data[0].sha256"),
 // nested ones included: the host facts and the torch build are typed like the rest.
@@ -103,7 +83,7 @@ Project makeProject() {
     writeFile(p.base + d + "/ids.txt", "a\nb\n");
   }
   p.outputs = p.base + "/outputs";
-  Out init = kdk({"reference",
+  RunResult init = kdk({"reference",
                   "init",
                   "--repo",
                   p.base + "/repo",
@@ -150,7 +130,7 @@ Project makeProject() {
   return p;
 }
 
-void expectCleanFailure(const Out& r, const std::string& field, const std::string& what) {
+void expectCleanFailure(const RunResult& r, const std::string& field, const std::string& what) {
   EXPECT_EQ(r.code, 2) << what << ": " << r.err;
   EXPECT_NE(r.err.find(field), std::string::npos) << what << ": the message does not name " << field << ": " << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
@@ -192,7 +172,7 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
   writeFile(p.ref, ref.dump(2));
   ASSERT_EQ(kdk({"reference", "verify", "--reference", p.ref}, p.base).code, 0);
   // The reference as a person reads it.
-  Out show = kdk({"reference", "show", "--reference", p.ref}, p.base);
+  RunResult show = kdk({"reference", "show", "--reference", p.ref}, p.base);
   ASSERT_EQ(show.code, 0) << show.err;
   for (const char* want :
        {"os            Debian GNU/Linux 12 (bookworm)\n", "cpu           Test CPU, 2 cores, 4 threads\n",
@@ -252,7 +232,7 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
     json j = ref;
     j[ptr.parent_pointer()].erase(ptr.back());
     writeFile(mutated, j.dump(2));
-    Out r = kdk({"reference", "verify", "--reference", mutated}, p.base);
+    RunResult r = kdk({"reference", "verify", "--reference", mutated}, p.base);
     // Maps of the project's own names: any of them may be left out.
     bool ownName = false;
     for (const char* m : {"code.parameters.", "seeds.", "determinism.declared.", "determinism.environment.",
@@ -267,14 +247,14 @@ TEST(RecordDocuments, EveryReferenceFieldOfTheWrongTypeIsNamed) {
   // Truncated, empty, not JSON at all, a directory, a missing file.
   std::string text = readFile(p.ref);
   writeFile(mutated, text.substr(0, text.size() / 2));
-  Out t = kdk({"reference", "verify", "--reference", mutated}, p.base);
+  RunResult t = kdk({"reference", "verify", "--reference", mutated}, p.base);
   expectCleanFailure(t, "truncated", "a truncated reference");
   writeFile(mutated, "");
   expectCleanFailure(kdk({"sample", "check", p.outputs, "--reference", mutated}, p.base), "mutated.json",
                      "an empty reference");
   writeFile(mutated, "[1, 2]");
   expectCleanFailure(kdk({"reference", "show", "--reference", mutated}, p.base), "expected an object", "an array");
-  Out missing = kdk({"reference", "verify", "--reference", p.base + "/nope.json"}, p.base);
+  RunResult missing = kdk({"reference", "verify", "--reference", p.base + "/nope.json"}, p.base);
   EXPECT_EQ(missing.code, 3) << missing.err;
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos);
 }
@@ -293,15 +273,15 @@ TEST(RecordDocuments, ShellMetacharactersInReferenceFieldsRunNothing) {
       json j = ref;
       j[ptr] = payload;
       writeFile(mutated, j.dump(2));
-      Out v = kdk({"reference", "verify", "--reference", mutated}, p.base + "/cwd");
+      RunResult v = kdk({"reference", "verify", "--reference", mutated}, p.base + "/cwd");
       EXPECT_GE(v.code, 0);
       EXPECT_LE(v.code, 3);
       EXPECT_EQ(v.err.find("internal error"), std::string::npos) << shown << ": " << v.err;
       if (shown.rfind("result.", 0) == 0) {
-        Out s = kdk({"sample", "check", p.outputs, "--reference", mutated}, p.base + "/cwd");
+        RunResult s = kdk({"sample", "check", p.outputs, "--reference", mutated}, p.base + "/cwd");
         EXPECT_EQ(s.err.find("internal error"), std::string::npos) << shown << ": " << s.err;
       }
-      ASSERT_FALSE(exists(mark)) << "a shell ran the payload in " << shown << ": " << util::printable(payload);
+      ASSERT_FALSE(lexists(mark)) << "a shell ran the payload in " << shown << ": " << util::printable(payload);
     }
   }
   EXPECT_GT(strings, 15);
@@ -311,24 +291,24 @@ TEST(RecordDocuments, ShellMetacharactersInReferenceFieldsRunNothing) {
   writeFile(mutated, j.dump(2));
   json report = json::parse(kdk({"reference", "verify", "--json", "--reference", mutated}, p.base).out);
   EXPECT_EQ(countFindings(report, "reference.changed.code"), 1);
-  EXPECT_FALSE(exists(mark));
+  EXPECT_FALSE(lexists(mark));
 }
 
 TEST(RecordDocuments, ReplayWithoutRunPrintsThePlanAndHostileProceduresRunNothing) {
   Project p = makeProject();
   std::string d = p.base + "/dossier";
   // The config and inputs lie beside the code: a folder given on the command line.
-  Out b = kdk({"dossier", "build", d, "--reference", p.ref, "--outputs", p.outputs, "--input-root", p.base}, p.base);
+  RunResult b = kdk({"dossier", "build", d, "--reference", p.ref, "--outputs", p.outputs, "--input-root", p.base}, p.base);
   ASSERT_EQ(b.code, 3) << b.err;  // written, and its verdict is incomplete: no check report is included
-  ASSERT_TRUE(exists(d + "/MANIFEST.sha256"));
-  Out replay = kdk({"dossier", "replay", "--json", d}, p.base + "/cwd");
+  ASSERT_TRUE(lexists(d + "/MANIFEST.sha256"));
+  RunResult replay = kdk({"dossier", "replay", "--json", d}, p.base + "/cwd");
   json rj = json::parse(replay.out);
   EXPECT_EQ(countFindings(rj, "replay.not_run"), 1) << replay.out;
   // The plan is printed, the project's entry point among it, and nothing runs.
   EXPECT_NE(replay.err.find("dossier replay --run would run, in a fresh folder REPLAY:"), std::string::npos)
       << replay.err;
   EXPECT_NE(replay.err.find("touch " + p.ran), std::string::npos) << replay.err;
-  EXPECT_FALSE(exists(p.ran));
+  EXPECT_FALSE(lexists(p.ran));
 
   // procedure.json rewritten by someone else, with a MANIFEST.sha256 that matches it.
   json procedure = json::parse(readFile(d + "/procedure.json"));
@@ -351,11 +331,11 @@ TEST(RecordDocuments, ReplayWithoutRunPrintsThePlanAndHostileProceduresRunNothin
         json j = procedure;
         j[ptr] = payload;
         install(j.dump(2));
-        Out r = kdk({"dossier", "replay", d}, p.base + "/cwd");
+        RunResult r = kdk({"dossier", "replay", d}, p.base + "/cwd");
         EXPECT_GE(r.code, 0);
         EXPECT_LE(r.code, 3);
         EXPECT_EQ(r.err.find("internal error"), std::string::npos) << shown << ": " << r.err;
-        ASSERT_FALSE(exists(mark)) << "a shell ran the payload in " << shown << ": " << util::printable(payload);
+        ASSERT_FALSE(lexists(mark)) << "a shell ran the payload in " << shown << ": " << util::printable(payload);
       }
     for (const json& bad : {json(nullptr), json(7), json::array(), json::object()}) {
       if (sameKind(orig, bad)) continue;
@@ -385,8 +365,8 @@ TEST(RecordDocuments, ReplayWithoutRunPrintsThePlanAndHostileProceduresRunNothin
   std::string text = procedure.dump(2);
   install(text.substr(0, text.size() / 3));
   expectCleanFailure(kdk({"dossier", "replay", d}, p.base + "/cwd"), "truncated", "a truncated procedure");
-  EXPECT_FALSE(exists(mark));
-  EXPECT_FALSE(exists(p.ran));
+  EXPECT_FALSE(lexists(mark));
+  EXPECT_FALSE(lexists(p.ran));
   // A manifest naming a path outside the dossier is refused before anything is read.
   install(procedure.dump(2));
   writeFile(d + "/MANIFEST.sha256", readFile(d + "/MANIFEST.sha256") + std::string(64, 'a') + "  ../../etc/passwd\n");
@@ -410,7 +390,7 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   expectCleanFailure(
       kdk({"dossier", "build", p.base + "/d2", "--reference", p.ref, "--report", p.base + "/report.json"}, p.base),
       "steps[0].name", "a bad report in dossier build");
-  EXPECT_FALSE(exists(p.base + "/d2/reference.json"));
+  EXPECT_FALSE(lexists(p.base + "/d2/reference.json"));
 
   // Two references that differ in entry point, criterion and expected hash: each named.
   json other = json::parse(readFile(p.ref));
@@ -420,7 +400,7 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   other["result"]["expected_sha256"] = std::string(64, 'f');
   other["seeds"].erase("torch");
   writeFile(p.base + "/other.json", other.dump());
-  Out d = kdk({"diff", "--json", p.ref, p.base + "/other.json"}, p.base);
+  RunResult d = kdk({"diff", "--json", p.ref, p.base + "/other.json"}, p.base);
   EXPECT_EQ(d.code, 1) << d.err;
   json dj = json::parse(d.out);
   EXPECT_EQ(countFindings(dj, "diff.reference.changed"), 4)
@@ -451,7 +431,7 @@ TEST(RecordDocuments, DiffAndDossierBuildRejectOtherDocuments) {
   broken["steps"][0]["error"] = "cannot open output folder out";
   broken["first_error"] = "cannot open output folder out";
   writeFile(p.base + "/broken.json", broken.dump());
-  Out built = kdk({"dossier", "build", "--json", p.base + "/d3", "--reference", p.ref, "--report",
+  RunResult built = kdk({"dossier", "build", "--json", p.base + "/d3", "--reference", p.ref, "--report",
                    p.base + "/pass.json", "--report", p.base + "/broken.json", "--input-root", p.base},
                   p.base);
   ASSERT_EQ(built.code, 3) << built.err;  // the page's verdict: incomplete
@@ -491,7 +471,7 @@ TEST(RecordDocuments, HelpAndUsageErrors) {
                                         {"resume", "--help"},
                                         {"resume", "check", "--help"},
                                         {"resume", "inspect", "--help"}}) {
-    Out r = kdk(args, cwd);
+    RunResult r = kdk(args, cwd);
     EXPECT_EQ(r.code, 0) << util::join(args, " ") << ": " << r.err;
     EXPECT_NE(r.out.find("usage: kernodeck"), std::string::npos) << util::join(args, " ");
   }
@@ -505,7 +485,7 @@ TEST(RecordDocuments, HelpAndUsageErrors) {
                                         {"dossier", "explode", "x"},
                                         {"diff", "a.json"},
                                         {"resume"}}) {
-    Out r = kdk(args, cwd);
+    RunResult r = kdk(args, cwd);
     EXPECT_EQ(r.code, 2) << util::join(args, " ") << ": " << r.err;
     EXPECT_EQ(r.err.find("internal error"), std::string::npos);
   }

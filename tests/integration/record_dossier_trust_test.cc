@@ -17,10 +17,6 @@ namespace {
 
 const std::string K = KERNODECK_BIN;
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
 
 // Rewrites DIR/MANIFEST.sha256 to match the files as they are now: what anyone who can write
 // the dossier can do.

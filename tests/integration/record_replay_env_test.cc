@@ -22,11 +22,6 @@ namespace {
 const std::string K = KERNODECK_BIN;
 const std::string kWheel = "embeddings_example-1.0-py3-none-any.whl";
 
-std::string stepError(const json& report, const std::string& step) {
-  for (const auto& s : report["steps"])
-    if (s["name"] == step) return s.value("error", "");
-  return "";
-}
 
 std::string findingMessages(const json& report, const std::string& code) {
   std::string out;

@@ -21,16 +21,7 @@ namespace {
 const std::string K = KERNODECK_BIN;
 const std::string kGit = "git -c user.email=t@example.org -c user.name=t ";
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
 
-std::string stepError(const json& report, const std::string& step) {
-  for (const auto& s : report["steps"])
-    if (s["name"] == step) return s.value("error", "");
-  return "";
-}
 
 // A python http.server on a free loopback port serving `dir`, its request log in `log`.
 struct HttpServer {

@@ -17,16 +17,7 @@ namespace {
 
 const std::string K = KERNODECK_BIN;
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
 
-std::string stepError(const json& report, const std::string& step) {
-  for (const auto& s : report["steps"])
-    if (s["name"] == step) return s.value("error", "");
-  return "";
-}
 
 }  // namespace
 

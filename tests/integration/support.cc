@@ -1,5 +1,6 @@
 #include "support.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "kernodeck/util/process.h"
 
 namespace kdktest {
 
@@ -110,6 +113,35 @@ std::string stepStatus(const nlohmann::json& report, const std::string& step) {
   for (const auto& s : report["steps"])
     if (s["name"] == step) return s["status"];
   return "<no step>";
+}
+
+std::string stepError(const nlohmann::json& report, const std::string& step) {
+  if (!report.is_object() || !report.contains("steps")) return "";
+  for (const auto& s : report["steps"])
+    if (s["name"] == step) return s.value("error", "");
+  return "";
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool lexists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+RunResult kdk(const std::vector<std::string>& args, const std::string& cwd, std::map<std::string, std::string> env) {
+  kernodeck::util::ProcessSpec s;
+  s.env = std::move(env);
+  s.argv = {KERNODECK_BIN};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.cwd = cwd;
+  s.timeoutMs = 120000;
+  auto r = kernodeck::util::runProcess(s);
+  if (!r.ok()) return {-1, "", r.error().message};
+  return {r->exited ? r->exitCode : 128 + r->signal, r->out, r->err};
 }
 
 Rendered renderInChromium(const std::string& htmlFile, const std::string& workDir) {

@@ -1,8 +1,10 @@
 // Helpers for integration tests that drive the real binaries and tools.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace kdktest {
 
@@ -34,6 +36,15 @@ std::string umociUnpack();
 // Count of findings with `code` in a report.
 int countFindings(const nlohmann::json& report, const std::string& code);
 std::string stepStatus(const nlohmann::json& report, const std::string& step);
+// A step's error text ("" when it has none or there is no such step).
+std::string stepError(const nlohmann::json& report, const std::string& step);
+// Whether a path exists, its last link followed (exists) or not (lexists).
+bool exists(const std::string& path);
+bool lexists(const std::string& path);
+// The kernodeck binary started with an argv and no shell (payloads arrive intact), in `cwd`,
+// with `env` added to the environment; a two-minute limit.
+RunResult kdk(const std::vector<std::string>& args, const std::string& cwd,
+              std::map<std::string, std::string> env = {});
 
 // A local HTML file rendered offline by headless Chromium (needs the chromium package): a
 // 1024x768 screenshot's PNG bytes and the DOM after load. workDir holds the browser profile.
