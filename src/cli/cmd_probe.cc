@@ -4,22 +4,17 @@
 #include <memory>
 
 #include "commands.h"
-#include "kernodeck/attest/attached_report.h"
-#include "kernodeck/attest/decision.h"
+#include "kernodeck/attest/required_report.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/probe/probe_cli.h"
-#include "kernodeck/registry/referrers.h"
-#include "kernodeck/util/time.h"
-
-using nlohmann::json;
 
 namespace kernodeck::cli {
 
 namespace {
 
-// The check of --require-report, through the code path of `kernodeck reports`: resolve the image
-// (for an index, this host's platform), read and check its attached reports with the key, and
-// judge them (attest::decide, the rule `kernodeck reports` applies too).
+// The check of --require-report: the image named by digest, the key and the registry options
+// read from the flags; attest::checkRequiredReport reads, checks and judges the attached reports
+// (for an index, this host's platform's) by the rule `kernodeck reports` applies too.
 Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) {
   std::string image = req.image.rfind("docker://", 0) == 0 ? req.image.substr(9) : req.image;
   KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image));
@@ -28,7 +23,7 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
         "image '" + req.image +
         "' is not named by digest (REF@sha256:...): a tag may name another image than the one running");
   KDK_TRY_ASSIGN(attest::Key k, attest::Key::fromFile(req.keyFile));
-  auto key = std::make_shared<attest::Key>(std::move(k));
+  auto key = std::make_shared<const attest::Key>(std::move(k));
   registry::ClientOptions opts;
   opts.insecure = req.insecure;
   opts.certDir = req.certDir;
@@ -36,41 +31,9 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
   opts.retries = req.retries;
   opts.connectTimeoutS = req.timeoutS;
   opts.auth = registry::defaultAuthSources(req.authfile);
-  int64_t maxAgeS = req.maxAgeS;
-  return probe::ReportCheck([ref, opts, key, maxAgeS](report::Report& r) -> Status {
-    json& sec = r.section("attached_report");
-    sec["image"] = ref.registry + "/" + ref.repository + "@" + ref.digest->str();
-    sec["keyid"] = key->keyid();
-    registry::Client client(ref, opts);
-    KDK_TRY_ASSIGN(oci::Descriptor manifest,
-                   registry::resolveImageManifest(client, ref.digest->str(), oci::hostPlatform()));
-    sec["manifest_digest"] = manifest.digest.str();
-    KDK_TRY_ASSIGN(std::vector<attest::AttachedReport> found, attest::readReports(client, manifest.digest, key.get()));
-    attest::DecisionPolicy policy{util::nowMs(), std::nullopt, "probe.report"};
-    if (maxAgeS > 0) policy.maxAgeS = maxAgeS;
-    attest::Decision d = attest::decide(found, manifest.digest, policy);
-    json list = json::array();
-    for (const auto& a : found) {
-      json e = {{"artifact", a.artifact.digest.str()},
-                {"verdict", a.verdict},
-                {"signature", a.signature},
-                {"keyid", a.keyid}};
-      if (a.predicate) e["signed_at"] = a.predicate->time;
-      list.push_back(e);
-    }
-    sec["reports"] = list;
-    sec["met"] = d.met();
-    sec["outcome"] = attest::outcomeName(d.outcome);
-    if (maxAgeS > 0) sec["max_age_seconds"] = maxAgeS;
-    if (d.chosen)
-      sec["chosen"] = {{"artifact", d.chosen->artifact.digest.str()},
-                       {"verdict", d.chosen->verdict},
-                       {"signed_at", d.chosen->predicate->time},
-                       {"fail_on", d.chosen->predicate->failOn},
-                       {"kernodeck_version", d.chosen->predicate->kernodeckVersion}};
-    for (auto& f : d.findings) r.add(std::move(f));
-    return {};
-  });
+  attest::RequiredReport required{ref, oci::hostPlatform(), opts, key, req.maxAgeS};
+  return probe::ReportCheck(
+      [required](report::Report& r) -> Status { return attest::checkRequiredReport(required, r); });
 }
 
 }  // namespace

@@ -19,55 +19,71 @@ using nlohmann::json;
 
 namespace kernodeck::cli {
 
-int runReports(const std::vector<std::string>& args) {
-  po::options_description opts(
-      "usage: kernodeck reports IMAGE [options]\n\n"
-      "IMAGE: a registry reference (REGISTRY/REPO:TAG or @DIGEST)\n\noptions");
-  std::string image, keyFile, fetch, output, platform, failOn = "error", maxAge;
+namespace {
+
+// The options of `kernodeck reports`, as given.
+struct ReportsFlags {
+  std::string keyFile, fetch, output, platform, failOn = "error", maxAge;
   bool asJson = false, help = false;
   RegistryFlags rf;
-  opts.add_options()("help,h", po::bool_switch(&help), "show this help")(
-      "key", po::value(&keyFile), "verify each report's signature with this PEM public (or private) key")(
-      "fetch", po::value(&fetch),
-      "write the report that decides (the newest pass, else the newest failing one; the audit's JSON report) to FILE "
-      "('-': stdout)")("max-age", po::value(&maxAge),
-                       "a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)")(
-      "platform", po::value(&platform), "OS/ARCH[/VARIANT] of a multi-platform image (default: this host's)")(
-      "json", po::bool_switch(&asJson), "print the kernodeck.report/v1 JSON report instead of text")(
-      "output,o", po::value(&output), "write the listing to FILE instead of stdout")(
-      "fail-on", po::value(&failOn), "exit 1 on findings at or above: info, warning, error (default), none");
-  rf.add(opts);
-  std::vector<std::string> images;
-  if (int rc = parseOptions("reports", args, opts, &images); rc >= 0) return rc;
-  if (help)
-    return printHelp(
-        opts,
-        "exit codes: 0 ok, 1 findings at or above --fail-on (no report, a bad one), 2 usage, 3 could not complete\n");
-  auto usage = [](const std::string& m) { return usageError("reports", m); };
-  if (images.size() != 1) return usage("one IMAGE is required (try --help)");
-  image = images[0];
-  auto threshold = report::parseFailOn(failOn);
-  if (!threshold.ok()) return usage(threshold.error().message);
-  if (std::string e = rf.finish(); !e.empty()) return usage(e);
-  attest::DecisionPolicy policy{util::nowMs(), std::nullopt, "report"};
-  if (!maxAge.empty()) {
-    policy.maxAgeS = util::parseDurationSeconds(maxAge);
-    if (!policy.maxAgeS) return usage("--max-age needs a duration such as 30d, 12h or 1w2d, not '" + maxAge + "'");
-  }
-  oci::Platform want = oci::hostPlatform();
-  if (!platform.empty()) {
-    auto p = oci::parsePlatform(platform);
-    if (!p.ok()) return usage(p.error().message);
-    want = *p;
-  }
-  std::optional<attest::Key> key;
-  if (!keyFile.empty()) {
-    auto k = attest::Key::fromFile(keyFile);
-    if (!k.ok()) return usage(k.error().message);
-    key = std::move(*k);
-  }
+};
 
-  report::Report rep("reports");
+// Declares every option of `kernodeck reports` into `opts`, filling `f`.
+void addReportsOptions(po::options_description& opts, ReportsFlags& f) {
+  opts.add_options()("help,h", po::bool_switch(&f.help), "show this help")(
+      "key", po::value(&f.keyFile), "verify each report's signature with this PEM public (or private) key")(
+      "fetch", po::value(&f.fetch),
+      "write the report that decides (the newest pass, else the newest failing one; the audit's JSON report) to FILE "
+      "('-': stdout)")("max-age", po::value(&f.maxAge),
+                       "a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)")(
+      "platform", po::value(&f.platform), "OS/ARCH[/VARIANT] of a multi-platform image (default: this host's)")(
+      "json", po::bool_switch(&f.asJson), "print the kernodeck.report/v1 JSON report instead of text")(
+      "output,o", po::value(&f.output), "write the listing to FILE instead of stdout")(
+      "fail-on", po::value(&f.failOn), "exit 1 on findings at or above: info, warning, error (default), none");
+  f.rf.add(opts);
+}
+
+// The flags checked and read: the decision's policy (--max-age), the platform and the key.
+struct ReportsRequest {
+  attest::DecisionPolicy policy{util::nowMs(), std::nullopt, "report"};
+  oci::Platform want = oci::hostPlatform();
+  std::optional<attest::Key> key;
+};
+
+// Reads --max-age, --platform and --key into `q`; "" or the usage error's message.
+std::string readRequest(const ReportsFlags& f, ReportsRequest& q) {
+  if (!f.maxAge.empty()) {
+    q.policy.maxAgeS = util::parseDurationSeconds(f.maxAge);
+    if (!q.policy.maxAgeS) return "--max-age needs a duration such as 30d, 12h or 1w2d, not '" + f.maxAge + "'";
+  }
+  if (!f.platform.empty()) {
+    auto p = oci::parsePlatform(f.platform);
+    if (!p.ok()) return p.error().message;
+    q.want = *p;
+  }
+  if (!f.keyFile.empty()) {
+    auto k = attest::Key::fromFile(f.keyFile);
+    if (!k.ok()) return k.error().message;
+    q.key = std::move(*k);
+  }
+  return "";
+}
+
+// What the registry holds for the image: the report (steps resolve and referrers, the listing,
+// the decision), the attached reports it judged and the decision (pointers into `found`).
+struct Listing {
+  report::Report rep{"reports"};
+  std::vector<attest::AttachedReport> found;
+  attest::Decision decision;
+};
+
+// Resolves `image` (for an index, `q.want`), reads its attached reports and decides.
+void listReports(const std::string& image, const ReportsFlags& f, const ReportsRequest& q, Listing& l) {
+  report::Report& rep = l.rep;
+  std::vector<attest::AttachedReport>& found = l.found;
+  const attest::DecisionPolicy& policy = q.policy;
+  const oci::Platform& want = q.want;
+  const std::optional<attest::Key>& key = q.key;
   rep.declareSteps({"resolve", "referrers"});
   rep.subject()["reference"] = image;
   std::optional<registry::Reference> ref;
@@ -77,13 +93,12 @@ int runReports(const std::vector<std::string>& args) {
     KDK_TRY_ASSIGN(ref, registry::parseReference(image.rfind("docker://", 0) == 0 ? image.substr(9) : image));
     rep.subject()["registry"] = ref->registry;
     rep.subject()["repository"] = ref->repository;
-    client = std::make_unique<registry::Client>(*ref, rf.options);
+    client = std::make_unique<registry::Client>(*ref, f.rf.options);
     KDK_TRY_ASSIGN(manifest,
                    registry::resolveImageManifest(*client, ref->digest ? ref->digest->str() : ref->tag, want));
     rep.subject()["manifest_digest"] = manifest.digest.str();
     return {};
   });
-  std::vector<attest::AttachedReport> found;
   rep.runStep("referrers", [&]() -> Status {
     KDK_TRY_ASSIGN(found, attest::readReports(*client, manifest.digest, key ? &*key : nullptr));
     return {};
@@ -103,38 +118,66 @@ int runReports(const std::vector<std::string>& args) {
     list.push_back(j);
   }
   rep.section("reports") = list;
-  attest::Decision decision;
   if (!rep.failed()) {
-    decision = attest::decide(found, manifest.digest, policy);
-    for (const auto& f : decision.findings) rep.add(f);
-    rep.section("decision") = {{"outcome", attest::outcomeName(decision.outcome)}, {"met", decision.met()}};
+    l.decision = attest::decide(found, manifest.digest, policy);
+    for (const auto& x : l.decision.findings) rep.add(x);
+    rep.section("decision") = {{"outcome", attest::outcomeName(l.decision.outcome)}, {"met", l.decision.met()}};
     if (policy.maxAgeS) rep.section("decision")["max_age_seconds"] = *policy.maxAgeS;
   }
-  const attest::AttachedReport* best = decision.chosen;
-  if (best)
+  if (const attest::AttachedReport* best = l.decision.chosen)
     rep.section("newest") = {{"artifact", best->artifact.digest.str()},
                              {"verdict", best->verdict},
                              {"signature", best->signature},
                              {"signed_at", best->predicate->time}};
+}
 
+// The listing as text: a line per attached report, then the report's text.
+std::string listingText(const Listing& l) {
   std::string text;
-  if (asJson) {
-    text = rep.toJson().dump(2) + "\n";
-  } else {
-    for (const auto& r : found) {
-      std::string signedAt = r.predicate ? r.predicate->time : "-";
-      text += (r.artifact.digest.encoded.empty() ? std::string("(invalid entry)") : r.artifact.digest.str()) + "  " +
-              signedAt + "  " + (r.verdict.empty() ? "-" : r.verdict) + "  " +
-              (r.signature.empty() ? "-" : r.signature) + (r.problems.empty() ? "" : "  (problems)") + "\n";
-    }
-    text += rep.toText();
+  for (const auto& r : l.found) {
+    std::string signedAt = r.predicate ? r.predicate->time : "-";
+    text += (r.artifact.digest.encoded.empty() ? std::string("(invalid entry)") : r.artifact.digest.str()) + "  " +
+            signedAt + "  " + (r.verdict.empty() ? "-" : r.verdict) + "  " + (r.signature.empty() ? "-" : r.signature) +
+            (r.problems.empty() ? "" : "  (problems)") + "\n";
   }
-  if (int rc = emit(text, output)) return rc;
-  if (!fetch.empty()) {
+  text += l.rep.toText();
+  return text;
+}
+
+}  // namespace
+
+int runReports(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: kernodeck reports IMAGE [options]\n\n"
+      "IMAGE: a registry reference (REGISTRY/REPO:TAG or @DIGEST)\n\noptions");
+  ReportsFlags f;
+  addReportsOptions(opts, f);
+  std::vector<std::string> images;
+  if (int rc = parseOptions("reports", args, opts, &images); rc >= 0) return rc;
+  if (f.help)
+    return printHelp(
+        opts,
+        "exit codes: 0 ok, 1 findings at or above --fail-on (no report, a bad one), 2 usage, 3 could not complete\n");
+  auto usage = [](const std::string& m) { return usageError("reports", m); };
+  if (images.size() != 1) return usage("one IMAGE is required (try --help)");
+  std::string image = images[0];
+  auto threshold = report::parseFailOn(f.failOn);
+  if (!threshold.ok()) return usage(threshold.error().message);
+  if (std::string e = f.rf.finish(); !e.empty()) return usage(e);
+  ReportsRequest q;
+  if (std::string e = readRequest(f, q); !e.empty()) return usage(e);
+
+  Listing l;
+  listReports(image, f, q, l);
+  const report::Report& rep = l.rep;
+  const attest::AttachedReport* best = l.decision.chosen;
+  std::string text = f.asJson ? rep.toJson().dump(2) + "\n" : listingText(l);
+  if (int rc = emit(text, f.output)) return rc;
+  if (!f.fetch.empty()) {
     if (!best) {
       std::fprintf(stderr, "kernodeck reports: --fetch: no attached report counts (%s)\n",
-                   attest::outcomeName(decision.outcome));
-    } else if (int rc = emit(best->report->dump(2) + "\n", fetch)) {
+                   attest::outcomeName(l.decision.outcome));
+    } else if (int rc = emit(best->report->dump(2) + "\n", f.fetch)) {
       return rc;
     }
   }

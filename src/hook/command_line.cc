@@ -65,8 +65,11 @@ FlagParts splitFlag(const std::string& arg) {
   return {arg, "", false};
 }
 
-CommandLine parseCommandLine(const std::vector<std::string>& args) {
-  CommandLine cl;
+namespace {
+
+// Steps 1 and 2: the policy, decided before anything can fail (a broken one is enforce), and
+// the log file, so that a usage error is logged too.
+void readPolicyAndLog(const std::vector<std::string>& args, CommandLine& cl) {
   // 1. The policy, before anything can fail.
   auto policies = valuesOf(args, "--policy");
   std::string policyError;
@@ -92,12 +95,10 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
   // 2. Where to log, so that a usage error is logged too.
   if (auto logs = valuesOf(args, "--log"); logs.size() == 1 && logs[0] && !logs[0]->empty())
     cl.options.logFile = *logs[0];
+}
 
-  // 3. The whole line, strictly.
-  auto fail = [&](std::string why) {
-    if (cl.usageError.empty()) cl.usageError = std::move(why);
-    return cl;
-  };
+// Step 3: the whole line, strictly; the first problem, or "" when there is none.
+std::string readFlags(const std::vector<std::string>& args, CommandLine& cl) {
   bool seenPolicy = false, seenRoot = false, seenLog = false, seenTimeout = false, flagsDone = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -127,29 +128,35 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
       std::string suggestion;
       for (const char* known : {"--policy", "--host-root", "--log", "--timeout-ms", "--help", "--version"})
         if (util::editDistance(name, known) <= 2) suggestion = std::string(", did you mean ") + known + "?";
-      return fail("unknown option '" + util::printable(name, 60) + "'" + suggestion);
+      return "unknown option '" + util::printable(name, 60) + "'" + suggestion;
     }
-    if (*seen) return fail(name + " is given more than once");
+    if (*seen) return name + " is given more than once";
     *seen = true;
     if (!inlineValue) {
-      if (i + 1 >= args.size()) return fail(name + " needs a value");
+      if (i + 1 >= args.size()) return name + " needs a value";
       value = args[++i];
     }
     if (name == "--policy") continue;  // decided above
-    if (value.empty()) return fail(name + " needs a non-empty value");
+    if (value.empty()) return name + " needs a non-empty value";
     if (name == "--host-root")
       cl.options.hostRoot = value;
     else if (name == "--log")
       continue;  // taken by the scan, which also knows whether it is given once
     else {
       auto ms = util::parseUint(value);
-      if (!ms) return fail("--timeout-ms takes a number of milliseconds, not '" + util::printable(value, 40) + "'");
+      if (!ms) return "--timeout-ms takes a number of milliseconds, not '" + util::printable(value, 40) + "'";
       if (*ms == 0 || *ms > kMaxTimeoutMs)
-        return fail("--timeout-ms " + util::printable(value, 40) + " is out of range: give 1.." +
-                    std::to_string(kMaxTimeoutMs) + " (0 would leave no time to read the container state)");
+        return "--timeout-ms " + util::printable(value, 40) + " is out of range: give 1.." +
+               std::to_string(kMaxTimeoutMs) + " (0 would leave no time to read the container state)";
       cl.timeoutMs = static_cast<unsigned>(*ms);
     }
   }
+  return "";
+}
+
+// The line as a whole: --help and --version alone, at most one stage argument, a known stage.
+// The first problem, or "" when there is none.
+std::string checkLine(const std::vector<std::string>& args, CommandLine& cl) {
   // --help and --version print and exit 0 without checking anything, so they are answers to a
   // person only: on a line that holds anything else they are a mistake of the hook's line, and
   // refuse under enforce like any other (issue 25 §5). Alone, main() still checks that stdin is
@@ -157,18 +164,29 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
   if (cl.help || cl.version) {
     std::string flag = cl.version ? "--version" : "--help";
     if (args.size() > 1)
-      return fail("'" + flag +
-                  "' is not a runtime-hook argument (a hook's line holds only --policy, --host-root, --log, "
-                  "--timeout-ms and the stage)");
+      return "'" + flag +
+             "' is not a runtime-hook argument (a hook's line holds only --policy, --host-root, --log, "
+             "--timeout-ms and the stage)";
   }
   if (cl.positional.size() == 1) {
     if (!isStage(cl.positional[0]))
-      return fail("'" + util::printable(cl.positional[0], 60) +
-                  "' is not a runtime-hook argument: the stage is one of prestart, createRuntime, createContainer, "
-                  "startContainer, poststart, poststop");
+      return "'" + util::printable(cl.positional[0], 60) +
+             "' is not a runtime-hook argument: the stage is one of prestart, createRuntime, createContainer, "
+             "startContainer, poststart, poststop";
     cl.options.stage = cl.positional[0];
   } else if (cl.positional.size() > 1)
-    return fail("one stage argument expected, got " + std::to_string(cl.positional.size()));
+    return "one stage argument expected, got " + std::to_string(cl.positional.size());
+  return "";
+}
+
+}  // namespace
+
+CommandLine parseCommandLine(const std::vector<std::string>& args) {
+  CommandLine cl;
+  readPolicyAndLog(args, cl);
+  std::string why = readFlags(args, cl);
+  if (why.empty()) why = checkLine(args, cl);
+  if (!why.empty() && cl.usageError.empty()) cl.usageError = std::move(why);
   return cl;
 }
 

@@ -82,20 +82,28 @@ std::optional<double> parseDouble(const std::string& s) {
   return v;
 }
 
-}  // namespace
-
-int probeCommand(const std::vector<std::string>& args, const std::string& prog, const ReportCheckFactory& reportCheck,
-                 Mode mode) {
+// The command line, parsed: the probe's options, the attached-report requirement and the output.
+struct ProbeFlags {
   ProbeOptions o;
-  o.loadsLibraries = mode != Mode::Static;
   ReportRequirement req;
   std::string output, failOn = "error", terminationLog;
-  bool json = false, requireReport = mode == Mode::Gate, reportFlag = false;
+  bool json = false, requireReport = false, reportFlag = false, help = false;
   std::string probeFlag;  // the first flag of the device and compute steps, which the gate refuses
-  auto usage = [&](const std::string& msg) {
-    std::fprintf(stderr, "%s: %s (try --help)\n", prog.c_str(), util::printable(msg).c_str());
-    return 2;
-  };
+};
+
+// Prints "PROG: MSG (try --help)"; returns the usage exit code.
+int usageLine(const std::string& prog, const std::string& msg) {
+  std::fprintf(stderr, "%s: %s (try --help)\n", prog.c_str(), util::printable(msg).c_str());
+  return 2;
+}
+
+// Reads ARGS into `f`; -1 to go on, else the exit code (after one usage line).
+int parseFlags(const std::vector<std::string>& args, const std::string& prog, ProbeFlags& f) {
+  ProbeOptions& o = f.o;
+  ReportRequirement& req = f.req;
+  std::string &output = f.output, &failOn = f.failOn, &terminationLog = f.terminationLog, &probeFlag = f.probeFlag;
+  bool& reportFlag = f.reportFlag;
+  auto usage = [&](const std::string& msg) { return usageLine(prog, msg); };
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i], value;
     bool hasValue = false;
@@ -110,15 +118,15 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
       return args[++i];
     };
     if (a == "-h" || a == "--help") {
-      std::printf(mode == Mode::Gate ? kGateHelp : kHelp, prog.c_str());
-      return 0;
+      f.help = true;
+      return -1;
     }
     if (a == "--json") {
-      json = true;
+      f.json = true;
       continue;
     }
     if (a == "--require-report") {
-      requireReport = true;
+      f.requireReport = true;
       continue;
     }
     if (a == "--insecure") {
@@ -184,15 +192,24 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     }
     return usage("unrecognised option '" + a + "'");
   }
-  if (mode == Mode::Gate && !probeFlag.empty())
-    return usage(probeFlag + " belongs to the probe: the gate checks the attached report only");
+  return -1;
+}
+
+// Checks the flags together and, for --require-report, makes the check of the attached report;
+// -1 to go on, else the exit code (after one line on stderr).
+int checkFlags(const std::string& prog, const ReportCheckFactory& reportCheck, Mode mode, ProbeFlags& f) {
+  ProbeOptions& o = f.o;
+  ReportRequirement& req = f.req;
+  auto usage = [&](const std::string& msg) { return usageLine(prog, msg); };
+  if (mode == Mode::Gate && !f.probeFlag.empty())
+    return usage(f.probeFlag + " belongs to the probe: the gate checks the attached report only");
   if (o.expect != "cpu" && o.expect != "cuda" && o.expect != "rocm" && o.expect != "auto")
     return usage("--expect takes cpu, cuda, rocm or auto, not '" + o.expect + "'");
-  auto threshold = report::parseFailOn(failOn);
+  auto threshold = report::parseFailOn(f.failOn);
   if (!threshold.ok()) return usage(threshold.error().message);
-  if (reportFlag && !requireReport)
+  if (f.reportFlag && !f.requireReport)
     return usage("--key, --image, --max-age and the registry options go with --require-report");
-  if (requireReport) {
+  if (f.requireReport) {
     // Never a silent pass: a build that cannot ask a registry says so and stops.
     if (!reportCheck) {
       std::fprintf(stderr,
@@ -211,18 +228,49 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     if (!check.ok()) return usage(who + ": " + check.error().message);
     o.checkReport = std::move(*check);
   }
+  return -1;
+}
 
-  report::Report r = mode == Mode::Gate ? runGate(o.checkReport, req.image) : runProbe(o);
+// On a failure, the one-line verdict in --termination-log (default /dev/termination-log when present).
+void writeTerminationLog(const std::string& terminationLog, const report::Report& r, int rc) {
+  struct stat st {};
+  std::string path = !terminationLog.empty()                    ? terminationLog
+                     : ::stat("/dev/termination-log", &st) == 0 ? "/dev/termination-log"
+                                                                : "";
+  if (!path.empty())
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+      std::string msg = terminationMessage(r, rc) + "\n";
+      std::fwrite(msg.data(), 1, msg.size(), f);
+      std::fclose(f);
+    }
+}
+
+}  // namespace
+
+int probeCommand(const std::vector<std::string>& args, const std::string& prog, const ReportCheckFactory& reportCheck,
+                 Mode mode) {
+  ProbeFlags f;
+  f.o.loadsLibraries = mode != Mode::Static;
+  f.requireReport = mode == Mode::Gate;
+  if (int rc = parseFlags(args, prog, f); rc >= 0) return rc;
+  if (f.help) {
+    std::printf(mode == Mode::Gate ? kGateHelp : kHelp, prog.c_str());
+    return 0;
+  }
+  if (int rc = checkFlags(prog, reportCheck, mode, f); rc >= 0) return rc;
+  auto threshold = report::parseFailOn(f.failOn);
+
+  report::Report r = mode == Mode::Gate ? runGate(f.o.checkReport, f.req.image) : runProbe(f.o);
   int rc = r.exitCode(*threshold);
   // --require-report holds whatever --fail-on says: an image without a passing report fails.
-  if (requireReport && rc == 0)
-    for (const auto& f : r.findings())
-      if (f.severity == report::Severity::Error && f.code.rfind("probe.report.", 0) == 0) rc = 1;
-  std::string text = json ? r.toJson(*threshold).dump(2) + "\n" : r.toText(*threshold);
-  if (output.empty() || output == "-") {
+  if (f.requireReport && rc == 0)
+    for (const auto& x : r.findings())
+      if (x.severity == report::Severity::Error && x.code.rfind("probe.report.", 0) == 0) rc = 1;
+  std::string text = f.json ? r.toJson(*threshold).dump(2) + "\n" : r.toText(*threshold);
+  if (f.output.empty() || f.output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
-  } else if (auto st = util::writeOutputFile(output, text); !st.ok()) {
+  } else if (auto st = util::writeOutputFile(f.output, text); !st.ok()) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), st.error().message.c_str());
     return 3;
   }
@@ -230,18 +278,7 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
   else if (mode == Mode::Gate && rc != 0)  // the gate's refusal is one line, as its other failures
     std::fprintf(stderr, "%s\n", terminationMessage(r, rc).c_str());
-  if (rc != 0) {
-    struct stat st {};
-    std::string path = !terminationLog.empty()                    ? terminationLog
-                       : ::stat("/dev/termination-log", &st) == 0 ? "/dev/termination-log"
-                                                                  : "";
-    if (!path.empty())
-      if (FILE* f = std::fopen(path.c_str(), "w")) {
-        std::string msg = terminationMessage(r, rc) + "\n";
-        std::fwrite(msg.data(), 1, msg.size(), f);
-        std::fclose(f);
-      }
-  }
+  if (rc != 0) writeTerminationLog(f.terminationLog, r, rc);
   return rc;
 }
 

@@ -145,26 +145,23 @@ Error replaceProcess(const std::vector<std::string>& argv) {
   return Error::Io("cannot run " + argv[0] + ": " + std::strerror(errno));
 }
 
-Result<ProcessResult> runProcess(const ProcessSpec& spec) {
-  if (spec.argv.empty() || spec.argv[0].empty()) return Error::Invalid("no program to run");
-  const std::string& prog = spec.argv[0];
-  if (!spec.cwd.empty()) {
-    struct stat st {};
-    if (::stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      return Error::NotFound("cannot run " + prog + ": working directory " + spec.cwd + " does not exist");
-  }
-  Fd inR, inW, outR, outW, errR, errW;
-  bool feed = !spec.stdinData.empty();
-  if ((feed && !makePipe(inR, inW)) || (spec.out == ProcessOutput::Capture && !makePipe(outR, outW)) ||
-      (spec.err == ProcessOutput::Capture && !makePipe(errR, errW)))
-    return Error::Io("cannot run " + prog + ": no pipe (" + std::strerror(errno) + ")");
+namespace {
 
+// The pipes of a child: stdin fed from `stdinData`, stdout and stderr captured (each pair open
+// only when used).
+struct Pipes {
+  Fd inR, inW, outR, outW, errR, errW;
+};
+
+// Starts spec.argv with posix_spawnp: its stdin, stdout and stderr routed as `spec` says, in
+// its own process group, with default signal dispositions. The posix_spawnp result (0: started).
+int spawnChild(const ProcessSpec& spec, Pipes& p, pid_t& pid) {
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t attr;
   ::posix_spawn_file_actions_init(&fa);
   ::posix_spawnattr_init(&attr);
-  if (feed)
-    ::posix_spawn_file_actions_adddup2(&fa, inR.fd, 0);
+  if (!spec.stdinData.empty())
+    ::posix_spawn_file_actions_adddup2(&fa, p.inR.fd, 0);
   else
     ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   auto route = [&](ProcessOutput how, int target, int captureFd) {
@@ -175,8 +172,8 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
     else if (target != 2)
       ::posix_spawn_file_actions_adddup2(&fa, 2, target);
   };
-  route(spec.out, 1, outW.fd);
-  route(spec.err, 2, errW.fd);
+  route(spec.out, 1, p.outW.fd);
+  route(spec.err, 2, p.errW.fd);
   if (!spec.cwd.empty()) ::posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
   // Own process group (killed as a whole at the deadline), no blocked signals, and the
   // dispositions a parent may have changed put back to their defaults.
@@ -191,30 +188,25 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
 
   std::vector<std::string> argv = spec.argv, env = childEnvironment(spec);
   std::vector<char*> argvp = pointers(argv), envp = pointers(env);
-  pid_t pid = -1;
-  auto started = std::chrono::steady_clock::now();
-  int rc = ::posix_spawnp(&pid, prog.c_str(), &fa, &attr, argvp.data(), envp.data());
+  int rc = ::posix_spawnp(&pid, spec.argv[0].c_str(), &fa, &attr, argvp.data(), envp.data());
   ::posix_spawn_file_actions_destroy(&fa);
   ::posix_spawnattr_destroy(&attr);
-  inR.reset();
-  outW.reset();
-  errW.reset();
-  if (rc != 0) {
-    if (rc == ENOENT) return Error::NotFound("cannot run " + prog + ": not found");
-    return Error::Io("cannot run " + prog + ": " + std::strerror(rc));
-  }
+  return rc;
+}
 
-  ProcessResult r;
+// Feeds the child's stdin and drains its output until it ends or the deadline passes (then
+// its process group is killed); `status` is its wait status.
+void superviseChild(const ProcessSpec& spec, pid_t pid, Pipes& p, std::chrono::steady_clock::time_point started,
+                    ProcessResult& r, int& status) {
   Fd pidfd;
 #ifdef SYS_pidfd_open
   pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #endif
-  for (Fd* f : {&outR, &errR, &inW})
+  for (Fd* f : {&p.outR, &p.errR, &p.inW})
     if (f->fd >= 0) setNonBlocking(f->fd);
   size_t written = 0;
   auto deadline = started + std::chrono::milliseconds(spec.timeoutMs);
   bool reaped = false;
-  int status = 0;
   while (!reaped) {
     int waitMs = -1;
     if (spec.timeoutMs) {
@@ -229,19 +221,19 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
     if (pidfd.fd < 0) waitMs = waitMs < 0 ? 20 : std::min(waitMs, 20);  // no pidfd: look at the child every 20 ms
     struct pollfd fds[4];
     int n = 0, iOut = -1, iErr = -1, iIn = -1;
-    if (outR.fd >= 0) iOut = n, fds[n++] = {outR.fd, POLLIN, 0};
-    if (errR.fd >= 0) iErr = n, fds[n++] = {errR.fd, POLLIN, 0};
-    if (inW.fd >= 0) iIn = n, fds[n++] = {inW.fd, POLLOUT, 0};
+    if (p.outR.fd >= 0) iOut = n, fds[n++] = {p.outR.fd, POLLIN, 0};
+    if (p.errR.fd >= 0) iErr = n, fds[n++] = {p.errR.fd, POLLIN, 0};
+    if (p.inW.fd >= 0) iIn = n, fds[n++] = {p.inW.fd, POLLOUT, 0};
     if (pidfd.fd >= 0) fds[n++] = {pidfd.fd, POLLIN, 0};
     int pr = ::poll(fds, static_cast<nfds_t>(n), waitMs);
     if (pr < 0 && errno != EINTR) break;
     if (pr > 0) {
-      if (iOut >= 0 && fds[iOut].revents && !drain(outR.fd, r.out, spec.maxOutput, r.truncated)) outR.reset();
-      if (iErr >= 0 && fds[iErr].revents && !drain(errR.fd, r.err, spec.maxOutput, r.truncated)) errR.reset();
+      if (iOut >= 0 && fds[iOut].revents && !drain(p.outR.fd, r.out, spec.maxOutput, r.truncated)) p.outR.reset();
+      if (iErr >= 0 && fds[iErr].revents && !drain(p.errR.fd, r.err, spec.maxOutput, r.truncated)) p.errR.reset();
       if (iIn >= 0 && fds[iIn].revents) {
-        ssize_t w = writeNoSigpipe(inW.fd, spec.stdinData.data() + written, spec.stdinData.size() - written);
+        ssize_t w = writeNoSigpipe(p.inW.fd, spec.stdinData.data() + written, spec.stdinData.size() - written);
         if (w > 0) written += static_cast<size_t>(w);
-        if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == spec.stdinData.size()) inW.reset();
+        if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == spec.stdinData.size()) p.inW.reset();
       }
     }
     if (::waitpid(pid, &status, WNOHANG) == pid) reaped = true;
@@ -253,9 +245,41 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
+}
+
+}  // namespace
+
+Result<ProcessResult> runProcess(const ProcessSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) return Error::Invalid("no program to run");
+  const std::string& prog = spec.argv[0];
+  if (!spec.cwd.empty()) {
+    struct stat st {};
+    if (::stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return Error::NotFound("cannot run " + prog + ": working directory " + spec.cwd + " does not exist");
+  }
+  Pipes p;
+  bool feed = !spec.stdinData.empty();
+  if ((feed && !makePipe(p.inR, p.inW)) || (spec.out == ProcessOutput::Capture && !makePipe(p.outR, p.outW)) ||
+      (spec.err == ProcessOutput::Capture && !makePipe(p.errR, p.errW)))
+    return Error::Io("cannot run " + prog + ": no pipe (" + std::strerror(errno) + ")");
+
+  pid_t pid = -1;
+  auto started = std::chrono::steady_clock::now();
+  int rc = spawnChild(spec, p, pid);
+  p.inR.reset();
+  p.outW.reset();
+  p.errW.reset();
+  if (rc != 0) {
+    if (rc == ENOENT) return Error::NotFound("cannot run " + prog + ": not found");
+    return Error::Io("cannot run " + prog + ": " + std::strerror(rc));
+  }
+
+  ProcessResult r;
+  int status = 0;
+  superviseChild(spec, pid, p, started, r, status);
   // What the child wrote before it ended; a grandchild still holding the pipes is not waited for.
-  if (outR.fd >= 0) drain(outR.fd, r.out, spec.maxOutput, r.truncated);
-  if (errR.fd >= 0) drain(errR.fd, r.err, spec.maxOutput, r.truncated);
+  if (p.outR.fd >= 0) drain(p.outR.fd, r.out, spec.maxOutput, r.truncated);
+  if (p.errR.fd >= 0) drain(p.errR.fd, r.err, spec.maxOutput, r.truncated);
   decodeStatus(status, r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return r;

@@ -1,0 +1,47 @@
+// See required_report.h.
+#include "kernodeck/attest/required_report.h"
+
+#include "kernodeck/attest/attached_report.h"
+#include "kernodeck/attest/decision.h"
+#include "kernodeck/registry/referrers.h"
+#include "kernodeck/util/time.h"
+
+using nlohmann::json;
+
+namespace kernodeck::attest {
+
+Status checkRequiredReport(const RequiredReport& req, report::Report& r) {
+  const registry::Reference& ref = req.image;
+  const Key* key = req.key.get();
+  json& sec = r.section("attached_report");
+  sec["image"] = ref.registry + "/" + ref.repository + "@" + ref.digest->str();
+  sec["keyid"] = key->keyid();
+  registry::Client client(ref, req.registry);
+  KDK_TRY_ASSIGN(oci::Descriptor manifest, registry::resolveImageManifest(client, ref.digest->str(), req.platform));
+  sec["manifest_digest"] = manifest.digest.str();
+  KDK_TRY_ASSIGN(std::vector<AttachedReport> found, readReports(client, manifest.digest, key));
+  DecisionPolicy policy{util::nowMs(), std::nullopt, "probe.report"};
+  if (req.maxAgeS > 0) policy.maxAgeS = req.maxAgeS;
+  Decision d = decide(found, manifest.digest, policy);
+  json list = json::array();
+  for (const auto& a : found) {
+    json e = {
+        {"artifact", a.artifact.digest.str()}, {"verdict", a.verdict}, {"signature", a.signature}, {"keyid", a.keyid}};
+    if (a.predicate) e["signed_at"] = a.predicate->time;
+    list.push_back(e);
+  }
+  sec["reports"] = list;
+  sec["met"] = d.met();
+  sec["outcome"] = outcomeName(d.outcome);
+  if (req.maxAgeS > 0) sec["max_age_seconds"] = req.maxAgeS;
+  if (d.chosen)
+    sec["chosen"] = {{"artifact", d.chosen->artifact.digest.str()},
+                     {"verdict", d.chosen->verdict},
+                     {"signed_at", d.chosen->predicate->time},
+                     {"fail_on", d.chosen->predicate->failOn},
+                     {"kernodeck_version", d.chosen->predicate->kernodeckVersion}};
+  for (auto& f : d.findings) r.add(std::move(f));
+  return {};
+}
+
+}  // namespace kernodeck::attest
