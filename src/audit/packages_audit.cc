@@ -257,8 +257,35 @@ class PackagesAudit {
     return {};
   }
 
+  // One environment's section: distributions, dependency contract, wheel tags, RECORD integrity.
   json checkEnv(const python::PythonEnv& e) {
-    json pkgs = json::array(), freeze = json::array();
+    json freeze = json::array(), pkgs = inventory(e, freeze);
+    for (const auto& [loc, name] : e.duplicates)
+      r_.add("python.distribution.duplicate", Severity::Warning,
+             name + " is installed more than once in /" + loc + ": which one Python loads is undefined",
+             {{"package", name}, {"path", "/" + loc}});
+    json contract = checkDependencies(e);
+    json unl = json::object();  // package -> files in its directories that no RECORD lists
+    size_t checkedFiles = checkFiles(e, unl);
+    json paths = json::array();
+    for (const auto& x : e.paths) paths.push_back("/" + x);
+    return {{"kind", e.kind},
+            {"creator", e.creator},
+            {"prefix", "/" + e.prefix},
+            {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
+            {"python_version", e.version},
+            {"include_system_site_packages", e.includeSystemSitePackages},
+            {"paths", paths},
+            {"packages", pkgs},
+            {"freeze", freeze},
+            {"contract", contract},
+            {"record_files_checked", checkedFiles},
+            {"unlisted", unl}};
+  }
+
+  // The distributions of `e` as the report lists them; `freeze` gets pip freeze's lines.
+  json inventory(const python::PythonEnv& e, json& freeze) {
+    json pkgs = json::array();
     std::set<std::string> shown;
     for (const auto& d : e.distributions) {
       json jd = {{"name", d.name},
@@ -282,11 +309,11 @@ class PackagesAudit {
         freeze.push_back(d.directUrl && !d.directUrl->editable ? d.name + " @ " + report::redactText(d.directUrl->url)
                                                                : d.name + "==" + d.version);
     }
-    for (const auto& [loc, name] : e.duplicates)
-      r_.add("python.distribution.duplicate", Severity::Warning,
-             name + " is installed more than once in /" + loc + ": which one Python loads is undefined",
-             {{"package", name}, {"path", "/" + loc}});
-    // The dependency contract, in the image's environment.
+    return pkgs;
+  }
+
+  // The dependency contract, in the image's environment: {"missing": [...], "conflicts": [...]}.
+  json checkDependencies(const python::PythonEnv& e) {
     auto markers = python::imageMarkerEnv(e.version, ctx_.architecture);
     if (!e.fullVersionKnown) markers.erase("python_full_version"), markers.erase("implementation_version");
     markers.erase("platform_release");
@@ -323,13 +350,19 @@ class PackagesAudit {
           break;
       }
     }
-    // Wheel tags and RECORD integrity.
+    return {{"missing", missing}, {"conflicts", conflicts}};
+  }
+
+  // Wheel tags and RECORD integrity of `e`'s distributions; returns the RECORD rows checked. Each
+  // RECORD is read once (python::RecordChecker); the view's missing SHA-256s are prepared at once.
+  size_t checkFiles(const python::PythonEnv& e, json& unl) {
     size_t checkedFiles = 0;
-    json unl = json::object();  // package -> files in its directories that no RECORD lists
+    std::vector<python::RecordChecker> checkers;
     std::vector<std::string> recordPaths;
     for (const auto& d : e.distributions)
-      if (d.hasRecord) python::recordHashedPaths(v_, d, recordPaths);
+      if (d.hasRecord) checkers.emplace_back(v_, d).pendingHashes(recordPaths);
     v_.prepareHashes(recordPaths, "sha256");
+    auto checker = checkers.begin();
     for (const auto& d : e.distributions) {
       std::string why;
       if (d.hasWheel && !python::wheelTagsSupported(d.wheel.tags, e.version, ctx_.architecture, &why))
@@ -338,58 +371,47 @@ class PackagesAudit {
       if (!d.directUrlError.empty())
         r_.add("python.metadata.invalid", Severity::Warning, d.name + ": " + d.directUrlError, {{"package", d.name}});
       if (!d.hasRecord) continue;
-      python::RecordCheck rc = python::checkRecord(v_, d);
+      python::RecordCheck rc = (checker++)->finish();
       checkedFiles += rc.checked;
-      // A distribution an OS package manager installed (it owns the metadata) answers to that
-      // manager's database (dpkg's md5sums, rpm's digests).
-      std::string distOwner = osOwner(d.metadataDir);
-      if (distOwner.empty()) distOwner = osOwner(d.metadataDir + "/METADATA");
-      for (const auto& m : rc.modified) {
-        std::string owner = distOwner.empty() ? osOwner(m.path) : distOwner;
-        bool dpkg = !owner.empty();
-        r_.add("python.record.modified", dpkg ? Severity::Info : Severity::Error,
-               "/" + m.path + " of " + d.name + " " + d.version + " does not match its RECORD hash" +
-                   (dpkg ? " (owned by " + owner + ", whose database is the authority)" : ""),
-               {{"package", d.name}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}});
-      }
-      for (const auto& q : rc.quirks)
-        r_.add("python.record.quirk", Severity::Info, "/" + q.path + " of " + d.name + " " + d.version + ": " + q.quirk,
-               {{"package", d.name}, {"path", "/" + q.path}, {"layer", layerOf(q.layer)}});
-      for (const auto& m : rc.missing) {
-        bool dpkg = !distOwner.empty() || !osOwner(m.path).empty();
-        r_.add("python.record.missing", dpkg ? Severity::Info : Severity::Warning,
-               "/" + m.path + " listed in the RECORD of " + d.name + " " + d.version + " is missing",
-               {{"package", d.name}, {"path", "/" + m.path}});
-      }
-      if (!rc.malformedRows.empty())
-        r_.add("python.record.malformed", Severity::Warning,
-               "RECORD of " + d.name + " has " + std::to_string(rc.malformedRows.size()) + " malformed row(s)",
-               {{"package", d.name}, {"path", "/" + d.metadataDir + "/RECORD"}});
-      if (!rc.unlisted.empty()) {
-        unl[d.name] = rc.unlisted;
-        r_.add("python.record.unlisted", Severity::Info,
-               std::to_string(rc.unlisted.size()) + " file(s) in the package directories of " + d.name +
-                   " are not in its RECORD",
-               {{"package", d.name}});
-      }
+      reportRecord(d, rc, unl);
     }
-    return {{"kind", e.kind},
-            {"creator", e.creator},
-            {"prefix", "/" + e.prefix},
-            {"interpreter", e.interpreter.empty() ? json(nullptr) : json("/" + e.interpreter)},
-            {"python_version", e.version},
-            {"include_system_site_packages", e.includeSystemSitePackages},
-            {"paths",
-             [&] {
-               json p = json::array();
-               for (const auto& x : e.paths) p.push_back("/" + x);
-               return p;
-             }()},
-            {"packages", pkgs},
-            {"freeze", freeze},
-            {"contract", {{"missing", missing}, {"conflicts", conflicts}}},
-            {"record_files_checked", checkedFiles},
-            {"unlisted", unl}};
+    return checkedFiles;
+  }
+
+  // The findings of one distribution's RECORD check; its unlisted files go into `unl`.
+  void reportRecord(const python::Distribution& d, const python::RecordCheck& rc, json& unl) {
+    // A distribution an OS package manager installed (it owns the metadata) answers to that
+    // manager's database (dpkg's md5sums, rpm's digests).
+    std::string distOwner = osOwner(d.metadataDir);
+    if (distOwner.empty()) distOwner = osOwner(d.metadataDir + "/METADATA");
+    for (const auto& m : rc.modified) {
+      std::string owner = distOwner.empty() ? osOwner(m.path) : distOwner;
+      bool dpkg = !owner.empty();
+      r_.add("python.record.modified", dpkg ? Severity::Info : Severity::Error,
+             "/" + m.path + " of " + d.name + " " + d.version + " does not match its RECORD hash" +
+                 (dpkg ? " (owned by " + owner + ", whose database is the authority)" : ""),
+             {{"package", d.name}, {"path", "/" + m.path}, {"layer", layerOf(m.layer)}});
+    }
+    for (const auto& q : rc.quirks)
+      r_.add("python.record.quirk", Severity::Info, "/" + q.path + " of " + d.name + " " + d.version + ": " + q.quirk,
+             {{"package", d.name}, {"path", "/" + q.path}, {"layer", layerOf(q.layer)}});
+    for (const auto& m : rc.missing) {
+      bool dpkg = !distOwner.empty() || !osOwner(m.path).empty();
+      r_.add("python.record.missing", dpkg ? Severity::Info : Severity::Warning,
+             "/" + m.path + " listed in the RECORD of " + d.name + " " + d.version + " is missing",
+             {{"package", d.name}, {"path", "/" + m.path}});
+    }
+    if (!rc.malformedRows.empty())
+      r_.add("python.record.malformed", Severity::Warning,
+             "RECORD of " + d.name + " has " + std::to_string(rc.malformedRows.size()) + " malformed row(s)",
+             {{"package", d.name}, {"path", "/" + d.metadataDir + "/RECORD"}});
+    if (!rc.unlisted.empty()) {
+      unl[d.name] = rc.unlisted;
+      r_.add("python.record.unlisted", Severity::Info,
+             std::to_string(rc.unlisted.size()) + " file(s) in the package directories of " + d.name +
+                 " are not in its RECORD",
+             {{"package", d.name}});
+    }
   }
 
   const python::Distribution* installed(const std::string& key) const {

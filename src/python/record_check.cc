@@ -1,7 +1,6 @@
 #include "kernodeck/python/record_check.h"
 
-#include <map>
-#include <set>
+#include <algorithm>
 
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/path.h"
@@ -100,90 +99,131 @@ uint64_t recordCaptureLimit(const std::string& p) {
   return 64u << 10;
 }
 
-void recordHashedPaths(const oci::FsView& v, const Distribution& dist, std::vector<std::string>& out) {
-  std::vector<RecordRow> storage;
-  for (const auto& row : rowsOf(v, dist, storage)) {
-    if (row.algorithm != "sha256" || row.path.ends_with(".pyc")) continue;
-    std::string path = joinInside(dist.location, row.path);
-    if (path.empty() || path == dist.metadataDir + "/RECORD") continue;
-    if (auto resolved = v.resolve(path, false); resolved.ok() && !v.hashKnown(*resolved, "sha256"))
-      out.push_back(*resolved);
-  }
-}
-
-RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
-  RecordCheck rc;
+RecordChecker::RecordChecker(const oci::FsView& v, const Distribution& dist) : view_(&v), dist_(&dist) {
   std::set<std::string> listed;
   std::set<std::string> topDirs;
-  std::map<std::string, std::string> rehashed;  // "algorithm:resolved path" -> hex, for digests the walk left out
   std::vector<RecordRow> storage;
-  for (const auto& row : rowsOf(v, dist, storage)) {
-    std::string path = joinInside(dist.location, row.path);
-    if (path.empty()) {
-      rc.malformedRows.push_back(row.path);
-      continue;
-    }
-    listed.insert(path);
-    if (row.malformed) rc.malformedRows.push_back(row.path);
-    if (row.path.ends_with(".pyc") || row.algorithm.empty()) continue;
-    if (path == dist.metadataDir + "/RECORD") continue;
-    // First component of in-package paths: the package's own directories.
-    if (row.path.find("..") == std::string::npos && row.path.find('/') != std::string::npos) {
-      std::string top = row.path.substr(0, row.path.find('/'));
-      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && top != "__pycache__")
-        topDirs.insert(dist.location + "/" + top);
-    }
-    ++rc.checked;
-    auto resolved = v.resolve(path, false);
-    auto node = resolved.ok() ? v.info(*resolved) : std::nullopt;
-    if (!node || node->kind == oci::EntryKind::Dir) {
-      rc.missing.push_back({path, -1, row.digest, "", ""});
-      continue;
-    }
-    std::string hex;
-    if (row.algorithm == "sha256" || row.algorithm == "md5") {  // recorded by the walk
-      auto h = v.hashResolved(*resolved, row.algorithm);
-      if (!h.ok()) continue;  // not hashable (e.g. a symlink): nothing to compare
-      hex = *h;
-    } else if (auto seen = rehashed.find(row.algorithm + ":" + *resolved); seen != rehashed.end()) {
-      hex = seen->second;  // rows naming one file again (or through links) cost no second read
-    } else {
-      auto content = v.readResolved(*resolved, 64u << 20);
-      if (!content.ok()) continue;
-      util::Hasher hasher(row.algorithm);
-      if (!hasher.valid()) continue;
-      hasher.update(*content);
-      hex = hasher.hex();
-      rehashed.emplace(row.algorithm + ":" + *resolved, hex);
-    }
-    bool hexDigest = false;
-    std::string want = decodeRecordDigest(row.algorithm, row.digest, &hexDigest);
-    if (want.empty()) {
-      rc.malformedRows.push_back(row.path);
-      continue;
-    }
-    if (want == hex) {
-      if (hexDigest)
-        rc.quirks.push_back({path, node->layer, want, hex,
-                             "the RECORD digest is hex rather than urlsafe base64, as some build backends write it "
-                             "(astral-sh/uv#15398); the file matches it"});
-      continue;
-    }
-    auto content = v.readResolved(*resolved, 64u << 10);
-    std::string quirk = classifyRecordQuirk(row.path, path == dist.metadataDir + "/METADATA",
-                                            content.ok() ? &*content : nullptr, row.algorithm, want);
-    if (!quirk.empty())
-      rc.quirks.push_back({path, node->layer, want, hex, quirk});
-    else
-      rc.modified.push_back({path, node->layer, want, hex, ""});
-  }
+  const auto& rows = rowsOf(v, dist, storage);
+  for (size_t i = 0; i < rows.size(); ++i) checkRow(i, rows[i], listed, topDirs);
+  rehashed_.clear();  // only rows of other algorithms than SHA-256 use it, and none waits
   for (const auto& dir : topDirs) {
     std::vector<std::string> files;
     walkFiles(v, dir, files, 0);
     for (const auto& f : files)
-      if (!listed.count(f)) rc.unlisted.push_back(f);
+      if (!listed.count(f)) result_.unlisted.push_back(f);
   }
-  return rc;
+}
+
+void RecordChecker::checkRow(size_t index, const RecordRow& row, std::set<std::string>& listed,
+                             std::set<std::string>& topDirs) {
+  const Distribution& dist = *dist_;
+  std::string path = joinInside(dist.location, row.path);
+  if (path.empty()) {
+    note(index, List::Malformed, {row.path, -1, "", "", ""});
+    return;
+  }
+  listed.insert(path);
+  if (row.malformed) note(index, List::Malformed, {row.path, -1, "", "", ""});
+  if (row.path.ends_with(".pyc") || row.algorithm.empty()) return;
+  if (path == dist.metadataDir + "/RECORD") return;
+  // First component of in-package paths: the package's own directories.
+  if (row.path.find("..") == std::string::npos && row.path.find('/') != std::string::npos) {
+    std::string top = row.path.substr(0, row.path.find('/'));
+    if (!top.ends_with(".dist-info") && !top.ends_with(".data") && top != "__pycache__")
+      topDirs.insert(dist.location + "/" + top);
+  }
+  ++result_.checked;
+  auto resolved = view_->resolve(path, false);
+  auto node = resolved.ok() ? view_->info(*resolved) : std::nullopt;
+  if (!node || node->kind == oci::EntryKind::Dir) {
+    note(index, List::Missing, {path, -1, row.digest, "", ""});
+    return;
+  }
+  if (row.algorithm == "sha256" && !view_->hashKnown(*resolved, "sha256")) {
+    waiting_.push_back({index, row, path, *resolved, node->layer});
+    return;
+  }
+  std::string hex;
+  if (digestOf(row, *resolved, hex)) compare(index, row, path, *resolved, node->layer, hex);
+}
+
+bool RecordChecker::digestOf(const RecordRow& row, const std::string& resolved, std::string& hex) {
+  if (row.algorithm == "sha256" || row.algorithm == "md5") {  // recorded by the walk
+    auto h = view_->hashResolved(resolved, row.algorithm);
+    if (!h.ok()) return false;  // not hashable (e.g. a symlink): nothing to compare
+    hex = *h;
+    return true;
+  }
+  if (auto seen = rehashed_.find(row.algorithm + ":" + resolved); seen != rehashed_.end()) {
+    hex = seen->second;  // rows naming one file again (or through links) cost no second read
+    return true;
+  }
+  auto content = view_->readResolved(resolved, 64u << 20);
+  if (!content.ok()) return false;
+  util::Hasher hasher(row.algorithm);
+  if (!hasher.valid()) return false;
+  hasher.update(*content);
+  hex = hasher.hex();
+  rehashed_.emplace(row.algorithm + ":" + resolved, hex);
+  return true;
+}
+
+void RecordChecker::compare(size_t index, const RecordRow& row, const std::string& path, const std::string& resolved,
+                            int layer, const std::string& hex) {
+  bool hexDigest = false;
+  std::string want = decodeRecordDigest(row.algorithm, row.digest, &hexDigest);
+  if (want.empty()) {
+    note(index, List::Malformed, {row.path, -1, "", "", ""});
+    return;
+  }
+  if (want == hex) {
+    if (hexDigest)
+      note(index, List::Quirks,
+           {path, layer, want, hex,
+            "the RECORD digest is hex rather than urlsafe base64, as some build backends write it "
+            "(astral-sh/uv#15398); the file matches it"});
+    return;
+  }
+  auto content = view_->readResolved(resolved, 64u << 10);
+  std::string quirk = classifyRecordQuirk(row.path, path == dist_->metadataDir + "/METADATA",
+                                          content.ok() ? &*content : nullptr, row.algorithm, want);
+  if (!quirk.empty())
+    note(index, List::Quirks, {path, layer, want, hex, quirk});
+  else
+    note(index, List::Modified, {path, layer, want, hex, ""});
+}
+
+void RecordChecker::pendingHashes(std::vector<std::string>& out) const {
+  for (const auto& w : waiting_) out.push_back(w.resolved);
+}
+
+RecordCheck RecordChecker::finish() {
+  for (const auto& w : waiting_) {
+    std::string hex;
+    if (digestOf(w.record, w.resolved, hex)) compare(w.row, w.record, w.path, w.resolved, w.layer, hex);
+  }
+  waiting_.clear();
+  // A waiting row's issues were noted after later rows': back into row order (stable, so the
+  // issues of one row keep theirs).
+  std::stable_sort(noted_.begin(), noted_.end(), [](const Noted& a, const Noted& b) { return a.row < b.row; });
+  for (auto& n : noted_) {
+    switch (n.list) {
+      case List::Modified: result_.modified.push_back(std::move(n.issue)); break;
+      case List::Missing: result_.missing.push_back(std::move(n.issue)); break;
+      case List::Quirks: result_.quirks.push_back(std::move(n.issue)); break;
+      case List::Malformed: result_.malformedRows.push_back(std::move(n.issue.path)); break;
+    }
+  }
+  noted_.clear();
+  return std::move(result_);
+}
+
+RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {
+  RecordChecker checker(v, dist);
+  std::vector<std::string> paths;
+  checker.pendingHashes(paths);
+  v.prepareHashes(paths, "sha256");
+  return checker.finish();
 }
 
 }  // namespace kernodeck::python

@@ -148,3 +148,77 @@ TEST(RecordQuirks, RowsNamingOneFileAgainCostOneRead) {
   EXPECT_TRUE(rc.malformedRows.empty());
   std::filesystem::remove_all(root);
 }
+
+namespace {
+
+// A directory view that says it holds the SHA-256 of the files named `known*` (as a layer walk
+// holds those it hashed), and records what prepareHashes() was asked for.
+class PartlyHashedView : public oci::FsView {
+ public:
+  explicit PartlyHashedView(std::unique_ptr<oci::FsView> dir) : dir_(std::move(dir)) {}
+  std::optional<oci::Node> stat(const std::string& p) const override { return dir_->stat(p); }
+  std::vector<std::string> list(const std::string& d) const override { return dir_->list(d); }
+  Result<std::string> readResolved(const std::string& p, uint64_t limit) const override {
+    return dir_->readResolved(p, limit);
+  }
+  Result<std::string> hashResolved(const std::string& p, const std::string& a) const override {
+    return dir_->hashResolved(p, a);
+  }
+  void prepareHashes(const std::vector<std::string>& paths, const std::string&) const override {
+    prepared.insert(prepared.end(), paths.begin(), paths.end());
+  }
+  bool hashKnown(const std::string& p, const std::string& a) const override {
+    return a == "sha256" && p.substr(p.rfind('/') + 1).starts_with("known");
+  }
+  mutable std::vector<std::string> prepared;
+
+ private:
+  std::unique_ptr<oci::FsView> dir_;
+};
+
+}  // namespace
+
+// Each RECORD is parsed and resolved once (issue 31): the rows whose SHA-256 the view holds are
+// checked at once, the others wait for prepareHashes() and are checked by finish(). The issues
+// still come in the RECORD's row order, and only the waiting rows' files are prepared.
+TEST(RecordChecker, WaitingRowsAreCheckedInRowOrder) {
+  char tmpl[] = "/tmp/kdk-record-XXXXXX";
+  std::string root = ::mkdtemp(tmpl);
+  std::string site = "usr/lib/python3/dist-packages";
+  std::filesystem::create_directories(root + "/" + site + "/pkg");
+  Distribution d;
+  d.name = "pkg";
+  d.location = site;
+  d.metadataDir = site + "/pkg-1.0.dist-info";
+  d.hasRecord = true;
+  // Alternating known and waiting files, every one changed since RECORD was written.
+  std::vector<std::string> names = {"known1.py", "wait1.py", "known2.py", "wait2.py", "known3.py"};
+  for (const auto& n : names) {
+    std::ofstream(root + "/" + site + "/pkg/" + n) << "now\n";
+    d.record.push_back({"pkg/" + n, "sha256", b64("then\n"), "", false});
+  }
+  d.record.push_back({"pkg/gone.py", "sha256", b64("x"), "", false});
+  d.record.push_back({"pkg/bad.py", "sha256", "not base64!", "", false});  // waiting and malformed
+  std::ofstream(root + "/" + site + "/pkg/bad.py") << "x\n";
+  auto dir = oci::openDirView(root);
+  ASSERT_TRUE(dir.ok());
+  PartlyHashedView view(std::move(*dir));
+  RecordChecker checker(view, d);
+  std::vector<std::string> pending;
+  checker.pendingHashes(pending);
+  EXPECT_EQ(pending, (std::vector<std::string>{site + "/pkg/wait1.py", site + "/pkg/wait2.py", site + "/pkg/bad.py"}));
+  RecordCheck rc = checker.finish();
+  EXPECT_EQ(rc.checked, 7u);
+  std::vector<std::string> modified;
+  for (const auto& m : rc.modified) modified.push_back(m.path.substr(m.path.rfind('/') + 1));
+  EXPECT_EQ(modified, names);
+  ASSERT_EQ(rc.missing.size(), 1u);
+  EXPECT_EQ(rc.missing[0].path, site + "/pkg/gone.py");
+  EXPECT_EQ(rc.malformedRows, (std::vector<std::string>{"pkg/bad.py"}));
+  // checkRecord() is the same check with the waiting rows prepared alone.
+  RecordCheck whole = checkRecord(view, d);
+  EXPECT_EQ(view.prepared, pending);
+  ASSERT_EQ(whole.modified.size(), rc.modified.size());
+  for (size_t i = 0; i < whole.modified.size(); ++i) EXPECT_EQ(whole.modified[i].path, rc.modified[i].path);
+  std::filesystem::remove_all(root);
+}

@@ -2,6 +2,8 @@
 // it is in the final filesystem. pip never does this; Kernodeck does.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,10 +51,51 @@ std::string decodeRecordDigest(const std::string& algorithm, const std::string& 
 // bin directories of environments (not the system's /usr/bin).
 uint64_t recordCaptureLimit(const std::string& path);
 
+// One distribution's RECORD, read, parsed and resolved in the view once (issue 31: parsing and
+// resolving every row twice, once to list the hashes to prepare and once to check them, was
+// ~30 % of the audit's CPU at 200,000 files). The constructor checks every row whose digest the
+// view can give now; a row whose SHA-256 the view does not hold yet (FsView::hashKnown) waits,
+// resolved, until pendingHashes() has gone to FsView::prepareHashes (with the other
+// distributions' paths, so a layer is read again at most once) and finish() is called.
 // `.pyc` files and RECORD's own row are skipped, as are rows without a hash.
+class RecordChecker {
+ public:
+  // Keeps references to both: they outlive the checker.
+  RecordChecker(const oci::FsView& view, const Distribution& dist);
+  // Appends the resolved paths whose SHA-256 finish() will ask the view for.
+  void pendingHashes(std::vector<std::string>& out) const;
+  // Checks the waiting rows; the issues come in the RECORD's row order, as one pass would give.
+  RecordCheck finish();
+
+ private:
+  enum class List { Modified, Missing, Quirks, Malformed };
+  struct Noted {  // an issue and the row it came from, to restore the row order in finish()
+    size_t row;
+    List list;
+    RecordIssue issue;
+  };
+  struct Waiting {  // a row whose SHA-256 the view does not hold yet
+    size_t row;
+    RecordRow record;
+    std::string path, resolved;
+    int layer;
+  };
+  void checkRow(size_t index, const RecordRow& row, std::set<std::string>& listed, std::set<std::string>& topDirs);
+  // The file's digest under the row's algorithm; false when it cannot be had (nothing to compare).
+  bool digestOf(const RecordRow& row, const std::string& resolved, std::string& hex);
+  void compare(size_t index, const RecordRow& row, const std::string& path, const std::string& resolved, int layer,
+               const std::string& hex);
+  void note(size_t row, List list, RecordIssue issue) { noted_.push_back({row, list, std::move(issue)}); }
+
+  const oci::FsView* view_;
+  const Distribution* dist_;
+  RecordCheck result_;
+  std::vector<Noted> noted_;
+  std::vector<Waiting> waiting_;
+  std::map<std::string, std::string> rehashed_;  // "algorithm:resolved path" -> hex, digests the walk left out
+};
+
+// RecordChecker's whole check for one distribution, its hashes prepared alone.
 RecordCheck checkRecord(const oci::FsView& view, const Distribution& dist);
-// Appends the resolved paths whose SHA-256 checkRecord() will read and the view does not hold
-// yet (FsView::hashKnown), for FsView::prepareHashes.
-void recordHashedPaths(const oci::FsView& view, const Distribution& dist, std::vector<std::string>& out);
 
 }  // namespace kernodeck::python
