@@ -313,6 +313,11 @@ bool TarWalk::readData(const Header& h, Sinks& s, bool& atEnd) {
 
 }  // namespace
 
-void readTarEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out) { TarWalk(tar, opts, out).run(); }
+void readTarEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out) {
+  TarWalk(tar, opts, out).run();
+  // The scan waits for the layers before it to be applied: without the slack of its growth
+  // (up to half of what the vector holds).
+  out.entries.shrink_to_fit();
+}
 
 }  // namespace kernodeck::oci
