@@ -571,7 +571,7 @@ class Pipeline {
                  std::vector<oci::UnsafeEntry> refused, suspicious = scan.suspicious;
                  {
                    util::StageTimer t(util::Stage::View);
-                   view->apply(scan, static_cast<int>(i), refused, suspicious);
+                   view->apply(scan.entries, static_cast<int>(i), refused, suspicious);
                  }
                  for (const auto& u : refused)
                    r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,

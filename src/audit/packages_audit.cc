@@ -7,6 +7,7 @@
 #include "kernodeck/audit/apk.h"
 #include "kernodeck/audit/conda.h"
 #include "kernodeck/audit/rpm.h"
+#include "kernodeck/oci/layer_scan.h"
 #include "kernodeck/os/dpkg.h"
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/environment.h"

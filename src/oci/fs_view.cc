@@ -230,39 +230,75 @@ std::string entryName(const LayerEntry& e) {
 // containerd's fs.RootPath gives up after 255 links.
 constexpr int kMaxLinks = 255;
 
-void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntry>& unsafe,
+Result<std::string> LayeredView::landing(const LayerEntry& e, std::string& resolved, std::string& via) const {
+  // containerd: the parent is resolved inside the root (fs.RootPath), the base name is not.
+  size_t slash = e.path.rfind('/');
+  std::string parent = e.kind == EntryKind::Opaque ? e.path : slash == std::string::npos ? "" : e.path.substr(0, slash);
+  std::string base = e.kind == EntryKind::Opaque ? "" : slash == std::string::npos ? e.path : e.path.substr(slash + 1);
+  resolved = parent;
+  if (!parent.empty()) {
+    auto it = nodes_.find(parent);
+    if (it == nodes_.end() || it->second.kind != EntryKind::Dir) {
+      auto r = walk(parent, true, true, kMaxLinks, &via);
+      if (!r.ok()) return Error::Invalid(r.error().message + " (a runtime fails to unpack the layer)");
+      resolved = *r;
+    }
+  }
+  return base.empty() ? resolved : joinPath(resolved, base);
+}
+
+Result<Node> LayeredView::hardlinkNode(const LayerEntry& e, int layer, std::vector<UnsafeEntry>& suspicious) const {
+  // containerd's hardlinkRootPath: the target's parent resolved inside the root, its base
+  // name not (a hardlink to a symlink links the symlink).
+  std::string_view raw = e.linkTarget;
+  size_t ls = raw.rfind('/');
+  std::string linkVia;
+  auto dir =
+      walk(ls == std::string_view::npos ? std::string_view() : raw.substr(0, ls + 1), true, true, kMaxLinks, &linkVia);
+  if (!dir.ok()) return Error::Invalid("hardlink target " + util::printable(e.linkTarget) + ": " + dir.error().message);
+  std::string target = *dir;
+  std::string_view file = ls == std::string_view::npos ? raw : raw.substr(ls + 1);
+  if (file == "..") {
+    size_t k = target.rfind('/');
+    target = k == std::string::npos ? "" : target.substr(0, k);
+  } else if (!file.empty() && file != ".")
+    target = joinPath(target, std::string(file));
+  auto t = nodes_.find(target);
+  if (target.empty() || (t != nodes_.end() && t->second.kind == EntryKind::Dir))
+    return Error::Invalid("hardlink to a directory ('/" + util::printable(target) + "')");
+  if (t == nodes_.end())
+    return Error::Invalid("hardlink to '" + util::printable(e.linkTarget) + "', which is not in the image");
+  if (!linkVia.empty())
+    suspicious.push_back({util::printable(e.path), "hardlink target " + util::printable(e.linkTarget) +
+                                                       " reached through symlink '" + util::printable(linkVia) + "'"});
+  Node n = unpack(t->second);
+  if (n.dataPath.empty()) {
+    n.dataLayer = t->second.layer;
+    n.dataPath = target;
+  }
+  n.layer = layer;
+  return n;
+}
+
+void LayeredView::apply(const std::vector<LayerEntry>& entries, int layer, std::vector<UnsafeEntry>& unsafe,
                         std::vector<UnsafeEntry>& suspicious) {
   // What this layer wrote, parents included: overlayfs's upper directory. A whiteout or an
   // opaque directory hides only what is not in it (the OCI spec; containerd's overlay applier),
   // wherever the marker sits in the tar. Kept only when the layer has such markers.
   bool markers = false;
-  for (const auto& e : scan.entries) markers = markers || e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque;
+  for (const auto& e : entries) markers = markers || e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque;
   std::set<std::string> upperSet;
   std::set<std::string>* upper = markers ? &upperSet : nullptr;
 
-  for (const auto& e : scan.entries) {
+  for (const auto& e : entries) {
     auto refuse = [&](const std::string& why) { unsafe.push_back({util::printable(entryName(e)), why}); };
-    // containerd: the parent is resolved inside the root (fs.RootPath), the base name is not.
-    size_t slash = e.path.rfind('/');
-    std::string parent = e.kind == EntryKind::Opaque  ? e.path
-                         : slash == std::string::npos ? ""
-                                                      : e.path.substr(0, slash);
-    std::string base = e.kind == EntryKind::Opaque  ? ""
-                       : slash == std::string::npos ? e.path
-                                                    : e.path.substr(slash + 1);
-    std::string resolved = parent, via;
-    if (!parent.empty()) {
-      auto it = nodes_.find(parent);
-      if (it == nodes_.end() || it->second.kind != EntryKind::Dir) {
-        auto r = walk(parent, true, true, kMaxLinks, &via);
-        if (!r.ok()) {
-          refuse(r.error().message + " (a runtime fails to unpack the layer)");
-          continue;
-        }
-        resolved = *r;
-      }
+    std::string resolved, via;
+    auto landed = landing(e, resolved, via);
+    if (!landed.ok()) {
+      refuse(landed.error().message);
+      continue;
     }
-    std::string path = base.empty() ? resolved : joinPath(resolved, base);
+    const std::string& path = *landed;
     if (!via.empty())
       suspicious.push_back({util::printable(entryName(e)), "written through symlink '" + util::printable(via) +
                                                                "': a runtime applies it at '/" + util::printable(path) +
@@ -298,43 +334,12 @@ void LayeredView::apply(const LayerScan& scan, int layer, std::vector<UnsafeEntr
     }
     Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.sha1, e.content, -1, ""};
     if (e.kind == EntryKind::Hardlink) {
-      // containerd's hardlinkRootPath: the target's parent resolved inside the root, its base
-      // name not (a hardlink to a symlink links the symlink).
-      std::string_view raw = e.linkTarget;
-      size_t ls = raw.rfind('/');
-      std::string linkVia;
-      auto dir = walk(ls == std::string_view::npos ? std::string_view() : raw.substr(0, ls + 1), true, true, kMaxLinks,
-                      &linkVia);
-      if (!dir.ok()) {
-        refuse("hardlink target " + util::printable(e.linkTarget) + ": " + dir.error().message);
+      auto linked = hardlinkNode(e, layer, suspicious);
+      if (!linked.ok()) {
+        refuse(linked.error().message);
         continue;
       }
-      std::string target = *dir;
-      std::string_view file = ls == std::string_view::npos ? raw : raw.substr(ls + 1);
-      if (file == "..") {
-        size_t k = target.rfind('/');
-        target = k == std::string::npos ? "" : target.substr(0, k);
-      } else if (!file.empty() && file != ".")
-        target = joinPath(target, std::string(file));
-      auto t = nodes_.find(target);
-      if (target.empty() || (t != nodes_.end() && t->second.kind == EntryKind::Dir)) {
-        refuse("hardlink to a directory ('/" + util::printable(target) + "')");
-        continue;
-      }
-      if (t == nodes_.end()) {
-        refuse("hardlink to '" + util::printable(e.linkTarget) + "', which is not in the image");
-        continue;
-      }
-      if (!linkVia.empty())
-        suspicious.push_back({util::printable(e.path), "hardlink target " + util::printable(e.linkTarget) +
-                                                           " reached through symlink '" + util::printable(linkVia) +
-                                                           "'"});
-      n = unpack(t->second);
-      if (n.dataPath.empty()) {
-        n.dataLayer = t->second.layer;
-        n.dataPath = target;
-      }
-      n.layer = layer;
+      n = std::move(*linked);
     } else if (path != e.path && e.kind == EntryKind::File) {
       n.dataLayer = layer;  // the bytes are under the tar's name, not where a link led them
       n.dataPath = e.path;

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #ifdef KERNODECK_HAVE_ISAL
@@ -21,48 +20,23 @@
 #endif
 #include <vector>
 
-#include "kernodeck/util/file_digests.h"
 #include "kernodeck/util/hash.h"
-#include "kernodeck/util/path.h"
 #include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"
+#include "tar_entries.h"
 
 namespace kernodeck::oci {
 
-const char* toString(EntryKind k) {
-  switch (k) {
-    case EntryKind::File: return "file";
-    case EntryKind::Dir: return "dir";
-    case EntryKind::Symlink: return "symlink";
-    case EntryKind::Hardlink: return "hardlink";
-    case EntryKind::Char: return "char";
-    case EntryKind::Block: return "block";
-    case EntryKind::Fifo: return "fifo";
-    case EntryKind::Whiteout: return "whiteout";
-    case EntryKind::Opaque: return "opaque";
-  }
-  return "?";
-}
-
-std::string cleanEntryPath(std::string_view name, std::string& note) {
-  util::RootedPath r = util::cleanRooted(name);
-  note.clear();
-  if (r.dotdot)
-    note = "'..' in the path";
-  else if (r.absolute && !r.path.empty())
-    note = "absolute path";  // "/" alone is the root entry umoci writes
-  return std::move(r.path);
-}
-
-static_assert(unsigned(kHashSha256) == unsigned(util::FileDigests::kSha256) &&
-              unsigned(kHashMd5) == unsigned(util::FileDigests::kMd5) &&
-              unsigned(kHashSha1) == unsigned(util::FileDigests::kSha1));
-
 namespace {
+
+// Fails the scan with the first error met (a later one is a consequence of it).
+void fail(LayerScan& out, std::string msg) {
+  if (!out.error) out.error = Error::Corrupt(std::move(msg));
+}
 
 constexpr size_t kChunk = 1 << 17;
 constexpr size_t kInflatedChunk = 1 << 18;
-constexpr size_t kInflatedChunks = 16;  // 4 MiB in flight between the threads of a layer
+constexpr size_t kInflatedChunks = 8;  // 2 MiB in flight between the threads of a layer, each layer read at once
 
 struct Pipe;
 
@@ -349,214 +323,15 @@ la_ssize_t readInflated(struct archive* a, void* ud, const void** out) {
   return static_cast<la_ssize_t>(n);
 }
 
-std::string archiveError(struct archive* a, const char* fallback) {
-  const char* e = archive_error_string(a);
-  return util::printable(e ? e : fallback);
-}
-
-EntryKind kindOf(struct archive_entry* e) {
-  if (archive_entry_hardlink(e)) return EntryKind::Hardlink;
-  switch (archive_entry_filetype(e)) {
-    case AE_IFDIR: return EntryKind::Dir;
-    case AE_IFLNK: return EntryKind::Symlink;
-    case AE_IFCHR: return EntryKind::Char;
-    case AE_IFBLK: return EntryKind::Block;
-    case AE_IFIFO: return EntryKind::Fifo;
-    default: return EntryKind::File;
-  }
-}
-
-// Classifies whiteout names. Returns false (with reason) for malformed ones.
-bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
-  ignore = false;
-  size_t slash = le.path.rfind('/');
-  std::string dir = slash == std::string::npos ? "" : le.path.substr(0, slash);
-  std::string base = slash == std::string::npos ? le.path : le.path.substr(slash + 1);
-  if (base.rfind(".wh.", 0) != 0) return true;
-  if (base == ".wh..wh..opq") {
-    le.kind = EntryKind::Opaque;
-    le.path = dir;
-    return true;
-  }
-  if (base.rfind(".wh..wh.", 0) == 0) {  // AUFS metadata (.wh..wh.plnk, ...): not content
-    ignore = true;
-    return true;
-  }
-  std::string target = base.substr(4);
-  if (target.empty() || target == "." || target == "..") {
-    reason = target.empty() ? "bare whiteout '.wh.'" : "whiteout of '" + target + "'";
-    return false;
-  }
-  le.kind = EntryKind::Whiteout;
-  le.path = dir.empty() ? target : dir + "/" + target;
-  return true;
-}
-
-// Reads the tar's entries into `out`; a damaged archive stops the walk through `fail`.
-template <typename Fail>
-void readEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out, Fail& fail) {
-  std::set<std::string> seen;
-  util::FileDigests digests;  // one set of contexts for every file of the layer
-  uint64_t entries = 0, captured = 0;
-  struct archive_entry* e = nullptr;
-  // Go's archive/tar (and so containerd) takes the end of the input right after an entry's
-  // data, before its padding, as the end of the archive; umoci insert writes such layers.
-  bool dataComplete = false;
-  auto endsAfterData = [&] {
-    const char* msg = archive_error_string(tar);
-    return dataComplete && msg && std::string_view(msg).find("Truncated") != std::string_view::npos;
-  };
-  while (true) {
-    int rc = archive_read_next_header(tar, &e);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-      if (!endsAfterData()) fail("layer tar is damaged: " + archiveError(tar, "bad header"));
-      break;
-    }
-    if (++entries > opts.maxEntries) {
-      fail("layer holds more than " + std::to_string(opts.maxEntries) + " entries");
-      break;
-    }
-    dataComplete = false;
-    const char* rawName = archive_entry_pathname(e);
-    if (!rawName) rawName = archive_entry_pathname_utf8(e);
-    std::string name = rawName ? rawName : "";
-    LayerEntry le;
-    std::string reason, note;
-    bool ok = true;
-    le.path = cleanEntryPath(name, note);
-    bool ignore = le.path.empty();  // the root itself: containerd skips it
-    if (!ignore) ok = applyWhiteoutName(le, reason, ignore);
-    le.kind = (le.kind == EntryKind::Whiteout || le.kind == EntryKind::Opaque) ? le.kind : kindOf(e);
-    le.mode = archive_entry_perm(e);
-    le.uid = archive_entry_uid(e);
-    le.gid = archive_entry_gid(e);
-    le.size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
-    if (ok && !ignore && le.kind == EntryKind::Hardlink) {
-      le.linkTarget = archive_entry_hardlink(e);
-      std::string targetNote;
-      (void)cleanEntryPath(le.linkTarget, targetNote);
-      if (!targetNote.empty() && note.empty())
-        note = "hardlink target " + util::printable(le.linkTarget) + ": " + targetNote;
-    }
-    if (le.kind == EntryKind::Symlink) {
-      const char* t = archive_entry_symlink(e);
-      le.linkTarget = t ? t : "";
-    }
-    if (ok && !ignore && le.size < 0) {
-      ok = false;
-      reason = "negative size";
-    }
-    if (ok && !ignore && static_cast<uint64_t>(le.size) > opts.maxEntryBytes) {
-      ok = false;
-      reason = "claims " + util::humanBytes(static_cast<uint64_t>(le.size));
-    }
-    if (ok && !ignore && le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque && !seen.insert(le.path).second)
-      out.suspicious.push_back({util::printable(name), "duplicate entry (the later one wins)"});
-    if (!ok)
-      out.unsafe.push_back({util::printable(name), reason});
-    else if (!note.empty())
-      out.suspicious.push_back({util::printable(name), note + " (a runtime applies it inside the root)"});
-
-    bool regular = ok && !ignore && le.kind == EntryKind::File && archive_entry_sparse_count(e) == 0;
-    unsigned want = regular ? (opts.hashes ? opts.hashes(le.path) : kHashSha256 | kHashMd5) : 0;
-    std::unique_ptr<PartialCapture> partial =
-        regular && opts.partial ? opts.partial(le.path, static_cast<uint64_t>(le.size)) : nullptr;
-    uint64_t captureLimit = regular && !partial && opts.capture ? opts.capture(le.path) : 0;
-    bool captureIt = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
-    if (captureIt && static_cast<uint64_t>(le.size) > opts.maxCapturedBytes - captured) {
-      fail("layer holds more than " + util::humanBytes(opts.maxCapturedBytes) +
-           " of files to read (package databases, metadata), last '" + util::printable(name) + "'");
-      break;
-    }
-    if (captureIt) captured += static_cast<uint64_t>(le.size);
-    // kHash* are FileDigests' bits.
-    unsigned hashing = want & (kHashSha256 | kHashMd5 | kHashSha1);
-    if (hashing) digests.start(hashing);
-    std::string content;
-    bool readOk = true, atEnd = false;
-    // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
-    // which are not hashed. Read even when not hashed: the input is a stream, skipping costs
-    // the same, and the bytes tell a complete entry from a truncated one.
-    const void* block = nullptr;
-    size_t n = 0;
-    la_int64_t offset = 0;
-    uint64_t got = 0;
-    while (true) {
-      int rc = archive_read_data_block(tar, &block, &n, &offset);
-      if (rc == ARCHIVE_EOF) break;
-      if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-        dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
-        if (endsAfterData()) {
-          atEnd = true;
-          break;
-        }
-        fail("layer tar is damaged at '" + util::printable(name) + "': " + archiveError(tar, "read error"));
-        readOk = false;
-        break;
-      }
-      got += n;
-      if (hashing) {
-        util::StageTimer t(util::Stage::FileDigests);
-        digests.update(block, n);
-      }
-      if (captureIt) content.append(static_cast<const char*>(block), n);
-      if (partial) partial->feed(static_cast<const char*>(block), n);
-    }
-    if (!readOk) break;
-    if (partial) {
-      std::string kept = partial->finish();
-      if (kept.size() > opts.maxCapturedBytes - captured) {
-        fail("layer holds more than " + util::humanBytes(opts.maxCapturedBytes) +
-             " of files to read (package databases, metadata), last '" + util::printable(name) + "'");
-        break;
-      }
-      captured += kept.size();
-      le.content = std::make_shared<const std::string>(std::move(kept));
-    }
-    dataComplete = le.size > 0 && got >= static_cast<uint64_t>(le.size);
-    if (hashing) {
-      util::StageTimer t(util::Stage::FileDigests);
-      digests.finish(le.sha256, le.md5, le.sha1);
-    }
-    if (captureIt) le.content = std::make_shared<const std::string>(std::move(content));
-    if (!ok || ignore) {
-      if (atEnd) break;
-      continue;
-    }
-    if (le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque) ++out.fileCount;
-    out.entries.push_back(std::move(le));
-    if (atEnd) break;
-  }
-}
-
-}  // namespace
-
-LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
-  LayerScan out;
-  Pipe pipe(opts.digestAlgorithm);
-  pipe.in = &in;
-  pipe.streamHashes = in.computesDigest(opts.digestAlgorithm);
-
-  if (opts.hashOnly) {
-    pipe.drain();
-    if (pipe.inError) out.error = *pipe.inError;
-    out.compressedSize = pipe.compressedBytes;
-    out.digestHex = pipe.streamHashes ? in.digestHex().value_or("") : pipe.compressed.hex();
-    return out;
-  }
+// Sets up the inflater: gzip goes to ISA-L when built with it (the first bytes are peeked),
+// the rest to libarchive's raw reader. Sets `out.detected`; a stream libarchive cannot open
+// fails the scan through `out.error`.
+void openInflater(Pipe& pipe, LayerScan& out) {
   struct archive* inflater = archive_read_new();
   archive_read_support_filter_gzip(inflater);
   archive_read_support_filter_zstd(inflater);
   archive_read_support_format_raw(inflater);
   pipe.inflater = inflater;
-
-  // pipe.inError is the producer's until it is joined; an I/O error replaces this one then.
-  auto fail = [&](std::string msg) {
-    if (!out.error) out.error = Error::Corrupt(std::move(msg));
-  };
-
-  struct archive_entry* rawEntry = nullptr;
   bool useIsal = false;
 #ifdef KERNODECK_HAVE_ISAL
   {
@@ -576,60 +351,81 @@ LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
     }
   }
 #endif
-  bool started = false;
-  if (useIsal) {
-    // The inflater is ISA-L; libarchive only parses the tar.
-  } else if (archive_read_open(inflater, &pipe, nullptr, readCompressed, nullptr) != ARCHIVE_OK) {
-    fail("cannot read layer: " + archiveError(inflater, "unreadable stream"));
+  if (useIsal) return;  // the inflater is ISA-L; libarchive only parses the tar
+  struct archive_entry* rawEntry = nullptr;
+  if (archive_read_open(inflater, &pipe, nullptr, readCompressed, nullptr) != ARCHIVE_OK) {
+    fail(out, "cannot read layer: " + archiveError(inflater, "unreadable stream"));
   } else if (archive_read_next_header(inflater, &rawEntry) != ARCHIVE_OK) {
-    fail("cannot read layer: " + archiveError(inflater, "empty or unreadable stream"));
+    fail(out, "cannot read layer: " + archiveError(inflater, "empty or unreadable stream"));
+  } else {
+    switch (archive_filter_code(inflater, 0)) {
+      case ARCHIVE_FILTER_GZIP: out.detected = Compression::Gzip; break;
+      case ARCHIVE_FILTER_ZSTD: out.detected = Compression::Zstd; break;
+      case ARCHIVE_FILTER_NONE: out.detected = Compression::None; break;
+      default: out.detected = Compression::Unknown;
+    }
   }
-  // Three threads per layer: one inflates, one hashes the inflated stream (DiffID) and this
-  // one parses the tar and hashes files, so a large layer is not bound to one core.
-  std::thread producer, hasher;
+}
+
+// This thread's part, beside the inflating and DiffID threads: parses the tar from the
+// inflated chunks (readTarEntries), then reads what the tar reader left (the end-of-archive
+// padding still belongs to the DiffID), or cancels the producer when the walk failed.
+void parseTar(Pipe& pipe, const ScanOptions& opts, LayerScan& out) {
+  struct archive* tar = archive_read_new();
+  archive_read_support_format_tar(tar);
+  archive_read_support_format_gnutar(tar);
+  util::StageTimer tarTime(util::Stage::Tar);
+  if (archive_read_open(tar, &pipe, nullptr, readInflated, nullptr) != ARCHIVE_OK) {
+    fail(out, "layer is not a tar archive: " + archiveError(tar, "unknown format"));
+  } else {
+    readTarEntries(tar, opts, out);
+  }
+  archive_read_free(tar);
+  if (out.error) {
+    pipe.queue.cancel();
+    return;
+  }
+  const char* data = nullptr;
+  size_t n = 0;
+  std::string error;
+  while (true) {
+    if (!pipe.queue.next(ChunkQueue::kTar, data, n, error)) {
+      fail(out, "cannot inflate layer: " + util::printable(error));
+      break;
+    }
+    if (n == 0) break;
+  }
+}
+
+}  // namespace
+
+LayerScan scanLayer(ByteStream& in, const ScanOptions& opts) {
+  LayerScan out;
+  Pipe pipe(opts.digestAlgorithm);
+  pipe.in = &in;
+  pipe.streamHashes = in.computesDigest(opts.digestAlgorithm);
+
+  if (opts.hashOnly) {
+    pipe.drain();
+    if (pipe.inError) out.error = *pipe.inError;
+    out.compressedSize = pipe.compressedBytes;
+    out.digestHex = pipe.streamHashes ? in.digestHex().value_or("") : pipe.compressed.hex();
+    return out;
+  }
+  // pipe.inError is the producer's until it is joined; an I/O error replaces out.error then.
+  openInflater(pipe, out);
   if (!out.error) {
-    if (!useIsal) switch (archive_filter_code(inflater, 0)) {
-        case ARCHIVE_FILTER_GZIP: out.detected = Compression::Gzip; break;
-        case ARCHIVE_FILTER_ZSTD: out.detected = Compression::Zstd; break;
-        case ARCHIVE_FILTER_NONE: out.detected = Compression::None; break;
-        default: out.detected = Compression::Unknown;
-      }
-    producer = std::thread([&pipe] { pipe.produce(); });
-    hasher = std::thread([&pipe] { pipe.hashDiffId(); });
-    started = true;
-    struct archive* tar = archive_read_new();
-    archive_read_support_format_tar(tar);
-    archive_read_support_format_gnutar(tar);
-    util::StageTimer tarTime(util::Stage::Tar);
-    if (archive_read_open(tar, &pipe, nullptr, readInflated, nullptr) != ARCHIVE_OK) {
-      fail("layer is not a tar archive: " + archiveError(tar, "unknown format"));
-    } else {
-      readEntries(tar, opts, out, fail);
-    }
-    archive_read_free(tar);
-    if (out.error) {
-      pipe.queue.cancel();
-    } else {
-      // What the tar reader left (end-of-archive padding) still belongs to the DiffID.
-      const char* data = nullptr;
-      size_t n = 0;
-      std::string error;
-      while (true) {
-        if (!pipe.queue.next(ChunkQueue::kTar, data, n, error)) {
-          fail("cannot inflate layer: " + util::printable(error));
-          break;
-        }
-        if (n == 0) break;
-      }
-    }
-  }
-  if (started) {
+    // Three threads per layer: one inflates, one hashes the inflated stream (DiffID) and this
+    // one parses the tar and hashes files, so a large layer is not bound to one core.
+    std::thread producer([&pipe] { pipe.produce(); });
+    std::thread hasher([&pipe] { pipe.hashDiffId(); });
+    parseTar(pipe, opts, out);
     producer.join();
     hasher.join();
   }
   pipe.drain();                                 // the producer did, unless it never started
   if (pipe.inError) out.error = *pipe.inError;  // the cause of whatever failed after it
-  archive_read_free(inflater);
+  archive_read_free(pipe.inflater);
   out.compressedSize = pipe.compressedBytes;
   if (pipe.streamHashes)
     out.digestHex = in.digestHex().value_or("");  // empty: the stream ended early

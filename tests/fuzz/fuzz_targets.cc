@@ -96,8 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   oci::LayerScan scan = oci::scanLayer(stream, o);
   oci::LayeredView view;
   std::vector<oci::UnsafeEntry> unsafe;
-  view.apply(scan, 0, unsafe);
-  view.apply(scan, 1, unsafe);
+  view.apply(scan.entries, 0, unsafe);
+  view.apply(scan.entries, 1, unsafe);
   for (const auto& e : scan.entries) {
     (void)view.resolve(e.path, true);
     (void)view.readFile(e.path, 4096);

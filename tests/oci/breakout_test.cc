@@ -327,10 +327,10 @@ void runTable(const std::vector<Case>& cases) {
       if (last) {
         unsafe = s.unsafe;
         suspicious = s.suspicious;
-        view.apply(s, static_cast<int>(i), unsafe, suspicious);
+        view.apply(s.entries, static_cast<int>(i), unsafe, suspicious);
       } else {
         std::vector<UnsafeEntry> u, w;
-        view.apply(s, static_cast<int>(i), u, w);
+        view.apply(s.entries, static_cast<int>(i), u, w);
         EXPECT_TRUE(u.empty()) << c.name << ": the prepared tree is refused: " << u[0].name << ": " << u[0].reason;
       }
     }

@@ -32,7 +32,7 @@ Built build(const std::vector<std::vector<kdktest::TarEntry>>& layers) {
     StringStream in(makeTar(layers[i]));
     LayerScan s = scanLayer(in, o);
     for (auto& u : s.unsafe) b.unsafe.push_back(u);
-    b.view.apply(s, static_cast<int>(i), b.unsafe);
+    b.view.apply(s.entries, static_cast<int>(i), b.unsafe);
   }
   return b;
 }
@@ -243,7 +243,7 @@ TEST(LayeredView, PackedNodesKeepEveryField) {
   s.entries.push_back(hard);
   LayeredView v;
   std::vector<UnsafeEntry> unsafe;
-  v.apply(s, 3, unsafe);
+  v.apply(s.entries, 3, unsafe);
   ASSERT_TRUE(unsafe.empty());
 
   struct Case {

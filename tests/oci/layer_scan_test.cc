@@ -127,6 +127,44 @@ TEST(LayerScan, DuplicateEntryIsReportedAndLaterWins) {
   ASSERT_EQ(s.entries.size(), 2u);
 }
 
+// The duplicate check keeps indices into the layer's entries in a table that grows: past its
+// first size, every duplicate is still found (and only those), whiteouts are not counted, and a
+// later entry of a path kept twice is flagged each time.
+TEST(LayerScan, DuplicatesAreFoundAmongThousandsOfEntries) {
+  std::vector<kdktest::TarEntry> entries = {{"d/", 'd'}};
+  for (int i = 0; i < 3000; ++i) entries.push_back({"d/f" + std::to_string(i), 'f', std::to_string(i)});
+  entries.push_back({"d/.wh.gone", 'f'});
+  entries.push_back({"d/.wh.gone", 'f'});  // a whiteout twice is not a duplicate entry
+  for (int i : {0, 1500, 2999, 1500}) entries.push_back({"d/f" + std::to_string(i), 'f', "again"});
+  entries.push_back({"d/", 'd'});
+  StringStream in(makeTar(entries));
+  LayerScan s = scanLayer(in, {});
+  ASSERT_FALSE(s.error) << s.error->message;
+  EXPECT_EQ(s.entries.size(), entries.size());
+  std::vector<std::string> dup;
+  for (const auto& u : s.suspicious) {
+    EXPECT_NE(u.reason.find("duplicate entry"), std::string::npos) << u.name << ": " << u.reason;
+    dup.push_back(u.name);
+  }
+  EXPECT_EQ(dup, (std::vector<std::string>{"d/f0", "d/f1500", "d/f2999", "d/f1500", "d/"}));
+}
+
+// A captured file is kept in one buffer of its declared size, not in one grown by doubling as
+// its blocks arrive (up to twice the bytes, for every RECORD and package database an image holds).
+TEST(LayerScan, CapturedFileHoldsNoSlack) {
+  std::string big(1000000, 'x');
+  for (size_t i = 0; i < big.size(); i += 7) big[i] = static_cast<char>('a' + i % 26);
+  StringStream in(makeTar({{"RECORD", 'f', big}}, true));
+  ScanOptions o;
+  o.capture = [](const std::string&) -> uint64_t { return 1 << 21; };
+  LayerScan s = scanLayer(in, o);
+  ASSERT_FALSE(s.error) << s.error->message;
+  ASSERT_EQ(s.entries.size(), 1u);
+  ASSERT_TRUE(s.entries[0].content);
+  EXPECT_EQ(*s.entries[0].content, big);
+  EXPECT_LT(s.entries[0].content->capacity(), big.size() + 4096);
+}
+
 TEST(LayerScan, TruncatedAndGarbageInputEndInAnError) {
   std::string gz = makeTar({{"f", 'f', std::string(100000, 'x')}}, true);
   StringStream truncated(gz.substr(0, gz.size() / 2));

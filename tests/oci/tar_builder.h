@@ -95,7 +95,7 @@ inline kernodeck::oci::LayeredView viewOf(const std::vector<TarEntry>& entries) 
   o.capture = [](const std::string&) -> uint64_t { return 1 << 20; };
   StringStream in(makeTar(entries));
   std::vector<kernodeck::oci::UnsafeEntry> unsafe;
-  v.apply(kernodeck::oci::scanLayer(in, o), 0, unsafe);
+  v.apply(kernodeck::oci::scanLayer(in, o).entries, 0, unsafe);
   return v;
 }
 

@@ -20,7 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kernodeck/oci/layer_scan.h"
+#include "kernodeck/oci/view_entry.h"
+#include "kernodeck/util/result.h"
 
 namespace kernodeck::oci {
 
@@ -94,12 +95,13 @@ class LayeredView : public FsView {
   // applied that no build tool writes (through a symlink, a hardlink reached through one) go
   // to `suspicious`. Nothing is ever placed outside the root: a link is resolved as a chroot
   // would resolve it.
-  void apply(const LayerScan& scan, int layerIndex, std::vector<UnsafeEntry>& unsafe,
+  // `entries` are a layer's, in tar order (a LayerScan's, layer_scan.h).
+  void apply(const std::vector<LayerEntry>& entries, int layerIndex, std::vector<UnsafeEntry>& unsafe,
              std::vector<UnsafeEntry>& suspicious);
   // The same, for callers that only want what was refused.
-  void apply(const LayerScan& scan, int layerIndex, std::vector<UnsafeEntry>& unsafe) {
+  void apply(const std::vector<LayerEntry>& entries, int layerIndex, std::vector<UnsafeEntry>& unsafe) {
     std::vector<UnsafeEntry> suspicious;
-    apply(scan, layerIndex, unsafe, suspicious);
+    apply(entries, layerIndex, unsafe, suspicious);
   }
 
   std::optional<Node> stat(const std::string& path) const override;
@@ -131,6 +133,14 @@ class LayeredView : public FsView {
   // Removes what is at `path` and below it, except the paths in `upper` (what the layer being
   // applied wrote): a whiteout or an opaque directory hides lower layers only.
   void hideLower(const std::string& path, const std::set<std::string>& upper);
+  // Where an entry lands: its parent resolved inside the root as containerd's fs.RootPath
+  // resolves it (into `resolvedParent`; the first link followed into `via`), joined with its
+  // base name. An error is why a runtime would fail to unpack it.
+  Result<std::string> landing(const LayerEntry& e, std::string& resolvedParent, std::string& via) const;
+  // The node a hardlink entry makes: its target's, resolved as containerd's hardlinkRootPath
+  // does, remembering where the bytes are. An error is why the entry is refused; a target
+  // reached through a symlink goes to `suspicious`.
+  Result<Node> hardlinkNode(const LayerEntry& e, int layer, std::vector<UnsafeEntry>& suspicious) const;
 
   // A node as the view keeps it, for images of hundreds of thousands of files (issue 19): what
   // Node holds in about a third of the memory. SHA-256 and MD5 in lowercase hex of their

@@ -13,34 +13,9 @@
 #include <vector>
 
 #include "kernodeck/oci/source.h"
+#include "kernodeck/oci/view_entry.h"
 
 namespace kernodeck::oci {
-
-enum class EntryKind { File, Dir, Symlink, Hardlink, Char, Block, Fifo, Whiteout, Opaque };
-const char* toString(EntryKind k);
-
-struct LayerEntry {
-  // Cleaned as containerd's applier cleans it (cleanEntryPath): relative to the image root, no
-  // "./", no trailing '/', no '..'. Symlinks among its parents are resolved when the entry is
-  // applied to a view (LayeredView::apply), so this is where it lands only when there are none.
-  std::string path;
-  EntryKind kind = EntryKind::File;
-  uint32_t mode = 0;
-  int64_t uid = 0, gid = 0;
-  int64_t size = 0;
-  std::string linkTarget;  // symlink and hardlink: as written (a hardlink's is resolved when applied)
-  std::string sha256;      // regular files; empty when not hashed (sparse, oversized)
-  std::string md5;         // likewise, for dpkg's md5sums
-  std::string sha1;        // likewise, for apk's Q1 checksums (only when asked for)
-  std::shared_ptr<const std::string> content;  // captured files only
-};
-
-// An entry the walk refused (a runtime would reject it: the layer would not unpack), or one it
-// applied but that no build tool writes (an absolute or '..' name, a write through a symlink).
-struct UnsafeEntry {
-  std::string name;  // as written in the tar, made printable
-  std::string reason;
-};
 
 struct LayerScan {
   uint64_t compressedSize = 0;
@@ -48,7 +23,7 @@ struct LayerScan {
   uint64_t uncompressedSize = 0;
   std::string diffIdHex;  // sha256 of the uncompressed tar stream
   Compression detected = Compression::Unknown;
-  std::vector<LayerEntry> entries;      // in tar order
+  std::vector<LayerEntry> entries;      // in tar order (view_entry.h)
   std::vector<UnsafeEntry> unsafe;      // refused: not in `entries`
   std::vector<UnsafeEntry> suspicious;  // in `entries`, but no build tool writes them
   uint64_t fileCount = 0;               // entries other than whiteouts

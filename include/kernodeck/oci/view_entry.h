@@ -1,0 +1,39 @@
+// What a filesystem view is built from and reports: the kinds of entry, one entry of a layer
+// as the view applies it, and an entry refused or flagged. Owned by oci_view (the views), so
+// that the view's header needs nothing of the image library (oci), whose layer walk
+// (layer_scan.h) produces these entries.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kernodeck::oci {
+
+enum class EntryKind { File, Dir, Symlink, Hardlink, Char, Block, Fifo, Whiteout, Opaque };
+const char* toString(EntryKind k);
+
+struct LayerEntry {
+  // Cleaned as containerd's applier cleans it (cleanEntryPath): relative to the image root, no
+  // "./", no trailing '/', no '..'. Symlinks among its parents are resolved when the entry is
+  // applied to a view (LayeredView::apply), so this is where it lands only when there are none.
+  std::string path;
+  EntryKind kind = EntryKind::File;
+  uint32_t mode = 0;
+  int64_t uid = 0, gid = 0;
+  int64_t size = 0;
+  std::string linkTarget;  // symlink and hardlink: as written (a hardlink's is resolved when applied)
+  std::string sha256;      // regular files; empty when not hashed (sparse, oversized)
+  std::string md5;         // likewise, for dpkg's md5sums
+  std::string sha1;        // likewise, for apk's Q1 checksums (only when asked for)
+  std::shared_ptr<const std::string> content;  // captured files only
+};
+
+// An entry the walk refused (a runtime would reject it: the layer would not unpack), or one it
+// applied but that no build tool writes (an absolute or '..' name, a write through a symlink).
+struct UnsafeEntry {
+  std::string name;  // as written in the tar, made printable
+  std::string reason;
+};
+
+}  // namespace kernodeck::oci

@@ -1,0 +1,323 @@
+// See tar_entries.h. No allocation per entry beyond the entry itself: the duplicate check
+// keeps indices into the layer's entries, not a second copy of each path, and a captured file's
+// buffer is sized once from its header.
+#include "tar_entries.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "kernodeck/util/file_digests.h"
+#include "kernodeck/util/path.h"
+#include "kernodeck/util/stage_profile.h"
+#include "kernodeck/util/strings.h"
+
+namespace kernodeck::oci {
+
+static_assert(unsigned(kHashSha256) == unsigned(util::FileDigests::kSha256) &&
+              unsigned(kHashMd5) == unsigned(util::FileDigests::kMd5) &&
+              unsigned(kHashSha1) == unsigned(util::FileDigests::kSha1));
+
+std::string cleanEntryPath(std::string_view name, std::string& note) {
+  util::RootedPath r = util::cleanRooted(name);
+  note.clear();
+  if (r.dotdot)
+    note = "'..' in the path";
+  else if (r.absolute && !r.path.empty())
+    note = "absolute path";  // "/" alone is the root entry umoci writes
+  return std::move(r.path);
+}
+
+std::string archiveError(struct archive* a, const char* fallback) {
+  const char* e = archive_error_string(a);
+  return util::printable(e ? e : fallback);
+}
+
+namespace {
+
+EntryKind kindOf(struct archive_entry* e) {
+  if (archive_entry_hardlink(e)) return EntryKind::Hardlink;
+  switch (archive_entry_filetype(e)) {
+    case AE_IFDIR: return EntryKind::Dir;
+    case AE_IFLNK: return EntryKind::Symlink;
+    case AE_IFCHR: return EntryKind::Char;
+    case AE_IFBLK: return EntryKind::Block;
+    case AE_IFIFO: return EntryKind::Fifo;
+    default: return EntryKind::File;
+  }
+}
+
+// Classifies whiteout names. Returns false (with reason) for malformed ones.
+bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
+  ignore = false;
+  size_t slash = le.path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : le.path.substr(0, slash);
+  std::string base = slash == std::string::npos ? le.path : le.path.substr(slash + 1);
+  if (base.rfind(".wh.", 0) != 0) return true;
+  if (base == ".wh..wh..opq") {
+    le.kind = EntryKind::Opaque;
+    le.path = dir;
+    return true;
+  }
+  if (base.rfind(".wh..wh.", 0) == 0) {  // AUFS metadata (.wh..wh.plnk, ...): not content
+    ignore = true;
+    return true;
+  }
+  std::string target = base.substr(4);
+  if (target.empty() || target == "." || target == "..") {
+    reason = target.empty() ? "bare whiteout '.wh.'" : "whiteout of '" + target + "'";
+    return false;
+  }
+  le.kind = EntryKind::Whiteout;
+  le.path = dir.empty() ? target : dir + "/" + target;
+  return true;
+}
+
+// The paths a layer's walk has kept so far, as indices into its entries: a duplicate entry is
+// found without a second copy of every path (open addressing, 4-byte slots, at most half full).
+class SeenPaths {
+ public:
+  explicit SeenPaths(const std::vector<LayerEntry>& entries) : entries_(entries) {}
+  bool contains(std::string_view path) const { return !slots_.empty() && slots_[find(path)] != 0; }
+  // Adds entries_[index], whose path is not contained yet.
+  void add(size_t index) {
+    if (index >= UINT32_MAX) return;  // beyond any layer ScanOptions lets through
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    slots_[find(entries_[index].path)] = static_cast<uint32_t>(index + 1);
+    ++used_;
+  }
+
+ private:
+  // The slot holding `path`, or the empty slot where it would go.
+  size_t find(std::string_view path) const {
+    size_t mask = slots_.size() - 1, i = std::hash<std::string_view>()(path) & mask;
+    while (slots_[i] != 0 && entries_[slots_[i] - 1].path != path) i = (i + 1) & mask;
+    return i;
+  }
+  void grow() {
+    std::vector<uint32_t> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, 2 * old.size()), 0);
+    for (uint32_t s : old)
+      if (s != 0) slots_[find(entries_[s - 1].path)] = s;
+  }
+
+  const std::vector<LayerEntry>& entries_;
+  std::vector<uint32_t> slots_;  // an index into entries_ plus one; 0: empty
+  size_t used_ = 0;
+};
+
+// One tar header, classified: the entry as a view would apply it, and whether it is refused
+// (`ok` false, with `reason`), skipped (`ignore`: the root, AUFS metadata) or odd (`note`).
+struct Header {
+  LayerEntry le;
+  std::string name;  // as the tar spells it
+  std::string reason, note;
+  bool ok = true, ignore = false;
+};
+
+Header readHeader(struct archive_entry* e, const ScanOptions& opts) {
+  Header h;
+  LayerEntry& le = h.le;
+  const char* rawName = archive_entry_pathname(e);
+  if (!rawName) rawName = archive_entry_pathname_utf8(e);
+  h.name = rawName ? rawName : "";
+  le.path = cleanEntryPath(h.name, h.note);
+  h.ignore = le.path.empty();  // the root itself: containerd skips it
+  if (!h.ignore) h.ok = applyWhiteoutName(le, h.reason, h.ignore);
+  le.kind = (le.kind == EntryKind::Whiteout || le.kind == EntryKind::Opaque) ? le.kind : kindOf(e);
+  le.mode = archive_entry_perm(e);
+  le.uid = archive_entry_uid(e);
+  le.gid = archive_entry_gid(e);
+  le.size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+  if (h.ok && !h.ignore && le.kind == EntryKind::Hardlink) {
+    le.linkTarget = archive_entry_hardlink(e);
+    std::string targetNote;
+    (void)cleanEntryPath(le.linkTarget, targetNote);
+    if (!targetNote.empty() && h.note.empty())
+      h.note = "hardlink target " + util::printable(le.linkTarget) + ": " + targetNote;
+  }
+  if (le.kind == EntryKind::Symlink) {
+    const char* t = archive_entry_symlink(e);
+    le.linkTarget = t ? t : "";
+  }
+  if (h.ok && !h.ignore && le.size < 0) {
+    h.ok = false;
+    h.reason = "negative size";
+  }
+  if (h.ok && !h.ignore && static_cast<uint64_t>(le.size) > opts.maxEntryBytes) {
+    h.ok = false;
+    h.reason = "claims " + util::humanBytes(static_cast<uint64_t>(le.size));
+  }
+  return h;
+}
+
+// What one entry's data goes to as it streams by.
+struct Sinks {
+  unsigned hashing = 0;  // FileDigests' bits
+  bool capture = false;  // keep the whole file
+  std::unique_ptr<PartialCapture> partial;
+  std::string content;  // the captured bytes
+};
+
+// The walk of one layer's tar: the reader, the layer's bounds and what it found so far.
+class TarWalk {
+ public:
+  TarWalk(struct archive* tar, const ScanOptions& opts, LayerScan& out)
+      : tar_(tar), opts_(opts), out_(out), seen_(out.entries) {}
+
+  void run() {
+    while (next()) {
+    }
+  }
+
+ private:
+  void fail(std::string msg) {
+    if (!out_.error) out_.error = Error::Corrupt(std::move(msg));
+  }
+  // Go's archive/tar (and so containerd) takes the end of the input right after an entry's
+  // data, before its padding, as the end of the archive; umoci insert writes such layers.
+  bool endsAfterData() const {
+    const char* msg = archive_error_string(tar_);
+    return dataComplete_ && msg && std::string_view(msg).find("Truncated") != std::string_view::npos;
+  }
+  void tooMuchCaptured(const std::string& name) {
+    fail("layer holds more than " + util::humanBytes(opts_.maxCapturedBytes) +
+         " of files to read (package databases, metadata), last '" + util::printable(name) + "'");
+  }
+
+  // Reads one entry; false when the walk ends (the archive's end, or a failure).
+  bool next();
+  // Which digests, capture and partial capture the entry gets; false (failed) past the bound
+  // on captured bytes.
+  bool chooseSinks(const Header& h, struct archive_entry* e, Sinks& s);
+  // Streams the entry's data into `s`. False when the tar is damaged (failed); `atEnd` when
+  // the archive ends right after this entry's data.
+  bool readData(const Header& h, Sinks& s, bool& atEnd);
+
+  struct archive* tar_;
+  const ScanOptions& opts_;
+  LayerScan& out_;
+  SeenPaths seen_;
+  util::FileDigests digests_;  // one set of contexts for every file of the layer
+  uint64_t entries_ = 0, captured_ = 0;
+  uint64_t readBytes_ = 0;  // of the current entry's data
+  bool dataComplete_ = false;
+};
+
+bool TarWalk::next() {
+  struct archive_entry* e = nullptr;
+  int rc = archive_read_next_header(tar_, &e);
+  if (rc == ARCHIVE_EOF) return false;
+  if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+    if (!endsAfterData()) fail("layer tar is damaged: " + archiveError(tar_, "bad header"));
+    return false;
+  }
+  if (++entries_ > opts_.maxEntries) {
+    fail("layer holds more than " + std::to_string(opts_.maxEntries) + " entries");
+    return false;
+  }
+  dataComplete_ = false;
+  Header h = readHeader(e, opts_);
+  LayerEntry& le = h.le;
+  bool tracked = h.ok && !h.ignore && le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque;
+  bool firstOfPath = tracked && !seen_.contains(le.path);
+  if (tracked && !firstOfPath)
+    out_.suspicious.push_back({util::printable(h.name), "duplicate entry (the later one wins)"});
+  if (!h.ok)
+    out_.unsafe.push_back({util::printable(h.name), h.reason});
+  else if (!h.note.empty())
+    out_.suspicious.push_back({util::printable(h.name), h.note + " (a runtime applies it inside the root)"});
+
+  Sinks s;
+  if (!chooseSinks(h, e, s)) return false;
+  bool atEnd = false;
+  if (!readData(h, s, atEnd)) return false;
+  if (s.partial) {
+    std::string kept = s.partial->finish();
+    if (kept.size() > opts_.maxCapturedBytes - captured_) {
+      tooMuchCaptured(h.name);
+      return false;
+    }
+    captured_ += kept.size();
+    le.content = std::make_shared<const std::string>(std::move(kept));
+  }
+  dataComplete_ = le.size > 0 && readBytes_ >= static_cast<uint64_t>(le.size);
+  if (s.hashing) {
+    util::StageTimer t(util::Stage::FileDigests);
+    digests_.finish(le.sha256, le.md5, le.sha1);
+  }
+  if (s.capture) le.content = std::make_shared<const std::string>(std::move(s.content));
+  if (!h.ok || h.ignore) return !atEnd;
+  if (le.kind != EntryKind::Whiteout && le.kind != EntryKind::Opaque) ++out_.fileCount;
+  out_.entries.push_back(std::move(le));
+  if (firstOfPath) seen_.add(out_.entries.size() - 1);
+  return !atEnd;
+}
+
+bool TarWalk::chooseSinks(const Header& h, struct archive_entry* e, Sinks& s) {
+  const LayerEntry& le = h.le;
+  bool regular = h.ok && !h.ignore && le.kind == EntryKind::File && archive_entry_sparse_count(e) == 0;
+  unsigned want = regular ? (opts_.hashes ? opts_.hashes(le.path) : kHashSha256 | kHashMd5) : 0;
+  s.partial = regular && opts_.partial ? opts_.partial(le.path, static_cast<uint64_t>(le.size)) : nullptr;
+  uint64_t captureLimit = regular && !s.partial && opts_.capture ? opts_.capture(le.path) : 0;
+  s.capture = captureLimit > 0 && static_cast<uint64_t>(le.size) <= captureLimit;
+  if (s.capture && static_cast<uint64_t>(le.size) > opts_.maxCapturedBytes - captured_) {
+    tooMuchCaptured(h.name);
+    return false;
+  }
+  if (s.capture) {
+    captured_ += static_cast<uint64_t>(le.size);
+    s.content.reserve(static_cast<size_t>(le.size));  // counted above: one buffer of the declared size
+  }
+  // kHash* are FileDigests' bits.
+  s.hashing = want & (kHashSha256 | kHashMd5 | kHashSha1);
+  if (s.hashing) digests_.start(s.hashing);
+  return true;
+}
+
+bool TarWalk::readData(const Header& h, Sinks& s, bool& atEnd) {
+  // Blocks straight from libarchive's buffer (no copy); offsets only jump in sparse files,
+  // which are not hashed. Read even when not hashed: the input is a stream, skipping costs
+  // the same, and the bytes tell a complete entry from a truncated one.
+  const void* block = nullptr;
+  size_t n = 0;
+  la_int64_t offset = 0;
+  readBytes_ = 0;
+  while (true) {
+    int rc = archive_read_data_block(tar_, &block, &n, &offset);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      dataComplete_ = h.le.size > 0 && readBytes_ >= static_cast<uint64_t>(h.le.size);
+      if (endsAfterData()) {
+        atEnd = true;
+        break;
+      }
+      fail("layer tar is damaged at '" + util::printable(h.name) + "': " + archiveError(tar_, "read error"));
+      return false;
+    }
+    readBytes_ += n;
+    if (s.hashing) {
+      util::StageTimer t(util::Stage::FileDigests);
+      digests_.update(block, n);
+    }
+    if (s.capture) s.content.append(static_cast<const char*>(block), n);
+    if (s.partial) s.partial->feed(static_cast<const char*>(block), n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void readTarEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out) {
+  TarWalk(tar, opts, out).run();
+  // The scan waits for the layers before it to be applied: without the slack of its growth
+  // (up to half of what the vector holds).
+  out.entries.shrink_to_fit();
+}
+
+}  // namespace kernodeck::oci
