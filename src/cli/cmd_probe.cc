@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "kernodeck/attest/attached_report.h"
 #include "kernodeck/attest/decision.h"
+#include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/probe/probe_cli.h"
 #include "kernodeck/registry/referrers.h"
@@ -21,8 +22,8 @@ namespace {
 // (for an index, this host's platform), read and check its attached reports with the key, and
 // judge them (attest::decide, the rule `kernodeck reports` applies too).
 Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) {
-  std::string image = req.image.rfind("docker://", 0) == 0 ? req.image.substr(9) : req.image;
-  KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image));
+  KDK_TRY_ASSIGN(oci::ResolvedRef image, oci::resolveImageRef(req.image, oci::RefUse::RegistryOnly));
+  KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image.ref.registryName()));
   if (!ref.digest)
     return Error::Invalid(
         "image '" + req.image +
