@@ -4,15 +4,13 @@
 // entry, a leaked credential) are findings, all collected.
 #include "kernodeck/audit/image_audit.h"
 
-#include <sys/stat.h>
-
 #include <set>
 #include <thread>
 
+#include "kernodeck/audit/layer_checks.h"
 #include "kernodeck/audit/layer_reader.h"
 #include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/audit/result_cache.h"
-#include "kernodeck/gpu/fwd_note_capture.h"
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/index_walk.h"
 #include "kernodeck/oci/platform.h"
@@ -39,43 +37,6 @@ namespace {
 constexpr uint64_t kMaxImageEntries = uint64_t(1) << 23;
 constexpr uint64_t kMaxImageCapturedBytes = uint64_t(2) << 30;
 
-// What a DiffID mismatch of a zstd:chunked layer adds: the layer is still refused, as containerd
-// refuses it, but the user learns the likely cause.
-constexpr const char* kZstdChunkedBug =
-    "; the layer is zstd:chunked (its descriptor carries a zstd-chunked manifest annotation): podman 4.3's "
-    "zstd:chunked writer is known to leave out the tar's end padding, so the layer's bytes no longer hash to "
-    "its DiffID (containerd refuses such layers too); push the image again with a newer podman, or gzip";
-
-// A layer descriptor as containers/storage annotates a zstd:chunked layer (io.containers... in
-// podman 4, io.github.containers... later).
-bool zstdChunked(const oci::Descriptor& d) {
-  for (const auto& [k, v] : d.annotations)
-    if (k.find("zstd-chunked.manifest-checksum") != std::string::npos) return true;
-  return false;
-}
-
-uint64_t defaultCapture(const std::string& p) {
-  return p == "etc/os-release" || p == "usr/lib/os-release" ? 64 * 1024 : 0;
-}
-
-// A cuda-compat libcuda.so: only the bytes its .note.cuda.fwd_compatibility is read from are kept
-// (gpu/fwd_note_capture.h), not the whole library (tens to hundreds of MiB).
-class CompatNoteCapture : public oci::PartialCapture {
- public:
-  explicit CompatNoteCapture(uint64_t size) : keeper_(size) {}
-  void feed(const char* data, size_t n) override { keeper_.feed(data, n); }
-  std::string finish() override { return keeper_.finish(); }
-
- private:
-  gpu::FwdNoteKeeper keeper_;
-};
-
-std::unique_ptr<oci::PartialCapture> compatNoteCapture(const std::string& p, uint64_t size) {
-  if (p.starts_with("usr/local/cuda") && p.find("/compat/libcuda.so.") != std::string::npos)
-    return std::make_unique<CompatNoteCapture>(size);
-  return nullptr;
-}
-
 std::string hashHex(const std::string& alg, const std::string& bytes) {
   util::Hasher h(alg);
   h.update(bytes);
@@ -89,39 +50,21 @@ class Pipeline {
 
   void run() {
     r_.subject()["reference"] = reference_;
-    auto ref = oci::parseImageRef(reference_);
-    std::string transportNote;
-    if (ref.ok() && ref->transport == oci::Transport::Registry && !reference_.starts_with("docker://") &&
-        oci::looksLikeLocalPath(reference_)) {
-      ref = oci::detectLocalRef(reference_);
-      if (ref.ok())
-        transportNote = std::string("no transport was given; '") + reference_ + "' holds what " +
-                        oci::toString(ref->transport) + ": reads, so it was read as " + oci::toString(ref->transport) +
-                        ":" + reference_;
-    }
-    struct stat st {};
-    if (ref.ok() && ref->transport == oci::Transport::Dir && ::stat(ref->path.c_str(), &st) == 0 &&
-        S_ISDIR(st.st_mode) && ::stat((ref->path + "/manifest.json").c_str(), &st) != 0) {
-      ref->transport = oci::Transport::RootFs;
-      transportNote = "dir:" + ref->path +
-                      " has no manifest.json, so it was read as a root filesystem; in skopeo's terms "
-                      "dir: is a directory of blobs and a manifest: name a root filesystem rootfs:" +
-                      ref->path;
-    }
-    if (!transportNote.empty())
-      r_.add("reference.transport", Severity::Info, transportNote, {{"transport", oci::toString(ref->transport)}});
-    if (ref.ok() && ref->transport == oci::Transport::RootFs) {
-      runDir(*ref);
+    auto resolved = oci::resolveImageRef(reference_);
+    if (resolved.ok() && !resolved->note.empty())
+      r_.add("reference.transport", Severity::Info, resolved->note,
+             {{"transport", oci::toString(resolved->ref.transport)}});
+    if (resolved.ok() && resolved->ref.transport == oci::Transport::RootFs) {
+      runDir(resolved->ref);
       return;
     }
     r_.declareSteps({"resolve", "manifest", "config", "layers", "os", "os-packages", "python"});
     r_.runStep("resolve", [&]() -> Status {
-      if (!ref.ok()) return ref.error();
-      ref_ = *ref;
+      if (!resolved.ok()) return resolved.error();
+      ref_ = resolved->ref;
       r_.subject()["transport"] = oci::toString(ref_.transport);
       if (ref_.transport == oci::Transport::Registry) {
-        std::string raw = ref_.raw.rfind("docker://", 0) == 0 ? ref_.raw.substr(9) : ref_.raw;
-        KDK_TRY_ASSIGN(registry::Reference rr, registry::parseReference(raw));
+        KDK_TRY_ASSIGN(registry::Reference rr, registry::parseReference(ref_.registryName()));
         r_.subject()["registry"] = rr.registry;
         r_.subject()["repository"] = rr.repository;
         r_.subject()["normalized"] = rr.str();
@@ -541,7 +484,7 @@ class Pipeline {
                    return;
                  }
                  oci::LayerScan& scan = *read.scan;
-                 verifyLayer(d, i, layerName, scan);
+                 verifyLayer(r_, *source_, config_.diffIds, unverifiable_, d, i, layerName, scan);
                  if (encrypted) {
                    lj["encrypted"] = true;
                    if (scan.error && !firstError)
@@ -549,15 +492,7 @@ class Pipeline {
                    layers.push_back(lj);
                    return;
                  }
-                 if (declared != oci::Compression::Unknown && scan.detected != oci::Compression::Unknown &&
-                     declared != scan.detected && !scan.error)
-                   r_.add("layer.mediatype.mismatch", Severity::Warning,
-                          std::string("layer is ") + oci::toString(scan.detected) + " but its media type says " +
-                              oci::toString(declared),
-                          {{"layer", layerName}});
-                 for (const auto& u : scan.unsafe)
-                   r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
-                          {{"layer", layerName}, {"path", u.name}});
+                 scanFindings(r_, declared, scan, layerName);
                  for (const auto& e : scan.entries) captured += e.content ? e.content->size() : 0;
                  if (captured > kMaxImageCapturedBytes || view->size() + scan.entries.size() > kMaxImageEntries) {
                    if (!firstError)
@@ -573,12 +508,7 @@ class Pipeline {
                    util::StageTimer t(util::Stage::View);
                    view->apply(scan.entries, static_cast<int>(i), refused, suspicious);
                  }
-                 for (const auto& u : refused)
-                   r_.add("layer.path.unsafe", Severity::Error, "refused tar entry '" + u.name + "': " + u.reason,
-                          {{"layer", layerName}, {"path", u.name}});
-                 for (const auto& u : suspicious)
-                   r_.add("layer.path.suspicious", Severity::Warning, "tar entry '" + u.name + "': " + u.reason,
-                          {{"layer", layerName}, {"path", u.name}});
+                 viewFindings(r_, refused, suspicious, layerName);
                  lj["uncompressed_size"] = scan.uncompressedSize;
                  lj["diff_id"] = "sha256:" + scan.diffIdHex;
                  lj["compression"] = oci::toString(scan.detected);
@@ -600,40 +530,6 @@ class Pipeline {
     out_.view = std::move(view);
     if (firstError) return *firstError;
     return {};
-  }
-
-  void verifyLayer(const oci::Descriptor& d, size_t i, const std::string& layerName, const oci::LayerScan& scan) {
-    std::map<std::string, std::string> ev = {
-        {"layer", layerName}, {"digest", d.digest.str()}, {"path", source_->where(d)}};
-    if (static_cast<int64_t>(scan.compressedSize) != d.size) {
-      r_.add("blob.digest.mismatch", Severity::Error,
-             "layer blob has " + std::to_string(scan.compressedSize) + " bytes, its descriptor says " +
-                 std::to_string(d.size),
-             ev);
-    } else if (!d.digest.verifiable()) {
-      // reported by walkLayers()
-    } else if (source_->synthetic()) {
-      // A legacy docker-archive names each layer by its DiffID: checked below, after inflating.
-    } else if (scan.digestHex != d.digest.encoded && !scan.digestHex.empty()) {  // empty: the stream failed first
-      r_.add("blob.digest.mismatch", Severity::Error,
-             "layer bytes hash to " + d.digest.algorithm + ":" + scan.digestHex + ", not " + d.digest.str(), ev);
-    }
-    if (scan.error || oci::encryptedLayer(d.mediaType)) return;  // no DiffID: unread, or still encrypted
-    const oci::Digest& want = config_.diffIds[i];
-    if (want.algorithm != "sha256") {
-      if (unverifiable_.insert(want.str()).second)
-        r_.add("blob.digest.unverifiable", Severity::Error,
-               "the config's diff_id " + want.str() + " for layer " + layerName +
-                   " uses an algorithm other than sha256, "
-                   "which DiffIDs must use",
-               {{"digest", want.str()}, {"blob", "diff_id"}, {"layer", layerName}});
-    } else if (want.encoded != scan.diffIdHex) {
-      ev["kind"] = "diff_id";
-      r_.add("blob.digest.mismatch", Severity::Error,
-             "uncompressed layer hashes to sha256:" + scan.diffIdHex + ", but the config's diff_id is " + want.str() +
-                 (zstdChunked(d) ? std::string(kZstdChunkedBug) : std::string()),
-             ev);
-    }
   }
 
   Status detectOs() {
@@ -678,24 +574,6 @@ class Pipeline {
 };
 
 }  // namespace
-
-oci::ScanOptions layerScanOptions(const AuditOptions& opts) {
-  oci::ScanOptions so;
-  so.capture = [capture = opts.capture](const std::string& p) {
-    return std::max({defaultCapture(p), packagesCaptureLimit(p), capture ? capture(p) : uint64_t(0)});
-  };
-  so.partial = compatNoteCapture;
-  // A shared result serves every image with the layer: every file is hashed once, so no audit
-  // reading it has to fetch the layer again for a hash the guess left out.
-  if (opts.sharedScans)
-    so.hashes = [](const std::string&) { return unsigned(oci::kHashSha256 | oci::kHashMd5); };
-  else
-    so.hashes = packagesHashPolicy;
-  // The capture and hash policies are fixed by the analysis version; the name tells them apart.
-  so.policy = std::string("audit; hashes: ") + (opts.sharedScans ? "sha256+md5 of every file" : "by place") +
-              (opts.capture ? "; captures: the caller's too" : "") + "; compat libcuda: the note's bytes";
-  return so;
-}
 
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts) {
   AuditResult out;

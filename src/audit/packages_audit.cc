@@ -4,11 +4,13 @@
 #include <deque>
 #include <set>
 
-#include "kernodeck/audit/apk.h"
-#include "kernodeck/audit/conda.h"
-#include "kernodeck/audit/rpm.h"
+#include "kernodeck/gpu/cuda_build.h"
 #include "kernodeck/oci/layer_scan.h"
+#include "kernodeck/os/apk.h"
+#include "kernodeck/os/conda.h"
 #include "kernodeck/os/dpkg.h"
+#include "kernodeck/os/image_cuda.h"
+#include "kernodeck/os/rpm.h"
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/pins.h"
@@ -24,6 +26,15 @@ using nlohmann::json;
 using report::Severity;
 
 namespace {
+
+// What the GPU rules read of the torch build the image's Python holds.
+gpu::TorchFacts torchFacts(const python::TorchBuild& b) {
+  gpu::TorchFacts f;
+  f.found = b.torch.has_value();
+  if (b.torch) f.version = b.torch->version, f.cuda = b.torch->cuda, f.hip = b.torch->hip;
+  f.nvidiaWheels = b.nvidiaWheels;
+  return f;
+}
 
 std::string layerOf(int layer) { return layer < 0 ? "" : std::to_string(layer); }
 
@@ -94,8 +105,8 @@ class PackagesAudit {
   // section per database present.
   json otherOsDatabases() {
     json out = json::array();
-    for (auto* read : {&readRpm, &readApk}) {
-      PackageDatabase db = read(v_, true);
+    for (auto* read : {&os::readRpm, &os::readApk}) {
+      os::PackageDatabase db = read(v_, true);
       if (!db.present) continue;
       if (!db.error.empty()) {
         r_.add("os.package.unreadable", Severity::Warning,
@@ -158,9 +169,9 @@ class PackagesAudit {
   // pip-installed distributions of each kept apart (with those that shadow a conda package).
   json condaEnvironments() {
     json out = json::array();
-    for (const auto& prefix : findCondaPrefixes(v_)) {
+    for (const auto& prefix : os::findCondaPrefixes(v_)) {
       std::vector<std::string> errors;
-      PackageDatabase db = readConda(v_, prefix, errors, true);
+      os::PackageDatabase db = os::readConda(v_, prefix, errors, true);
       for (const auto& e : errors)
         r_.add("conda.metadata.invalid", Severity::Warning, "unreadable conda package record " + e,
                {{"path", "/" + prefix + "/conda-meta"}});
@@ -237,10 +248,14 @@ class PackagesAudit {
     json section = {{"environments", envsJson}, {"not_searched", found.notSearched}};
     if (!ctx_.pythonTargets.empty()) section["targets"] = ctx_.pythonTargets;
     if (!conda.empty()) section["conda"] = conda;
-    python::CudaBuild build = python::readCudaBuild(v_, envs_, ctx_.env);
-    for (const auto& s : build.inconsistencies)
+    python::TorchBuild build = python::readTorchBuild(v_, envs_);
+    gpu::ImageCuda cuda = os::readImageCuda(v_, ctx_.env);
+    gpu::TorchFacts facts = torchFacts(build);
+    std::vector<std::string> inconsistencies = cuda.inconsistencies;
+    for (auto& s : gpu::torchInconsistencies(facts, cuda)) inconsistencies.push_back(std::move(s));
+    for (const auto& s : inconsistencies)
       r_.add("python.torch.inconsistent", Severity::Error, s, {{"package", "torch"}});
-    expectation_ = build.expectation(ctx_.imageDigest);
+    expectation_ = gpu::expectationOf(facts, cuda, ctx_.imageDigest);
     json torch = nullptr;
     if (build.torch)
       torch = {{"version", build.torch->version}, {"cuda", build.torch->cuda},
@@ -248,8 +263,8 @@ class PackagesAudit {
                {"debug", build.torch->debug},     {"location", build.torchLocation}};
     section["torch"] = torch;
     section["nvidia_wheels"] = build.nvidiaWheels;
-    section["cuda_toolkit"] = build.toolkit;
-    section["cuda_compat_driver_branches"] = build.compatDriverBranches;
+    section["cuda_toolkit"] = cuda.toolkit;
+    section["cuda_compat_driver_branches"] = cuda.compatDriverBranches;
     section["expectation"] = expectation_.toJson();
     checkPins(build);
     checkLeaks();
@@ -421,7 +436,7 @@ class PackagesAudit {
     return nullptr;
   }
 
-  void checkPins(const python::CudaBuild& build) {
+  void checkPins(const python::TorchBuild& build) {
     std::vector<std::pair<std::string, python::RequirementsFile>> files;
     auto inImage = [&](const std::string& p) -> std::optional<std::string> {
       auto t = v_.readFile(p, 1 << 20);
@@ -562,8 +577,8 @@ class PackagesAudit {
   const PackagesContext& ctx_;
   report::Report& r_;
   os::DpkgDatabase db_;
-  std::vector<PackageDatabase> osDbs_;  // rpm, apk
-  std::vector<PackageDatabase> condaDbs_;
+  std::vector<os::PackageDatabase> osDbs_;  // rpm, apk
+  std::vector<os::PackageDatabase> condaDbs_;
   std::vector<python::PythonEnv> envs_;
   gpu::Expectation expectation_;
 };
@@ -571,8 +586,8 @@ class PackagesAudit {
 }  // namespace
 
 uint64_t packagesCaptureLimit(const std::string& path) {
-  return std::max({python::captureLimit(path), os::dpkgCaptureLimit(path), rpmCaptureLimit(path), apkCaptureLimit(path),
-                   condaCaptureLimit(path), python::recordCaptureLimit(path)});
+  return std::max({python::captureLimit(path), os::dpkgCaptureLimit(path), os::rpmCaptureLimit(path),
+                   os::apkCaptureLimit(path), os::condaCaptureLimit(path), python::recordCaptureLimit(path)});
 }
 
 unsigned packagesHashPolicy(const std::string& p) {

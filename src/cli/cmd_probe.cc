@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "kernodeck/attest/required_report.h"
+#include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/probe/probe_cli.h"
 
@@ -16,8 +17,8 @@ namespace {
 // read from the flags; attest::checkRequiredReport reads, checks and judges the attached reports
 // (for an index, this host's platform's) by the rule `kernodeck reports` applies too.
 Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) {
-  std::string image = req.image.rfind("docker://", 0) == 0 ? req.image.substr(9) : req.image;
-  KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image));
+  KDK_TRY_ASSIGN(oci::ResolvedRef image, oci::resolveImageRef(req.image, oci::RefUse::RegistryOnly));
+  KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(image.ref.registryName()));
   if (!ref.digest)
     return Error::Invalid(
         "image '" + req.image +

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::gpu {
@@ -65,7 +66,8 @@ json FwdCompatNote::toJson() const {
 }
 
 Result<FwdCompatNote> parseFwdCompatDescription(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  KDK_TRY_STATUS(util::checkJsonNesting(text, "the note's description"));
+  json j = util::parseUntrustedJson(text);
   if (!j.is_object()) return Error::Invalid("the note's description is not a JSON object");
   FwdCompatNote n;
   for (const auto& [key, v] : j.items()) {

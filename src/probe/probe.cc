@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 
+#include "kernodeck/gpu/cuda_build.h"
 #include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
@@ -20,9 +21,11 @@
 #include "kernodeck/host/host_record.h"
 #include "kernodeck/libtorch/plugin.h"
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/os/image_cuda.h"
 #include "kernodeck/os/os_release.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/torch_build.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
@@ -144,8 +147,15 @@ class Probe {
         for (const char* k : {"CUDA_VERSION", "NVIDIA_REQUIRE_CUDA", "PYTHON_VERSION"})
           if (const char* v = std::getenv(k)) env[k] = v;
         auto envs = python::discoverEnvironments(**view, env.count("PYTHON_VERSION") ? env["PYTHON_VERSION"] : "");
-        auto build = python::readCudaBuild(**view, envs, env);
-        if (build.torch) expect_ = build.expectation(""), expectSource_ = "live Python inventory of " + o_.root;
+        auto build = python::readTorchBuild(**view, envs);
+        if (build.torch) {
+          gpu::TorchFacts facts;
+          facts.found = true;
+          facts.version = build.torch->version, facts.cuda = build.torch->cuda, facts.hip = build.torch->hip;
+          facts.nvidiaWheels = build.nvidiaWheels;
+          expect_ = gpu::expectationOf(facts, os::readImageCuda(**view, env), "");
+          expectSource_ = "live Python inventory of " + o_.root;
+        }
       }
     }
     // The host's facts: the hook's record parsed once into HostFacts, else read here.
@@ -402,7 +412,7 @@ class Probe {
       r_.section("python") = p;
       return Error{"timeout", o_.python + " did not finish within " + std::to_string(o_.pythonTimeoutS) + " s"};
     }
-    json j = json::parse(cr.out, nullptr, false);
+    json j = util::parseUntrustedJson(cr.out);
     if (!j.is_object()) {
       std::string err(util::trim(cr.err));
       if (err.size() > 300) err = err.substr(err.size() - 300);

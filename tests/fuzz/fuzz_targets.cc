@@ -15,8 +15,6 @@
 #include "kernodeck/attest/dsse.h"
 #include "kernodeck/attest/predicate.h"
 #include "kernodeck/attest/statement.h"
-#include "kernodeck/audit/apk.h"
-#include "kernodeck/audit/conda.h"
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/gpu/fwd_note_capture.h"
 #include "kernodeck/gpu/requirement.h"
@@ -32,6 +30,8 @@
 #include "kernodeck/oci/layer_scan.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/runtime_spec.h"
+#include "kernodeck/os/apk.h"
+#include "kernodeck/os/conda.h"
 #include "kernodeck/os/dpkg.h"
 #include "kernodeck/os/os_release.h"
 #include "kernodeck/python/marker.h"
@@ -169,10 +169,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)os::parseOsRelease(in);
   (void)os::parseDpkgStatus(in, true);
   (void)os::parseMd5sums(in);
-  (void)audit::parseApkInstalled(in);
-  (void)audit::decodeApkChecksum(in);
-  audit::PackageDatabase conda;
-  (void)audit::parseCondaMeta(in, "opt/conda", conda);
+  (void)os::parseApkInstalled(in);
+  (void)os::decodeApkChecksum(in);
+  os::PackageDatabase conda;
+  (void)os::parseCondaMeta(in, "opt/conda", conda);
   (void)hook::parseGroupFile(in);
 #elif defined(FUZZ_OCI_STATE)
   (void)oci::parseRuntimeState(in);

@@ -49,6 +49,19 @@ TEST(CudaFwdNote, WhatIsNoNoteAndWhatIsBroken) {
   EXPECT_FALSE(readFwdCompatNote(readerOf(huge)).ok());
 }
 
+// The note's JSON is the image's: nested past util::kMaxJsonDepth it is refused by the bounded
+// reader with one line naming the note, before any tree is built.
+TEST(CudaFwdNote, ADeeplyNestedDescriptionIsOneLineError) {
+  std::string deep = "{\"driver\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  auto note = parseFwdCompatDescription(deep);
+  ASSERT_FALSE(note.ok());
+  EXPECT_NE(note.error().message.find("the note's description nests arrays and objects more than 256"),
+            std::string::npos)
+      << note.error().message;
+  EXPECT_EQ(note.error().message.find('\n'), std::string::npos);
+  EXPECT_FALSE(readFwdCompatNote(readerOf(kdktest::elfWithFwdCompatNote(deep))).ok());
+}
+
 TEST(CudaFwdNote, DecidesAsTheToolkit) {
   FwdCompatNote n = *parseFwdCompatDescription(kNote575);
   struct Case {

@@ -172,6 +172,28 @@ TEST(Probe, ThePythonStepKeepsTheFirstError) {
   }
 }
 
+// The snippet's output comes from the judged image's Python: nested past util::kMaxJsonDepth it
+// is refused like any output that is not a JSON object (the step fails, naming the interpreter),
+// and none of it reaches the report.
+TEST(Probe, ADeeplyNestedPythonOutputFailsTheStep) {
+  std::string dir = tempDir("probe-deep");
+  std::string deep = R"({"python":"3.12.3","torch":"2.11.0","cuda":null,"hip":null,"cuda_available":false,)"
+                     R"("devices":[],"device":"cpu","max_abs_diff":0.0,"finite":true,"x":)" +
+                     std::string(5000, '[') + std::string(5000, ']') + "}";
+  writeFile(dir + "/out.json", deep);
+  writeFile(dir + "/deep-python", "#!/bin/sh\ncat " + dir + "/out.json\n");
+  ::chmod((dir + "/deep-python").c_str(), 0755);
+  int code = -1;
+  json r = probe("--expect cpu --python " + dir + "/deep-python", &code);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(step(r, "python"), "failed") << r.dump(1);
+  EXPECT_FALSE(r["python"].contains("result"));
+  std::string err = r["first_error"].get<std::string>();
+  EXPECT_NE(err.find(dir + "/deep-python"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos);
+}
+
 // Inside a real container: the hook writes the host record, the probe reads it;
 // a device the cgroup denies is reported as such, and the termination log says why.
 TEST(Probe, InsideRuncBehindTheHook) {

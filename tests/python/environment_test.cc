@@ -4,6 +4,7 @@
 
 #include "../oci/tar_builder.h"
 #include "kernodeck/os/dpkg.h"
+#include "kernodeck/os/image_cuda.h"
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/record_check.h"
 #include "kernodeck/util/hash.h"
@@ -187,4 +188,15 @@ TEST(PythonEnvironment, SearchReachesUnusualPrefixesAndSaysWhereItDidNotLook) {
     EXPECT_EQ(t.errors.size(), c.errors) << c.targets[0];
     EXPECT_TRUE(t.notSearched.empty());
   }
+}
+
+// The CUDA toolkit's version.json is the image's: a well-formed one gives the toolkit's version,
+// one nested past util::kMaxJsonDepth is read as no version (as any malformed one), no tree built.
+TEST(ImageCuda, TheToolkitVersionJsonIsReadBounded) {
+  auto good = viewOf({{"usr/local/cuda-12.4/version.json", 'f', R"({"cuda":{"name":"CUDA SDK","version":"12.4.1"}})"}});
+  EXPECT_EQ(os::readImageCuda(good, {}).toolkit, "12.4.1");
+  // 1,000 levels: within the 64 KiB read, past the bound.
+  std::string deep = R"({"cuda":{"version":"12.4.1","x":)" + std::string(1000, '[') + std::string(1000, ']') + "}}";
+  auto v = viewOf({{"usr/local/cuda-12.4/version.json", 'f', deep}});
+  EXPECT_EQ(os::readImageCuda(v, {}).toolkit, "");
 }

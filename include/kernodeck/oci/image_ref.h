@@ -27,6 +27,9 @@ struct ImageRef {
 
   // A mutable reference: a tag (or nothing) rather than a digest.
   bool mutableTag() const { return !digest.has_value(); }
+  // For a registry reference, what registry::parseReference reads: the reference as written,
+  // without a docker:// prefix.
+  std::string registryName() const { return raw.starts_with("docker://") ? raw.substr(9) : raw; }
 };
 
 Result<ImageRef> parseImageRef(std::string_view s);
@@ -40,5 +43,25 @@ bool looksLikeLocalPath(std::string_view s);
 // OCI archive (docker-archive:, oci-archive:). Fails with a message naming the transports
 // when it is none of these.
 Result<ImageRef> detectLocalRef(const std::string& path);
+
+// Which references a command takes: any image (the audit), or only a registry's (the probe's
+// --image, which names the running image's manifest in a registry: never a local path).
+enum class RefUse { AnyImage, RegistryOnly };
+
+// What an image reference means, decided here for every command that takes one.
+struct ResolvedRef {
+  ImageRef ref;
+  // How the transport was chosen when it is not the one written (a reference without one read
+  // as the local path it names, a dir: without manifest.json read as a root filesystem), for
+  // the report's reference.transport finding; empty otherwise.
+  std::string note;
+};
+
+// AnyImage: the transport written (parseImageRef); a reference without one that reads as a local
+// path (looksLikeLocalPath) is what is there (detectLocalRef); a dir: directory without
+// manifest.json is a root filesystem. RegistryOnly: a registry reference as written (its
+// grammar is registry::parseReference's, applied to ref.registryName()); no path is looked at.
+// Fails as parseImageRef and detectLocalRef do.
+Result<ResolvedRef> resolveImageRef(std::string_view reference, RefUse use = RefUse::AnyImage);
 
 }  // namespace kernodeck::oci

@@ -7,10 +7,10 @@
 #include <string>
 #include <string_view>
 
-#include "kernodeck/audit/package_db.h"
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/os/package_db.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 // Size limits for the apk database files the layer walk should keep (0: none).
 uint64_t apkCaptureLimit(const std::string& path);
@@ -26,4 +26,4 @@ std::pair<std::string, std::string> decodeApkChecksum(std::string_view z);
 // Finds and reads the database; with `verify`, checks every owned file.
 PackageDatabase readApk(const oci::FsView& view, bool verify = true);
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

@@ -1,11 +1,11 @@
-#include "kernodeck/audit/conda.h"
+#include "kernodeck/os/conda.h"
 
 #include <nlohmann/json.hpp>
 
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/strings.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 namespace {
 
@@ -34,7 +34,7 @@ uint64_t condaCaptureLimit(const std::string& p) {
 
 Status parseCondaMeta(std::string_view text, const std::string& prefix, PackageDatabase& db) {
   KDK_TRY_STATUS(util::checkJsonNesting(text, "conda-meta record"));
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = util::parseUntrustedJson(text);
   if (j.is_discarded() || !j.is_object()) return Error::Invalid("not a JSON object");
   auto str = [&](const nlohmann::json& o, const char* k) {
     auto it = o.find(k);
@@ -130,4 +130,4 @@ PackageDatabase readConda(const oci::FsView& v, const std::string& prefix, std::
   return db;
 }
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

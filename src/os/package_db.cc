@@ -1,11 +1,11 @@
 // rpm -V's comparison, for any database that records digests, sizes, modes or link targets.
-#include "kernodeck/audit/package_db.h"
+#include "kernodeck/os/package_db.h"
 
 #include <set>
 
 #include "kernodeck/util/hash.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 namespace {
 
@@ -82,4 +82,4 @@ void verifyOwnedFiles(const oci::FsView& v, PackageDatabase& db) {
   }
 }
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

@@ -1,9 +1,9 @@
-#include "kernodeck/audit/apk.h"
+#include "kernodeck/os/apk.h"
 
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/strings.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 namespace {
 
@@ -160,4 +160,4 @@ PackageDatabase readApk(const oci::FsView& v, bool verify) {
   return none;
 }
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

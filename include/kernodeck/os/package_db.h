@@ -13,7 +13,7 @@
 
 #include "kernodeck/oci/fs_view.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 struct InstalledPackage {
   std::string name, version, architecture;
@@ -66,4 +66,4 @@ struct PackageDatabase {
 // at most. Symlinks on the way to a path are followed inside the image, as rpm does on a root.
 void verifyOwnedFiles(const oci::FsView& view, PackageDatabase& db);
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "kernodeck/audit/package_db.h"
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/os/package_db.h"
 #include "kernodeck/util/result.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 // Size limits for the conda-meta files the layer walk should keep (0: none).
 uint64_t condaCaptureLimit(const std::string& path);
@@ -31,4 +31,4 @@ std::vector<std::string> findCondaPrefixes(const oci::FsView& view);
 PackageDatabase readConda(const oci::FsView& view, const std::string& prefix, std::vector<std::string>& errors,
                           bool verify = true);
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

@@ -7,13 +7,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kernodeck/audit/apk.h"
-#include "kernodeck/audit/package_db.h"
-#include "kernodeck/audit/rpm.h"
+#include "kernodeck/os/apk.h"
+#include "kernodeck/os/conda.h"
+#include "kernodeck/os/package_db.h"
+#include "kernodeck/os/rpm.h"
 #include "kernodeck/util/hash.h"
 
 using namespace kernodeck;
-using namespace kernodeck::audit;
+using namespace kernodeck::os;
 
 namespace {
 
@@ -176,4 +177,19 @@ TEST(Rpm, UnreadableDatabasesAreReportedNotFatal) {
   none.write("etc/os-release", "ID=x\n");
   auto view = oci::openDirView(none.root);
   EXPECT_FALSE(readRpm(**view).present);
+}
+
+// A conda-meta record is the image's: nested past util::kMaxJsonDepth it is an error naming the
+// record, not a tree built (or a crash).
+TEST(Conda, ADeeplyNestedRecordIsOneLineError) {
+  PackageDatabase db;
+  std::string deep = "{\"name\":\"x\",\"files\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  Status st = parseCondaMeta(deep, "opt/conda", db);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("conda-meta record nests"), std::string::npos) << st.error().message;
+  EXPECT_EQ(st.error().message.find('\n'), std::string::npos);
+  EXPECT_TRUE(db.packages.empty());
+  PackageDatabase good;
+  ASSERT_TRUE(parseCondaMeta(R"({"name":"numpy","version":"1.26.4","files":[]})", "opt/conda", good).ok());
+  ASSERT_EQ(good.packages.size(), 1u);
 }

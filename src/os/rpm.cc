@@ -1,6 +1,6 @@
 // The rpm database through librpm. librpm keeps global state (configuration, macros, the log),
 // so every use is serialised by one mutex; its log goes to a callback, never to stderr.
-#include "kernodeck/audit/rpm.h"
+#include "kernodeck/os/rpm.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@
 #include <rpm/rpmts.h>
 #endif
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 namespace {
 
@@ -67,6 +67,76 @@ const char* digestName(int algo) {
 }
 
 std::string str(const char* s) { return s ? s : ""; }
+
+// One file of a package's header: its path is owned by the package; what rpm -V would check
+// of it (kind, mode, size, digest, link target) goes into db.files.
+void addHeaderFile(rpmfiles files, int i, const std::string& package, PackageDatabase& db) {
+  char* fn = rpmfilesFN(files, i);
+  std::string path = str(fn);
+  free(fn);
+  while (!path.empty() && path.front() == '/') path.erase(0, 1);
+  if (path.empty()) return;
+  db.owned.insert(path);
+  rpmfileAttrs attrs = rpmfilesFFlags(files, i);
+  rpmfileState state = rpmfilesFState(files, i);
+  // rpm -V: files not installed (--excludedocs, tsflags=nodocs, other languages) or on a
+  // shared network path are not verified; a %ghost's content is not the package's.
+  if (state == RPMFILE_STATE_NOTINSTALLED || state == RPMFILE_STATE_NETSHARED || (attrs & RPMFILE_GHOST)) return;
+  OwnedFile f;
+  f.package = package;
+  f.path = path;
+  f.config = attrs & RPMFILE_CONFIG;
+  f.missingOk = attrs & RPMFILE_MISSINGOK;
+  rpm_mode_t mode = rpmfilesFMode(files, i);
+  f.kind = S_ISREG(mode)   ? OwnedFile::Kind::File
+           : S_ISDIR(mode) ? OwnedFile::Kind::Dir
+           : S_ISLNK(mode) ? OwnedFile::Kind::Symlink
+                           : OwnedFile::Kind::Other;
+  rpmVerifyAttrs vf = rpmfilesVFlags(files, i);
+  if (state == RPMFILE_STATE_REPLACED) vf = 0;  // replaced: only its existence can be checked
+  if (state == RPMFILE_STATE_WRONGCOLOR) vf &= ~(RPMVERIFY_FILEDIGEST | RPMVERIFY_FILESIZE);
+  if (vf & RPMVERIFY_MODE) f.mode = mode & 07777;
+  if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILESIZE))
+    f.size = static_cast<int64_t>(rpmfilesFSize(files, i));
+  if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILEDIGEST)) {
+    int algo = 0;
+    size_t len = 0;
+    const unsigned char* d = rpmfilesFDigest(files, i, &algo, &len);
+    if (d && len) {
+      f.digestAlgorithm = digestName(algo);
+      f.digest = util::toHex(std::string_view(reinterpret_cast<const char*>(d), len));
+      if (f.digestAlgorithm.empty()) f.digest.clear();
+    }
+  }
+  if (f.kind == OwnedFile::Kind::Symlink && (vf & RPMVERIFY_LINKTO)) f.linkTarget = str(rpmfilesFLink(files, i));
+  db.files.push_back(std::move(f));
+}
+
+// One installed package of the database, with the files its header lists (imported keys,
+// gpg-pubkey, are not packages and are skipped).
+void addPackage(Header h, PackageDatabase& db) {
+  InstalledPackage p;
+  p.name = str(headerGetString(h, RPMTAG_NAME));
+  if (p.name == "gpg-pubkey") return;  // imported keys, not packages
+  char* evr = headerGetAsString(h, RPMTAG_EVR);
+  p.version = str(evr);
+  free(evr);
+  p.architecture = str(headerGetString(h, RPMTAG_ARCH));
+  p.origin = str(headerGetString(h, RPMTAG_SOURCERPM));
+  if (const char* vendor = headerGetString(h, RPMTAG_VENDOR)) p.extra["vendor"] = vendor;
+  // The package's own digests, kept in its header: SHA-256 of the header and MD5 of header
+  // and payload (what rpm -K checks).
+  if (const char* sha = headerGetString(h, RPMTAG_SHA256HEADER)) p.extra["sha256header"] = sha;
+  if (char* md5 = headerGetAsString(h, RPMTAG_SIGMD5)) {
+    if (std::string_view(md5).size() == 32) p.extra["sigmd5"] = md5;
+    free(md5);
+  }
+  rpmfiles files = rpmfilesNew(nullptr, h, RPMTAG_BASENAMES, RPMFI_KEEPHEADER);
+  int n = files ? static_cast<int>(rpmfilesFC(files)) : 0;
+  for (int i = 0; i < n; ++i) addHeaderFile(files, i, p.name, db);
+  rpmfilesFree(files);
+  db.packages.push_back(std::move(p));
+}
 #endif
 
 }  // namespace
@@ -124,69 +194,7 @@ Result<PackageDatabase> readRpmDatabaseDir(const std::string& dir) {
     if (!lastRpmError().empty()) return Error::Corrupt("librpm cannot read the rpm database: " + lastRpmError());
     return db;  // an empty database
   }
-  while (Header h = rpmdbNextIterator(mi)) {
-    InstalledPackage p;
-    p.name = str(headerGetString(h, RPMTAG_NAME));
-    if (p.name == "gpg-pubkey") continue;  // imported keys, not packages
-    char* evr = headerGetAsString(h, RPMTAG_EVR);
-    p.version = str(evr);
-    free(evr);
-    p.architecture = str(headerGetString(h, RPMTAG_ARCH));
-    p.origin = str(headerGetString(h, RPMTAG_SOURCERPM));
-    if (const char* vendor = headerGetString(h, RPMTAG_VENDOR)) p.extra["vendor"] = vendor;
-    // The package's own digests, kept in its header: SHA-256 of the header and MD5 of header
-    // and payload (what rpm -K checks).
-    if (const char* sha = headerGetString(h, RPMTAG_SHA256HEADER)) p.extra["sha256header"] = sha;
-    if (char* md5 = headerGetAsString(h, RPMTAG_SIGMD5)) {
-      if (std::string_view(md5).size() == 32) p.extra["sigmd5"] = md5;
-      free(md5);
-    }
-    rpmfiles files = rpmfilesNew(nullptr, h, RPMTAG_BASENAMES, RPMFI_KEEPHEADER);
-    int n = files ? static_cast<int>(rpmfilesFC(files)) : 0;
-    for (int i = 0; i < n; ++i) {
-      char* fn = rpmfilesFN(files, i);
-      std::string path = str(fn);
-      free(fn);
-      while (!path.empty() && path.front() == '/') path.erase(0, 1);
-      if (path.empty()) continue;
-      db.owned.insert(path);
-      rpmfileAttrs attrs = rpmfilesFFlags(files, i);
-      rpmfileState state = rpmfilesFState(files, i);
-      // rpm -V: files not installed (--excludedocs, tsflags=nodocs, other languages) or on a
-      // shared network path are not verified; a %ghost's content is not the package's.
-      if (state == RPMFILE_STATE_NOTINSTALLED || state == RPMFILE_STATE_NETSHARED || (attrs & RPMFILE_GHOST)) continue;
-      OwnedFile f;
-      f.package = p.name;
-      f.path = path;
-      f.config = attrs & RPMFILE_CONFIG;
-      f.missingOk = attrs & RPMFILE_MISSINGOK;
-      rpm_mode_t mode = rpmfilesFMode(files, i);
-      f.kind = S_ISREG(mode)   ? OwnedFile::Kind::File
-               : S_ISDIR(mode) ? OwnedFile::Kind::Dir
-               : S_ISLNK(mode) ? OwnedFile::Kind::Symlink
-                               : OwnedFile::Kind::Other;
-      rpmVerifyAttrs vf = rpmfilesVFlags(files, i);
-      if (state == RPMFILE_STATE_REPLACED) vf = 0;  // replaced: only its existence can be checked
-      if (state == RPMFILE_STATE_WRONGCOLOR) vf &= ~(RPMVERIFY_FILEDIGEST | RPMVERIFY_FILESIZE);
-      if (vf & RPMVERIFY_MODE) f.mode = mode & 07777;
-      if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILESIZE))
-        f.size = static_cast<int64_t>(rpmfilesFSize(files, i));
-      if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILEDIGEST)) {
-        int algo = 0;
-        size_t len = 0;
-        const unsigned char* d = rpmfilesFDigest(files, i, &algo, &len);
-        if (d && len) {
-          f.digestAlgorithm = digestName(algo);
-          f.digest = util::toHex(std::string_view(reinterpret_cast<const char*>(d), len));
-          if (f.digestAlgorithm.empty()) f.digest.clear();
-        }
-      }
-      if (f.kind == OwnedFile::Kind::Symlink && (vf & RPMVERIFY_LINKTO)) f.linkTarget = str(rpmfilesFLink(files, i));
-      db.files.push_back(std::move(f));
-    }
-    rpmfilesFree(files);
-    db.packages.push_back(std::move(p));
-  }
+  while (Header h = rpmdbNextIterator(mi)) addPackage(h, db);
   rpmdbFreeIterator(mi);
   return db;
 #endif
@@ -265,4 +273,4 @@ PackageDatabase readRpm(const oci::FsView& v, bool verify) {
   return db;
 }
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os

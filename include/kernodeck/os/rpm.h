@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <string>
 
-#include "kernodeck/audit/package_db.h"
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/os/package_db.h"
 #include "kernodeck/util/result.h"
 
-namespace kernodeck::audit {
+namespace kernodeck::os {
 
 // False when this build has no librpm (the database is then reported as unreadable).
 bool rpmSupported();
@@ -30,4 +30,4 @@ Result<PackageDatabase> readRpmDatabaseDir(const std::string& dir);
 // `error` says why one that is there could not be read.
 PackageDatabase readRpm(const oci::FsView& view, bool verify = true);
 
-}  // namespace kernodeck::audit
+}  // namespace kernodeck::os
