@@ -176,6 +176,133 @@ Status parseLockRecord(const JsonReader& lock, Reference::Packages& out) {
   return {};
 }
 
+// declared_before_comparison, derived from the revisions: a document that says otherwise is refused.
+Status parseDeclaredBefore(const JsonReader& root, Reference& ref) {
+  bool checkedBefore = false;
+  for (const auto& rev : ref.revisions) checkedBefore |= !rev.firstChecked.empty();
+  ref.declaredBeforeComparison = !checkedBefore;
+  bool declared = ref.declaredBeforeComparison;
+  KDK_TRY_STATUS(root.getOpt("declared_before_comparison", declared));
+  if (declared != ref.declaredBeforeComparison)
+    return badValue(root, "declared_before_comparison", declared ? "true" : "false",
+                    checkedBefore ? "false: an earlier version in revisions was checked before it was revised"
+                                  : "true: no earlier version was checked");
+  return {};
+}
+
+// code: the repository and revision, the entry point, where it writes, the hashed configs.
+Status parseCode(const JsonReader& root, Reference::Code& out) {
+  KDK_TRY_ASSIGN(JsonReader code, root.object("code"));
+  KDK_TRY_STATUS(code.getOpt("repo", out.repo));
+  KDK_TRY_STATUS(code.getOpt("root", out.root));
+  if (code.has("repo")) {
+    KDK_TRY_STATUS(code.get("revision", out.revision));
+    KDK_TRY_STATUS(code.getOpt("dirty", out.dirty));
+  }
+  KDK_TRY_STATUS(code.get("entry_point", out.entryPoint));
+  KDK_TRY_STATUS(code.get("preprocessing", out.preprocessing));
+  KDK_TRY_STATUS(code.getOpt("outputs", out.outputs));
+  KDK_TRY_STATUS(code.get("parameters", out.parameters));
+  KDK_TRY_ASSIGN(auto configs, code.array("configs"));
+  KDK_TRY_ASSIGN(out.configs, parseHashedList(configs, false));
+  return {};
+}
+
+// packages: the inventory's source, its environments, the requirements, torch, the lock and
+// the base interpreter.
+Status parsePackages(const JsonReader& root, Reference::Packages& out) {
+  KDK_TRY_ASSIGN(JsonReader packages, root.object("packages"));
+  KDK_TRY_STATUS(packages.getOpt("source", out.source));
+  KDK_TRY_STATUS(packages.getOpt("manifest_digest", out.manifestDigest, true));
+  KDK_TRY_ASSIGN(out.environments, report::parsePythonEnvironments(packages));
+  KDK_TRY_ASSIGN(auto requirements, packages.optObject("requirements"));
+  if (requirements) {
+    KDK_TRY_STATUS(getSha256(*requirements, "sha256", out.requirementsSha256));
+    KDK_TRY_STATUS(requirements->get("lines", out.requirementsLines));
+  }
+  KDK_TRY_STATUS(parseTorch(packages));
+  KDK_TRY_ASSIGN(auto lock, packages.optObject("lock"));
+  if (lock) KDK_TRY_STATUS(parseLockRecord(*lock, out));
+  KDK_TRY_ASSIGN(auto python, packages.optObject("python"));
+  if (python) {
+    KDK_TRY_STATUS(python->get("interpreter", out.interpreter));
+    KDK_TRY_STATUS(python->getOpt("version", out.interpreterVersion));
+  }
+  return {};
+}
+
+// system: the host facts, the OS, the architecture, the accelerator and the CPU.
+Status parseSystem(const JsonReader& root, Reference::System& out) {
+  KDK_TRY_ASSIGN(JsonReader system, root.object("system"));
+  KDK_TRY_ASSIGN(auto host, system.optObject("host"));
+  if (host) {
+    out.recorded = true;
+    KDK_TRY_STATUS(parseHost(*host, out));
+  }
+  KDK_TRY_STATUS(system.getOpt("os", out.os));
+  KDK_TRY_STATUS(system.getOpt("architecture", out.architecture));
+  KDK_TRY_STATUS(system.getOpt("accelerator", out.accelerator));
+  KDK_TRY_ASSIGN(auto cpu, system.optObject("cpu"));
+  if (cpu) {
+    KDK_TRY_STATUS(cpu->getOpt("model", out.cpuModel));
+    KDK_TRY_STATUS(cpu->getOpt("cores", out.cores));
+    KDK_TRY_STATUS(cpu->getOpt("threads", out.threads));
+  }
+  return {};
+}
+
+// result.outputs: each expected output's name, dtype, hash and shape.
+Result<std::vector<Reference::Output>> parseOutputs(const JsonReader& result) {
+  std::vector<Reference::Output> list;
+  KDK_TRY_ASSIGN(auto outputs, result.optArray("outputs"));
+  for (const auto& o : outputs) {
+    Reference::Output out;
+    KDK_TRY_STATUS(o.expectObject());
+    KDK_TRY_STATUS(o.get("name", out.name));
+    KDK_TRY_STATUS(o.get("dtype", out.dtype));
+    KDK_TRY_STATUS(getSha256(o, "sha256", out.sha256));
+    KDK_TRY_ASSIGN(auto dims, o.array("shape"));
+    for (const auto& d : dims) {
+      int64_t n = 0;
+      KDK_TRY_STATUS(d.as(n));
+      out.shape.push_back(n);
+    }
+    list.push_back(std::move(out));
+  }
+  return list;
+}
+
+// result: the expected outputs, their hash, ids, criteria, outputs and format; with no
+// expected outputs, none of the fields that describe them.
+Status parseResult(const JsonReader& root, Reference& ref) {
+  KDK_TRY_ASSIGN(JsonReader result, root.object("result"));
+  if (!result.has("expected")) {
+    for (const char* key : {"expected_sha256", "criterion", "criteria", "ids", "format", "outputs"})
+      if (result.has(key)) return Error::Invalid(result.fieldPath(key) + " is present but result.expected is missing");
+    return {};
+  }
+  auto& e = ref.result;
+  e.declared = true;
+  KDK_TRY_STATUS(result.get("expected", e.expected));
+  KDK_TRY_STATUS(getSha256(result, "expected_sha256", e.expectedSha256));
+  KDK_TRY_STATUS(result.get("ids", e.ids));
+  std::vector<JsonReader> crits;
+  if (result.has("criteria") || !result.has("criterion")) {
+    KDK_TRY_ASSIGN(crits, result.array("criteria"));
+    if (crits.empty()) return Error::Invalid("result.criteria is empty, expected at least one criterion");
+  } else {
+    KDK_TRY_ASSIGN(JsonReader one, result.object("criterion"));
+    crits.push_back(one);
+  }
+  KDK_TRY_ASSIGN(e.criteria, parseCriteria(crits));
+  KDK_TRY_ASSIGN(ref.outputs, parseOutputs(result));
+  KDK_TRY_ASSIGN(JsonReader format, result.object("format"));
+  KDK_TRY_STATUS(format.get("files", e.files));
+  int64_t count = 0;
+  KDK_TRY_STATUS(format.getOpt("count", count));
+  return {};
+}
+
 }  // namespace
 
 Result<Reference> parseReference(const json& j) {
@@ -186,115 +313,22 @@ Result<Reference> parseReference(const json& j) {
   KDK_TRY_STATUS(root.get("created", ref.created));
   KDK_TRY_STATUS(root.getOpt("first_checked", ref.firstChecked, true));
   KDK_TRY_ASSIGN(ref.revisions, parseRevisions(root));
-  bool checkedBefore = false;
-  for (const auto& rev : ref.revisions) checkedBefore |= !rev.firstChecked.empty();
-  ref.declaredBeforeComparison = !checkedBefore;
-  bool declared = ref.declaredBeforeComparison;
-  KDK_TRY_STATUS(root.getOpt("declared_before_comparison", declared));
-  if (declared != ref.declaredBeforeComparison)
-    return badValue(root, "declared_before_comparison", declared ? "true" : "false",
-                    checkedBefore ? "false: an earlier version in revisions was checked before it was revised"
-                                  : "true: no earlier version was checked");
-
-  KDK_TRY_ASSIGN(JsonReader code, root.object("code"));
-  KDK_TRY_STATUS(code.getOpt("repo", ref.code.repo));
-  KDK_TRY_STATUS(code.getOpt("root", ref.code.root));
-  if (code.has("repo")) {
-    KDK_TRY_STATUS(code.get("revision", ref.code.revision));
-    KDK_TRY_STATUS(code.getOpt("dirty", ref.code.dirty));
-  }
-  KDK_TRY_STATUS(code.get("entry_point", ref.code.entryPoint));
-  KDK_TRY_STATUS(code.get("preprocessing", ref.code.preprocessing));
-  KDK_TRY_STATUS(code.getOpt("outputs", ref.code.outputs));
-  KDK_TRY_STATUS(code.get("parameters", ref.code.parameters));
-  KDK_TRY_ASSIGN(auto configs, code.array("configs"));
-  KDK_TRY_ASSIGN(ref.code.configs, parseHashedList(configs, false));
-
+  KDK_TRY_STATUS(parseDeclaredBefore(root, ref));
+  KDK_TRY_STATUS(parseCode(root, ref.code));
   for (const char* key : {"data", "weights"}) {
     KDK_TRY_ASSIGN(auto items, root.array(key));
     KDK_TRY_ASSIGN(auto list, parseHashedList(items, true));
     (std::string(key) == "data" ? ref.data : ref.weights) = std::move(list);
   }
-
-  KDK_TRY_ASSIGN(JsonReader packages, root.object("packages"));
-  KDK_TRY_STATUS(packages.getOpt("source", ref.packages.source));
-  KDK_TRY_STATUS(packages.getOpt("manifest_digest", ref.packages.manifestDigest, true));
-  KDK_TRY_ASSIGN(ref.packages.environments, report::parsePythonEnvironments(packages));
-  KDK_TRY_ASSIGN(auto requirements, packages.optObject("requirements"));
-  if (requirements) {
-    KDK_TRY_STATUS(getSha256(*requirements, "sha256", ref.packages.requirementsSha256));
-    KDK_TRY_STATUS(requirements->get("lines", ref.packages.requirementsLines));
-  }
-  KDK_TRY_STATUS(parseTorch(packages));
-  KDK_TRY_ASSIGN(auto lock, packages.optObject("lock"));
-  if (lock) KDK_TRY_STATUS(parseLockRecord(*lock, ref.packages));
-  KDK_TRY_ASSIGN(auto python, packages.optObject("python"));
-  if (python) {
-    KDK_TRY_STATUS(python->get("interpreter", ref.packages.interpreter));
-    KDK_TRY_STATUS(python->getOpt("version", ref.packages.interpreterVersion));
-  }
-
-  KDK_TRY_ASSIGN(JsonReader system, root.object("system"));
-  KDK_TRY_ASSIGN(auto host, system.optObject("host"));
-  if (host) {
-    ref.system.recorded = true;
-    KDK_TRY_STATUS(parseHost(*host, ref.system));
-  }
-  KDK_TRY_STATUS(system.getOpt("os", ref.system.os));
-  KDK_TRY_STATUS(system.getOpt("architecture", ref.system.architecture));
-  KDK_TRY_STATUS(system.getOpt("accelerator", ref.system.accelerator));
-  KDK_TRY_ASSIGN(auto cpu, system.optObject("cpu"));
-  if (cpu) {
-    KDK_TRY_STATUS(cpu->getOpt("model", ref.system.cpuModel));
-    KDK_TRY_STATUS(cpu->getOpt("cores", ref.system.cores));
-    KDK_TRY_STATUS(cpu->getOpt("threads", ref.system.threads));
-  }
+  KDK_TRY_STATUS(parsePackages(root, ref.packages));
+  KDK_TRY_STATUS(parseSystem(root, ref.system));
   KDK_TRY_STATUS(root.getOpt("seeds", ref.seeds));
   KDK_TRY_ASSIGN(auto det, root.optObject("determinism"));
   if (det) {
     KDK_TRY_STATUS(det->getOpt("declared", ref.determinism));
     KDK_TRY_STATUS(det->getOpt("environment", ref.environment));
   }
-
-  KDK_TRY_ASSIGN(JsonReader result, root.object("result"));
-  if (result.has("expected")) {
-    auto& e = ref.result;
-    e.declared = true;
-    KDK_TRY_STATUS(result.get("expected", e.expected));
-    KDK_TRY_STATUS(getSha256(result, "expected_sha256", e.expectedSha256));
-    KDK_TRY_STATUS(result.get("ids", e.ids));
-    std::vector<JsonReader> crits;
-    if (result.has("criteria") || !result.has("criterion")) {
-      KDK_TRY_ASSIGN(crits, result.array("criteria"));
-      if (crits.empty()) return Error::Invalid("result.criteria is empty, expected at least one criterion");
-    } else {
-      KDK_TRY_ASSIGN(JsonReader one, result.object("criterion"));
-      crits.push_back(one);
-    }
-    KDK_TRY_ASSIGN(e.criteria, parseCriteria(crits));
-    KDK_TRY_ASSIGN(auto outputs, result.optArray("outputs"));
-    for (const auto& o : outputs) {
-      Reference::Output out;
-      KDK_TRY_STATUS(o.expectObject());
-      KDK_TRY_STATUS(o.get("name", out.name));
-      KDK_TRY_STATUS(o.get("dtype", out.dtype));
-      KDK_TRY_STATUS(getSha256(o, "sha256", out.sha256));
-      KDK_TRY_ASSIGN(auto dims, o.array("shape"));
-      for (const auto& d : dims) {
-        int64_t n = 0;
-        KDK_TRY_STATUS(d.as(n));
-        out.shape.push_back(n);
-      }
-      ref.outputs.push_back(std::move(out));
-    }
-    KDK_TRY_ASSIGN(JsonReader format, result.object("format"));
-    KDK_TRY_STATUS(format.get("files", e.files));
-    int64_t count = 0;
-    KDK_TRY_STATUS(format.getOpt("count", count));
-  } else {
-    for (const char* key : {"expected_sha256", "criterion", "criteria", "ids", "format", "outputs"})
-      if (result.has(key)) return Error::Invalid(result.fieldPath(key) + " is present but result.expected is missing");
-  }
+  KDK_TRY_STATUS(parseResult(root, ref));
   return ref;
 }
 

@@ -29,6 +29,10 @@ inline std::string carriedInput(const std::string& kind, const std::string& name
   return "inputs/" + kind + "/" + name;
 }
 
+// The sha256 of a regular file inside the dossier, "" for anything else (a link planted there
+// is not followed).
+std::string fileSha(const std::string& path);
+
 // Copies a regular file, or every file of a folder (each a regular file: a link is an error),
 // to ROOT/REL, written beneath ROOT without following any link there (util::writeBeneath).
 Status copyBeneath(const std::string& src, const std::string& root, const std::string& rel);

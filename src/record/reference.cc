@@ -273,19 +273,11 @@ Result<bool> recordFirstCheck(const std::string& path) {
   return true;
 }
 
-Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
-  KDK_TRY_STATUS(checkDeclaration(o));
-  // Every path is resolved once, here: relative to the code's folder when there is a
-  // repository (code.root says where it lies from the reference), else to the reference's.
-  auto rec = [&](const std::string& p) { return recordedPath(p, o.repo.empty() ? o.referenceDir : o.repo); };
-  std::string now = util::utcTimestamp();
-  json ref = {{"schema", "kernodeck.reference/v1"}, {"created", now}, {"first_checked", nullptr}};
-  bool checkedBefore = false;
-  if (o.previous) {
-    ref["revisions"] = revisionsJson(*o.previous, o.revise, now);
-    for (const auto& rev : ref["revisions"]) checkedBefore |= !rev.at("first_checked").is_null();
-  }
-  ref["declared_before_comparison"] = !checkedBefore;
+namespace {
+
+// code: the repository at its revision (and whether it was dirty), the entry point, where it
+// writes, the parameters and the hashed configs. `codeDir` is what recorded paths are relative to.
+Result<json> codeJson(const ReferenceOptions& o, const std::string& codeDir, report::Report& r) {
   json code = json::object();
   if (!o.repo.empty()) {
     auto rev = git(o.repo, {"rev-parse", "--verify", "HEAD"});
@@ -302,35 +294,42 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
   }
   code["entry_point"] = o.entryPoint;
   code["preprocessing"] = o.preprocessing;
-  if (!o.outputs.empty()) code["outputs"] = rec(o.outputs);
+  if (!o.outputs.empty()) code["outputs"] = recordedPath(o.outputs, codeDir);
   code["parameters"] = o.params;
   json configs = json::array();
   for (const auto& c : o.configs) {
     KDK_TRY_ASSIGN(HashedInput h, hashPath(c));
-    h.path = rec(c);
+    h.path = recordedPath(c, codeDir);
     configs.push_back(toJson(h, false));
   }
   code["configs"] = configs;
-  ref["code"] = code;
-  auto inputs = [&](const std::vector<NamedInput>& list, const char* what) -> Result<json> {
-    json arr = json::array();
-    for (const auto& in : list) {
-      KDK_TRY_ASSIGN(HashedInput h, hashPath(in.path));
-      h.path = rec(in.path);
-      h.name = in.name;
-      h.provenance = report::redactText(in.provenance);
-      h.access = report::redactText(in.access);
-      if (std::string why = mutableReason(in.provenance); !why.empty())
-        r.add("reference.mutable_name", Severity::Warning,
-              std::string(what) + " '" + in.name + "' comes from '" + report::redactText(in.provenance) +
-                  "', which can move: " + why,
-              {{"name", in.name}});
-      arr.push_back(toJson(h, true));
-    }
-    return arr;
-  };
-  KDK_TRY_ASSIGN(ref["data"], inputs(o.data, "data"));
-  KDK_TRY_ASSIGN(ref["weights"], inputs(o.weights, "weights"));
+  return code;
+}
+
+// data or weights: each input hashed, with its provenance and access (redacted); a warning
+// for a provenance that can move.
+Result<json> inputsJson(const std::vector<NamedInput>& list, const char* what, const std::string& codeDir,
+                        report::Report& r) {
+  json arr = json::array();
+  for (const auto& in : list) {
+    KDK_TRY_ASSIGN(HashedInput h, hashPath(in.path));
+    h.path = recordedPath(in.path, codeDir);
+    h.name = in.name;
+    h.provenance = report::redactText(in.provenance);
+    h.access = report::redactText(in.access);
+    if (std::string why = mutableReason(in.provenance); !why.empty())
+      r.add("reference.mutable_name", Severity::Warning,
+            std::string(what) + " '" + in.name + "' comes from '" + report::redactText(in.provenance) +
+                "', which can move: " + why,
+            {{"name", in.name}});
+    arr.push_back(toJson(h, true));
+  }
+  return arr;
+}
+
+// packages: an audit's inventory (--packages-from) or a requirements file, the lock and the
+// base interpreter with its version.
+Result<json> packagesJson(const ReferenceOptions& o, const std::string& codeDir) {
   json packages = json::object();
   if (!o.packagesReport.empty()) {
     KDK_TRY_ASSIGN(json a, readJsonFile(o.packagesReport));
@@ -349,7 +348,7 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     packages["requirements"] = {{"sha256", h.sha256}, {"lines", util::split(report::redactText(text), '\n')}};
   }
   if (!o.lock.empty()) {
-    KDK_TRY_ASSIGN(packages["lock"], lockRecord(o.lock, rec(o.lock)));
+    KDK_TRY_ASSIGN(packages["lock"], lockRecord(o.lock, recordedPath(o.lock, codeDir)));
   }
   if (!o.python.empty()) {
     // The base interpreter, as given: a replay makes its venv from it. Its version is asked of
@@ -363,7 +362,12 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
                             (pr.ok() ? pr->describe() : pr.error().message) + ")");
     packages["python"] = {{"interpreter", o.python}, {"version", std::string(util::trim(pr->out))}};
   }
-  ref["packages"] = packages;
+  return packages;
+}
+
+// system: the host facts (from --host-record, checked by its reader, else read under the host
+// root) and the facts systemFacts adds.
+Result<json> systemJson(const ReferenceOptions& o) {
   json system;
   if (!o.hostRecord.empty()) {
     KDK_TRY_ASSIGN(json h, readJsonFile(o.hostRecord));
@@ -383,26 +387,53 @@ Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
     system["host"] = host::readHostFacts(o.hostRoot).toJson();
   }
   system.update(systemFacts(o.hostRoot, o.accelerator, system["host"]));
-  ref["system"] = system;
+  return system;
+}
+
+// result: the expected outputs (hash, dtype and shape of each, their files) and the declared
+// criteria with their why; empty without --expected.
+Result<json> resultJson(const ReferenceOptions& o, const std::string& codeDir) {
+  json result = json::object();
+  if (o.expected.empty()) return result;
+  std::vector<std::pair<std::string, std::string>> declared;
+  for (size_t i = 0; i < o.criteria.size(); ++i) declared.emplace_back(o.criteria[i], o.whys[i]);
+  json criteria = criteriaJson(declared);
+  KDK_TRY_ASSIGN(HashedInput h, hashPath(o.expected));
+  result["expected"] = recordedPath(o.expected, codeDir);
+  result["expected_sha256"] = h.sha256;
+  result["criteria"] = criteria;
+  KDK_TRY_ASSIGN(result["outputs"], outputFacts(o.expected, h));
+  result["ids"] = o.ids;
+  // The output format, from the expected outputs as they are now.
+  json files = json::array();
+  for (const auto& f : h.files) files.push_back(f.path);
+  result["format"] = {{"files", files}, {"count", files.size()}};
+  return result;
+}
+
+}  // namespace
+
+Result<json> buildReference(const ReferenceOptions& o, report::Report& r) {
+  KDK_TRY_STATUS(checkDeclaration(o));
+  // Every path is resolved once, here: relative to the code's folder when there is a
+  // repository (code.root says where it lies from the reference), else to the reference's.
+  const std::string& codeDir = o.repo.empty() ? o.referenceDir : o.repo;
+  std::string now = util::utcTimestamp();
+  json ref = {{"schema", "kernodeck.reference/v1"}, {"created", now}, {"first_checked", nullptr}};
+  bool checkedBefore = false;
+  if (o.previous) {
+    ref["revisions"] = revisionsJson(*o.previous, o.revise, now);
+    for (const auto& rev : ref["revisions"]) checkedBefore |= !rev.at("first_checked").is_null();
+  }
+  ref["declared_before_comparison"] = !checkedBefore;
+  KDK_TRY_ASSIGN(ref["code"], codeJson(o, codeDir, r));
+  KDK_TRY_ASSIGN(ref["data"], inputsJson(o.data, "data", codeDir, r));
+  KDK_TRY_ASSIGN(ref["weights"], inputsJson(o.weights, "weights", codeDir, r));
+  KDK_TRY_ASSIGN(ref["packages"], packagesJson(o, codeDir));
+  KDK_TRY_ASSIGN(ref["system"], systemJson(o));
   ref["seeds"] = o.seeds;
   ref["determinism"] = {{"declared", o.determinism}, {"environment", determinismEnvironment()}};
-  json result = json::object();
-  if (!o.expected.empty()) {
-    std::vector<std::pair<std::string, std::string>> declared;
-    for (size_t i = 0; i < o.criteria.size(); ++i) declared.emplace_back(o.criteria[i], o.whys[i]);
-    json criteria = criteriaJson(declared);
-    KDK_TRY_ASSIGN(HashedInput h, hashPath(o.expected));
-    result["expected"] = rec(o.expected);
-    result["expected_sha256"] = h.sha256;
-    result["criteria"] = criteria;
-    KDK_TRY_ASSIGN(result["outputs"], outputFacts(o.expected, h));
-    result["ids"] = o.ids;
-    // The output format, from the expected outputs as they are now.
-    json files = json::array();
-    for (const auto& f : h.files) files.push_back(f.path);
-    result["format"] = {{"files", files}, {"count", files.size()}};
-  }
-  ref["result"] = result;
+  KDK_TRY_ASSIGN(ref["result"], resultJson(o, codeDir));
   // What was written must read back: a --host-record or audit section of the wrong shape is
   // refused now rather than by every later command.
   if (auto back = parseReference(ref); !back.ok())

@@ -12,6 +12,7 @@
 #include "kernodeck/python/contract.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/requirement.h"
+#include "kernodeck/record/requirements_file.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::record {
@@ -20,14 +21,20 @@ using report::Severity;
 
 namespace {
 
-// The requirement on one requirements line ("" for a comment, an option or an include):
-// continuation lines joined by the caller, comments and per-line options (--hash=...) cut.
-std::string requirementPart(std::string line) {
-  if (size_t hash = line.find(" #"); hash != std::string::npos) line.resize(hash);
-  if (size_t opt = line.find(" --"); opt != std::string::npos) line.resize(opt);
-  line = std::string(util::trim(line));
-  if (line.empty() || line[0] == '#' || line[0] == '-') return "";
-  return line;
+// The requirements of the recorded requirements lines, read as pip reads them
+// (scanRequirements: continuations joined, comments and per-line options such as --hash cut);
+// includes are not followed, and no option is refused for what it would install (the replay
+// refused those before pip ran). Lines the scan refuses outright declare nothing: a replay
+// stops at its environment step before it gets here.
+std::vector<std::string> recordedRequirements(const Reference& ref) {
+  RequirementsScanOptions scan;
+  scan.allowSdist = true;
+  scan.read = [](const std::string&) -> Result<std::optional<std::string>> { return std::optional<std::string>(); };
+  auto scanned = scanRequirements("requirements.txt", util::join(ref.packages.requirementsLines, "\n"), scan);
+  std::vector<std::string> out;
+  if (scanned.ok())
+    for (const auto& s : *scanned) out.push_back(s.requirement);
+  return out;
 }
 
 struct Declared {
@@ -52,16 +59,7 @@ Declared collect(const Reference& ref, const std::optional<Lock>& carried, const
     if (req->marker && req->marker->evaluate(markers, "") == Tri::False) return;
     d.add(*req, source);
   };
-  std::string joined;
-  for (const auto& line : ref.packages.requirementsLines) {
-    if (line.ends_with("\\")) {
-      joined += line.substr(0, line.size() - 1) + " ";
-      continue;
-    }
-    std::string req = requirementPart(joined + line);
-    joined.clear();
-    if (!req.empty()) addText(req, "requirements");
-  }
+  for (const auto& req : recordedRequirements(ref)) addText(req, "requirements");
   // Freeze lines: a package recorded in several environments counts once, as the first has it.
   std::set<std::string> seen;
   for (const auto& env : ref.packages.environments)

@@ -160,7 +160,7 @@ struct Scanner {
       std::string why;
       std::string name = checkRequirement(req, why);
       if (name.empty()) return refuse(file, line, text, why);
-      out.push_back({file, line, name, text});
+      out.push_back({file, line, name, text, req});
     }
     for (size_t i = first; i < words->size(); ++i) {
       const std::string& w = (*words)[i];

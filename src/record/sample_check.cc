@@ -94,93 +94,128 @@ Tensor reorder(const Tensor& t, const std::vector<size_t>& order) {
   return o;
 }
 
-}  // namespace
+// One sample check: the steps in order, sharing what they found. A finding that makes later
+// comparisons meaningless (a missing output, other ids, another shape) stops them: they are
+// skipped, naming it.
+class SampleCheck {
+ public:
+  SampleCheck(const std::string& outDir, const Reference& ref)
+      : outDir_(outDir),
+        ref_(ref),
+        idsFile_(ref.result.ids),
+        expectedDir_(ref.resolve(ref.result.expected)),
+        r_("sample check") {}
 
-report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
-  report::Report r("sample check");
-  r.declareSteps({"reference", "expected", "load", "count", "ids", "format", "finite", "compare"});
-  r.subject()["reference"] = outDir;
-  std::vector<std::pair<Criterion, std::string>> criteria;  // with their why
-  Outputs expected, actual;
-  std::string idsFile = ref.result.ids, expectedDir = ref.resolve(ref.result.expected);
-  std::vector<size_t> order;  // actual row of each expected sample, when aligned by id
-  std::string stopped;        // the finding that makes later comparisons meaningless
-  auto stop = [&](const std::string& code, const std::string& msg, std::map<std::string, std::string> ev = {}) {
-    r.add(code, Severity::Error, msg, std::move(ev));
-    stopped = msg;
-  };
-  auto step = [&](const std::string& name, const std::function<Status()>& fn) {
-    if (!stopped.empty())
-      r.skipStep(name, "not checked: " + stopped);
+  report::Report run() {
+    r_.declareSteps({"reference", "expected", "load", "count", "ids", "format", "finite", "compare"});
+    r_.subject()["reference"] = outDir_;
+    r_.runStep("reference", [&] { return criteria(); });
+    r_.runStep("expected", [&] { return expectedUnchanged(); });
+    r_.runStep("load", [&] { return loadOutputs(); });
+    step("count", [&] { return count(); });
+    step("ids", [&] { return ids(); });
+    step("format", [&] { return format(); });
+    // From here on, actual rows are in the expected samples' order.
+    if (stopped_.empty() && !order_.empty())
+      for (auto& [k, a] : actual_.tensors)
+        if (perSample(a, order_.size())) a = reorder(a, order_);
+    step("finite", [&] { return finite(); });
+    step("compare", [&] { return compareAll(); });
+    return std::move(r_);
+  }
+
+ private:
+  void stop(const std::string& code, const std::string& msg, std::map<std::string, std::string> ev = {}) {
+    r_.add(code, Severity::Error, msg, std::move(ev));
+    stopped_ = msg;
+  }
+  void step(const std::string& name, const std::function<Status()>& fn) {
+    if (!stopped_.empty())
+      r_.skipStep(name, "not checked: " + stopped_);
     else
-      r.runStep(name, fn);
-  };
-  r.runStep("reference", [&]() -> Status {
-    if (!ref.result.declared || ref.result.criteria.empty())
+      r_.runStep(name, fn);
+  }
+  // The expected ids when `t` holds one row per sample, none otherwise.
+  std::vector<std::string> idsOf(const Tensor& t) const {
+    if (perSample(t, expected_.ids.size())) return expected_.ids;
+    return std::vector<std::string>();
+  }
+
+  // reference: the declared criteria, parsed.
+  Status criteria() {
+    if (!ref_.result.declared || ref_.result.criteria.empty())
       return Error::Invalid(
           "the reference declares no expected outputs and criterion (reference init --expected --criterion --why)");
     json list = json::array();
-    for (const auto& [text, why] : ref.result.criteria) {
+    for (const auto& [text, why] : ref_.result.criteria) {
       KDK_TRY_ASSIGN(Criterion c, parseCriterion(text));
-      criteria.emplace_back(c, why);
+      criteria_.emplace_back(c, why);
       list.push_back({{"criterion", c.str()}, {"why", why}});
     }
-    r.subject()["criteria"] = list;
+    r_.subject()["criteria"] = list;
     return {};
-  });
-  r.runStep("expected", [&]() -> Status {
-    auto h = hashPath(expectedDir);
+  }
+
+  // expected: the expected outputs still have the hash the reference recorded.
+  Status expectedUnchanged() {
+    auto h = hashPath(expectedDir_);
     if (!h.ok()) return Error::NotFound("the expected outputs cannot be read: " + h.error().message);
-    if (h->sha256 != ref.result.expectedSha256) {
-      std::string msg = "the expected outputs in " + expectedDir +
+    if (h->sha256 != ref_.result.expectedSha256) {
+      std::string msg = "the expected outputs in " + expectedDir_ +
                         " changed since the reference was declared (sha256 " + h->sha256.substr(0, 12) +
-                        " instead of " + ref.result.expectedSha256.substr(0, 12) +
+                        " instead of " + ref_.result.expectedSha256.substr(0, 12) +
                         "): the reference is in question, not these outputs";
-      r.add("sample.expected.changed", Severity::Error, msg, {{"path", expectedDir}});
+      r_.add("sample.expected.changed", Severity::Error, msg, {{"path", expectedDir_}});
       return Error::Corrupt(msg);
     }
     return {};
-  });
-  r.runStep("load", [&]() -> Status {
+  }
+
+  // load: the expected outputs and the new ones, their elements charged to one budget.
+  Status loadOutputs() {
     TensorBudget budget;  // both folders together
-    KDK_TRY_ASSIGN(expected, load(expectedDir, idsFile, budget));
-    KDK_TRY_ASSIGN(actual, load(outDir, idsFile, budget));
-    if (!idsFile.empty() && !expected.hasIds) return Error::NotFound("the expected outputs have no " + idsFile);
+    KDK_TRY_ASSIGN(expected_, load(expectedDir_, idsFile_, budget));
+    KDK_TRY_ASSIGN(actual_, load(outDir_, idsFile_, budget));
+    if (!idsFile_.empty() && !expected_.hasIds) return Error::NotFound("the expected outputs have no " + idsFile_);
     return {};
-  });
-  step("count", [&]() -> Status {
+  }
+
+  // count: the same output files and tensors on both sides.
+  Status count() {
     std::vector<std::string> missing, extra;
-    for (const auto& [k, v] : expected.tensors)
-      if (!actual.tensors.count(k)) missing.push_back(k);
-    for (const auto& [k, v] : actual.tensors)
-      if (!expected.tensors.count(k)) extra.push_back(k);
+    for (const auto& [k, v] : expected_.tensors)
+      if (!actual_.tensors.count(k)) missing.push_back(k);
+    for (const auto& [k, v] : actual_.tensors)
+      if (!expected_.tensors.count(k)) extra.push_back(k);
     if (!missing.empty() || !extra.empty()) {
-      std::string msg = std::to_string(actual.tensors.size()) + " output(s) where " +
-                        std::to_string(expected.tensors.size()) + " are expected";
+      std::string msg = std::to_string(actual_.tensors.size()) + " output(s) where " +
+                        std::to_string(expected_.tensors.size()) + " are expected";
       if (!missing.empty()) msg += "; missing " + some(missing);
       if (!extra.empty()) msg += "; unexpected " + some(extra);
       stop("sample.count", msg);
     }
     return {};
-  });
-  step("ids", [&]() -> Status {
-    if (idsFile.empty()) {
-      r.skipStep("ids", "the reference names no ids file: rows are compared in order");
+  }
+
+  // ids: the same samples on both sides, each once; order_ says where each expected one is.
+  Status ids() {
+    if (idsFile_.empty()) {
+      r_.skipStep("ids", "the reference names no ids file: rows are compared in order");
       return {};
     }
-    if (!actual.hasIds) {
-      stop("sample.ids", "the outputs have no " + idsFile + ": rows cannot be matched to samples");
+    if (!actual_.hasIds) {
+      stop("sample.ids", "the outputs have no " + idsFile_ + ": rows cannot be matched to samples");
       return {};
     }
     std::map<std::string, size_t> where;
     std::vector<std::string> dup;
-    for (size_t i = 0; i < actual.ids.size(); ++i)
-      if (!where.emplace(actual.ids[i], i).second) dup.push_back(actual.ids[i]);
-    std::set<std::string> want(expected.ids.begin(), expected.ids.end());
+    for (size_t i = 0; i < actual_.ids.size(); ++i)
+      if (!where.emplace(actual_.ids[i], i).second) dup.push_back(actual_.ids[i]);
+    std::set<std::string> want(expected_.ids.begin(), expected_.ids.end());
     std::vector<std::string> missing, extra;
-    for (const auto& id : expected.ids)
+    for (const auto& id : expected_.ids)
       if (!where.count(id)) missing.push_back(id);
-    for (const auto& id : actual.ids)
+    for (const auto& id : actual_.ids)
       if (!want.count(id)) extra.push_back(id);
     if (!dup.empty())
       stop("sample.ids", "id(s) listed twice in the outputs: " + some(dup), {{"id", dup[0]}});
@@ -191,15 +226,17 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
                (extra.empty() ? "" : "; unexpected " + some(extra)),
            {{"id", missing.empty() ? extra[0] : missing[0]}});
     else
-      for (const auto& id : expected.ids) order.push_back(where[id]);
+      for (const auto& id : expected_.ids) order_.push_back(where[id]);
     bool moved = false;
-    for (size_t i = 0; i < order.size(); ++i) moved |= order[i] != i;
-    r.section("ids") = {{"count", expected.ids.size()}, {"reordered", moved}};
+    for (size_t i = 0; i < order_.size(); ++i) moved |= order_[i] != i;
+    r_.section("ids") = {{"count", expected_.ids.size()}, {"reordered", moved}};
     return {};
-  });
-  step("format", [&]() -> Status {
-    for (const auto& [k, e] : expected.tensors) {
-      const Tensor& a = actual.tensors.at(k);
+  }
+
+  // format: each output's dtype and shape as the reference's.
+  Status format() {
+    for (const auto& [k, e] : expected_.tensors) {
+      const Tensor& a = actual_.tensors.at(k);
       if (a.dtype != e.dtype) {
         stop("sample.dtype", k + " is " + a.dtype + ", the reference " + e.dtype, {{"path", k}});
         return {};
@@ -211,17 +248,11 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
       }
     }
     return {};
-  });
-  // From here on, actual rows are in the expected samples' order.
-  if (stopped.empty() && !order.empty())
-    for (auto& [k, a] : actual.tensors)
-      if (perSample(a, order.size())) a = reorder(a, order);
-  auto idsOf = [&](const Tensor& t) {
-    if (perSample(t, expected.ids.size())) return expected.ids;
-    return std::vector<std::string>();
-  };
-  step("finite", [&]() -> Status {
-    for (const auto& [k, a] : actual.tensors) {
+  }
+
+  // finite: no NaN or Inf in the outputs, named by sample.
+  Status finite() {
+    for (const auto& [k, a] : actual_.tensors) {
       int64_t rows = a.shape.empty() ? 1 : a.shape[0];
       size_t width = rows > 0 ? a.values.size() / static_cast<size_t>(rows) : 0;
       std::vector<std::string> bad, ids = idsOf(a);
@@ -240,44 +271,62 @@ report::Report sampleCheck(const std::string& outDir, const Reference& ref) {
       }
     }
     return {};
-  });
-  step("compare", [&]() -> Status {
+  }
+
+  // compare: every output under every criterion, measured against its threshold.
+  Status compareAll() {
     json results = json::array();
-    for (const auto& [k, e] : expected.tensors) {
-      const Tensor& a = actual.tensors.at(k);
-      for (const auto& [crit, why] : criteria) {
-        Comparison c = compare(crit, e, a, idsOf(e));
-        json worst = json::array();
-        for (const auto& w : c.worst) worst.push_back({{"id", w.id}, {"value", w.value}});
-        results.push_back({{"output", k},
-                           {"criterion", crit.str()},
-                           {"why", why},
-                           {"pass", c.pass},
-                           {"measure", c.measure},
-                           {"measure_name", crit.measureName()},
-                           {"threshold", crit.threshold},
-                           {"threshold_text", crit.thresholdText},
-                           {"samples", c.samples},
-                           {"beyond", c.beyond},
-                           {"worst", worst},
-                           {"summary", c.summary}});
-        if (c.pass) {
-          r.add("sample.criterion.met", Severity::Info, k + " meets " + c.summary, {{"path", k}});
-          continue;
-        }
-        std::vector<std::string> offenders;
-        for (size_t i = 0; i < std::min<size_t>(3, c.worst.size()); ++i)
-          offenders.push_back(c.worst[i].id + " (" + formatAgainst(c.worst[i].value, crit.threshold, crit.digits()) +
-                              ")");
-        r.add("sample.mismatch", Severity::Error,
-              k + " fails " + c.summary + (offenders.empty() ? "" : "; worst: " + util::join(offenders, ", ")),
-              {{"path", k}, {"id", c.worst.empty() ? "" : c.worst[0].id}});
-      }
+    for (const auto& [k, e] : expected_.tensors) {
+      const Tensor& a = actual_.tensors.at(k);
+      for (const auto& [crit, why] : criteria_) results.push_back(compareOne(k, e, a, crit, why));
     }
-    r.section("comparison") = results;
+    r_.section("comparison") = results;
     return {};
-  });
-  return r;
-}
+  }
+
+  // One output under one criterion: its row of the comparison section, and its finding.
+  json compareOne(const std::string& k, const Tensor& e, const Tensor& a, const Criterion& crit,
+                  const std::string& why) {
+    Comparison c = compare(crit, e, a, idsOf(e));
+    json worst = json::array();
+    for (const auto& w : c.worst) worst.push_back({{"id", w.id}, {"value", w.value}});
+    json row = {{"output", k},
+                {"criterion", crit.str()},
+                {"why", why},
+                {"pass", c.pass},
+                {"measure", c.measure},
+                {"measure_name", crit.measureName()},
+                {"threshold", crit.threshold},
+                {"threshold_text", crit.thresholdText},
+                {"samples", c.samples},
+                {"beyond", c.beyond},
+                {"worst", worst},
+                {"summary", c.summary}};
+    if (c.pass) {
+      r_.add("sample.criterion.met", Severity::Info, k + " meets " + c.summary, {{"path", k}});
+      return row;
+    }
+    std::vector<std::string> offenders;
+    for (size_t i = 0; i < std::min<size_t>(3, c.worst.size()); ++i)
+      offenders.push_back(c.worst[i].id + " (" + formatAgainst(c.worst[i].value, crit.threshold, crit.digits()) + ")");
+    r_.add("sample.mismatch", Severity::Error,
+           k + " fails " + c.summary + (offenders.empty() ? "" : "; worst: " + util::join(offenders, ", ")),
+           {{"path", k}, {"id", c.worst.empty() ? "" : c.worst[0].id}});
+    return row;
+  }
+
+  const std::string& outDir_;
+  const Reference& ref_;
+  std::string idsFile_, expectedDir_;
+  report::Report r_;
+  std::vector<std::pair<Criterion, std::string>> criteria_;  // with their why
+  Outputs expected_, actual_;
+  std::vector<size_t> order_;  // actual row of each expected sample, when aligned by id
+  std::string stopped_;        // the finding that makes later comparisons meaningless
+};
+
+}  // namespace
+
+report::Report sampleCheck(const std::string& outDir, const Reference& ref) { return SampleCheck(outDir, ref).run(); }
 
 }  // namespace kernodeck::record

@@ -45,6 +45,25 @@ TEST(RequirementsFile, PlainRequirementsMarkersHashesAndContinuationsPass) {
   EXPECT_EQ((*r)[5].file, "more.txt");
 }
 
+// What the replay's inventory check declares from the recorded lines: the requirement as pip
+// reads it, per-line options and comments (after a space or a tab) cut, continuations joined
+// without a space, a last line that ends in a backslash read too.
+TEST(RequirementsFile, TheRequirementIsWhatPipReadsOfTheLine) {
+  auto r = scan(
+      "numpy==1.26.4 --hash=sha256:1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926  # pinned\n"
+      "torch>=1.12\t# a comment after a tab\n"
+      "requests\\\n"
+      ">=2 ; python_version >= \"3.8\"\n"
+      "six==1.16.0 \\\n"
+      "    --hash=sha256:1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926\n"
+      "attrs \\");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<std::string> reqs;
+  for (const auto& q : *r) reqs.push_back(q.requirement);
+  EXPECT_EQ(reqs, (std::vector<std::string>{"numpy==1.26.4", "torch>=1.12", "requests>=2 ; python_version >= \"3.8\"",
+                                            "six==1.16.0", "attrs"}));
+}
+
 TEST(RequirementsFile, EveryIndexLinkAndUrlIsRefusedNamingFileAndLine) {
   struct Case {
     std::string top;

@@ -28,10 +28,11 @@ struct RequirementsScanOptions {
 
 // One requirement line that survived the scan, where it came from.
 struct ScannedRequirement {
-  std::string file;  // relative to the replay folder
-  int line = 0;      // 1-based, the first physical line of a continued one
-  std::string name;  // the distribution name as written
-  std::string text;  // the logical line, comment removed
+  std::string file;         // relative to the replay folder
+  int line = 0;             // 1-based, the first physical line of a continued one
+  std::string name;         // the distribution name as written
+  std::string text;         // the logical line, comment removed
+  std::string requirement;  // its requirement alone, options cut: what pip reads as PEP 508
 };
 
 // Scans `text`, the content of `file` (relative to the replay folder), and every file it
