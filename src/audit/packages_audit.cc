@@ -4,6 +4,7 @@
 #include <deque>
 #include <set>
 
+#include "kernodeck/audit/leak_check.h"
 #include "kernodeck/gpu/cuda_build.h"
 #include "kernodeck/oci/layer_scan.h"
 #include "kernodeck/os/apk.h"
@@ -267,7 +268,7 @@ class PackagesAudit {
     section["cuda_compat_driver_branches"] = cuda.compatDriverBranches;
     section["expectation"] = expectation_.toJson();
     checkPins(build);
-    checkLeaks();
+    checkLeaks(v_, envs_, ctx_.labels, r_);
     r_.section("python") = section;
     if (envs_.empty()) r_.skipStep("python", "no Python environment in the image");
     return {};
@@ -523,54 +524,6 @@ class PackagesAudit {
                    local + "): a rebuild would not get the same wheel",
                {{"package", "torch"}});
     }
-  }
-
-  void checkLeaks() {
-    for (const auto& e : envs_)
-      for (const auto& d : e.distributions) {
-        if (!d.directUrl) continue;
-        const std::string& url = d.directUrl->url;
-        std::string where = "/" + d.metadataDir + "/direct_url.json";
-        if (hasUserinfoSecret(url))
-          r_.add("secret.leak", Severity::Error,
-                 d.name + " was installed from a URL carrying a credential: " + report::redactText(url),
-                 {{"path", where}, {"package", d.name}});
-        // An editable install whose source directory is in the image carries its code with it.
-        auto code = d.codeLocation.empty() ? Result<std::string>(Error::NotFound("")) : v_.resolve(d.codeLocation);
-        bool codeInImage = d.directUrl->editable && code.ok() && v_.info(*code).has_value();
-        if (!codeInImage && (url.rfind("file://", 0) == 0 || (!url.empty() && url.front() == '/')))
-          r_.add("python.path.leak", Severity::Warning,
-                 d.name + " was installed from a build-machine path (" + report::redactText(url) +
-                     "): the image cannot be rebuilt from it",
-                 {{"path", where}, {"package", d.name}});
-      }
-    std::vector<std::string> candidates = {"etc/pip.conf", "etc/xdg/pip/pip.conf", "root/.config/pip/pip.conf",
-                                           "root/.pip/pip.conf", "root/.netrc"};
-    for (const auto& home : v_.list("home"))
-      for (const char* f : {"/.config/pip/pip.conf", "/.pip/pip.conf", "/.netrc"})
-        candidates.push_back("home/" + home + f);
-    for (const auto& p : candidates) {
-      auto t = v_.readFile(p, 1 << 20);
-      if (!t.ok()) continue;
-      bool netrc = p.ends_with(".netrc");
-      int lineNo = 0;
-      for (const auto& line : util::split(*t, '\n')) {
-        ++lineNo;
-        std::string lower = util::toLower(line);
-        bool leak =
-            report::looksLikeSecret(line) || (netrc && (lower.find("password") != std::string::npos)) ||
-            (!netrc && (lower.find("password") != std::string::npos || lower.find("token") != std::string::npos) &&
-             line.find('=') != std::string::npos);
-        if (leak)
-          r_.add("secret.leak", Severity::Error,
-                 "a credential is stored in /" + p + " (line " + std::to_string(lineNo) + ", value redacted)",
-                 {{"path", "/" + p}});
-      }
-    }
-    for (const auto& [k, v] : ctx_.labels)
-      if (report::looksLikeSecret(v) || (report::isSecretName(k) && !v.empty()))
-        r_.add("secret.leak", Severity::Error, "image label " + k + " holds a credential (value redacted)",
-               {{"label", k}});
   }
 
   const oci::FsView& v_;
