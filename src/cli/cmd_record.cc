@@ -48,11 +48,8 @@ int finish(const std::string& name, const report::Report& r, bool json, const st
 
 // The exit code for a document that could not be loaded: 2 when it was read but is not what
 // the command takes (not JSON, a field of the wrong type, a hostile path), 3 when it could
-// not be read at all.
-int documentExit(const Error& e) {
-  return e.code == "invalid" || e.code == "corrupt" || e.code == "unsafe" ? report::kExitUsage
-                                                                          : report::kExitIncomplete;
-}
+// not be read at all (report::exitCodeOf decides from the error's kind).
+int documentExit(const Error& e) { return report::exitCodeOf(e); }
 
 // Prints "kernodeck CMD: MESSAGE" and returns the document's exit code.
 int documentError(const std::string& cmd, const Error& e) {
@@ -65,7 +62,7 @@ template <class T, class Parse>
 Result<T> loadDocument(const std::string& path, Parse parse) {
   KDK_TRY_ASSIGN(nlohmann::json j, record::readJsonFile(path));
   auto doc = parse(j);
-  if (!doc.ok()) return Error{doc.error().code, path + ": " + doc.error().message};
+  if (!doc.ok()) return doc.error().context(path);
   return std::move(doc).value();
 }
 
@@ -217,10 +214,10 @@ int runReference(const std::vector<std::string>& argsIn) {
     report::Report r("reference init");
     r.declareSteps({"record"});
     nlohmann::json ref;
-    Error failure;
+    std::optional<Error> failure;
     r.runStep("record", [&]() -> Status {
       auto built = record::buildReference(ro, r);
-      if (!built.ok()) return failure = built.error();
+      if (!built.ok()) return *(failure = built.error());
       ref = std::move(built).value();
       return {};
     });
@@ -228,7 +225,7 @@ int runReference(const std::vector<std::string>& argsIn) {
     // tensor, a host record of the wrong shape) is a usage error; one that cannot be read, not.
     if (r.failed()) {
       int rc = finish("reference init", r, json, "");
-      return rc == report::kExitIncomplete ? documentExit(failure) : rc;
+      return rc == report::kExitIncomplete && failure ? documentExit(*failure) : rc;
     }
     if (int rc = emit(ref.dump(2) + "\n", target)) return rc;
     return finish("reference init", r, json, "", "none");
@@ -396,7 +393,7 @@ int runDossier(const std::vector<std::string>& argsIn) {
   auto manifestText = util::readFileLimited(dir + "/MANIFEST.sha256", 16u << 20);
   if (!manifestText.ok()) return documentError(cmd, manifestText.error());
   auto manifest = record::parseDossierManifest(*manifestText);
-  if (!manifest.ok()) return documentError(cmd, Error{manifest.error().code, dir + "/" + manifest.error().message});
+  if (!manifest.ok()) return documentError(cmd, Error(manifest.error().kind, dir + "/" + manifest.error().message));
   if (verb == "verify") {
     report::Report r = record::verifyDossier(dir, *manifest);
     if (key) checkDossierSignature(dir, *manifestText, *key, r);

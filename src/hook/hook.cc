@@ -172,7 +172,7 @@ ExpectationRead readExpectation(const std::string& root, const std::string& path
   auto resolved = (*view)->resolve(path, true);  // inside the container root only
   std::optional<oci::Node> node;
   if (resolved.ok()) node = (*view)->stat(*resolved);
-  if (!resolved.ok() && resolved.error().code != "not_found") {
+  if (!resolved.ok() && !resolved.error().is(ErrorKind::NotFound)) {
     out.problem = shown + ": " + resolved.error().message;
     return out;
   }
