@@ -98,7 +98,7 @@ Result<oci::Digest> pushCosignAttestation(registry::Client& c, const oci::Digest
     auto now = c.manifest(tag);
     if (now.ok())
       existing = now->bytes;
-    else if (now.error().code != "not_found")
+    else if (!now.error().is(ErrorKind::NotFound))
       return Error::Io(where + ": " + now.error().message);
     auto image = mergeCosignAttestation(existing, layer, predicateType);
     if (!image.ok()) return Error::Corrupt(where + ": " + image.error().message);

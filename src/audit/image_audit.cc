@@ -487,8 +487,7 @@ class Pipeline {
                  verifyLayer(r_, *source_, config_.diffIds, unverifiable_, d, i, layerName, scan);
                  if (encrypted) {
                    lj["encrypted"] = true;
-                   if (scan.error && !firstError)
-                     firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
+                   if (scan.error && !firstError) firstError = scan.error->context("layer " + layerName);
                    layers.push_back(lj);
                    return;
                  }
@@ -515,8 +514,7 @@ class Pipeline {
                  lj["files"] = scan.fileCount;
                  if (scan.error) {
                    lj["error"] = scan.error->message;
-                   if (!firstError)
-                     firstError = Error{scan.error->code, "layer " + layerName + ": " + scan.error->message};
+                   if (!firstError) firstError = scan.error->context("layer " + layerName);
                  }
                  layers.push_back(lj);  // the view holds what is needed now: readLayers drops the scan
                });

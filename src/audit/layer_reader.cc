@@ -154,7 +154,7 @@ Result<bool> prepareLayer(const registry::Reference& repo, const oci::Descriptor
   KDK_TRY_ASSIGN(auto stream, client.blob(layer));
   oci::LayerScan scan = oci::scanLayer(*stream, so);
   std::string what = repo.registry + "/" + repo.repository + "@" + layer.digest.str();
-  if (scan.error) return Error{scan.error->code, "layer " + what + ": " + scan.error->message};
+  if (scan.error) return scan.error->context("layer " + what);
   if (scan.digestHex != layer.digest.encoded || static_cast<int64_t>(scan.compressedSize) != layer.size)
     return Error::Corrupt("layer " + what + ": the bytes do not match the descriptor");
   oci::storeScan(dir, layer.digest, scan, so);

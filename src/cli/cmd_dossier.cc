@@ -195,7 +195,7 @@ int dossierVerifyOrReplay(const std::string& verb, const std::string& cmd, const
   auto manifestText = util::readFileLimited(dir + "/MANIFEST.sha256", 16u << 20);
   if (!manifestText.ok()) return documentError(cmd, manifestText.error());
   auto manifest = record::parseDossierManifest(*manifestText);
-  if (!manifest.ok()) return documentError(cmd, Error{manifest.error().code, dir + "/" + manifest.error().message});
+  if (!manifest.ok()) return documentError(cmd, Error(manifest.error().kind, dir + "/" + manifest.error().message));
   if (verb == "verify") {
     report::Report r = record::verifyDossier(dir, *manifest);
     if (key) checkDossierSignature(dir, *manifestText, *key, r);

@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "commands.h"
 #include "kernodeck/record/record.h"
@@ -131,10 +132,10 @@ int runInit(record::ReferenceOptions& ro, const std::string& output, bool json) 
   report::Report r("reference init");
   r.declareSteps({"record"});
   nlohmann::json ref;
-  Error failure;
+  std::optional<Error> failure;
   r.runStep("record", [&]() -> Status {
     auto built = record::buildReference(ro, r);
-    if (!built.ok()) return failure = built.error();
+    if (!built.ok()) return *(failure = built.error());
     ref = std::move(built).value();
     return {};
   });
@@ -142,7 +143,7 @@ int runInit(record::ReferenceOptions& ro, const std::string& output, bool json) 
   // tensor, a host record of the wrong shape) is a usage error; one that cannot be read, not.
   if (r.failed()) {
     int rc = finish("reference init", r, json, "");
-    return rc == report::kExitIncomplete ? documentExit(failure) : rc;
+    return rc == report::kExitIncomplete && failure ? documentExit(*failure) : rc;
   }
   if (int rc = emit(ref.dump(2) + "\n", target)) return rc;
   return finish("reference init", r, json, "", "none");

@@ -29,10 +29,7 @@ int finish(const std::string& name, const report::Report& r, bool json, const st
   return r.exitCode(*t);
 }
 
-int documentExit(const Error& e) {
-  return e.code == "invalid" || e.code == "corrupt" || e.code == "unsafe" ? report::kExitUsage
-                                                                          : report::kExitIncomplete;
-}
+int documentExit(const Error& e) { return report::exitCodeOf(e); }
 
 int documentError(const std::string& cmd, const Error& e) {
   std::fprintf(stderr, "kernodeck %s: %s\n", cmd.c_str(), util::printable(e.message, 400).c_str());

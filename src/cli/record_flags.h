@@ -35,7 +35,7 @@ template <class T, class Parse>
 Result<T> loadDocument(const std::string& path, Parse parse) {
   KDK_TRY_ASSIGN(nlohmann::json j, record::readJsonFile(path));
   auto doc = parse(j);
-  if (!doc.ok()) return Error{doc.error().code, path + ": " + doc.error().message};
+  if (!doc.ok()) return doc.error().context(path);
   return std::move(doc).value();
 }
 

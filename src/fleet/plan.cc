@@ -157,7 +157,7 @@ Result<Plan> makePlan(const std::vector<std::string>& refs, int shards, const st
                    registry::parseReference(raw.rfind("docker://", 0) == 0 ? raw.substr(9) : raw));
     registry::Client c(ref, opts);
     auto manifest = registry::resolveImageManifest(c, ref.digest ? ref.digest->str() : ref.tag, platform);
-    if (!manifest.ok()) return Error{manifest.error().code, raw + ": " + manifest.error().message};
+    if (!manifest.ok()) return manifest.error().context(raw);
     std::string repository = ref.registry + "/" + ref.repository;
     std::string key = repository + "@" + manifest->digest.str();
     if (auto it = imageAt.find(key); it != imageAt.end()) {

@@ -170,7 +170,7 @@ ExpectationRead readExpectation(const oci::FsView* view, const std::string& path
   auto resolved = view->resolve(path, true);  // inside the container root only
   std::optional<oci::Node> node;
   if (resolved.ok()) node = view->stat(*resolved);
-  if (!resolved.ok() && resolved.error().code != "not_found") {
+  if (!resolved.ok() && !resolved.error().is(ErrorKind::NotFound)) {
     out.problem = shown + ": " + resolved.error().message;
     return out;
   }
@@ -219,12 +219,12 @@ Result<oci::ContainerSpec> readBundleConfig(const oci::RuntimeState& st, json& l
   if (bundle != st.bundle) log["bundle_via"] = bundle;
   auto cfgText = util::readFileLimited(bundle + "/config.json", 4u << 20);
   if (!cfgText.ok())
-    return Error{
-        cfgText.error().code,
+    return Error(
+        cfgText.error().kind,
         cfgText.error().message +
             (st.bundle == "/" ? " (the runtime passed bundle \"/\", as crun does for a user namespace with devices, "
                                 "containers/crun#2261, and the container process's directory has no config.json)"
-                              : "")};
+                              : ""));
   return oci::parseContainerConfig(*cfgText, bundle);
 }
 

@@ -21,10 +21,11 @@
 #include "kernodeck/hook/command_line.h"
 #include "kernodeck/hook/hook_config.h"
 #include "kernodeck/hook/yaml_document.h"
+#include "kernodeck/report/report.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
-#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::hook {
 
@@ -99,19 +100,19 @@ bool isYamlPath(const std::string& file) { return file.ends_with(".yaml") || fil
 
 // The text of `doc`. YAML is read back before it is used: NVIDIA's spec is what every GPU
 // container of the node starts from, so a spec that would not read back as the one validated is
-// never written (Error::Corrupt: exit 3, could not complete).
+// never written (Error::Failed: exit 3, could not complete).
 Result<std::string> render(const ordered_json& doc, bool yaml) {
   if (!yaml) return doc.dump(2) + "\n";
   KDK_TRY_ASSIGN(std::string text, emitYaml(doc));
   auto back = parseYaml(text);
   if (!back.ok() || back->dump() != doc.dump())
-    return Error::Corrupt("the YAML written would not read back as the spec; nothing written");
+    return Error::Failed("the YAML written would not read back as the spec; nothing written");
   return text;
 }
 
 int emit(const ordered_json& doc, const std::string& output, bool yaml) {
   auto text = render(doc, yaml);
-  if (!text.ok()) return fail(text.error().code == "corrupt" ? 3 : 2, text.error().message);
+  if (!text.ok()) return fail(report::exitCodeOf(text.error()), text.error().message);
   if (output.empty() || output == "-") {
     std::fputs(text->c_str(), stdout);
     return 0;
@@ -220,7 +221,7 @@ int editFile(const std::string& named, const char* what, bool mayBeYaml, Edit ed
     return 0;
   }
   auto out = render(*edited, yaml);
-  if (!out.ok()) return fail(out.error().code == "corrupt" ? 3 : 2, named + ": " + out.error().message);
+  if (!out.ok()) return fail(report::exitCodeOf(out.error()), named + ": " + out.error().message);
   if (yaml && text->starts_with("---\n")) *out = "---\n" + *out;  // as the toolkit writes it
   std::string orig = file + ".orig", backup = file + ".kernodeck-backup";
   struct stat ignored {};

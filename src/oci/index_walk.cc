@@ -31,7 +31,7 @@ Result<ManifestChoice> chooseManifest(const Descriptor& top, const std::string& 
     auto index = parseIndex(bytes);
     if (!index.ok()) return Error::Invalid("index " + d.digest.str() + ": " + index.error().message);
     auto pick = selectPlatform(*index, want);
-    if (!pick.ok()) return Error{pick.error().code, "index " + d.digest.str() + ": " + pick.error().message};
+    if (!pick.ok()) return pick.error().context("index " + d.digest.str());
     d = index->manifests[*pick];
     KDK_TRY_ASSIGN(bytes, read(d, "manifest"));
   }

@@ -139,7 +139,7 @@ class LayoutSource : public ImageSource {
   // digest grammar allows no '/'): the audit reports it as unverifiable.
   Result<std::unique_ptr<ByteStream>> openBlob(const Descriptor& d) override {
     auto s = fa_->open(blobPath(d.digest));
-    if (!s.ok() && s.error().code == "not_found")
+    if (!s.ok() && s.error().is(ErrorKind::NotFound))
       return Error::NotFound("blob " + d.digest.str() + " is missing from " + fa_->where("blobs"));
     return s;
   }

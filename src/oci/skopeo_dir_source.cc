@@ -39,7 +39,7 @@ class SkopeoDirSource : public ImageSource {
   Result<std::unique_ptr<ByteStream>> openBlob(const Descriptor& d) override {
     std::string name = nameOf(d);
     auto s = fa_->open(name);
-    if (!s.ok() && s.error().code == "not_found")
+    if (!s.ok() && s.error().is(ErrorKind::NotFound))
       return Error::NotFound("blob " + d.digest.str() + " is missing from " + fa_->where(name));
     return s;
   }

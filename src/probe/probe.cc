@@ -339,8 +339,8 @@ class Probe {
     visibleGpus_ = static_cast<int>(gpuNodes.size());
     r_.section("devices") = d;
     if (!nvidiaOk)
-      return Error{"unreachable", "expected accelerator " + expectDevice_ + " is not reachable: " + firstProblem +
-                                      " (the probe never falls back to the CPU)"};
+      return Error::Unreachable("expected accelerator " + expectDevice_ + " is not reachable: " + firstProblem +
+                                " (the probe never falls back to the CPU)");
     return {};
   }
 
@@ -352,8 +352,8 @@ class Probe {
       r_.section("compute") = c;
       // The static probe computes only through the image's own Python, as a child process.
       if (o_.python.empty() && expectDevice_ != "cpu")
-        return Error{"unsupported", "the static kernodeck-probe computes on " + expectDevice_ +
-                                        " only through the image's Python: give --python"};
+        return Error::Unsupported("the static kernodeck-probe computes on " + expectDevice_ +
+                                  " only through the image's Python: give --python");
       r_.skipStep("compute",
                   o_.python.empty()
                       ? "the static kernodeck-probe loads no LibTorch and no --python was given"
@@ -365,7 +365,7 @@ class Probe {
       // Why: a build without LibTorch, or a plugin that is missing or of another build.
       const std::string why = libtorch::pluginError();
       if (expectDevice_ != "cpu")
-        return Error{"unsupported", "LibTorch is unavailable (" + why + "); it cannot compute on " + expectDevice_};
+        return Error::Unsupported("LibTorch is unavailable (" + why + "); it cannot compute on " + expectDevice_);
       r_.skipStep("compute", "LibTorch is unavailable: " + why);
       return {};
     }
@@ -392,7 +392,7 @@ class Probe {
     c["results"] = rs;
     c["matmul"] = {{"n", 256}, {"dtype", "float32"}, {"seed", 1234}};
     r_.section("compute") = c;
-    if (!firstError.empty()) return Error{"compute", firstError};
+    if (!firstError.empty()) return Error::Failed(firstError);
     return {};
   }
 
@@ -403,28 +403,28 @@ class Probe {
     auto started = util::runProcess(spec);
     if (!started.ok()) {
       r_.section("python") = {{"interpreter", o_.python}, {"exit_status", nullptr}, {"timed_out", false}};
-      return Error{"python", started.error().message};
+      return Error::Failed(started.error().message);
     }
     const util::ProcessResult& cr = *started;
     int status = cr.exited ? cr.exitCode : 128 + cr.signal;
     json p = {{"interpreter", o_.python}, {"exit_status", status}, {"timed_out", cr.timedOut}};
     if (cr.timedOut) {
       r_.section("python") = p;
-      return Error{"timeout", o_.python + " did not finish within " + std::to_string(o_.pythonTimeoutS) + " s"};
+      return Error::Timeout(o_.python + " did not finish within " + std::to_string(o_.pythonTimeoutS) + " s");
     }
     json j = util::parseUntrustedJson(cr.out);
     if (!j.is_object()) {
       std::string err(util::trim(cr.err));
       if (err.size() > 300) err = err.substr(err.size() - 300);
       r_.section("python") = p;
-      return Error{"python", o_.python + " " + cr.describe() + (err.empty() ? "" : ": " + util::printable(err))};
+      return Error::Failed(o_.python + " " + cr.describe() + (err.empty() ? "" : ": " + util::printable(err)));
     }
     p["result"] = j;
     r_.section("python") = p;
-    if (j.contains("error")) return Error{"python", "the project's Python failed: " + j["error"].get<std::string>()};
+    if (j.contains("error")) return Error::Failed("the project's Python failed: " + j["error"].get<std::string>());
     if (expectDevice_ == "cuda" && !j.value("cuda_available", false))
-      return Error{"python", "the project's torch " + j.value("torch", std::string("?")) + " does not see CUDA"};
-    if (!j.value("finite", true)) return Error{"python", "the project's torch produced non-finite values"};
+      return Error::Failed("the project's torch " + j.value("torch", std::string("?")) + " does not see CUDA");
+    if (!j.value("finite", true)) return Error::Failed("the project's torch produced non-finite values");
     pythonTorch_ = j;
     return {};
   }

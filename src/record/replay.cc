@@ -306,8 +306,7 @@ namespace {
 // the placed copy against the reference's hash.
 Status place(const std::string& dossier, const std::string& root, const ReplayAction& a) {
   KDK_TRY_STATUS(util::removeTree(root + "/" + a.to));
-  if (Status st = copyBeneath(dossier + "/" + a.from, root, a.to); !st.ok())
-    return Error{st.error().code, a.what + ": " + st.error().message};
+  if (Status st = copyBeneath(dossier + "/" + a.from, root, a.to); !st.ok()) return st.error().context(a.what);
   KDK_TRY_ASSIGN(HashedInput h, hashPath(root + "/" + a.to));
   if (h.sha256 != a.sha256)
     return Error::Corrupt(a.what + " does not have the " + (a.step == "environment" ? "lock's" : "reference's") +

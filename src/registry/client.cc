@@ -110,21 +110,21 @@ std::string Client::Impl::credsHeaderBasic() {
 
 Result<std::string> Client::Impl::authorize(const HttpResponse& r, const std::string& scope) {
   auto it = r.headers.find("www-authenticate");
-  if (it == r.headers.end()) return Error{"auth", where("") + ": HTTP 401 without a WWW-Authenticate challenge"};
+  if (it == r.headers.end()) return Error::Auth(where("") + ": HTTP 401 without a WWW-Authenticate challenge");
   for (const auto& ch : parseWwwAuthenticate(it->second)) {
     if (ch.scheme == "basic") {
       std::string h = credsHeaderBasic();
       if (h.empty())
-        return Error{"auth", where("") + ": HTTP 401, the registry wants credentials and none are configured for " +
-                                 ref.registry};
+        return Error::Auth(where("") + ": HTTP 401, the registry wants credentials and none are configured for " +
+                           ref.registry);
       return h;
     }
     if (ch.scheme != "bearer") continue;
     auto realm = ch.params.find("realm");
-    if (realm == ch.params.end()) return Error{"auth", where("") + ": Bearer challenge without a realm"};
+    if (realm == ch.params.end()) return Error::Auth(where("") + ": Bearer challenge without a realm");
     std::string url = realm->second;
     if (url.rfind("https://", 0) != 0 && !(url.rfind("http://", 0) == 0 && (o.insecure || isLoopback(ref.registry))))
-      return Error{"auth", where("") + ": refusing token realm over plain HTTP"};
+      return Error::Auth(where("") + ": refusing token realm over plain HTTP");
     std::string service = ch.params.count("service") ? ch.params.at("service") : "";
     std::string sc = ch.params.count("scope") ? ch.params.at("scope") : scope;
     credsHeaderBasic();
@@ -143,14 +143,14 @@ Result<std::string> Client::Impl::authorize(const HttpResponse& r, const std::st
       tr = perform(q, hs, 0, none, 1 << 20);
     }
     if (!tr.transportError.empty() || tr.status != 200)
-      return Error{"auth", where("") + ": token request to " + report::redactText(url) + " failed: " +
-                               (tr.transportError.empty() ? "HTTP " + std::to_string(tr.status) : tr.transportError)};
+      return Error::Auth(where("") + ": token request to " + report::redactText(url) + " failed: " +
+                         (tr.transportError.empty() ? "HTTP " + std::to_string(tr.status) : tr.transportError));
     auto j = util::parseUntrustedJson(tr.body);
     std::string token = j.is_object() ? j.value("token", j.value("access_token", std::string())) : "";
-    if (token.empty()) return Error{"auth", where("") + ": the token service answered without a token"};
+    if (token.empty()) return Error::Auth(where("") + ": the token service answered without a token");
     return "Authorization: Bearer " + token;
   }
-  return Error{"auth", where("") + ": unsupported authentication challenge"};
+  return Error::Auth(where("") + ": unsupported authentication challenge");
 }
 
 HttpResponse Client::Impl::request(const std::string& path, std::vector<std::string> headers, uint64_t& rangeFrom,

@@ -35,7 +35,7 @@ oci::Descriptor blobDescriptor(const std::string& mediaType, const std::string& 
 Result<json> readFallbackIndex(Client& c, const oci::Digest& subject) {
   auto m = c.manifest(fallbackTag(subject));
   if (!m.ok()) {
-    if (m.error().code == "not_found")
+    if (m.error().is(ErrorKind::NotFound))
       return json{{"schemaVersion", 2}, {"mediaType", oci::media::kOciIndex}, {"manifests", json::array()}};
     return m.error();
   }
@@ -92,7 +92,7 @@ Result<oci::Descriptor> pushArtifact(Client& c, const Artifact& a, const std::st
     auto put = c.putManifest(tag.empty() ? desc.digest.str() : tag, bytes, oci::media::kOciManifest);
     if (put.ok())
       pushed = *put;
-    else if (put.error().code != "invalid" || attempt >= 4)
+    else if (!put.error().is(ErrorKind::Invalid) || attempt >= 4)
       return put.error();
     else
       std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
@@ -142,7 +142,7 @@ Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subjec
   if (api) return parseReferrers(*api, artifactType, where + ": the referrers of " + subject.str());
   auto m = c.manifest(fallbackTag(subject));
   if (!m.ok()) {
-    if (m.error().code == "not_found") return std::vector<Referrer>{};
+    if (m.error().is(ErrorKind::NotFound)) return std::vector<Referrer>{};
     return m.error();
   }
   return parseReferrers(m->bytes, artifactType, where + ":" + fallbackTag(subject) + " (the referrers fallback tag)");
@@ -191,8 +191,7 @@ Result<oci::Descriptor> resolveImageManifest(Client& c, const std::string& tagOr
   };
   auto choice = oci::chooseManifest(top, m.bytes, platform, read);
   if (!choice.ok())
-    return Error{choice.error().code, c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str() +
-                                          ": " + choice.error().message};
+    return choice.error().context(c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str());
   oci::Descriptor d = choice->manifest;
   d.size = static_cast<int64_t>(choice->bytes.size());
   return d;

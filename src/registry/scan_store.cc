@@ -103,7 +103,7 @@ class RegistryScanStore : public oci::SharedScanStore {
     out.entry = client_.reference().registry + "/" + client_.reference().repository + ":" + tag;
     auto a = fetchArtifact(client_, tag);
     if (!a.ok()) {
-      if (a.error().code != "not_found") out.ignored = "it cannot be read: " + a.error().message;
+      if (!a.error().is(ErrorKind::NotFound)) out.ignored = "it cannot be read: " + a.error().message;
       return std::nullopt;
     }
     auto ann = [&](const char* k) { return a->annotations.count(k) ? a->annotations.at(k) : std::string(); };

@@ -118,6 +118,23 @@ const char* Report::verdict(int failOn) const {
   }
 }
 
+ExitCode exitCodeOf(const Error& e) {
+  switch (e.kind) {
+    case ErrorKind::Invalid:
+    case ErrorKind::Corrupt:
+    case ErrorKind::Unsafe: return kExitUsage;
+    case ErrorKind::NotFound:
+    case ErrorKind::Io:
+    case ErrorKind::Unsupported:
+    case ErrorKind::Auth:
+    case ErrorKind::Unreachable:
+    case ErrorKind::Timeout:
+    case ErrorKind::Signature:
+    case ErrorKind::Failed: return kExitIncomplete;
+  }
+  return kExitIncomplete;
+}
+
 int Report::exitCode(int failOn) const {
   if (failed()) return kExitIncomplete;
   if (failOn >= 0)

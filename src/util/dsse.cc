@@ -142,7 +142,7 @@ Result<Envelope> signEnvelope(std::string_view payloadType, std::string_view pay
 }
 
 Status verifyEnvelope(const Envelope& e, const Key& key) {
-  if (e.signatures.empty()) return Error{"signature", "the envelope is not signed"};
+  if (e.signatures.empty()) return Error::Signature("the envelope is not signed");
   std::string message = pae(e.payloadType, e.payload);
   bool tried = false;
   for (const auto& s : e.signatures) {
@@ -151,9 +151,9 @@ Status verifyEnvelope(const Envelope& e, const Key& key) {
     if (key.verify(message, s.sig)) return {};
   }
   if (!tried)
-    return Error{"signature", "no signature by key " + key.keyid().substr(0, 16) + " (signed by " +
-                                  e.signatures.front().keyid.substr(0, 16) + ")"};
-  return Error{"signature", "the signature by key " + key.keyid().substr(0, 16) + " does not verify"};
+    return Error::Signature("no signature by key " + key.keyid().substr(0, 16) + " (signed by " +
+                            e.signatures.front().keyid.substr(0, 16) + ")");
+  return Error::Signature("the signature by key " + key.keyid().substr(0, 16) + " does not verify");
 }
 
 }  // namespace kernodeck::util

@@ -193,7 +193,7 @@ TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
   const std::vector<std::vector<kdktest::TarEntry>> layers = {{{"etc/a", 'f', "apk file\n"}, {"etc/b", 'f', "other"}},
                                                               {{"etc/c", 'f', "upper"}}};
   auto b = build(layers);
-  EXPECT_EQ(b.view.hashResolved("etc/a", "sha1").error().code, "unsupported");
+  EXPECT_TRUE(b.view.hashResolved("etc/a", "sha1").error().is(ErrorKind::Unsupported));
   std::vector<std::pair<int, std::set<std::string>>> calls;
   b.view.setHashFiller([&](int layer, const std::set<std::string>& paths) {
     calls.emplace_back(layer, paths);
@@ -213,7 +213,7 @@ TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
   util::Hasher h("sha1");
   h.update(std::string("apk file\n"));
   EXPECT_EQ(*b.view.hashResolved("etc/a", "sha1"), h.hex());
-  EXPECT_EQ(b.view.hashResolved("etc/b", "sha1").error().code, "unsupported");  // never asked for
+  EXPECT_TRUE(b.view.hashResolved("etc/b", "sha1").error().is(ErrorKind::Unsupported));  // never asked for
   EXPECT_EQ(*b.view.hashResolved("etc/a", "md5"), b.view.stat("etc/a")->md5);   // the walk's hashes still answer
 }
 

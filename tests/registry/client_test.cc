@@ -134,7 +134,7 @@ TEST(RegistryClient, RetriesStopAfterTheConfiguredCountAndClientErrorsAreNotRetr
   Client c2 = client("127.0.0.1:5000/team/app:1.0", &n);
   auto missing = c2.manifest("1.0");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, "not_found");
+  EXPECT_TRUE(missing.error().is(ErrorKind::NotFound));
   EXPECT_EQ(n.requests.size(), 1u);
 }
 

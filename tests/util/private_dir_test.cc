@@ -50,7 +50,7 @@ TEST(PrivateDir, RefusedWhenOthersMayWriteOrItIsNotADirectory) {
     ASSERT_EQ(std::system(c.setup.c_str()), 0) << c.setup;
     auto r = openPrivateDir(c.path, "cache directory");
     ASSERT_FALSE(r.ok()) << c.path;
-    EXPECT_EQ(r.error().code, "unsafe");
+    EXPECT_TRUE(r.error().is(kernodeck::ErrorKind::Unsafe));
     EXPECT_NE(r.error().message.find("cache directory " + c.path + " "), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find(c.expect), std::string::npos) << r.error().message;
     EXPECT_EQ(r.error().message.find('\n'), std::string::npos);

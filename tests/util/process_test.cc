@@ -119,7 +119,7 @@ TEST(Process, StdinCwdEnvironmentAndBounds) {
 TEST(Process, StartFailuresAreErrors) {
   auto missing = runProcess({{"kdk-no-such-program-here"}});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, "not_found");
+  EXPECT_TRUE(missing.error().is(kernodeck::ErrorKind::NotFound));
   EXPECT_FALSE(runProcess({{}}).ok());
   ProcessSpec badCwd{{"true"}};
   badCwd.cwd = "/nonexistent/kdk";

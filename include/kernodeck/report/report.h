@@ -50,6 +50,14 @@ struct Step {
 // Documented exit codes of every subcommand.
 enum ExitCode : int { kExitOk = 0, kExitFindings = 1, kExitUsage = 2, kExitIncomplete = 3 };
 
+// The exit code of a command stopped by `e`, derived from its kind here and nowhere else:
+// kExitUsage (2) when the input was read but is not what the command takes (Invalid, Corrupt,
+// Unsafe: garbage JSON, a field of the wrong type, a hostile path), kExitIncomplete (3) when the
+// work could not be done (NotFound, Io, Auth, Unreachable, Timeout, Signature, Failed,
+// Unsupported). Where a command's exit code depends on the step that failed rather than on the
+// error, the step decides (a flag is a usage error whatever its parser says).
+ExitCode exitCodeOf(const Error& e);
+
 class Report {
  public:
   static constexpr const char* kSchema = "kernodeck.report/v1";
