@@ -18,6 +18,8 @@ import os
 import re
 import sys
 
+import cxx_text
+
 RULES = [
     ('an Error made from a string literal (use a factory: Error::Auth(...), or Error(ErrorKind::..., msg))',
      re.compile(r'\bError\s*[{(]\s*"')),
@@ -31,34 +33,7 @@ RULES = [
 
 def strip_comments(text):
     """The text with // and /* */ comments blanked; string and character literals kept."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith('//', i):
-            j = text.find('\n', i)
-            i = n if j < 0 else j
-        elif text.startswith('/*', i):
-            j = text.find('*/', i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
-            i = j
-        elif c == 'R' and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == '_')):
-            k = text.find('(', i + 2)
-            end = text.find(')' + text[i + 2:k] + '"', k)
-            j = n if k < 0 or end < 0 else end + len(text[i + 2:k]) + 2
-            out.append(text[i:j])
-            i = j
-        elif c in '"\'':
-            j = i + 1
-            while j < n and text[j] != c and text[j] != '\n':
-                j += 2 if text[j] == '\\' else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return ''.join(out)
+    return cxx_text.blank(text, literals=False)
 
 
 def offences(text):

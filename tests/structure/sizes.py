@@ -17,46 +17,15 @@ import os
 import re
 import sys
 
+import cxx_text
+
 MAX_FILE = 600
 MAX_FUNCTION = 100
 
 
 def strip(text):
     """The text with comments and literals blanked, newlines kept."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith('//', i):
-            j = text.find('\n', i)
-            j = n if j < 0 else j
-            i = j
-        elif text.startswith('/*', i):
-            j = text.find('*/', i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
-            i = j
-        elif c == 'R' and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == '_')):
-            k = text.find('(', i + 2)
-            delim = ')' + text[i + 2:k] + '"'
-            j = text.find(delim, k)
-            j = n if j < 0 else j + len(delim)
-            out.append('""' + re.sub(r'[^\n]', ' ', text[i + 2:j]))
-            i = j
-        elif c in '"\'':
-            if c == "'" and i > 0 and text[i - 1].isalnum():  # digit separator 1'000
-                out.append(c)
-                i += 1
-                continue
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == '\\' else 1
-            out.append(c + ' ' * max(0, j - i - 1) + c)
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return ''.join(out)
+    return cxx_text.blank(text, literals=True)
 
 
 FUNCTION_TAIL = re.compile(r'\)\s*(const\s*)?(noexcept\s*)?(override\s*)?(final\s*)?(->\s*[\w:<>,\s*&]+)?$')
