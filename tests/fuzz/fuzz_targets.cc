@@ -30,6 +30,7 @@
 #include "kernodeck/oci/layer_scan.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/runtime_spec.h"
+#include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/os/apk.h"
 #include "kernodeck/os/conda.h"
 #include "kernodeck/os/dpkg.h"
@@ -268,6 +269,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto back = gpu::expectationFromJson(once);
     if (!back.ok() || back->toJson() != once) __builtin_trap();
   }
+#elif defined(FUZZ_STATEMENT)
+  // An attached report as a registry serves it to anyone: the DSSE envelope, the in-toto
+  // statement (what is read is written and read back) and Kernodeck's predicate.
+  (void)util::parseEnvelope(in);
+  auto st = attest::parseStatement(in);
+  if (st.ok()) {
+    auto back = attest::parseStatement(attest::serializeStatement(*st));
+    if (!back.ok() || back->predicateType != st->predicateType || back->subjects.size() != st->subjects.size())
+      __builtin_trap();
+    (void)attest::parsePredicate(st->predicate);
+  }
+#elif defined(FUZZ_SCAN_CACHE)
+  // A layer's scan as the local cache or a shared store (--cache-repo, writable by whoever can
+  // push) holds it: what decodes is encoded and decoded again.
+  static const oci::Digest layer = oci::parseDigest("sha256:" + std::string(64, '0')).value();
+  auto scan = oci::decodeScan(in, layer);
+  if (scan && !oci::decodeScan(oci::encodeScan(layer, *scan), layer)) __builtin_trap();
 #elif defined(FUZZ_RECORD_PROCEDURE)
   auto j = util::parseJsonText(in, "procedure.json");
   if (j.ok()) {
