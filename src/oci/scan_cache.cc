@@ -1,13 +1,15 @@
 #include "kernodeck/oci/scan_cache.h"
 
+#include <algorithm>
+
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/version.h"
-#include "kernodeck/util/json_read.h"
 
 namespace kernodeck::oci {
 
@@ -78,7 +80,8 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
   size_t nl = all.find('\n');
   if (nl == std::string_view::npos) return std::nullopt;
   json j = util::parseUntrustedJson(all.substr(0, nl));
-  if (!j.is_object() || j.value("digest", "") != d.str()) return std::nullopt;
+  // value() throws on a "digest" that is not a string: checked by type first.
+  if (!j.is_object() || !j.contains("digest") || j["digest"] != d.str()) return std::nullopt;
   try {
     LayerScan s;
     s.compressedSize = j["compressed_size"].get<uint64_t>();
@@ -87,10 +90,17 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
     s.diffIdHex = j["diff_id"].get<std::string>();
     s.detected = static_cast<Compression>(j["compression"].get<int>());
     s.fileCount = j["files"].get<uint64_t>();
-    for (const auto& u : j["unsafe"]) s.unsafe.push_back({u[0].get<std::string>(), u[1].get<std::string>()});
-    for (const auto& u : j["suspicious"]) s.suspicious.push_back({u[0].get<std::string>(), u[1].get<std::string>()});
+    // [name, reason] pairs; anything else is a damaged entry (u[0] on an object would be a key
+    // lookup with a null pointer).
+    for (auto [key, list] : {std::pair{"unsafe", &s.unsafe}, std::pair{"suspicious", &s.suspicious}})
+      for (const auto& u : j.at(key)) {
+        if (!u.is_array() || u.size() != 2) return std::nullopt;
+        list->push_back({u.at(0).get<std::string>(), u.at(1).get<std::string>()});
+      }
     size_t expected = j["entries"].get<size_t>();
-    s.entries.reserve(expected);
+    // The count is the entry's word (a shared store's entry is anyone's who can push): room for no
+    // more lines than the text holds, each at least its eight tabs and a newline.
+    s.entries.reserve(std::min(expected, (all.size() - nl) / 9));
     size_t pos = nl + 1;
     while (pos < all.size()) {
       size_t end = all.find('\n', pos);
@@ -108,7 +118,9 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
       auto num = [](std::string_view v) -> int64_t { return std::stoll(std::string(v)); };
       LayerEntry le;
       le.path = unescape(f[0]);
-      le.kind = static_cast<EntryKind>(num(f[1]));
+      int64_t kind = num(f[1]);
+      if (kind < 0 || kind > static_cast<int64_t>(EntryKind::Opaque)) return std::nullopt;
+      le.kind = static_cast<EntryKind>(kind);
       le.mode = static_cast<uint32_t>(num(f[2]));
       le.size = num(f[3]);
       le.linkTarget = unescape(f[4]);

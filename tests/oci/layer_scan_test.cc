@@ -237,6 +237,27 @@ TEST(LayerScan, MultiMemberGzip) {
 }
 
 // The per-layer result cache gives back exactly what was stored, hostile names included.
+// An entry's header is data like the rest: a digest that is not a string, an unsafe list of the
+// wrong shape, a kind out of range or a count the text cannot hold is a miss, never a throw out
+// of the reader or a read through a null key (found by fuzz_scan_cache).
+TEST(ScanCache, DamagedHeadersAreMissesNotCrashes) {
+  Digest d{"sha256", std::string(64, '0')};
+  std::string z(64, '0');
+  auto entry = [&](const std::string& digest, const std::string& unsafe, const std::string& entries,
+                   const std::string& kind) {
+    return "{\"compressed_size\":1,\"compression\":1,\"diff_id\":\"" + z + "\",\"digest\":" + digest +
+           ",\"entries\":" + entries + ",\"files\":1,\"suspicious\":[],\"uncompressed_size\":1,\"unsafe\":" +
+           unsafe + "}\netc\t" + kind + "\t493\t0\t\t\t\t\t-\n";
+  };
+  std::string good = "\"sha256:" + z + "\"";
+  ASSERT_TRUE(decodeScan(entry(good, "[]", "1", "1"), d));  // the shape the damaged ones depart from
+  EXPECT_FALSE(decodeScan(entry("[\"sha256:" + z + "\"]", "[]", "1", "1"), d));
+  EXPECT_FALSE(decodeScan(entry(good, "[{\"name\":\"x\"}]", "1", "1"), d));
+  EXPECT_FALSE(decodeScan(entry(good, "[[\"x\"]]", "1", "1"), d));
+  EXPECT_FALSE(decodeScan(entry(good, "[]", "1", "99"), d));
+  EXPECT_FALSE(decodeScan(entry(good, "[]", "1000000000000000", "1"), d));
+}
+
 TEST(ScanCache, RoundTripAndDamage) {
   char tmpl[] = "/tmp/kdk-scancache-XXXXXX";
   ASSERT_TRUE(mkdtemp(tmpl));
