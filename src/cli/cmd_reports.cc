@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "kernodeck/attest/attached_report.h"
 #include "kernodeck/attest/decision.h"
+#include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/referrers.h"
 #include "kernodeck/util/time.h"
@@ -90,7 +91,8 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
   std::unique_ptr<registry::Client> client;
   oci::Descriptor manifest;
   rep.runStep("resolve", [&]() -> Status {
-    KDK_TRY_ASSIGN(ref, registry::parseReference(image.rfind("docker://", 0) == 0 ? image.substr(9) : image));
+    KDK_TRY_ASSIGN(oci::ResolvedRef named, oci::resolveImageRef(image, oci::RefUse::RegistryOnly));
+    KDK_TRY_ASSIGN(ref, registry::parseReference(named.ref.registryName()));
     rep.subject()["registry"] = ref->registry;
     rep.subject()["repository"] = ref->repository;
     client = std::make_unique<registry::Client>(*ref, f.rf.options);

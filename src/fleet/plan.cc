@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/registry/referrers.h"
@@ -153,8 +154,8 @@ Result<Plan> makePlan(const std::vector<std::string>& refs, int shards, const st
   std::map<std::string, size_t> imageAt;  // repository@digest -> index
   std::map<std::string, size_t> layerAt;  // digest -> index
   for (const auto& raw : refs) {
-    KDK_TRY_ASSIGN(registry::Reference ref,
-                   registry::parseReference(raw.rfind("docker://", 0) == 0 ? raw.substr(9) : raw));
+    KDK_TRY_ASSIGN(oci::ResolvedRef named, oci::resolveImageRef(raw, oci::RefUse::RegistryOnly));
+    KDK_TRY_ASSIGN(registry::Reference ref, registry::parseReference(named.ref.registryName()));
     registry::Client c(ref, opts);
     auto manifest = registry::resolveImageManifest(c, ref.digest ? ref.digest->str() : ref.tag, platform);
     if (!manifest.ok()) return manifest.error().context(raw);
