@@ -1,6 +1,9 @@
 // See attached_report.h.
 #include "kernodeck/attest/attached_report.h"
 
+#include <algorithm>
+#include <climits>
+
 #include "kernodeck/attest/cosign_layout.h"
 #include "kernodeck/attest/statement.h"
 #include "kernodeck/registry/referrers.h"
@@ -137,21 +140,42 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
   return out;
 }
 
+// Which of the listed referrers are read when more than kMaxReportReferrers are listed: the newest
+// by the created annotation each entry carries (audit --attach writes the signed time there), then
+// the later listed (the fallback index appends), so whatever is left out is older than all that is
+// read: a newer fail is never skipped while an older pass counts, and reports added after many
+// others are still seen. Returns the indexes to read, in listing order.
+std::vector<size_t> referrersToRead(const std::vector<registry::Referrer>& refs) {
+  std::vector<size_t> order(refs.size());
+  for (size_t i = 0; i < refs.size(); ++i) order[i] = i;
+  if (refs.size() <= kMaxReportReferrers) return order;
+  std::vector<int64_t> created(refs.size(), INT64_MIN);  // absent or unreadable: oldest
+  for (size_t i = 0; i < refs.size(); ++i)
+    if (auto it = refs[i].desc.annotations.find("org.opencontainers.image.created");
+        it != refs[i].desc.annotations.end())
+      created[i] = util::parseTimestampMs(it->second).value_or(INT64_MIN);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return created[a] != created[b] ? created[a] > created[b] : a > b; });
+  order.resize(kMaxReportReferrers);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
 }  // namespace
 
 Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key) {
   KDK_TRY_ASSIGN(std::vector<registry::Referrer> refs, registry::listReferrers(c, manifest, kReportArtifactType));
   std::vector<AttachedReport> out;
-  for (size_t i = 0; i < refs.size() && i < kMaxReportReferrers; ++i)
-    out.push_back(checkOne(c, refs[i], manifest, key));
+  for (size_t i : referrersToRead(refs)) out.push_back(checkOne(c, refs[i], manifest, key));
   if (refs.size() > kMaxReportReferrers) {
     // The rest are never fetched: one problem says how many, and the decision is made on those read.
     AttachedReport rest;
     rest.problems.push_back({"report.referrers.too_many",
                              Severity::Error,
                              std::to_string(refs.size()) + " reports are attached to " + manifest.str() + " in " +
-                                 c.reference().registry + "/" + c.reference().repository + "; only the first " +
-                                 std::to_string(kMaxReportReferrers) + " listed were read, the other " +
+                                 c.reference().registry + "/" + c.reference().repository + "; only the newest " +
+                                 std::to_string(kMaxReportReferrers) +
+                                 " by their created annotation were read, the other " +
                                  std::to_string(refs.size() - kMaxReportReferrers) + " skipped",
                              {{"image", manifest.str()}, {"count", std::to_string(refs.size())}}});
     out.push_back(std::move(rest));

@@ -26,7 +26,7 @@ class Reports : public ::testing::Test {
     reg_ = new LocalRegistry;
     if (!reg_->start() || !haveTool("openssl")) return;
     dir_ = new std::string(tempDir("reports"));
-    for (const char* name : {"a", "b", "c", "d", "e", "g", "h", "u", "w", "f", "x"}) {
+    for (const char* name : {"a", "b", "c", "d", "e", "g", "h", "u", "w", "f", "x", "z"}) {
       json entries = json::array({{{"path", "etc/os-release"}, {"content", "ID=rep\n"}},
                                   {{"path", std::string("app/") + name}, {"content", name}}});
       // containerd refuses a hardlink to nothing: F's audit fails.
@@ -73,6 +73,29 @@ class Reports : public ::testing::Test {
     auto index = c.manifest(registry::fallbackTag(*df));
     if (!index.ok() || !c.putManifest(registry::fallbackTag(*dt), index->bytes, oci::media::kOciIndex).ok()) return "";
     return df->str();
+  }
+
+  // Lists N more report artifacts in TAG's fallback index, after those there: pushed without a
+  // subject or a created annotation (each is a problem when read). Returns the entries listed now.
+  static size_t appendJunkReports(const std::string& tag, int n) {
+    auto c = client();
+    auto d = oci::parseDigest(reg_->digestOf("team/app:" + tag));
+    if (!d.ok()) return 0;
+    auto index = c.manifest(registry::fallbackTag(*d));
+    if (!index.ok()) return 0;
+    json idx = json::parse(index->bytes);
+    for (int i = 0; i < n; ++i) {
+      registry::Artifact junk;
+      junk.artifactType = attest::kReportArtifactType;
+      junk.annotations["n"] = tag + std::to_string(i);
+      auto pushed = registry::pushArtifact(c, junk);
+      if (!pushed.ok()) return 0;
+      json e = {{"mediaType", pushed->mediaType}, {"digest", pushed->digest.str()}, {"size", pushed->size}};
+      e["artifactType"] = attest::kReportArtifactType;
+      idx["manifests"].push_back(e);
+    }
+    if (!c.putManifest(registry::fallbackTag(*d), idx.dump(), oci::media::kOciIndex).ok()) return 0;
+    return idx["manifests"].size();
   }
 
   static LocalRegistry* reg_;
@@ -178,32 +201,32 @@ TEST_F(Reports, ATruncatedArtifactIsAFinding) {
 TEST_F(Reports, ReferrersPastTheBoundAreNeverFetched) {
   // Whoever can push writes the fallback tag's index: after X's real, signed report it lists 200
   // more report artifacts, pushed without a subject (so each is a problem when read). Each costs
-  // fetches; only the first kMaxReportReferrers listed are read, and one finding says how many
-  // were skipped.
+  // fetches; only kMaxReportReferrers are read (the newest by their created annotation: the signed
+  // report, then the junk listed last), and one finding says how many were skipped.
   ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("x")).code, 0);
-  auto c = client();
-  auto dx = oci::parseDigest(reg_->digestOf("team/app:x"));
-  ASSERT_TRUE(dx.ok());
-  auto index = c.manifest(registry::fallbackTag(*dx));
-  ASSERT_TRUE(index.ok());
-  json idx = json::parse(index->bytes);
-  ASSERT_EQ(idx["manifests"].size(), 1u) << idx.dump(1);
-  for (int i = 0; i < 200; ++i) {
-    registry::Artifact junk;
-    junk.artifactType = attest::kReportArtifactType;
-    junk.annotations["n"] = std::to_string(i);
-    auto d = registry::pushArtifact(c, junk);
-    ASSERT_TRUE(d.ok()) << d.error().message;
-    json e = {{"mediaType", d->mediaType}, {"digest", d->digest.str()}, {"size", d->size}};
-    e["artifactType"] = attest::kReportArtifactType;
-    idx["manifests"].push_back(e);
-  }
-  ASSERT_TRUE(c.putManifest(registry::fallbackTag(*dx), idx.dump(), oci::media::kOciIndex).ok());
+  ASSERT_EQ(appendJunkReports("x", 200), 201u);
   int code = -1;
   json r = reports("--key " + key("ed.pub") + " " + image("x"), &code);
   EXPECT_EQ(code, 0) << r.dump(1);  // the signed report, listed first, decides
   EXPECT_EQ(r["newest"]["signature"], "verified");
   EXPECT_EQ(countFindings(r, "report.subject.mismatch"), static_cast<int>(attest::kMaxReportReferrers) - 1);
+  EXPECT_EQ(countFindings(r, "report.referrers.too_many"), 1) << r.dump(1);
+}
+
+TEST_F(Reports, ANewerFailListedPastTheBoundIsReadAndDecides) {
+  // Z audited and attached as a pass; then 70 more report artifacts listed (padding by whoever
+  // can push, or a long history of attaches); then Z audited again and attached failing
+  // (--fail-on warning: its tag is mutable), listed last. The bound must not keep the old pass
+  // and drop the newer fail: the newest are read, and the fail decides.
+  ASSERT_EQ(run(K + " audit --no-cache --attach --sign-key " + key("ed.pem") + " " + image("z")).code, 0);
+  ASSERT_EQ(appendJunkReports("z", 70), 71u);
+  RunResult again =
+      run(K + " audit --no-cache --attach --fail-on warning --sign-key " + key("ed.pem") + " " + image("z"));
+  ASSERT_EQ(again.code, 1) << again.err;
+  int code = -1;
+  json r = reports("--key " + key("ed.pub") + " " + image("z"), &code);
+  EXPECT_EQ(code, 1) << r.dump(1);
+  EXPECT_EQ(countFindings(r, "report.failed"), 1) << r.dump(1);
   EXPECT_EQ(countFindings(r, "report.referrers.too_many"), 1) << r.dump(1);
 }
 

@@ -50,14 +50,15 @@ struct AttachedReport {
 };
 
 // The most report referrers read for one image. Each costs a manifest and an envelope fetch, and
-// whoever can push to the repository may list any number: past the bound the others are never
-// fetched, and one entry whose only problem is report.referrers.too_many says how many.
+// whoever can push to the repository may list any number: past the bound the newest by their
+// created annotation are read (what is left out is older than all that is read), the others are
+// never fetched, and one entry whose only problem is report.referrers.too_many says how many.
 constexpr size_t kMaxReportReferrers = 64;
 
-// The reports attached to `manifest` in the client's repository (the first kMaxReportReferrers
-// listed), each checked (the signature only with `key`). Every listed document is untrusted: one that is malformed or
-// does not verify is kept with its problems (report.referrer.invalid, report.artifact.corrupt, ...) for the caller to
-// name and skip. An error only when the referrers cannot be listed at all.
+// The reports attached to `manifest` in the client's repository (at most kMaxReportReferrers,
+// the newest), each checked (the signature only with `key`). Every listed document is untrusted: one that is malformed
+// or does not verify is kept with its problems (report.referrer.invalid, report.artifact.corrupt, ...) for the caller
+// to name and skip. An error only when the referrers cannot be listed at all.
 Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key);
 
 }  // namespace kernodeck::attest
