@@ -139,8 +139,10 @@ void RecordChecker::checkRow(size_t index, const RecordRow& row, std::set<std::s
     note(index, List::Missing, {path, -1, row.digest, "", ""});
     return;
   }
-  if (row.algorithm == "sha256" && !view_->hashKnown(*resolved, "sha256")) {
-    waiting_.push_back({index, row, path, *resolved, node->layer});
+  // Checked once the hashes are prepared: a SHA-256 row's file is prepared for it; an MD5 row
+  // (recorded by the walk too) waits only, and is compared if another row's preparation gave it.
+  if ((row.algorithm == "sha256" || row.algorithm == "md5") && !view_->hashKnown(*resolved, row.algorithm)) {
+    waiting_.push_back({index, row, path, *resolved, node->layer, row.algorithm == "sha256"});
     return;
   }
   std::string hex;
@@ -194,7 +196,8 @@ void RecordChecker::compare(size_t index, const RecordRow& row, const std::strin
 }
 
 void RecordChecker::pendingHashes(std::vector<std::string>& out) const {
-  for (const auto& w : waiting_) out.push_back(w.resolved);
+  for (const auto& w : waiting_)
+    if (w.prepare) out.push_back(w.resolved);
 }
 
 RecordCheck RecordChecker::finish() {

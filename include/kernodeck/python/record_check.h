@@ -74,11 +74,12 @@ class RecordChecker {
     List list;
     RecordIssue issue;
   };
-  struct Waiting {  // a row whose SHA-256 the view does not hold yet
+  struct Waiting {  // a row whose SHA-256 (or MD5) the view does not hold yet
     size_t row;
     RecordRow record;
     std::string path, resolved;
     int layer;
+    bool prepare = true;  // its file's hashes are to be prepared (SHA-256 rows; an MD5 row only waits)
   };
   void checkRow(size_t index, const RecordRow& row, std::set<std::string>& listed, std::set<std::string>& topDirs);
   // The file's digest under the row's algorithm; false when it cannot be had (nothing to compare).
