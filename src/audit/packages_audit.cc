@@ -45,8 +45,6 @@ bool startsWithAny(std::string_view p, std::initializer_list<std::string_view> p
   return false;
 }
 
-bool hasUserinfoSecret(const std::string& s) { return report::looksLikeSecret(s); }
-
 class PackagesAudit {
  public:
   PackagesAudit(const oci::FsView& v, const PackagesContext& c, report::Report& r) : v_(v), ctx_(c), r_(r) {}
@@ -463,7 +461,7 @@ class PackagesAudit {
       for (const auto& url : rf.indexUrls) {
         indexes.push_back(url);
         if (url.find("download.pytorch.org") != std::string::npos) pytorchIndex = true;
-        if (hasUserinfoSecret(url))
+        if (report::looksLikeSecret(url))
           r_.add("secret.leak", Severity::Error,
                  "index URL with a credential in " + name + ": " + report::redactText(url), {{"path", name}});
       }
@@ -475,7 +473,7 @@ class PackagesAudit {
           continue;
         }
         const auto& req = *line.req;
-        if (hasUserinfoSecret(req.url))
+        if (report::looksLikeSecret(req.url))
           r_.add("secret.leak", Severity::Error, "requirement URL with a credential at " + where, {{"path", where}});
         if (rf.usesHashes && !python::isPinned(req) && req.url.empty())
           r_.add("python.pin.unpinned", Severity::Warning,

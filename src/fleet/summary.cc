@@ -15,10 +15,17 @@ namespace kernodeck::fleet {
 
 using nlohmann::json;
 
+namespace {
+
+// Every verdict a row can have, in the order the summary counts and prints them.
+constexpr const char* kVerdicts[] = {"pass", "fail", "incomplete", "missing", "unreadable"};
+
+}  // namespace
+
 json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const attest::Key* key, int failOn) {
   json images = json::array();
-  std::map<std::string, int> verdicts = {
-      {"pass", 0}, {"fail", 0}, {"incomplete", 0}, {"missing", 0}, {"unreadable", 0}};
+  std::map<std::string, int> verdicts;
+  for (const char* v : kVerdicts) verdicts[v] = 0;
   std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity)
   std::map<std::string, int> failingLayers;                  // layer -> failing images that have it
   for (const auto& img : plan.images) {
@@ -108,8 +115,7 @@ std::string summaryText(const json& s) {
     out += "\n";
   }
   out += "\nVerdicts:";
-  for (const char* v : {"pass", "fail", "incomplete", "missing", "unreadable"})
-    out += std::string(" ") + v + " " + std::to_string(s["verdicts"].value(v, 0));
+  for (const char* v : kVerdicts) out += std::string(" ") + v + " " + std::to_string(s["verdicts"].value(v, 0));
   out += "\n";
   if (!s["findings_by_code"].empty()) {
     out += "\nFindings by code (images)\n";
@@ -137,7 +143,7 @@ std::string summaryHtml(const json& s) {
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kernodeck fleet summary</title>\n"
       "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:left}.pass{color:#070}.fail{color:#b00}"
       ".incomplete,.missing,.unreadable{color:#a60}</style></head><body>\n<h1>Kernodeck fleet summary</h1>\n<p>";
-  for (const char* v : {"pass", "fail", "incomplete", "missing", "unreadable"})
+  for (const char* v : kVerdicts)
     o += std::string("<span class=\"") + v + "\">" + v + ": " + std::to_string(s["verdicts"].value(v, 0)) + "</span> ";
   o += "</p>\n<h2>Images</h2>\n<table>\n<tr><th>image</th><th>tags</th><th>verdict</th><th>errors</th><th>warnings</"
        "th></tr>\n";

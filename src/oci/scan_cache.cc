@@ -98,8 +98,8 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
         list->push_back({u.at(0).get<std::string>(), u.at(1).get<std::string>()});
       }
     size_t expected = j["entries"].get<size_t>();
-    // The count is the entry's word (a shared store's entry is anyone's who can push): room for no
-    // more lines than the text holds, each at least its eight tabs and a newline.
+    // The count is the entry's own word, and a damaged entry may say anything: room for no more
+    // lines than the text holds, each at least its eight tabs and a newline.
     s.entries.reserve(std::min(expected, (all.size() - nl) / 9));
     size_t pos = nl + 1;
     while (pos < all.size()) {
