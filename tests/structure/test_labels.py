@@ -19,9 +19,15 @@ import re
 import sys
 
 ROOT_TOOLS = r'runc|crun|podman|containerd|ctr|unshare|chroot|mount|mknod|rpmbuild'
+# haveTool("x"), or a loop over a list of tools that holds "x": for (... : {"podman", "skopeo"})
+# if (!haveTool(tool)).
+def _checks(tools):
+    return (r'haveTool\(\s*"(?:' + tools + r')"|\{[^{}]*"(?:' + tools + r')"[^{}]*\}\s*\)\s*if\s*\(\s*!\s*haveTool\(')
+
+
 NEEDS = {
-    'root': re.compile(r'geteuid\s*\(\s*\)\s*!=\s*0|haveTool\(\s*"(?:' + ROOT_TOOLS + r')"'),
-    'podman': re.compile(r'haveTool\(\s*"podman"'),
+    'root': re.compile(r'geteuid\s*\(\s*\)\s*!=\s*0|' + _checks(ROOT_TOOLS)),
+    'podman': re.compile(_checks('podman')),
     'network': re.compile(r'debootstrap-python'),
     'gpu': re.compile(r'(?:open|access|exists)\(\s*"/dev/nvidia'),
 }
