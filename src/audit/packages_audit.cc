@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <thread>
 
 #include "kernodeck/audit/leak_check.h"
 #include "kernodeck/gpu/cuda_build.h"
@@ -372,10 +373,13 @@ class PackagesAudit {
   // RECORD is read once (python::RecordChecker); the view's missing SHA-256s are prepared at once.
   size_t checkFiles(const python::PythonEnv& e, json& unl) {
     size_t checkedFiles = 0;
-    std::vector<python::RecordChecker> checkers;
-    std::vector<std::string> recordPaths;
+    std::vector<const python::Distribution*> recorded;
     for (const auto& d : e.distributions)
-      if (d.hasRecord) checkers.emplace_back(v_, d).pendingHashes(recordPaths);
+      if (d.hasRecord) recorded.push_back(&d);
+    unsigned cores = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<python::RecordChecker> checkers = python::startRecordCheckers(v_, recorded, cores);
+    std::vector<std::string> recordPaths;
+    for (const auto& c : checkers) c.pendingHashes(recordPaths);
     v_.prepareHashes(recordPaths, "sha256");
     auto checker = checkers.begin();
     for (const auto& d : e.distributions) {

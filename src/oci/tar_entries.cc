@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -23,9 +24,25 @@ static_assert(unsigned(kHashSha256) == unsigned(util::FileDigests::kSha256) &&
               unsigned(kHashMd5) == unsigned(util::FileDigests::kMd5) &&
               unsigned(kHashSha1) == unsigned(util::FileDigests::kSha1));
 
+namespace {
+
+// `name` without one leading "./" and one trailing '/' when what is left is already in normal
+// form (util::isNormalPath): what util::cleanRooted would make of it. Nullopt when the name
+// needs the full rule.
+std::optional<std::string_view> alreadyClean(std::string_view name) {
+  if (name.starts_with("./")) name.remove_prefix(2);
+  if (name.ends_with('/')) name.remove_suffix(1);
+  if (!util::isNormalPath(name)) return std::nullopt;
+  return name;
+}
+
+}  // namespace
+
 std::string cleanEntryPath(std::string_view name, std::string& note) {
-  util::RootedPath r = util::cleanRooted(name);
   note.clear();
+  // Most names a build tool writes are clean but for a "./" or a directory's '/' (issue 31).
+  if (auto clean = alreadyClean(name)) return std::string(*clean);
+  util::RootedPath r = util::cleanRooted(name);
   if (r.dotdot)
     note = "'..' in the path";
   else if (r.absolute && !r.path.empty())
@@ -52,23 +69,25 @@ EntryKind kindOf(struct archive_entry* e) {
   }
 }
 
-// Classifies whiteout names. Returns false (with reason) for malformed ones.
+// Classifies whiteout names. Returns false (with reason) for malformed ones. Names that are not
+// whiteouts (nearly all) are not copied.
 bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
   ignore = false;
   size_t slash = le.path.rfind('/');
+  std::string_view base = le.path;
+  if (slash != std::string::npos) base.remove_prefix(slash + 1);
+  if (!base.starts_with(".wh.")) return true;
   std::string dir = slash == std::string::npos ? "" : le.path.substr(0, slash);
-  std::string base = slash == std::string::npos ? le.path : le.path.substr(slash + 1);
-  if (base.rfind(".wh.", 0) != 0) return true;
   if (base == ".wh..wh..opq") {
     le.kind = EntryKind::Opaque;
     le.path = dir;
     return true;
   }
-  if (base.rfind(".wh..wh.", 0) == 0) {  // AUFS metadata (.wh..wh.plnk, ...): not content
+  if (base.starts_with(".wh..wh.")) {  // AUFS metadata (.wh..wh.plnk, ...): not content
     ignore = true;
     return true;
   }
-  std::string target = base.substr(4);
+  std::string target(base.substr(4));
   if (target.empty() || target == "." || target == "..") {
     reason = target.empty() ? "bare whiteout '.wh.'" : "whiteout of '" + target + "'";
     return false;
@@ -115,7 +134,7 @@ class SeenPaths {
 // (`ok` false, with `reason`), skipped (`ignore`: the root, AUFS metadata) or odd (`note`).
 struct Header {
   LayerEntry le;
-  std::string name;  // as the tar spells it
+  std::string_view name;  // as the tar spells it: libarchive's, valid until the next header
   std::string reason, note;
   bool ok = true, ignore = false;
 };
@@ -125,7 +144,7 @@ Header readHeader(struct archive_entry* e, const ScanOptions& opts) {
   LayerEntry& le = h.le;
   const char* rawName = archive_entry_pathname(e);
   if (!rawName) rawName = archive_entry_pathname_utf8(e);
-  h.name = rawName ? rawName : "";
+  h.name = rawName ? std::string_view(rawName) : std::string_view();
   le.path = cleanEntryPath(h.name, h.note);
   h.ignore = le.path.empty();  // the root itself: containerd skips it
   if (!h.ignore) h.ok = applyWhiteoutName(le, h.reason, h.ignore);
@@ -185,7 +204,7 @@ class TarWalk {
     const char* msg = archive_error_string(tar_);
     return dataComplete_ && msg && std::string_view(msg).find("Truncated") != std::string_view::npos;
   }
-  void tooMuchCaptured(const std::string& name) {
+  void tooMuchCaptured(std::string_view name) {
     fail("layer holds more than " + util::humanBytes(opts_.maxCapturedBytes) +
          " of files to read (package databases, metadata), last '" + util::printable(name) + "'");
   }

@@ -1,9 +1,15 @@
 #include "kernodeck/python/record_check.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/path.h"
+#include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::python {
@@ -100,37 +106,41 @@ uint64_t recordCaptureLimit(const std::string& p) {
 }
 
 RecordChecker::RecordChecker(const oci::FsView& v, const Distribution& dist) : view_(&v), dist_(&dist) {
-  std::set<std::string> listed;
-  std::set<std::string> topDirs;
+  RowScratch scratch;
+  scratch.recordPath = dist.metadataDir + "/RECORD";
   std::vector<RecordRow> storage;
   const auto& rows = rowsOf(v, dist, storage);
-  for (size_t i = 0; i < rows.size(); ++i) checkRow(i, rows[i], listed, topDirs);
+  scratch.listed.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) checkRow(i, rows[i], scratch);
   rehashed_.clear();  // only rows of other algorithms than SHA-256 use it, and none waits
-  for (const auto& dir : topDirs) {
+  for (const auto& dir : scratch.topDirs) {
     std::vector<std::string> files;
     walkFiles(v, dir, files, 0);
     for (const auto& f : files)
-      if (!listed.count(f)) result_.unlisted.push_back(f);
+      if (!scratch.listed.count(f)) result_.unlisted.push_back(f);
   }
 }
 
-void RecordChecker::checkRow(size_t index, const RecordRow& row, std::set<std::string>& listed,
-                             std::set<std::string>& topDirs) {
+void RecordChecker::checkRow(size_t index, const RecordRow& row, RowScratch& scratch) {
   const Distribution& dist = *dist_;
   std::string path = joinInside(dist.location, row.path);
   if (path.empty()) {
     note(index, List::Malformed, {row.path, -1, "", "", ""});
     return;
   }
-  listed.insert(path);
+  scratch.listed.insert(path);
   if (row.malformed) note(index, List::Malformed, {row.path, -1, "", "", ""});
   if (row.path.ends_with(".pyc") || row.algorithm.empty()) return;
-  if (path == dist.metadataDir + "/RECORD") return;
-  // First component of in-package paths: the package's own directories.
+  if (path == scratch.recordPath) return;
+  // First component of in-package paths: the package's own directories (a run of rows in one
+  // directory inserts it once).
   if (row.path.find("..") == std::string::npos && row.path.find('/') != std::string::npos) {
-    std::string top = row.path.substr(0, row.path.find('/'));
-    if (!top.ends_with(".dist-info") && !top.ends_with(".data") && top != "__pycache__")
-      topDirs.insert(dist.location + "/" + top);
+    std::string_view top = std::string_view(row.path).substr(0, row.path.find('/'));
+    if ((scratch.topDirs.empty() || top != scratch.lastTop) && !top.ends_with(".dist-info") &&
+        !top.ends_with(".data") && top != "__pycache__") {
+      scratch.topDirs.insert(dist.location + "/" + std::string(top));
+      scratch.lastTop = top;
+    }
   }
   ++result_.checked;
   auto resolved = view_->resolve(path, false);
@@ -219,6 +229,34 @@ RecordCheck RecordChecker::finish() {
   }
   noted_.clear();
   return std::move(result_);
+}
+
+std::vector<RecordChecker> startRecordCheckers(const oci::FsView& v, const std::vector<const Distribution*>& dists,
+                                               unsigned threads) {
+  std::vector<std::optional<RecordChecker>> started(dists.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failureLock;
+  auto work = [&] {
+    util::StageTimer time(util::Stage::Packages);  // a helper's CPU is the package analysis' too
+    try {
+      for (size_t i; (i = next++) < dists.size();) started[i].emplace(v, *dists[i]);
+    } catch (...) {  // bad_alloc: rethrown on the caller's thread, as one thread would have thrown it
+      std::lock_guard<std::mutex> l(failureLock);
+      if (!failure) failure = std::current_exception();
+      next = dists.size();
+    }
+  };
+  size_t helpers = std::min<size_t>(std::max(threads, 1u), dists.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < helpers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  std::vector<RecordChecker> out;
+  out.reserve(started.size());
+  for (auto& c : started) out.push_back(std::move(*c));
+  return out;
 }
 
 RecordCheck checkRecord(const oci::FsView& v, const Distribution& dist) {

@@ -39,6 +39,7 @@ bool isNormalPath(std::string_view p) {
 
 std::optional<std::string> cleanConfined(std::string_view path) {
   if (path.find('\0') != std::string_view::npos) return std::nullopt;
+  if (isNormalPath(path)) return std::string(path);  // most paths: no list of components (issue 31)
   std::vector<std::string_view> parts;
   bool escapes = false;
   forEachComponent(path, [&](std::string_view c) {
@@ -56,6 +57,10 @@ std::optional<std::string> cleanConfined(std::string_view path) {
 
 RootedPath cleanRooted(std::string_view path) {
   RootedPath r;
+  if (isNormalPath(path)) {  // most names: no list of components (issue 31)
+    r.path = path;
+    return r;
+  }
   r.absolute = !path.empty() && path.front() == '/';
   std::vector<std::string_view> parts;
   forEachComponent(path, [&](std::string_view c) {

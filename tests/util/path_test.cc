@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace kernodeck::util {
 namespace {
@@ -80,6 +82,55 @@ TEST(Path, NormalFormIsRecognised) {
   for (const char* in : {"x/./y//", "/../a/b/../c", "a/b/.."}) {
     std::string r = cleanRooted(in).path;
     EXPECT_TRUE(r.empty() || isNormalPath(r)) << in;
+  }
+}
+
+// Both rules take a name already in normal form as it is, without their list of components
+// (issue 31). On random names made of the fragments that matter, they agree with the
+// component-by-component rules written out here.
+TEST(Path, NormalNamesShortcutAgreesWithTheComponentRules) {
+  auto components = [](const std::string& p) {
+    std::vector<std::string> out;
+    for (size_t start = 0; start <= p.size();) {
+      size_t end = std::min(p.find('/', start), p.size());
+      out.push_back(p.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  };
+  auto join = [](const std::vector<std::string>& parts) {
+    std::string out;
+    for (const auto& c : parts) out += (out.empty() ? "" : "/") + c;
+    return out;
+  };
+  const char* fragments[] = {"a", "bc", ".", "..", "", "/", "./", "..a", "a.", "//", "NUL"};
+  std::mt19937 rng(31);
+  for (int i = 0; i < 40000; ++i) {
+    std::string name;
+    for (int n = static_cast<int>(rng() % 7); n >= 0; --n) {
+      std::string f = fragments[rng() % std::size(fragments)];
+      name += f == "NUL" ? "\0"s : f;
+      if (rng() % 2) name += '/';
+    }
+    std::vector<std::string> rooted, confined;
+    bool dotdot = false, escapes = false;
+    for (const auto& c : components(name)) {
+      if (c.empty() || c == ".") continue;
+      if (c != "..") {
+        rooted.push_back(c), confined.push_back(c);
+        continue;
+      }
+      dotdot = true;
+      if (!rooted.empty()) rooted.pop_back();
+      if (confined.empty()) escapes = true;
+      if (!confined.empty()) confined.pop_back();
+    }
+    RootedPath r = cleanRooted(name);
+    EXPECT_EQ(r.path, join(rooted)) << name;
+    EXPECT_EQ(r.dotdot, dotdot) << name;
+    EXPECT_EQ(r.absolute, !name.empty() && name.front() == '/') << name;
+    bool nul = name.find('\0') != std::string::npos;
+    EXPECT_EQ(cleanConfined(name), escapes || nul ? std::nullopt : std::optional<std::string>(join(confined))) << name;
   }
 }
 

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"
@@ -81,7 +83,14 @@ class RecordChecker {
     int layer;
     bool prepare = true;  // its file's hashes are to be prepared (SHA-256 rows; an MD5 row only waits)
   };
-  void checkRow(size_t index, const RecordRow& row, std::set<std::string>& listed, std::set<std::string>& topDirs);
+  // What the constructor's rows gather, dropped once it returns (not kept per waiting checker).
+  struct RowScratch {
+    std::unordered_set<std::string> listed;  // every row's path in the image (joined, not resolved)
+    std::set<std::string> topDirs;           // the package's own directories, searched for unlisted files
+    std::string recordPath;                  // RECORD's own path
+    std::string_view lastTop;                // the last one inserted into topDirs (rows come grouped)
+  };
+  void checkRow(size_t index, const RecordRow& row, RowScratch& scratch);
   // The file's digest under the row's algorithm; false when it cannot be had (nothing to compare).
   bool digestOf(const RecordRow& row, const std::string& resolved, std::string& hex);
   void compare(size_t index, const RecordRow& row, const std::string& path, const std::string& resolved, int layer,
@@ -95,6 +104,14 @@ class RecordChecker {
   std::vector<Waiting> waiting_;
   std::map<std::string, std::string> rehashed_;  // "algorithm:resolved path" -> hex, digests the walk left out
 };
+
+// RecordCheckers for `dists`, in their order, started on up to `threads` threads at once (the
+// package analysis otherwise runs on one core while the others idle, issue 31). Each checker reads
+// only its own distribution and the view's const lookups, which take no lock and change nothing
+// (FsView's const methods other than prepareHashes), so the result does not depend on which
+// thread started which: the same checkers as constructing them one by one.
+std::vector<RecordChecker> startRecordCheckers(const oci::FsView& view, const std::vector<const Distribution*>& dists,
+                                               unsigned threads);
 
 // RecordChecker's whole check for one distribution, its hashes prepared alone.
 RecordCheck checkRecord(const oci::FsView& view, const Distribution& dist);
