@@ -379,7 +379,7 @@ const Distribution* PythonEnv::find(const std::string& key) const {
 
 // What inventoryLinkedCode reads: .pth files, setuptools' editable finders, .egg-link files
 // and the metadata of directory eggs.
-static uint64_t linkedCodeCaptureLimit(const std::string& base, const std::string& parent) {
+static uint64_t linkedCodeCaptureLimit(std::string_view base, std::string_view parent) {
   if (parent.ends_with("-packages") && (base.ends_with(".pth") || base.ends_with(".egg-link") ||
                                         (base.rfind("__editable___", 0) == 0 && base.ends_with("_finder.py"))))
     return 1 << 20;
@@ -388,13 +388,18 @@ static uint64_t linkedCodeCaptureLimit(const std::string& base, const std::strin
 }
 
 uint64_t captureLimit(const std::string& p) {
-  std::string base = baseName(p);
-  std::string parent = baseName(dirName(p));
+  // Asked of every file a layer holds: views into `p`, no copies (issue 31).
+  std::string_view path = p, base = path, parent;
+  if (size_t s = path.rfind('/'); s != std::string_view::npos) {
+    base = path.substr(s + 1);
+    parent = path.substr(0, s);
+    if (size_t t = parent.rfind('/'); t != std::string_view::npos) parent.remove_prefix(t + 1);
+  }
   if (uint64_t l = linkedCodeCaptureLimit(base, parent)) return l;
   if (parent.ends_with(".dist-info") || parent.ends_with(".egg-info")) {
-    static const std::set<std::string> files = {"METADATA",  "RECORD",       "WHEEL",
-                                                "INSTALLER", "REQUESTED",    "direct_url.json",
-                                                "PKG-INFO",  "requires.txt", "installed-files.txt"};
+    static const std::set<std::string, std::less<>> files = {"METADATA",  "RECORD",       "WHEEL",
+                                                             "INSTALLER", "REQUESTED",    "direct_url.json",
+                                                             "PKG-INFO",  "requires.txt", "installed-files.txt"};
     return files.count(base) ? (16u << 20) : 0;
   }
   if (base.ends_with(".egg-info")) return 1 << 20;  // egg-info as a single file

@@ -76,6 +76,10 @@ namespace {
 
 std::vector<std::string> csvFields(std::string_view line) {
   std::vector<std::string> f;
+  if (line.find('"') == std::string_view::npos) {  // no quoting (nearly every row): fields as they are
+    for (auto field : util::splitView(line, ',')) f.emplace_back(field);
+    return f;
+  }
   std::string cur;
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
@@ -106,13 +110,12 @@ std::vector<std::string> csvFields(std::string_view line) {
 
 std::vector<RecordRow> parseRecord(std::string_view text) {
   std::vector<RecordRow> rows;
-  for (const auto& raw : util::split(text, '\n')) {
-    std::string line = raw;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (std::string_view line : util::splitView(text, '\n')) {  // RECORD: one row per file (issue 31: no copies)
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (util::trim(line).empty()) continue;
     auto f = csvFields(line);
     RecordRow r;
-    r.path = f[0];
+    r.path = std::move(f[0]);
     if (f.size() > 1 && !f[1].empty()) {
       size_t eq = f[1].find('=');
       if (eq == std::string::npos || eq == 0) {
@@ -125,7 +128,7 @@ std::vector<RecordRow> parseRecord(std::string_view text) {
     }
     if (f.size() > 2) r.size = f[2];
     if (f.size() > 3) r.malformed = true;
-    rows.push_back(r);
+    rows.push_back(std::move(r));
   }
   return rows;
 }

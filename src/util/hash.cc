@@ -63,11 +63,11 @@ std::string sha256Hex(std::string_view data) {
 
 std::string toHex(std::string_view raw) {
   static const char* digits = "0123456789abcdef";
-  std::string s;
-  s.reserve(raw.size() * 2);
-  for (unsigned char c : raw) {
-    s.push_back(digits[c >> 4]);
-    s.push_back(digits[c & 15]);
+  std::string s(raw.size() * 2, '\0');  // written in place: one per file hashed (issue 31)
+  for (size_t i = 0; i < raw.size(); ++i) {
+    auto c = static_cast<unsigned char>(raw[i]);
+    s[2 * i] = digits[c >> 4];
+    s[2 * i + 1] = digits[c & 15];
   }
   return s;
 }

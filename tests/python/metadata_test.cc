@@ -42,6 +42,39 @@ TEST(Metadata, RecordRows) {
   EXPECT_TRUE(rows[4].malformed);
 }
 
+// Rows without a quote are split as they are (issue 31), quoted ones field by field: the same row
+// written both ways gives the same fields, empty and extra ones, CRLF endings and blank lines too.
+TEST(Metadata, RecordRowsQuotedOrNotAreTheSame) {
+  const char* rows[] = {
+      "a/b.py,sha256=ABC,12", "a/c.py,,", "x,SHA256=q,1,extra", "bin/x,md5=zz,", "y,sha256=p=,", "only", "z,=v,3",
+      ",sha256=a,1"};
+  std::string plain, quoted;
+  for (const char* row : rows) {
+    std::string q = "\"";
+    for (char c : std::string(row)) q += c == ',' ? std::string("\",\"") : std::string(1, c);
+    plain += std::string(row) + "\r\n\n";
+    quoted += q + "\"\n  \n";
+  }
+  auto a = parseRecord(plain), b = parseRecord(quoted);
+  ASSERT_EQ(a.size(), std::size(rows));
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].path, b[i].path) << rows[i];
+    EXPECT_EQ(a[i].algorithm, b[i].algorithm) << rows[i];
+    EXPECT_EQ(a[i].digest, b[i].digest) << rows[i];
+    EXPECT_EQ(a[i].size, b[i].size) << rows[i];
+    EXPECT_EQ(a[i].malformed, b[i].malformed) << rows[i];
+  }
+  EXPECT_EQ(a[0].path, "a/b.py");
+  EXPECT_EQ(a[0].algorithm, "sha256");
+  EXPECT_EQ(a[0].size, "12");
+  EXPECT_EQ(a[2].algorithm, "sha256");
+  EXPECT_TRUE(a[2].malformed);  // a fourth field
+  EXPECT_TRUE(a[4].malformed);  // padded
+  EXPECT_TRUE(a[6].malformed);  // no algorithm
+  EXPECT_EQ(a[5].path, "only");
+}
+
 TEST(Metadata, WheelAndDirectUrl) {
   auto w = parseWheel(
       "Wheel-Version: 1.0\nGenerator: bdist_wheel (0.40.0)\nRoot-Is-Purelib: false\nTag: "
