@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -220,5 +221,67 @@ TEST(RecordChecker, WaitingRowsAreCheckedInRowOrder) {
   EXPECT_EQ(view.prepared, pending);
   ASSERT_EQ(whole.modified.size(), rc.modified.size());
   for (size_t i = 0; i < whole.modified.size(); ++i) EXPECT_EQ(whole.modified[i].path, rc.modified[i].path);
+  std::filesystem::remove_all(root);
+}
+
+// The checkers of an environment's distributions start on several threads (issue 31): the same
+// pending hashes and the same issues, in the same order, as starting them one by one on one
+// thread, whatever the thread count.
+TEST(RecordChecker, StartedOnThreadsAsOneByOne) {
+  char tmpl[] = "/tmp/kdk-record-XXXXXX";
+  std::string root = ::mkdtemp(tmpl);
+  std::string site = "usr/lib/python3/dist-packages";
+  std::vector<Distribution> dists(24);
+  for (size_t i = 0; i < dists.size(); ++i) {
+    Distribution& d = dists[i];
+    std::string pkg = "pkg" + std::to_string(i);
+    d.name = pkg;
+    d.location = site;
+    d.metadataDir = site + "/" + pkg + "-1.0.dist-info";
+    d.hasRecord = true;
+    std::filesystem::create_directories(root + "/" + site + "/" + pkg);
+    for (size_t f = 0; f < 20; ++f) {
+      std::string name = pkg + "/m" + std::to_string(f) + ".py", now = "v" + std::to_string(f);
+      std::ofstream(root + "/" + site + "/" + name) << now;
+      bool changed = (f + i) % 7 == 0;
+      if (f % 5 == 0) {  // an algorithm the walk does not record: read and hashed by the checker
+        util::Hasher h("sha512");
+        h.update(changed ? "old" : now);
+        d.record.push_back({name, "sha512", util::base64UrlNoPad(h.raw()), "", false});
+      } else {
+        d.record.push_back({name, "sha256", b64(changed ? "old" : now), "", false});
+      }
+    }
+    d.record.push_back({pkg + "/gone.py", "sha256", b64("x"), "", false});
+    std::ofstream(root + "/" + site + "/" + pkg + "/unlisted" + std::to_string(i % 3) + ".py") << "u";
+  }
+  auto dir = oci::openDirView(root);
+  ASSERT_TRUE(dir.ok());
+  PartlyHashedView view(std::move(*dir));
+  std::vector<const Distribution*> ptrs;
+  for (const auto& d : dists) ptrs.push_back(&d);
+  auto summary = [&](std::vector<RecordChecker> checkers) {
+    std::vector<std::string> out;
+    for (auto& c : checkers) c.pendingHashes(out);
+    for (auto& c : checkers) {
+      RecordCheck rc = c.finish();
+      out.push_back("checked " + std::to_string(rc.checked));
+      for (const auto& m : rc.modified) out.push_back("modified " + m.path + " " + m.expected + " " + m.actual);
+      for (const auto& m : rc.missing) out.push_back("missing " + m.path);
+      for (const auto& m : rc.quirks) out.push_back("quirk " + m.path);
+      for (const auto& m : rc.malformedRows) out.push_back("malformed " + m);
+      for (const auto& m : rc.unlisted) out.push_back("unlisted " + m);
+    }
+    return out;
+  };
+  std::vector<RecordChecker> one;
+  for (const auto& d : dists) one.emplace_back(view, d);
+  std::vector<std::string> want = summary(std::move(one));
+  EXPECT_GT(std::count_if(want.begin(), want.end(), [](const auto& s) { return s.starts_with("modified"); }), 24);
+  EXPECT_EQ(std::count_if(want.begin(), want.end(), [](const auto& s) { return s.starts_with("unlisted"); }), 24);
+  for (unsigned threads : {1u, 3u, 64u})
+    for (int round = 0; round < 2; ++round)
+      EXPECT_EQ(summary(startRecordCheckers(view, ptrs, threads)), want) << threads << " threads";
+  EXPECT_TRUE(startRecordCheckers(view, {}, 4).empty());
   std::filesystem::remove_all(root);
 }
