@@ -389,12 +389,9 @@ static uint64_t linkedCodeCaptureLimit(std::string_view base, std::string_view p
 
 uint64_t captureLimit(const std::string& p) {
   // Asked of every file a layer holds: views into `p`, no copies (issue 31).
-  std::string_view path = p, base = path, parent;
-  if (size_t s = path.rfind('/'); s != std::string_view::npos) {
-    base = path.substr(s + 1);
-    parent = path.substr(0, s);
-    if (size_t t = parent.rfind('/'); t != std::string_view::npos) parent.remove_prefix(t + 1);
-  }
+  size_t s = p.rfind('/');  // npos + 1 is 0: a name without '/' is all base
+  std::string_view dir = s == std::string::npos ? std::string_view() : std::string_view(p).substr(0, s);
+  std::string_view base = std::string_view(p).substr(s + 1), parent = dir.substr(dir.rfind('/') + 1);
   if (uint64_t l = linkedCodeCaptureLimit(base, parent)) return l;
   if (parent.ends_with(".dist-info") || parent.ends_with(".egg-info")) {
     static const std::set<std::string, std::less<>> files = {"METADATA",  "RECORD",       "WHEEL",

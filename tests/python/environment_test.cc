@@ -200,3 +200,37 @@ TEST(ImageCuda, TheToolkitVersionJsonIsReadBounded) {
   auto v = viewOf({{"usr/local/cuda-12.4/version.json", 'f', deep}});
   EXPECT_EQ(os::readImageCuda(v, {}).toolkit, "");
 }
+
+// What the walk keeps of each file for the Python analysis, by its base name and its parent
+// directory's name (taken as views of the path, issue 31): names with no directory, or one, or
+// many, at the root and deep down.
+TEST(Environment, CaptureLimitByBaseAndParent) {
+  const struct {
+    const char* path;
+    uint64_t limit;
+  } cases[] = {
+      {"METADATA", 0},
+      {"x-1.0.dist-info/METADATA", 16u << 20},
+      {"opt/venv/lib/python3.11/site-packages/x-1.0.dist-info/RECORD", 16u << 20},
+      {"a/x.egg-info/requires.txt", 16u << 20},
+      {"a/x-1.0.dist-info/OTHER", 0},
+      {"a/site-packages/x.pth", 1u << 20},
+      {"site-packages/x.pth", 1u << 20},
+      {"x.pth", 0},
+      {"a/site-packages/__editable___x_finder.py", 1u << 20},
+      {"a/EGG-INFO/PKG-INFO", 1u << 20},
+      {"usr/lib/python3/dist-packages/x.egg-info", 1u << 20},
+      {"pyvenv.cfg", 65536},
+      {"opt/venv/pyvenv.cfg", 65536},
+      {"torch/version.py", 65536},
+      {"a/b/torch/version.py", 65536},
+      {"version.py", 0},
+      {"usr/local/cuda-12.4/version.json", 65536},
+      {"version.json", 0},
+      {"app/requirements-dev.txt", 1u << 20},
+      {"constraints.txt", 1u << 20},
+      {"root/.netrc", 65536},
+      {"a/b/c.py", 0},
+  };
+  for (const auto& c : cases) EXPECT_EQ(captureLimit(c.path), c.limit) << c.path;
+}
