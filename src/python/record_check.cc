@@ -5,6 +5,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "kernodeck/util/hash.h"
@@ -249,7 +250,13 @@ std::vector<RecordChecker> startRecordCheckers(const oci::FsView& v, const std::
   };
   size_t helpers = std::min<size_t>(std::max(threads, 1u), dists.size());
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < helpers; ++t) pool.emplace_back(work);
+  for (size_t t = 1; t < helpers; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no thread to be had (a limit): fewer helpers, same checkers
+      break;
+    }
+  }
   work();
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
