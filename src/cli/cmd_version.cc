@@ -1,9 +1,9 @@
-#include <archive.h>
 #include <openssl/opensslv.h>
 
 #include <cstdio>
 
 #include "commands.h"
+#include "kernodeck/oci/archive_lib.h"
 #include "kernodeck/os/rpm.h"
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/strings.h"
