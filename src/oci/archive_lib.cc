@@ -19,7 +19,10 @@ constexpr const char* kSoname = "libarchive.so.13";
 
 [[noreturn]] void unavailable(const std::string& why) {
   std::fprintf(stderr, "kernodeck: cannot load libarchive (%s): %s\n", kSoname, why.c_str());
-  std::exit(3);  // report::kExitIncomplete: the installation is broken, nothing can be read
+  std::fflush(stderr);
+  // report::kExitIncomplete: the installation is broken, nothing can be read. _Exit, not exit:
+  // the first use may be on a layer thread while others run, and no destructor may run under them.
+  std::_Exit(3);
 }
 
 }  // namespace

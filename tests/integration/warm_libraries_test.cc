@@ -4,6 +4,9 @@
 // neither, as the dynamic loader's own log (LD_DEBUG=files) says; the audit that analysed it
 // opened both, and the replayed report is the same.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "local_registry.h"
 #include "support.h"
@@ -51,4 +54,28 @@ TEST(WarmLibraries, AReplayedAuditOpensNeitherLibarchiveNorLibrpm) {
   EXPECT_TRUE(opened(warm, "libcurl.so"));
   EXPECT_EQ(w["os_packages"], c["os_packages"]);
   EXPECT_EQ(w["findings"], c["findings"]);
+}
+
+// Without libarchive (its file hidden, in a private mount namespace, by /dev/null mounted over
+// it): kernodeck still starts, and an audit that reads a layer ends with one line naming
+// libarchive and exit 3 (could not complete), never a crash or a report without the layers.
+TEST(WarmLibraries, WithoutLibarchiveALayerReadIsOneLineAndExit3) {
+  if (::geteuid() != 0 || !haveTool("unshare") || !haveTool("mount") || !haveTool("ldconfig"))
+    GTEST_SKIP() << "needs root, unshare and mount";
+  RunResult lib = run("ldconfig -p | awk '/libarchive.so.13 / {print $NF; exit}'");
+  std::string path = lib.out.substr(0, lib.out.find('\n'));
+  ASSERT_FALSE(path.empty()) << "libarchive13 is a dependency";
+  std::string dir = tempDir("no-libarchive") + "/img";
+  json spec = {{"layers", json::array({{{"compression", "gzip"},
+                                        {"entries", json::array({{{"path", "etc/hello"}, {"content", "x"}}})}}})}};
+  ASSERT_FALSE(mkimage(spec, dir).empty());
+  std::string hidden = "unshare -m sh -c 'mount --bind /dev/null " + path + " && exec \"$0\" \"$@\"' ";
+  RunResult v = run(hidden + KERNODECK_BIN + " help");
+  EXPECT_NE(v.code, 127) << v.err;  // it starts: libarchive is not needed to run
+  RunResult r = run(hidden + KERNODECK_BIN + " audit --json oci:" + dir);
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("kernodeck: cannot load libarchive (libarchive.so.13)"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  RunResult ok = run(std::string(KERNODECK_BIN) + " audit --json oci:" + dir);  // the same image, libarchive there
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
 }
