@@ -109,7 +109,8 @@ class PackagesAudit {
       os::PackageDatabase db = read(v_, true);
       if (!db.present) continue;
       if (!db.error.empty()) {
-        r_.add("os.package.unreadable", Severity::Warning,
+        r_.add(db.readerUnavailable ? "os.package.reader-missing" : "os.package.unreadable",
+               db.readerUnavailable ? Severity::Error : Severity::Warning,
                "the " + db.manager + " database cannot be read: " + db.error, {{"path", "/" + db.location}});
         out.push_back(
             {{"manager", db.manager}, {"location", "/" + db.location}, {"format", db.format}, {"error", db.error}});

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "kernodeck/oci/platform.h"
+#include "kernodeck/os/rpm.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/safe_file.h"
@@ -23,6 +24,8 @@ std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest,
   if (::stat("/proc/self/exe", &st) != 0) return {};
   h.update(std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
            std::to_string(st.st_mtim.tv_nsec) + "\n");
+  // So does the rpm plugin, which the binary opens for rpm images (its file, size and time).
+  h.update("rpm plugin " + os::rpmPluginIdentity() + "\n");
   h.update(manifest.str() + "\n" + config.str() + "\n");
   h.update((opts.platform ? oci::normalize(*opts.platform).str() : oci::hostPlatform().str()) + "\n");
   for (const auto& t : opts.pythonTargets) h.update("python " + t + "\n");

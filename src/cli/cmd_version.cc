@@ -1,9 +1,10 @@
-#include <archive.h>
 #include <openssl/opensslv.h>
 
 #include <cstdio>
 
 #include "commands.h"
+#include "kernodeck/oci/archive_lib.h"
+#include "kernodeck/os/rpm.h"
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/strings.h"
 #include "kernodeck/version.h"
@@ -25,6 +26,12 @@ int runVersion(const std::vector<std::string>& args) {
   std::printf("kernodeck %s (analysis %d)\n", kVersion, kAnalysisVersion);
   std::printf("libarchive %s\n", archive_version_details());
   std::printf("openssl %s\n", OPENSSL_VERSION_TEXT);
+  // librpm is in the rpm plugin, loaded here as it is for an image with an rpm database.
+  std::string rpm = os::librpmVersion();
+  if (!rpm.empty())
+    std::printf("librpm %s (plugin)\n", rpm.c_str());
+  else
+    std::printf("librpm not loaded: %s\n", os::rpmPluginError().c_str());
   probe::LibtorchInfo t = probe::libtorchInfo();
   if (t.available)
     std::printf("libtorch %s (%s build)\n", t.version.c_str(), t.cudaBuild ? "CUDA" : t.hipBuild ? "HIP" : "CPU");

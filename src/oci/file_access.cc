@@ -2,8 +2,6 @@
 // (oci-archive, docker-archive). Member names are normalised ("./x" is "x");
 // symlinked and hardlinked members (docker save reuses layers that way) are
 // followed inside the archive only.
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +12,7 @@
 #include <map>
 #include <vector>
 
+#include "kernodeck/oci/archive_lib.h"
 #include "kernodeck/oci/source.h"
 #include "kernodeck/util/path.h"
 #include "kernodeck/util/strings.h"

@@ -5,9 +5,6 @@
 // the files. A bounded queue with two readers joins them. See layer_scan.h.
 #include "kernodeck/oci/layer_scan.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include <array>
 #include <condition_variable>
 #include <cstring>
@@ -20,6 +17,7 @@
 #endif
 #include <vector>
 
+#include "kernodeck/oci/archive_lib.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"

@@ -3,8 +3,6 @@
 // buffer is sized once from its header.
 #include "tar_entries.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernodeck/oci/archive_lib.h"
 #include "kernodeck/util/file_digests.h"
 #include "kernodeck/util/path.h"
 #include "kernodeck/util/stage_profile.h"

@@ -1,28 +1,22 @@
-// The rpm database through librpm. librpm keeps global state (configuration, macros, the log),
-// so every use is serialised by one mutex; its log goes to a callback, never to stderr.
+// The rpm database: found in the image's view and copied out here; read by librpm inside the rpm
+// plugin (libkernodeck_rpm.so, rpm_plugin.cc), which this file opens with dlopen on first use so
+// that a command reading no rpm database never loads librpm and its closure.
 #include "kernodeck/os/rpm.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
 
+#include "kernodeck/os/rpm_abi.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/strings.h"
-
-#ifdef KERNODECK_HAVE_RPM
-#include <rpm/header.h>
-#include <rpm/rpmdb.h>
-#include <rpm/rpmfiles.h>
-#include <rpm/rpmlib.h>
-#include <rpm/rpmlog.h>
-#include <rpm/rpmmacro.h>
-#include <rpm/rpmts.h>
-#endif
 
 namespace kernodeck::os {
 
@@ -37,23 +31,9 @@ const char* const kBdb = "Packages";
 const char* const kNdb = "Packages.db";
 constexpr uint64_t kDbLimit = 1ull << 30;
 
-#ifdef KERNODECK_HAVE_RPM
-std::mutex& rpmMutex() {
-  static std::mutex m;
-  return m;
-}
+namespace rp = rpmplugin;
 
-// The last error librpm logged, for the one-line message.
-std::string& lastRpmError() {
-  static std::string e;
-  return e;
-}
-
-int logToString(rpmlogRec rec, rpmlogCallbackData) {
-  if (rpmlogRecPriority(rec) <= RPMLOG_ERR) lastRpmError() = util::trim(rpmlogRecMessage(rec));
-  return 0;  // handled: nothing printed
-}
-
+// OpenSSL's name of rpm's digest algorithm number (PGPHASHALGO), empty for one not compared.
 const char* digestName(int algo) {
   switch (algo) {
     case 1: return "md5";
@@ -68,85 +48,147 @@ const char* digestName(int algo) {
 
 std::string str(const char* s) { return s ? s : ""; }
 
-// One file of a package's header: its path is owned by the package; what rpm -V would check
-// of it (kind, mode, size, digest, link target) goes into db.files.
-void addHeaderFile(rpmfiles files, int i, const std::string& package, PackageDatabase& db) {
-  char* fn = rpmfilesFN(files, i);
-  std::string path = str(fn);
-  free(fn);
-  while (!path.empty() && path.front() == '/') path.erase(0, 1);
-  if (path.empty()) return;
-  db.owned.insert(path);
-  rpmfileAttrs attrs = rpmfilesFFlags(files, i);
-  rpmfileState state = rpmfilesFState(files, i);
-  // rpm -V: files not installed (--excludedocs, tsflags=nodocs, other languages) or on a
-  // shared network path are not verified; a %ghost's content is not the package's.
-  if (state == RPMFILE_STATE_NOTINSTALLED || state == RPMFILE_STATE_NETSHARED || (attrs & RPMFILE_GHOST)) return;
-  OwnedFile f;
-  f.package = package;
-  f.path = path;
-  f.config = attrs & RPMFILE_CONFIG;
-  f.missingOk = attrs & RPMFILE_MISSINGOK;
-  rpm_mode_t mode = rpmfilesFMode(files, i);
-  f.kind = S_ISREG(mode)   ? OwnedFile::Kind::File
-           : S_ISDIR(mode) ? OwnedFile::Kind::Dir
-           : S_ISLNK(mode) ? OwnedFile::Kind::Symlink
-                           : OwnedFile::Kind::Other;
-  rpmVerifyAttrs vf = rpmfilesVFlags(files, i);
-  if (state == RPMFILE_STATE_REPLACED) vf = 0;  // replaced: only its existence can be checked
-  if (state == RPMFILE_STATE_WRONGCOLOR) vf &= ~(RPMVERIFY_FILEDIGEST | RPMVERIFY_FILESIZE);
-  if (vf & RPMVERIFY_MODE) f.mode = mode & 07777;
-  if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILESIZE))
-    f.size = static_cast<int64_t>(rpmfilesFSize(files, i));
-  if (f.kind == OwnedFile::Kind::File && (vf & RPMVERIFY_FILEDIGEST)) {
-    int algo = 0;
-    size_t len = 0;
-    const unsigned char* d = rpmfilesFDigest(files, i, &algo, &len);
-    if (d && len) {
-      f.digestAlgorithm = digestName(algo);
-      f.digest = util::toHex(std::string_view(reinterpret_cast<const char*>(d), len));
-      if (f.digestAlgorithm.empty()) f.digest.clear();
-    }
-  }
-  if (f.kind == OwnedFile::Kind::Symlink && (vf & RPMVERIFY_LINKTO)) f.linkTarget = str(rpmfilesFLink(files, i));
-  db.files.push_back(std::move(f));
+// Where the plugin is looked for: beside the executable, then ../lib/kernodeck/ beside it (the
+// install layout). Both follow from the running binary alone: no path from the image or the
+// environment is ever opened.
+std::vector<std::string> pluginCandidates() {
+  char self[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  std::string dir(self, static_cast<size_t>(n));
+  dir = dir.substr(0, dir.rfind('/'));
+  return {dir + "/" + rp::kFileName, dir + "/../lib/kernodeck/" + rp::kFileName};
 }
 
-// One installed package of the database, with the files its header lists (imported keys,
-// gpg-pubkey, are not packages and are skipped).
-void addPackage(Header h, PackageDatabase& db) {
+struct Loaded {
+  const rp::RpmPluginAbi* abi = nullptr;
+  std::string error;
+};
+
+// The process's plugin, searched and opened once, on first use.
+const Loaded& loaded() {
+  static Loaded p;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> candidates = pluginCandidates();
+    for (const auto& c : candidates) {
+      if (::access(c.c_str(), F_OK) != 0) continue;
+      auto r = loadRpmPlugin(c);
+      if (r) {
+        p.abi = *r;
+        p.error.clear();
+        return;
+      }
+      if (p.error.empty()) p.error = r.error().message;
+    }
+    if (p.error.empty())
+      p.error = std::string("this kernodeck has no rpm plugin ") + rp::kFileName + ": " +
+                (candidates.empty() ? "the executable's directory is unknown"
+                                    : "neither " + util::join(candidates, " nor ") + " exists") +
+                " (build with librpm-dev and install it beside kernodeck)";
+  });
+  return p;
+}
+
+// What one read collects: the database, and the package whose files the plugin reports next.
+struct Collect {
+  PackageDatabase* db = nullptr;
+  std::string package;
+  bool skip = false;  // gpg-pubkey: an imported key, not a package (nor its files)
+};
+
+void onPackage(void* ctx, const rp::PackageFacts* f) {
+  auto& c = *static_cast<Collect*>(ctx);
   InstalledPackage p;
-  p.name = str(headerGetString(h, RPMTAG_NAME));
-  if (p.name == "gpg-pubkey") return;  // imported keys, not packages
-  char* evr = headerGetAsString(h, RPMTAG_EVR);
-  p.version = str(evr);
-  free(evr);
-  p.architecture = str(headerGetString(h, RPMTAG_ARCH));
-  p.origin = str(headerGetString(h, RPMTAG_SOURCERPM));
-  if (const char* vendor = headerGetString(h, RPMTAG_VENDOR)) p.extra["vendor"] = vendor;
+  p.name = str(f->name);
+  c.package = p.name;
+  c.skip = p.name == "gpg-pubkey";
+  if (c.skip) return;
+  p.version = str(f->evr);
+  p.architecture = str(f->architecture);
+  p.origin = str(f->source_rpm);
+  if (f->vendor) p.extra["vendor"] = f->vendor;
   // The package's own digests, kept in its header: SHA-256 of the header and MD5 of header
   // and payload (what rpm -K checks).
-  if (const char* sha = headerGetString(h, RPMTAG_SHA256HEADER)) p.extra["sha256header"] = sha;
-  if (char* md5 = headerGetAsString(h, RPMTAG_SIGMD5)) {
-    if (std::string_view(md5).size() == 32) p.extra["sigmd5"] = md5;
-    free(md5);
-  }
-  rpmfiles files = rpmfilesNew(nullptr, h, RPMTAG_BASENAMES, RPMFI_KEEPHEADER);
-  int n = files ? static_cast<int>(rpmfilesFC(files)) : 0;
-  for (int i = 0; i < n; ++i) addHeaderFile(files, i, p.name, db);
-  rpmfilesFree(files);
-  db.packages.push_back(std::move(p));
+  if (f->sha256_header) p.extra["sha256header"] = f->sha256_header;
+  if (f->sigmd5 && std::string_view(f->sigmd5).size() == 32) p.extra["sigmd5"] = f->sigmd5;
+  c.db->packages.push_back(std::move(p));
 }
-#endif
+
+// One file of the current package: its path is owned by the package; what rpm -V would check
+// of it goes into db.files.
+void onFile(void* ctx, const rp::FileFacts* f) {
+  auto& c = *static_cast<Collect*>(ctx);
+  if (c.skip) return;
+  std::string path = str(f->path);
+  while (!path.empty() && path.front() == '/') path.erase(0, 1);
+  if (path.empty()) return;
+  c.db->owned.insert(path);
+  if (!f->verify) return;
+  OwnedFile o;
+  o.package = c.package;
+  o.path = path;
+  o.config = f->config;
+  o.missingOk = f->missing_ok;
+  o.kind = f->kind == 0   ? OwnedFile::Kind::File
+           : f->kind == 1 ? OwnedFile::Kind::Dir
+           : f->kind == 2 ? OwnedFile::Kind::Symlink
+                          : OwnedFile::Kind::Other;
+  if (f->has_mode) o.mode = f->mode & 07777;
+  if (f->has_size) o.size = f->size;
+  if (f->digest && f->digest_len) {
+    o.digestAlgorithm = digestName(f->digest_algorithm);
+    if (!o.digestAlgorithm.empty())
+      o.digest = util::toHex(std::string_view(reinterpret_cast<const char*>(f->digest), f->digest_len));
+  }
+  o.linkTarget = str(f->link_target);
+  c.db->files.push_back(std::move(o));
+}
 
 }  // namespace
 
-bool rpmSupported() {
-#ifdef KERNODECK_HAVE_RPM
-  return true;
-#else
-  return false;
-#endif
+Result<const rpmplugin::RpmPluginAbi*> loadRpmPlugin(const std::string& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = ::dlerror();
+    return Error::Unsupported("the rpm plugin cannot be loaded: " + (e ? std::string(e) : path));
+  }
+  auto refuse = [&](std::string why) -> Result<const rp::RpmPluginAbi*> {
+    ::dlclose(handle);
+    return Error::Unsupported(path + ": " + why);
+  };
+  using Entry = const rp::RpmPluginAbi* (*)();
+  auto entry = reinterpret_cast<Entry>(::dlsym(handle, rp::kEntrySymbol));
+  if (!entry) return refuse(std::string("not a Kernodeck rpm plugin (no ") + rp::kEntrySymbol + " symbol)");
+  const rp::RpmPluginAbi* abi = entry();
+  if (!abi) return refuse("the rpm plugin returned no interface");
+  // abi_version and struct_size lead the struct in every version, so they can be read first.
+  if (abi->abi_version != rp::kAbiVersion || abi->struct_size != sizeof(rp::RpmPluginAbi))
+    return refuse("rpm plugin ABI version " + std::to_string(abi->abi_version) + " (" +
+                  std::to_string(abi->struct_size) + " bytes), this kernodeck expects version " +
+                  std::to_string(rp::kAbiVersion) + " (" + std::to_string(sizeof(rp::RpmPluginAbi)) +
+                  " bytes): install the plugin built with this kernodeck");
+  if (!abi->read_database || !abi->librpm_version) return refuse("the rpm plugin lacks its entry points");
+  return abi;
+}
+
+bool rpmSupported() { return loaded().abi != nullptr; }
+
+std::string librpmVersion() {
+  const Loaded& p = loaded();
+  return p.abi ? std::string(p.abi->librpm_version) : std::string();
+}
+
+const std::string& rpmPluginError() { return loaded().error; }
+
+std::string rpmPluginIdentity() {
+  for (const auto& c : pluginCandidates()) {
+    struct stat st {};
+    if (::stat(c.c_str(), &st) != 0) continue;
+    return c + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
+  }
+  return "none";
 }
 
 uint64_t rpmCaptureLimit(const std::string& p) {
@@ -160,44 +202,23 @@ uint64_t rpmCaptureLimit(const std::string& p) {
 }
 
 Result<PackageDatabase> readRpmDatabaseDir(const std::string& dir) {
-#ifndef KERNODECK_HAVE_RPM
-  return Error::Unsupported("this kernodeck was built without librpm (install librpm-dev and rebuild)");
-#else
-  std::lock_guard<std::mutex> lock(rpmMutex());
-  static bool configured = [] {
-    rpmlogSetCallback(logToString, nullptr);
-    rpmlogSetMask(RPMLOG_UPTO(RPMLOG_ERR));
-    return rpmReadConfigFiles(nullptr, nullptr) == 0;
-  }();
-  if (!configured) return Error::Unsupported("librpm could not read its configuration");
-  lastRpmError().clear();
-  rpmPushMacro(nullptr, "_dbpath", nullptr, dir.c_str(), RMIL_CMDLINE);
-  rpmts ts = rpmtsCreate();
-  rpmtsSetRootDir(ts, "/");
-  // Reading is all we do: no signature or digest checks of the headers against a keyring.
-  rpmtsSetVSFlags(ts, rpmtsVSFlags(ts) | RPMVSF_MASK_NODIGESTS | RPMVSF_MASK_NOSIGNATURES | RPMVSF_NOHDRCHK);
-  struct Cleanup {
-    rpmts ts;
-    ~Cleanup() {
-      rpmtsFree(ts);
-      rpmPopMacro(nullptr, "_dbpath");
-    }
-  } cleanup{ts};
-  if (rpmtsOpenDB(ts, O_RDONLY) != 0)
-    return Error::Corrupt("librpm cannot open the rpm database" +
-                          (lastRpmError().empty() ? "" : ": " + lastRpmError()));
+  const Loaded& p = loaded();
+  if (!p.abi) return Error::Unsupported(p.error);
   PackageDatabase db;
   db.manager = "rpm";
   db.present = true;
-  rpmdbMatchIterator mi = rpmtsInitIterator(ts, RPMDBI_PACKAGES, nullptr, 0);
-  if (!mi) {
-    if (!lastRpmError().empty()) return Error::Corrupt("librpm cannot read the rpm database: " + lastRpmError());
-    return db;  // an empty database
+  Collect c;
+  c.db = &db;
+  rp::Sink sink{&c, &onPackage, &onFile};
+  char error[4096];
+  int status = p.abi->read_database(dir.c_str(), &sink, error, sizeof error);
+  std::string e(util::trim(error));
+  switch (status) {
+    case rp::kReadOk: return db;
+    case rp::kReadConfig: return Error::Unsupported("librpm could not read its configuration");
+    case rp::kReadOpen: return Error::Corrupt("librpm cannot open the rpm database" + (e.empty() ? "" : ": " + e));
+    default: return Error::Corrupt("librpm cannot read the rpm database: " + e);
   }
-  while (Header h = rpmdbNextIterator(mi)) addPackage(h, db);
-  rpmdbFreeIterator(mi);
-  return db;
-#endif
 }
 
 PackageDatabase readRpm(const oci::FsView& v, bool verify) {
@@ -226,6 +247,12 @@ PackageDatabase readRpm(const oci::FsView& v, bool verify) {
     db.location = dir;
     if (db.format == "ndb") {
       db.error = "/" + std::string(dir) + "/" + kNdb + " is an ndb database, which Debian's librpm cannot read";
+      return db;
+    }
+    // Without the plugin nothing can read it: said as such (an error, never a clean image).
+    if (!rpmSupported()) {
+      db.error = "/" + std::string(dir) + ": " + rpmPluginError();
+      db.readerUnavailable = true;
       return db;
     }
     // A private directory, readable by us alone, holding copies of the database files only.

@@ -2,8 +2,6 @@
 // plus our own checks on member names and link targets.
 #include "code_archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -11,6 +9,7 @@
 
 #include "dossier_layout.h"
 #include "git.h"
+#include "kernodeck/oci/archive_lib.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 
@@ -30,8 +29,8 @@ Status archiveRevision(const std::string& repo, const std::string& revision, con
 
 Status unpackCode(const std::string& tarPath, const std::string& dest) {
   if (!util::makeDirs(dest)) return Error::Io("cannot create " + dest);
-  std::unique_ptr<archive, decltype(&archive_read_free)> in(archive_read_new(), archive_read_free);
-  std::unique_ptr<archive, decltype(&archive_write_free)> out(archive_write_disk_new(), archive_write_free);
+  std::unique_ptr<archive, int (*)(archive*)> in(archive_read_new(), archive_read_free);
+  std::unique_ptr<archive, int (*)(archive*)> out(archive_write_disk_new(), archive_write_free);
   archive_read_support_format_tar(in.get());
   archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
                                                 ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_UNLINK);

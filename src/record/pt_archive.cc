@@ -2,13 +2,12 @@
 // never to more than 16 times the file's size.
 #include "pt_archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 
 #include <algorithm>
 #include <memory>
 #include <optional>
 
+#include "kernodeck/oci/archive_lib.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::record::pt {

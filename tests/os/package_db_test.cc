@@ -179,6 +179,29 @@ TEST(Rpm, UnreadableDatabasesAreReportedNotFatal) {
   EXPECT_FALSE(readRpm(**view).present);
 }
 
+// The rpm plugin's interface is checked before anything in it is called: a missing file, a
+// library that is not the plugin (the LibTorch stand-in), then the real one beside this program.
+TEST(Rpm, PluginIsCheckedBeforeUse) {
+  auto missing = loadRpmPlugin("/nonexistent/libkernodeck_rpm.so");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("/nonexistent/libkernodeck_rpm.so"), std::string::npos)
+      << missing.error().message;
+  auto other = loadRpmPlugin(FAKE_PLUGIN_OK);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find(std::string(FAKE_PLUGIN_OK) + ": not a Kernodeck rpm plugin"), std::string::npos)
+      << other.error().message;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string real = self.substr(0, self.rfind('/')) + "/libkernodeck_rpm.so";
+  if (!std::filesystem::exists(real)) GTEST_SKIP() << "this build has no rpm plugin (no librpm-dev)";
+  auto ok = loadRpmPlugin(real);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ((*ok)->abi_version, rpmplugin::kAbiVersion);
+  EXPECT_EQ(std::string((*ok)->librpm_version).substr(0, 2), "4.");
+  EXPECT_TRUE(rpmSupported()) << rpmPluginError();
+  EXPECT_EQ(librpmVersion(), (*ok)->librpm_version);
+  EXPECT_EQ(rpmPluginIdentity().rfind(real + " ", 0), 0u) << rpmPluginIdentity();
+}
+
 // A conda-meta record is the image's: nested past util::kMaxJsonDepth it is an error naming the
 // record, not a tree built (or a crash).
 TEST(Conda, ADeeplyNestedRecordIsOneLineError) {

@@ -50,6 +50,9 @@ struct PackageDatabase {
   std::string format;    // e.g. "sqlite", "bdb", "installed"
   bool present = false;
   std::string error;  // set when the database exists but could not be read
+  // With error: no reader for this database in this installation (rpm: the plugin is missing
+  // or refused), rather than a database the reader could not make sense of.
+  bool readerUnavailable = false;
   std::vector<InstalledPackage> packages;
   std::vector<OwnedFile> files;
   std::unordered_set<std::string> owned;  // every owned path, as recorded
