@@ -113,7 +113,7 @@ void LayeredView::removeTree(const std::string& path, bool keepSelf) {
 
 Status LayeredView::makeParents(const std::string& dir, int layer, std::set<std::string>* upper) {
   if (dir.empty()) return {};
-  if (auto id = find(dir); id != ViewTree::kNone && tree_->kind(id) == EntryKind::Dir && !upper) return {};
+  if (auto id = tree_->findNear(dir); id != ViewTree::kNone && tree_->kind(id) == EntryKind::Dir && !upper) return {};
   ViewTree::Id at = ViewTree::kRoot;
   for (size_t start = 0; start <= dir.size();) {
     size_t slash = dir.find('/', start);
@@ -180,7 +180,7 @@ Result<std::string> LayeredView::landing(const LayerEntry& e, std::string& resol
   std::string base = e.kind == EntryKind::Opaque ? "" : slash == std::string::npos ? e.path : e.path.substr(slash + 1);
   resolved = parent;
   if (!parent.empty()) {
-    auto id = find(parent);
+    auto id = tree_->findNear(parent);
     if (id == ViewTree::kNone || tree_->kind(id) != EntryKind::Dir) {
       auto r = walk(parent, true, true, kMaxLinks, &via);
       if (!r.ok()) return Error::Invalid(r.error().message + " (a runtime fails to unpack the layer)");
@@ -265,7 +265,7 @@ void LayeredView::apply(const std::vector<LayerEntry>& entries, int layer, std::
       }
       continue;
     }
-    auto old = find(path);
+    auto old = tree_->findNear(path);
     if (old != ViewTree::kNone) {
       if (tree_->kind(old) == EntryKind::Dir && e.kind == EntryKind::Dir) {  // merged: only the metadata changes
         tree_->setDir(old, e.mode, layer);

@@ -104,6 +104,35 @@ ViewTree::Id ViewTree::find(std::string_view path) const {
   }
 }
 
+ViewTree::Id ViewTree::findNear(std::string_view path) const {
+  if (path.empty()) return find(path);
+  Id id = kRoot;
+  size_t start = 0;
+  if (nearId_ != kNone && held(nearId_) && path.size() >= nearPath_.size() &&
+      path.compare(0, nearPath_.size(), nearPath_) == 0) {
+    if (path.size() == nearPath_.size()) return nearId_;
+    if (path[nearPath_.size()] == '/') {
+      id = nearId_;
+      start = nearPath_.size() + 1;
+    }
+  }
+  for (Id parent = id;;) {
+    size_t slash = path.find('/', start);
+    std::string_view c = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    id = child(id, c);
+    if (id == kNone) return kNone;
+    if (slash == std::string_view::npos) {
+      if (start > 0 && parent != nearId_) {  // remember the directory this path is in
+        nearPath_.assign(path.substr(0, start - 1));
+        nearId_ = parent;
+      }
+      return id;
+    }
+    parent = id;
+    start = slash + 1;
+  }
+}
+
 bool ViewTree::held(Id id) const { return at(id).flags & kHeld; }
 
 void ViewTree::setHeld(Packed& p, bool on) {
@@ -156,7 +185,7 @@ ViewTree::Id ViewTree::makeAt(std::string_view path) {
   }
   size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return make(kRoot, path);
-  Id parent = find(path.substr(0, slash));
+  Id parent = findNear(path.substr(0, slash));
   if (parent == kNone) parent = makeAt(path.substr(0, slash));  // not reached: a view's parents are held
   return make(parent, path.substr(slash + 1));
 }

@@ -38,6 +38,10 @@ class ViewTree {
   // The held node at a normalised path ("" is the root, held only when written); kNone when
   // there is none (a component missing, not held, or spelt as no node is: "", ".", "..").
   Id find(std::string_view path) const;
+  // find() for the thread applying layers (not for concurrent readers: it updates a cache), that
+  // remembers the last directory it went through: entries in tar order share their parents, so
+  // most lookups start from there, one component above their end, instead of at the root.
+  Id findNear(std::string_view path) const;
   // The held child of `parent` called `name`, or kNone.
   Id child(Id parent, std::string_view name) const;
   // The child of a held directory (or the root) called `name`: held afterwards; one that was
@@ -135,6 +139,9 @@ class ViewTree {
   size_t nameUsed_ = kNameBlock;  // bytes used of the last block
   std::vector<Extra> extras_;
   std::vector<uint32_t> freeExtras_;
+  // findNear()'s last directory: its path and id (kNone: none).
+  mutable std::string nearPath_;
+  mutable Id nearId_ = kNone;
 };
 
 }  // namespace kernodeck::oci
