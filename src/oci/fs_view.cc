@@ -6,6 +6,7 @@
 
 #include "kernodeck/util/path.h"
 #include "kernodeck/util/strings.h"
+#include "view_tree.h"
 
 namespace kernodeck::oci {
 
@@ -13,95 +14,22 @@ namespace {
 
 std::string joinPath(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
 
-// Lowercase hex of exactly N bytes into `out`; false (and `out` unspecified) otherwise.
-template <size_t N>
-bool fromLowerHex(const std::string& hex, std::array<uint8_t, N>& out) {
-  if (hex.size() != 2 * N) return false;
-  auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
-  for (size_t i = 0; i < N; ++i) {
-    int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  return true;
-}
-
-template <size_t N>
-std::string toLowerHex(const std::array<uint8_t, N>& b) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out(2 * N, '0');
-  for (size_t i = 0; i < N; ++i) {
-    out[2 * i] = digits[b[i] >> 4];
-    out[2 * i + 1] = digits[b[i] & 15];
-  }
-  return out;
-}
-
 }  // namespace
 
-LayeredView::Stored::Stored(const Stored& o)
-    : content(o.content),
-      rare(o.rare ? std::make_unique<Rare>(*o.rare) : nullptr),
-      size(o.size),
-      mode(o.mode),
-      layer(o.layer),
-      dataLayer(o.dataLayer),
-      kind(o.kind),
-      hasSha256(o.hasSha256),
-      hasMd5(o.hasMd5),
-      sha256(o.sha256),
-      md5(o.md5) {}
+LayeredView::LayeredView() : tree_(std::make_unique<ViewTree>()) {}
+LayeredView::~LayeredView() = default;
+LayeredView::LayeredView(LayeredView&&) noexcept = default;
+LayeredView& LayeredView::operator=(LayeredView&&) noexcept = default;
 
-LayeredView::Stored& LayeredView::Stored::operator=(const Stored& o) {
-  if (this != &o) *this = Stored(o);
-  return *this;
-}
+uint32_t LayeredView::find(const std::string& path) const { return tree_->find(path); }
 
-LayeredView::Stored LayeredView::pack(const Node& n) {
-  Stored s;
-  s.content = n.content;
-  s.size = n.size;
-  s.mode = n.mode;
-  s.layer = n.layer;
-  s.dataLayer = n.dataLayer;
-  s.kind = n.kind;
-  Rare r{n.linkTarget, n.dataPath, n.sha1, "", ""};
-  if (!n.sha256.empty()) {
-    s.hasSha256 = fromLowerHex(n.sha256, s.sha256);
-    if (!s.hasSha256) r.sha256 = n.sha256;
-  }
-  if (!n.md5.empty()) {
-    s.hasMd5 = fromLowerHex(n.md5, s.md5);
-    if (!s.hasMd5) r.md5 = n.md5;
-  }
-  if (!r.linkTarget.empty() || !r.dataPath.empty() || !r.sha1.empty() || !r.sha256.empty() || !r.md5.empty())
-    s.rare = std::make_unique<Rare>(std::move(r));
-  return s;
-}
+size_t LayeredView::size() const { return tree_->size(); }
 
-Node LayeredView::unpack(const Stored& s) {
-  Node n{s.kind, s.mode, s.size, s.layer, "", "", "", "", s.content, s.dataLayer, ""};
-  if (s.rare) {
-    n.linkTarget = s.rare->linkTarget;
-    n.dataPath = s.rare->dataPath;
-    n.sha1 = s.rare->sha1;
-    n.sha256 = s.rare->sha256;
-    n.md5 = s.rare->md5;
-  }
-  if (s.hasSha256) n.sha256 = toLowerHex(s.sha256);
-  if (s.hasMd5) n.md5 = toLowerHex(s.md5);
-  return n;
-}
-
-std::string LayeredView::storedHash(const Stored& s, const std::string& a) {
-  if (a == "md5") return s.hasMd5 ? toLowerHex(s.md5) : s.rare ? s.rare->md5 : "";
-  if (a == "sha1") return s.rare ? s.rare->sha1 : "";
-  return s.hasSha256 ? toLowerHex(s.sha256) : s.rare ? s.rare->sha256 : "";
-}
+size_t LayeredView::nodesKept() const { return tree_->made(); }
 
 std::map<std::string, Node> LayeredView::nodes() const {
   std::map<std::string, Node> out;
-  for (const auto& [p, s] : nodes_) out.emplace_hint(out.end(), p, unpack(s));
+  tree_->forEach([&](const std::string& p, ViewTree::Id id) { out.emplace(p, tree_->node(id)); });
   return out;
 }
 
@@ -177,29 +105,29 @@ Result<std::string> FsView::readFile(const std::string& path, uint64_t limit) co
 
 void LayeredView::removeTree(const std::string& path, bool keepSelf) {
   if (path.empty()) {  // the root
-    nodes_.clear();
+    tree_->drop(ViewTree::kRoot, false);
     return;
   }
-  if (!keepSelf) nodes_.erase(path);
-  std::string prefix = path + "/";
-  auto it = nodes_.lower_bound(prefix);
-  while (it != nodes_.end() && it->first.compare(0, prefix.size(), prefix) == 0) it = nodes_.erase(it);
+  if (ViewTree::Id id = find(path); id != ViewTree::kNone) tree_->drop(id, keepSelf);
 }
 
 Status LayeredView::makeParents(const std::string& dir, int layer, std::set<std::string>* upper) {
   if (dir.empty()) return {};
-  if (auto it = nodes_.find(dir); it != nodes_.end() && it->second.kind == EntryKind::Dir && !upper) return {};
-  std::string p;
-  for (const auto& part : util::split(dir, '/')) {
-    p = joinPath(p, part);
-    auto it = nodes_.find(p);
-    if (it == nodes_.end()) {
-      Stored d;
-      d.layer = layer;
-      nodes_.emplace(p, std::move(d));
-    } else if (it->second.kind != EntryKind::Dir)
-      return Error::Invalid("'" + util::printable(p) + "' is not a directory");
-    if (upper) upper->insert(p);
+  if (auto id = tree_->findNear(dir); id != ViewTree::kNone && tree_->kind(id) == EntryKind::Dir && !upper) return {};
+  ViewTree::Id at = ViewTree::kRoot;
+  for (size_t start = 0; start <= dir.size();) {
+    size_t slash = dir.find('/', start);
+    if (slash == std::string::npos) slash = dir.size();
+    std::string_view part = std::string_view(dir).substr(start, slash - start);
+    ViewTree::Id next = tree_->child(at, part);
+    if (next == ViewTree::kNone) {
+      next = tree_->make(at, part);
+      tree_->setDir(next, 0755, layer);
+    } else if (tree_->kind(next) != EntryKind::Dir)
+      return Error::Invalid("'" + util::printable(dir.substr(0, slash)) + "' is not a directory");
+    if (upper) upper->insert(dir.substr(0, slash));
+    at = next;
+    start = slash + 1;
   }
   return {};
 }
@@ -210,9 +138,24 @@ void LayeredView::hideLower(const std::string& path, const std::set<std::string>
     removeTree(path, false);
     return;
   }
-  std::string prefix = path.empty() ? "" : path + "/";
-  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
-    it = out(it->first) ? nodes_.erase(it) : std::next(it);
+  ViewTree::Id top = path.empty() ? ViewTree::kRoot : find(path);
+  if (top == ViewTree::kNone) return;
+  if (path.empty() && tree_->held(top) && out(path)) tree_->forgetRoot();
+  // What is below a path the layer wrote: those it did not write go, with all below them.
+  std::vector<std::pair<ViewTree::Id, std::string>> todo = {{top, path}};
+  while (!todo.empty()) {
+    auto [dir, prefix] = std::move(todo.back());
+    todo.pop_back();
+    std::vector<std::pair<ViewTree::Id, std::string>> kids;
+    tree_->forEachChild(
+        dir, [&](ViewTree::Id c, std::string_view name) { kids.emplace_back(c, joinPath(prefix, std::string(name))); });
+    for (auto& [c, p] : kids) {
+      if (out(p))
+        tree_->drop(c, false);
+      else
+        todo.emplace_back(c, std::move(p));
+    }
+  }
 }
 
 namespace {
@@ -237,8 +180,8 @@ Result<std::string> LayeredView::landing(const LayerEntry& e, std::string& resol
   std::string base = e.kind == EntryKind::Opaque ? "" : slash == std::string::npos ? e.path : e.path.substr(slash + 1);
   resolved = parent;
   if (!parent.empty()) {
-    auto it = nodes_.find(parent);
-    if (it == nodes_.end() || it->second.kind != EntryKind::Dir) {
+    auto id = tree_->findNear(parent);
+    if (id == ViewTree::kNone || tree_->kind(id) != EntryKind::Dir) {
       auto r = walk(parent, true, true, kMaxLinks, &via);
       if (!r.ok()) return Error::Invalid(r.error().message + " (a runtime fails to unpack the layer)");
       resolved = *r;
@@ -263,17 +206,17 @@ Result<Node> LayeredView::hardlinkNode(const LayerEntry& e, int layer, std::vect
     target = k == std::string::npos ? "" : target.substr(0, k);
   } else if (!file.empty() && file != ".")
     target = joinPath(target, std::string(file));
-  auto t = nodes_.find(target);
-  if (target.empty() || (t != nodes_.end() && t->second.kind == EntryKind::Dir))
+  auto t = find(target);
+  if (target.empty() || (t != ViewTree::kNone && tree_->kind(t) == EntryKind::Dir))
     return Error::Invalid("hardlink to a directory ('/" + util::printable(target) + "')");
-  if (t == nodes_.end())
+  if (t == ViewTree::kNone)
     return Error::Invalid("hardlink to '" + util::printable(e.linkTarget) + "', which is not in the image");
   if (!linkVia.empty())
     suspicious.push_back({util::printable(e.path), "hardlink target " + util::printable(e.linkTarget) +
                                                        " reached through symlink '" + util::printable(linkVia) + "'"});
-  Node n = unpack(t->second);
+  Node n = tree_->node(t);
   if (n.dataPath.empty()) {
-    n.dataLayer = t->second.layer;
+    n.dataLayer = tree_->layer(t);
     n.dataPath = target;
   }
   n.layer = layer;
@@ -322,11 +265,10 @@ void LayeredView::apply(const std::vector<LayerEntry>& entries, int layer, std::
       }
       continue;
     }
-    auto old = nodes_.find(path);
-    if (old != nodes_.end()) {
-      if (old->second.kind == EntryKind::Dir && e.kind == EntryKind::Dir) {  // merged: only the metadata changes
-        old->second.mode = e.mode;
-        old->second.layer = layer;
+    auto old = tree_->findNear(path);
+    if (old != ViewTree::kNone) {
+      if (tree_->kind(old) == EntryKind::Dir && e.kind == EntryKind::Dir) {  // merged: only the metadata changes
+        tree_->setDir(old, e.mode, layer);
         if (upper) upper->insert(path);
         continue;
       }
@@ -344,53 +286,42 @@ void LayeredView::apply(const std::vector<LayerEntry>& entries, int layer, std::
       n.dataLayer = layer;  // the bytes are under the tar's name, not where a link led them
       n.dataPath = e.path;
     }
-    nodes_[path] = pack(n);
+    tree_->store(tree_->makeAt(path), n);
     if (upper) upper->insert(path);
   }
+  tree_->compactIfSparse();
 }
 
 std::optional<Node> LayeredView::stat(const std::string& path) const {
   if (path.empty()) return Node{};
-  auto it = nodes_.find(path);
-  if (it == nodes_.end()) return std::nullopt;
-  return unpack(it->second);
+  auto id = find(path);
+  if (id == ViewTree::kNone) return std::nullopt;
+  return tree_->node(id);
 }
 
 std::optional<NodeInfo> LayeredView::info(const std::string& path) const {
   if (path.empty()) return NodeInfo{};
-  auto it = nodes_.find(path);
-  if (it == nodes_.end()) return std::nullopt;
-  const Stored& n = it->second;
-  return NodeInfo{n.kind, n.layer, n.kind == EntryKind::Symlink && n.rare ? n.rare->linkTarget : std::string()};
+  auto id = find(path);
+  if (id == ViewTree::kNone) return std::nullopt;
+  return tree_->info(id);
 }
 
 std::vector<std::string> LayeredView::list(const std::string& dir) const {
-  std::vector<std::string> out;
-  std::string prefix = dir.empty() ? "" : dir + "/";
-  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end();) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    std::string_view rest = std::string_view(it->first).substr(prefix.size());
-    size_t slash = rest.find('/');
-    if (slash == std::string_view::npos) {
-      if (!rest.empty()) out.emplace_back(rest);
-      ++it;
-      continue;
-    }
-    // A child's descendants: skip them all ('0' sorts right after '/').
-    it = nodes_.lower_bound(prefix + std::string(rest.substr(0, slash)) + "0");
-  }
-  return out;
+  auto id = dir.empty() ? ViewTree::kRoot : find(dir);
+  if (id == ViewTree::kNone) return {};
+  return tree_->names(id);
 }
 
 Result<std::string> LayeredView::readResolved(const std::string& path, uint64_t limit) const {
-  auto it = nodes_.find(path);
-  if (it == nodes_.end()) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
-  if (it->second.kind != EntryKind::File && it->second.kind != EntryKind::Hardlink)
+  auto id = find(path);
+  if (id == ViewTree::kNone) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
+  if (tree_->kind(id) != EntryKind::File && tree_->kind(id) != EntryKind::Hardlink)
     return Error::Invalid("'" + util::printable(path) + "' is not a regular file");
-  if (!it->second.content)
+  auto content = tree_->content(id);
+  if (!content)
     return Error::Unsupported("content of '" + util::printable(path) + "' was not captured during the layer walk");
-  if (it->second.content->size() > limit) return Error::Invalid("'" + util::printable(path) + "' is too large");
-  return *it->second.content;
+  if ((*content)->size() > limit) return Error::Invalid("'" + util::printable(path) + "' is too large");
+  return **content;
 }
 
 std::vector<std::string> findFiles(const FsView& v, const std::function<bool(const std::string&)>& match, int maxDepth,
@@ -432,10 +363,10 @@ const std::string& filledHash(const LayeredView::FileHashes& h, const std::strin
 }  // namespace
 
 Result<std::string> LayeredView::hashResolved(const std::string& path, const std::string& algorithm) const {
-  auto it = nodes_.find(path);
-  if (it == nodes_.end()) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
+  auto id = find(path);
+  if (id == ViewTree::kNone) return Error::NotFound("'" + util::printable(path) + "' is not in the image");
   if (!recordedAlgorithm(algorithm)) return Error::Unsupported("hash algorithm '" + algorithm + "' is not recorded");
-  std::string h = storedHash(it->second, algorithm);
+  std::string h = tree_->hash(id, algorithm);
   if (h.empty())
     if (auto f = filled_.find(path); f != filled_.end()) h = filledHash(f->second, algorithm);
   if (h.empty())
@@ -445,11 +376,9 @@ Result<std::string> LayeredView::hashResolved(const std::string& path, const std
 }
 
 bool LayeredView::hashKnown(const std::string& path, const std::string& algorithm) const {
-  auto it = nodes_.find(path);
-  if (it == nodes_.end() || !recordedAlgorithm(algorithm)) return false;
-  const Stored& n = it->second;
-  bool bytes = algorithm == "sha256" ? n.hasSha256 : algorithm == "md5" && n.hasMd5;
-  return bytes || !storedHash(n, algorithm).empty() || filled_.count(path);
+  auto id = find(path);
+  if (id == ViewTree::kNone || !recordedAlgorithm(algorithm)) return false;
+  return tree_->hashAsBytes(id, algorithm) || !tree_->hash(id, algorithm).empty() || filled_.count(path);
 }
 
 void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const {
@@ -458,13 +387,12 @@ void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std
   std::map<int, std::set<std::string>> wanted;
   std::map<std::pair<int, std::string>, std::vector<std::string>> viewPaths;
   for (const auto& p : paths) {
-    auto it = nodes_.find(p);
-    if (it == nodes_.end() || it->second.kind != EntryKind::File) continue;
-    const Stored& n = it->second;
-    if (!storedHash(n, algorithm).empty() || filled_.count(p) || !fillAsked_.insert(p).second) continue;
-    const std::string* dataPath = n.rare && !n.rare->dataPath.empty() ? &n.rare->dataPath : nullptr;
-    int layer = dataPath ? n.dataLayer : n.layer;
-    const std::string& data = dataPath ? *dataPath : p;
+    auto id = find(p);
+    if (id == ViewTree::kNone || tree_->kind(id) != EntryKind::File) continue;
+    if (!tree_->hash(id, algorithm).empty() || filled_.count(p) || !fillAsked_.insert(p).second) continue;
+    const std::string* dataPath = tree_->dataPath(id);
+    int layer = dataPath ? tree_->dataLayer(id) : tree_->layer(id);
+    const std::string data = dataPath ? *dataPath : p;
     if (layer < 0) continue;
     wanted[layer].insert(data);
     viewPaths[{layer, data}].push_back(p);

@@ -214,7 +214,7 @@ TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
   h.update(std::string("apk file\n"));
   EXPECT_EQ(*b.view.hashResolved("etc/a", "sha1"), h.hex());
   EXPECT_TRUE(b.view.hashResolved("etc/b", "sha1").error().is(ErrorKind::Unsupported));  // never asked for
-  EXPECT_EQ(*b.view.hashResolved("etc/a", "md5"), b.view.stat("etc/a")->md5);   // the walk's hashes still answer
+  EXPECT_EQ(*b.view.hashResolved("etc/a", "md5"), b.view.stat("etc/a")->md5);  // the walk's hashes still answer
 }
 
 // The view keeps nodes packed (hashes as bytes, rare fields apart): every field a scan gave
@@ -283,4 +283,45 @@ TEST(LayeredView, PackedNodesKeepEveryField) {
   EXPECT_EQ(v.stat("a")->mode, 0755u);
   EXPECT_FALSE(v.hashKnown("a/missing", "sha256"));
   EXPECT_FALSE(v.hashKnown("a/plain", "sha512"));
+}
+
+// The view's store only marks what a whiteout removes (view_tree.h): layers that write and then
+// hide many files must not make it keep every node ever written. Layer after layer, 70,000 files
+// are written under x/ and hidden again; the nodes kept stay near those held, and what survives
+// (a file with its hashes and content, a symlink, the directory's listing) is intact.
+TEST(LayeredView, NodesRemovedLayerAfterLayerAreReclaimed) {
+  const std::string sha = util::sha256Hex("kept");
+  LayeredView v;
+  std::vector<UnsafeEntry> unsafe;
+  auto file = [&](std::string p) {
+    LayerEntry e;
+    e.path = std::move(p), e.kind = EntryKind::File, e.mode = 0644, e.size = 4, e.sha256 = sha;
+    return e;
+  };
+  std::vector<LayerEntry> base = {file("keep/file")};
+  base[0].content = std::make_shared<const std::string>("kept");
+  LayerEntry link;
+  link.path = "keep/link", link.kind = EntryKind::Symlink, link.linkTarget = "file";
+  base.push_back(link);
+  v.apply(base, 0, unsafe);
+  for (int round = 0; round < 6; ++round) {
+    std::vector<LayerEntry> many;
+    for (int i = 0; i < 70000; ++i) many.push_back(file("x/r" + std::to_string(round) + "_" + std::to_string(i)));
+    v.apply(many, 1 + 2 * round, unsafe);
+    LayerEntry hide;
+    hide.path = "x", hide.kind = EntryKind::Whiteout;
+    v.apply({hide}, 2 + 2 * round, unsafe);
+  }
+  ASSERT_TRUE(unsafe.empty());
+  EXPECT_EQ(v.size(), 3u);           // keep, keep/file, keep/link
+  EXPECT_LT(v.nodesKept(), 70000u);  // not the 420,000 written
+  EXPECT_FALSE(v.stat("x"));
+  EXPECT_EQ(v.list("keep"), (std::vector<std::string>{"file", "link"}));
+  EXPECT_EQ(*v.readFile("/keep/link"), "kept");
+  EXPECT_EQ(*v.hashResolved("keep/file", "sha256"), sha);
+  EXPECT_EQ(v.stat("keep/link")->linkTarget, "file");
+  // Written again after being reclaimed, a path is an ordinary node.
+  v.apply({file("x/again")}, 20, unsafe);
+  EXPECT_EQ(v.list("x"), (std::vector<std::string>{"again"}));
+  EXPECT_EQ(v.stat("x/again")->layer, 20);
 }

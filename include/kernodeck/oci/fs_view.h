@@ -87,8 +87,15 @@ class FsView {
                            std::string* viaLink) const;
 };
 
+class ViewTree;
+
 class LayeredView : public FsView {
  public:
+  LayeredView();
+  ~LayeredView() override;
+  LayeredView(LayeredView&&) noexcept;
+  LayeredView& operator=(LayeredView&&) noexcept;
+
   // Applies one layer on top of the view as containerd does. Entries a runtime would reject
   // (a parent that is not a directory, a hardlink to nothing or to a directory, a whiteout of
   // what the same layer wrote, a symlink loop) are not applied and go to `unsafe`; entries
@@ -122,9 +129,13 @@ class LayeredView : public FsView {
 
   // Every node, unpacked into a copy: for tests and small views (it costs a full Node a path).
   std::map<std::string, Node> nodes() const;
-  size_t size() const { return nodes_.size(); }
+  size_t size() const;
+  // The nodes the store holds, the removed ones not yet reclaimed included: what the view costs
+  // (about 100 bytes a node), bounded by about twice size() between layers.
+  size_t nodesKept() const;
 
  private:
+  // Removes what is at `path` and below it (the root: everything); with keepSelf, only below it.
   void removeTree(const std::string& path, bool keepSelf);
   // containerd's mkparent: creates the missing directories of a resolved path (mode 0755);
   // fails when one of them exists and is not a directory.
@@ -141,38 +152,10 @@ class LayeredView : public FsView {
   // does, remembering where the bytes are. An error is why the entry is refused; a target
   // reached through a symlink goes to `suspicious`.
   Result<Node> hardlinkNode(const LayerEntry& e, int layer, std::vector<UnsafeEntry>& suspicious) const;
+  // The node at a path, as stored (a tree of path components; view_tree.h), or none.
+  uint32_t find(const std::string& path) const;
 
-  // A node as the view keeps it, for images of hundreds of thousands of files (issue 19): what
-  // Node holds in about a third of the memory. SHA-256 and MD5 in lowercase hex of their
-  // length (all a layer walk writes) are kept as bytes; what most nodes lack (a link target, a
-  // data path, a SHA-1, a hash spelt otherwise) goes to one allocation made only when needed.
-  struct Rare {
-    std::string linkTarget, dataPath, sha1;
-    std::string sha256, md5;  // only when not kept as bytes
-  };
-  struct Stored {
-    std::shared_ptr<const std::string> content;
-    std::unique_ptr<Rare> rare;
-    int64_t size = 0;
-    uint32_t mode = 0755;
-    int32_t layer = -1, dataLayer = -1;
-    EntryKind kind = EntryKind::Dir;
-    bool hasSha256 = false, hasMd5 = false;
-    std::array<uint8_t, 32> sha256{};
-    std::array<uint8_t, 16> md5{};
-
-    Stored() = default;
-    Stored(const Stored& o);
-    Stored& operator=(const Stored& o);
-    Stored(Stored&&) = default;
-    Stored& operator=(Stored&&) = default;
-  };
-  static Stored pack(const Node& n);
-  static Node unpack(const Stored& s);
-  // The hex hash ("sha256", "md5" or "sha1") the walk recorded for a node; empty when none.
-  static std::string storedHash(const Stored& s, const std::string& algorithm);
-
-  std::map<std::string, Stored> nodes_;
+  std::unique_ptr<ViewTree> tree_;
   HashFiller filler_;
   // Hashes found by the filler (path -> all of them), and the paths already asked for.
   mutable std::map<std::string, FileHashes> filled_;
