@@ -122,13 +122,13 @@ std::map<std::string, oci::LayeredView::FileHashes> rehashLayer(oci::ImageSource
   oci::LayerScan scan = oci::scanLayer(**stream, so);
   if (scan.error || scan.digestHex != d.digest.encoded) return out;  // not the bytes the walk read
   for (const auto& e : scan.entries)
-    if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256, e.md5, e.sha1};
+    if (!e.sha256.empty() && paths.count(e.path)) out[e.path] = {e.sha256.hex(), e.md5.hex(), e.sha1};
   oci::ScanOptions kept = layerWalkOptions(walk, d);
   if (auto cached = oci::loadScan(source.scanCacheDir(), d.digest, kept)) {
     for (auto& e : cached->entries)
       if (auto it = out.find(e.path); it != out.end() && e.kind == oci::EntryKind::File) {
-        e.sha256 = it->second.sha256;
-        e.md5 = it->second.md5;
+        e.sha256.assignHex(it->second.sha256);
+        e.md5.assignHex(it->second.md5);
         e.sha1 = it->second.sha1;
       }
     oci::storeScan(source.scanCacheDir(), d.digest, *cached, kept);

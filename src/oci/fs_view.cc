@@ -274,7 +274,7 @@ void LayeredView::apply(const std::vector<LayerEntry>& entries, int layer, std::
       }
       removeTree(path, false);  // containerd removes what is there before it writes
     }
-    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256, e.md5, e.sha1, e.content, -1, ""};
+    Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256.hex(), e.md5.hex(), e.sha1, e.content, -1, ""};
     if (e.kind == EntryKind::Hardlink) {
       auto linked = hardlinkNode(e, layer, suspicious);
       if (!linked.ok()) {

@@ -124,8 +124,7 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
       le.mode = static_cast<uint32_t>(num(f[2]));
       le.size = num(f[3]);
       le.linkTarget = unescape(f[4]);
-      le.sha256 = std::string(f[5]);
-      le.md5 = std::string(f[6]);
+      if (!le.sha256.assignHex(f[5]) || !le.md5.assignHex(f[6])) return std::nullopt;
       le.sha1 = std::string(f[7]);
       if (f[8] != "-") {
         std::string raw;
@@ -169,7 +168,7 @@ std::string encodeScan(const Digest& d, const LayerScan& s) {
     out += "\t" + std::to_string(static_cast<int>(e.kind)) + "\t" + std::to_string(e.mode) + "\t" +
            std::to_string(e.size) + "\t";
     escapeInto(out, e.linkTarget);
-    out += "\t" + e.sha256 + "\t" + e.md5 + "\t" + e.sha1 + "\t" +
+    out += "\t" + e.sha256.hex() + "\t" + e.md5.hex() + "\t" + e.sha1 + "\t" +
            (e.content ? util::base64Encode(*e.content) : std::string("-")) + "\n";
   }
   return out;

@@ -267,7 +267,10 @@ bool TarWalk::next() {
   dataComplete_ = le.size > 0 && readBytes_ >= static_cast<uint64_t>(le.size);
   if (s.hashing) {
     util::StageTimer t(util::Stage::FileDigests);
-    digests_.finish(le.sha256, le.md5, le.sha1);
+    unsigned char sha256[32], md5[16];
+    unsigned done = digests_.finishRaw(sha256, md5, le.sha1);
+    if (done & util::FileDigests::kSha256) le.sha256.assign(sha256);
+    if (done & util::FileDigests::kMd5) le.md5.assign(md5);
   }
   if (s.capture) le.content = std::make_shared<const std::string>(std::move(s.content));
   if (!h.ok || h.ignore) return !atEnd;

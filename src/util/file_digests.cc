@@ -3,6 +3,8 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+
 #include "kernodeck/util/hash.h"
 
 namespace kernodeck::util {
@@ -52,6 +54,28 @@ void FileDigests::finish(std::string& sha256, std::string& md5, std::string& sha
     *out[i] = toHex(std::string_view(reinterpret_cast<const char*>(raw), len));
   }
   active_ = 0;
+}
+
+unsigned FileDigests::finishRaw(unsigned char (&sha256)[32], unsigned char (&md5)[16], std::string& sha1) {
+  unsigned done = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (!(active_ & (1u << i))) continue;
+    unsigned char raw[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(impl_->ctx[i], raw, &len);
+    if (i == 0 && len == 32) {
+      std::copy(raw, raw + 32, sha256);
+    } else if (i == 1 && len == 16) {
+      std::copy(raw, raw + 16, md5);
+    } else if (i == 2) {
+      sha1 = toHex(std::string_view(reinterpret_cast<const char*>(raw), len));
+    } else {
+      continue;
+    }
+    done |= 1u << i;
+  }
+  active_ = 0;
+  return done;
 }
 
 }  // namespace kernodeck::util

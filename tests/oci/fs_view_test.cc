@@ -202,7 +202,7 @@ TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
     o.hashes = [&](const std::string& p) { return paths.count(p) ? kHashSha256 | kHashMd5 | kHashSha1 : 0u; };
     std::map<std::string, LayeredView::FileHashes> out;
     for (const auto& e : scanLayer(in, o).entries)
-      if (paths.count(e.path)) out[e.path] = {e.sha256, e.md5, e.sha1};
+      if (paths.count(e.path)) out[e.path] = {e.sha256.hex(), e.md5.hex(), e.sha1};
     return out;
   });
   b.view.prepareHashes({"etc/a", "etc/c", "missing"}, "sha1");
@@ -218,22 +218,20 @@ TEST(LayeredView, Sha1ComesFromASecondReadOfTheLayer) {
 }
 
 // The view keeps nodes packed (hashes as bytes, rare fields apart): every field a scan gave
-// comes back from stat() as it was written, hashes spelt otherwise included, and hashKnown()
-// says which hashes are held without a read.
+// comes back from stat() as it was written, and hashKnown() says which hashes are held without
+// a read. (A layer entry holds its digests as bytes too: RawDigest, below.)
 TEST(LayeredView, PackedNodesKeepEveryField) {
   const std::string sha = util::sha256Hex("a"), md5 = "0cc175b9c0f1b6a831c399e269772661";
-  std::string upper = sha;
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   LayerScan s;
   auto file = [](std::string p, std::string sha256, std::string md5, std::string sha1) {
     LayerEntry e;
     e.path = std::move(p), e.kind = EntryKind::File, e.mode = 0644, e.size = 1;
-    e.sha256 = std::move(sha256), e.md5 = std::move(md5), e.sha1 = std::move(sha1);
+    EXPECT_TRUE(e.sha256.assignHex(sha256) && e.md5.assignHex(md5));
+    e.sha1 = std::move(sha1);
     return e;
   };
   s.entries.push_back(file("a/plain", sha, md5, ""));
-  s.entries.push_back(file("a/upper", upper, "", "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8"));
-  s.entries.push_back(file("a/short", "abc", "xyz", ""));
+  s.entries.push_back(file("a/sha1", sha, "", "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8"));
   s.entries.push_back(file("a/none", "", "", ""));
   LayerEntry link;
   link.path = "a/link", link.kind = EntryKind::Symlink, link.mode = 0777, link.linkTarget = "plain";
@@ -254,8 +252,7 @@ TEST(LayeredView, PackedNodesKeepEveryField) {
   };
   const Case cases[] = {
       {"a/plain", EntryKind::File, sha, md5, "", "", "", -1},
-      {"a/upper", EntryKind::File, upper, "", "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8", "", "", -1},
-      {"a/short", EntryKind::File, "abc", "xyz", "", "", "", -1},
+      {"a/sha1", EntryKind::File, sha, "", "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8", "", "", -1},
       {"a/none", EntryKind::File, "", "", "", "", "", -1},
       {"a/link", EntryKind::Symlink, "", "", "", "plain", "", -1},
       {"a/hard", EntryKind::File, sha, md5, "", "", "a/plain", 3},  // the target's node, with where its bytes are
@@ -295,7 +292,8 @@ TEST(LayeredView, NodesRemovedLayerAfterLayerAreReclaimed) {
   std::vector<UnsafeEntry> unsafe;
   auto file = [&](std::string p) {
     LayerEntry e;
-    e.path = std::move(p), e.kind = EntryKind::File, e.mode = 0644, e.size = 4, e.sha256 = sha;
+    e.path = std::move(p), e.kind = EntryKind::File, e.mode = 0644, e.size = 4;
+    e.sha256.assignHex(sha);
     return e;
   };
   std::vector<LayerEntry> base = {file("keep/file")};
@@ -324,4 +322,29 @@ TEST(LayeredView, NodesRemovedLayerAfterLayerAreReclaimed) {
   v.apply({file("x/again")}, 20, unsafe);
   EXPECT_EQ(v.list("x"), (std::vector<std::string>{"again"}));
   EXPECT_EQ(v.stat("x/again")->layer, 20);
+}
+
+// A layer entry's digests are raw bytes: lowercase hex of the right length goes in and comes back
+// the same; any other spelling (upper case, short, not hex) is refused and leaves it empty.
+TEST(RawDigest, HexRoundTripsAndOtherSpellingsAreRefused) {
+  const std::string sha = util::sha256Hex("a");
+  Sha256Digest d;
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(d.hex(), "");
+  ASSERT_TRUE(d.assignHex(sha));
+  EXPECT_FALSE(d.empty());
+  EXPECT_EQ(d.hex(), sha);
+  std::string upper = sha;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string& bad : {upper, sha.substr(1), sha + "0", std::string(64, 'g'), std::string("abc")}) {
+    Sha256Digest b;
+    ASSERT_TRUE(b.assignHex(sha));
+    EXPECT_FALSE(b.assignHex(bad)) << bad;
+    EXPECT_TRUE(b.empty()) << bad;
+  }
+  Md5Digest m;
+  EXPECT_TRUE(m.assignHex(""));
+  EXPECT_TRUE(m.empty());
+  ASSERT_TRUE(m.assignHex("0cc175b9c0f1b6a831c399e269772661"));
+  EXPECT_EQ(m.hex(), "0cc175b9c0f1b6a831c399e269772661");
 }

@@ -35,7 +35,7 @@ TEST(LayerScan, HashesCompressedUncompressedAndFiles) {
   EXPECT_EQ(s.diffIdHex, util::sha256Hex(tar));
   ASSERT_EQ(s.entries.size(), 3u);
   EXPECT_EQ(s.entries[1].path, "etc/os-release");
-  EXPECT_EQ(s.entries[1].sha256, util::sha256Hex("ID=debian\n"));
+  EXPECT_EQ(s.entries[1].sha256.hex(), util::sha256Hex("ID=debian\n"));
   ASSERT_TRUE(s.entries[1].content);
   EXPECT_EQ(*s.entries[1].content, "ID=debian\n");
   EXPECT_EQ(s.entries[2].kind, EntryKind::Symlink);
@@ -254,7 +254,7 @@ TEST(LayerScan, MultiMemberGzip) {
   EXPECT_EQ(scan.diffIdHex, util::sha256Hex(tar));
   EXPECT_EQ(scan.digestHex, util::sha256Hex(gz));
   ASSERT_EQ(scan.entries.size(), 2u);
-  EXPECT_EQ(scan.entries[1].sha256, util::sha256Hex(std::string(50000, 'b')));
+  EXPECT_EQ(scan.entries[1].sha256.hex(), util::sha256Hex(std::string(50000, 'b')));
   std::system(("rm -rf " + dir).c_str());
 }
 
@@ -303,8 +303,8 @@ TEST(ScanCache, RoundTripAndDamage) {
   for (size_t i = 0; i < s.entries.size(); ++i) {
     EXPECT_EQ(back->entries[i].path, s.entries[i].path);
     EXPECT_EQ(back->entries[i].linkTarget, s.entries[i].linkTarget);
-    EXPECT_EQ(back->entries[i].sha256, s.entries[i].sha256);
-    EXPECT_EQ(back->entries[i].md5, s.entries[i].md5);
+    EXPECT_EQ(back->entries[i].sha256.hex(), s.entries[i].sha256.hex());
+    EXPECT_EQ(back->entries[i].md5.hex(), s.entries[i].md5.hex());
     EXPECT_EQ(back->entries[i].sha1, s.entries[i].sha1);
     EXPECT_EQ(back->entries[i].kind, s.entries[i].kind);
     EXPECT_EQ(static_cast<bool>(back->entries[i].content), static_cast<bool>(s.entries[i].content));
@@ -360,7 +360,7 @@ TEST(LayerScan, EndRightAfterTheLastEntrysDataIsTheEnd) {
     LayerScan s = scanLayer(in, {});
     EXPECT_FALSE(s.error) << gzipped << ": " << (s.error ? s.error->message : "");
     ASSERT_EQ(s.entries.size(), 1u);
-    EXPECT_EQ(s.entries[0].sha256, util::sha256Hex("extra\n"));
+    EXPECT_EQ(s.entries[0].sha256.hex(), util::sha256Hex("extra\n"));
     EXPECT_EQ(s.uncompressedSize, 518u);
   }
   StringStream inside(tar.substr(0, 515));

@@ -24,6 +24,9 @@ class FileDigests {
   // Finishes the file: lowercase hex of each digest started, into its string (the others are
   // left as they are).
   void finish(std::string& sha256, std::string& md5, std::string& sha1);
+  // Finishes the file, the raw bytes of SHA-256 (32) and MD5 (16), SHA-1 as hex; returns the
+  // bits of the digests written (the others are left as they are).
+  unsigned finishRaw(unsigned char (&sha256)[32], unsigned char (&md5)[16], std::string& sha1);
 
  private:
   struct Impl;
