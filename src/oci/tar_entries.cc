@@ -13,6 +13,7 @@
 
 #include "kernodeck/oci/archive_lib.h"
 #include "kernodeck/util/file_digests.h"
+#include "kernodeck/util/keyed_hash.h"
 #include "kernodeck/util/path.h"
 #include "kernodeck/util/stage_profile.h"
 #include "kernodeck/util/strings.h"
@@ -113,7 +114,7 @@ class SeenPaths {
  private:
   // The slot holding `path`, or the empty slot where it would go.
   size_t find(std::string_view path) const {
-    size_t mask = slots_.size() - 1, i = std::hash<std::string_view>()(path) & mask;
+    size_t mask = slots_.size() - 1, i = util::keyedHash(path) & mask;
     while (slots_[i] != 0 && entries_[slots_[i] - 1].path != path) i = (i + 1) & mask;
     return i;
   }

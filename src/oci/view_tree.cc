@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+
+#include "kernodeck/util/keyed_hash.h"
 
 namespace kernodeck::oci {
 
@@ -33,7 +36,7 @@ std::string toLowerHex(const std::array<uint8_t, N>& b) {
 }
 
 size_t keyHash(ViewTree::Id parent, std::string_view name) {
-  return std::hash<std::string_view>{}(name) ^ (uint64_t(parent) * 0x9E3779B97F4A7C15ull);
+  return util::keyedHash(name) ^ (uint64_t(parent) * 0x9E3779B97F4A7C15ull);
 }
 
 }  // namespace
@@ -70,6 +73,7 @@ void ViewTree::growIndex() {
 }
 
 const char* ViewTree::keepName(std::string_view name) {
+  if (name.empty()) return "";         // (normalised paths have no empty component; kept safe anyway)
   if (name.size() > kNameBlock / 4) {  // a long name gets a block of its own, before the current one
     auto own = std::make_unique<char[]>(name.size());
     std::memcpy(own.get(), name.data(), name.size());
@@ -152,6 +156,8 @@ ViewTree::Id ViewTree::make(Id parent, std::string_view name) {
   size_t s = slot(parent, name);
   Id id = index_[s];
   if (id == kNone) {
+    // 32-bit ids: memory runs out long before (some 400 GB of nodes), but never hand out kNone.
+    if (count_ >= kNone - 1) throw std::length_error("the image's filesystem view has more than 4 billion nodes");
     if ((count_ & ((1u << kChunkBits) - 1)) == 0)
       chunks_.push_back(std::make_unique<Packed[]>(size_t(1) << kChunkBits));
     id = count_++;

@@ -182,13 +182,16 @@ std::string librpmVersion() {
 const std::string& rpmPluginError() { return loaded().error; }
 
 std::string rpmPluginIdentity() {
+  // Every candidate, not the first that exists: when the first is refused (not a library,
+  // another ABI) the second is the one loaded, and a change to either must change the key.
+  std::string id;
   for (const auto& c : pluginCandidates()) {
     struct stat st {};
     if (::stat(c.c_str(), &st) != 0) continue;
-    return c + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec);
+    id += c + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + ";";
   }
-  return "none";
+  return id.empty() ? "none" : id;
 }
 
 uint64_t rpmCaptureLimit(const std::string& p) {

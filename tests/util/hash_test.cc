@@ -1,4 +1,10 @@
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/keyed_hash.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -40,4 +46,40 @@ TEST(Base64, RoundTripsAndRecordForm) {
   std::string out;
   EXPECT_FALSE(base64Decode("Zm9v!", out));
   EXPECT_FALSE(base64Decode("Zg==Zg", out));
+}
+
+// SipHash-2-4 as its paper gives it: key 00..0f, message 00..0e (15 bytes).
+TEST(KeyedHash, SipHashMatchesThePapersVector) {
+  unsigned char key[16];
+  for (int i = 0; i < 16; ++i) key[i] = static_cast<unsigned char>(i);
+  std::string msg;
+  for (int i = 0; i < 15; ++i) msg.push_back(static_cast<char>(i));
+  EXPECT_EQ(kernodeck::util::sipHash24(key, msg), 0xa129ca6149be45e5ull);
+}
+
+// The attack on the tables an image fills (the view's path index, the layer walk's duplicate
+// check, RECORD's listed paths): names chosen so that the unkeyed std::hash these tables used
+// gives them all the same low 16 bits, i.e. one slot of a 65,536-slot table, so each insertion
+// walks past all the others. Under the process's keyed hash the same names spread as any
+// names do (a table of 65,536 slots holding 200 names: no slot with more than a few).
+TEST(KeyedHash, NamesChosenToCollideUnderStdHashSpreadUnderTheKeyedHash) {
+  constexpr uint64_t kMask = 0xffff;
+  const uint64_t target = std::hash<std::string_view>{}("site-packages/x") & kMask;
+  std::vector<std::string> names;
+  for (uint64_t i = 0; names.size() < 200; ++i) {
+    std::string n = "site-packages/f" + std::to_string(i);
+    if ((std::hash<std::string_view>{}(n)&kMask) == target) names.push_back(n);
+  }
+  std::map<uint64_t, int> stdSlots, keyedSlots;
+  for (const auto& n : names) {
+    ++stdSlots[std::hash<std::string_view>{}(n)&kMask];
+    ++keyedSlots[kernodeck::util::keyedHash(n) & kMask];
+  }
+  EXPECT_EQ(stdSlots.size(), 1u);  // the attack's input is real: one slot under std::hash
+  int worst = 0;
+  for (const auto& [slot, count] : keyedSlots) worst = std::max(worst, count);
+  EXPECT_LE(worst, 4);
+  EXPECT_GE(keyedSlots.size(), 190u);
+  // And the tables' hasher is the keyed one (a transparent functor for unordered sets).
+  EXPECT_EQ(kernodeck::util::KeyedHash{}(names[0]), kernodeck::util::keyedHash(names[0]));
 }

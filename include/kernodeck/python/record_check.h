@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/util/keyed_hash.h"
 #include "kernodeck/python/environment.h"
 
 namespace kernodeck::python {
@@ -85,7 +86,7 @@ class RecordChecker {
   };
   // What the constructor's rows gather, dropped once it returns (not kept per waiting checker).
   struct RowScratch {
-    std::unordered_set<std::string> listed;  // every row's path in the image (joined, not resolved)
+    std::unordered_set<std::string, util::KeyedHash> listed;  // every row's path in the image (joined, not resolved)
     std::set<std::string> topDirs;           // the package's own directories, searched for unlisted files
     std::string recordPath;                  // RECORD's own path
     std::string_view lastTop;                // the last one inserted into topDirs (rows come grouped)
