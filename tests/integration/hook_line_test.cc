@@ -40,7 +40,7 @@ void lineRefuses(const std::string& runtime, const json& extraConfig) {
     EXPECT_NE(r.code, 0) << where << ": the container started\n" << r.out;
     EXPECT_EQ(r.out.find("container-started"), std::string::npos) << where << ": the container ran\n" << r.out;
     json line = json::parse(lastLine(log), nullptr, false);
-    ASSERT_TRUE(line.is_object()) << where << ": nothing logged";
+    ASSERT_TRUE(line.is_object()) << where << ": nothing logged; the runtime said (exit " << r.code << "):\n" << r.out;
     EXPECT_EQ(line["decision"], "block") << where;
     EXPECT_NE(line["reason"].get<std::string>().find(says), std::string::npos) << where << ": " << line.dump();
   }
