@@ -144,7 +144,9 @@ void LayeredView::hideLower(const std::string& path, const std::set<std::string>
   // What is below a path the layer wrote: those it did not write go, with all below them.
   std::vector<std::pair<ViewTree::Id, std::string>> todo = {{top, path}};
   while (!todo.empty()) {
-    auto [dir, prefix] = std::move(todo.back());
+    // (not a structured binding: clang 14, scripts/fuzz's compiler, cannot capture one)
+    ViewTree::Id dir = todo.back().first;
+    std::string prefix = std::move(todo.back().second);
     todo.pop_back();
     std::vector<std::pair<ViewTree::Id, std::string>> kids;
     tree_->forEachChild(
