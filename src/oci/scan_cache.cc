@@ -82,14 +82,26 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
   json j = util::parseUntrustedJson(all.substr(0, nl));
   // value() throws on a "digest" that is not a string: checked by type first.
   if (!j.is_object() || !j.contains("digest") || j["digest"] != d.str()) return std::nullopt;
+  // The counts are unsigned integers as written: a float (get<> would cast it, undefined when
+  // out of range), a negative or another type is a damaged entry.
+  auto count = [&j](const char* key) -> std::optional<uint64_t> {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
+    return it->get<uint64_t>();
+  };
+  auto compressedSize = count("compressed_size"), uncompressedSize = count("uncompressed_size");
+  auto compression = count("compression"), files = count("files"), expectedEntries = count("entries");
+  if (!compressedSize || !uncompressedSize || !compression || !files || !expectedEntries ||
+      *compression > static_cast<uint64_t>(Compression::Unknown))
+    return std::nullopt;
   try {
     LayerScan s;
-    s.compressedSize = j["compressed_size"].get<uint64_t>();
+    s.compressedSize = *compressedSize;
     s.digestHex = d.encoded;
-    s.uncompressedSize = j["uncompressed_size"].get<uint64_t>();
+    s.uncompressedSize = *uncompressedSize;
     s.diffIdHex = j["diff_id"].get<std::string>();
-    s.detected = static_cast<Compression>(j["compression"].get<int>());
-    s.fileCount = j["files"].get<uint64_t>();
+    s.detected = static_cast<Compression>(*compression);
+    s.fileCount = *files;
     // [name, reason] pairs; anything else is a damaged entry (u[0] on an object would be a key
     // lookup with a null pointer).
     for (auto [key, list] : {std::pair{"unsafe", &s.unsafe}, std::pair{"suspicious", &s.suspicious}})
@@ -97,7 +109,7 @@ std::optional<LayerScan> decodeScan(std::string_view all, const Digest& d) {
         if (!u.is_array() || u.size() != 2) return std::nullopt;
         list->push_back({u.at(0).get<std::string>(), u.at(1).get<std::string>()});
       }
-    size_t expected = j["entries"].get<size_t>();
+    size_t expected = static_cast<size_t>(*expectedEntries);
     // The count is the entry's own word, and a damaged entry may say anything: room for no more
     // lines than the text holds, each at least its eight tabs and a newline.
     s.entries.reserve(std::min(expected, (all.size() - nl) / 9));

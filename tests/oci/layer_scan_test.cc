@@ -268,8 +268,8 @@ TEST(ScanCache, DamagedHeadersAreMissesNotCrashes) {
   auto entry = [&](const std::string& digest, const std::string& unsafe, const std::string& entries,
                    const std::string& kind) {
     return "{\"compressed_size\":1,\"compression\":1,\"diff_id\":\"" + z + "\",\"digest\":" + digest +
-           ",\"entries\":" + entries + ",\"files\":1,\"suspicious\":[],\"uncompressed_size\":1,\"unsafe\":" +
-           unsafe + "}\netc\t" + kind + "\t493\t0\t\t\t\t\t-\n";
+           ",\"entries\":" + entries + ",\"files\":1,\"suspicious\":[],\"uncompressed_size\":1,\"unsafe\":" + unsafe +
+           "}\netc\t" + kind + "\t493\t0\t\t\t\t\t-\n";
   };
   std::string good = "\"sha256:" + z + "\"";
   ASSERT_TRUE(decodeScan(entry(good, "[]", "1", "1"), d));  // the shape the damaged ones depart from
@@ -278,6 +278,17 @@ TEST(ScanCache, DamagedHeadersAreMissesNotCrashes) {
   EXPECT_FALSE(decodeScan(entry(good, "[[\"x\"]]", "1", "1"), d));
   EXPECT_FALSE(decodeScan(entry(good, "[]", "1", "99"), d));
   EXPECT_FALSE(decodeScan(entry(good, "[]", "1000000000000000", "1"), d));
+  // Counts that are not unsigned integers (fuzz_scan_cache: a float past uint64's range was cast,
+  // undefined behaviour under UBSan): a miss, as is a compression past the enum.
+  for (const char* bad : {"1e300", "-1", "1.5", "\"1\"", "null"}) {
+    EXPECT_FALSE(decodeScan(entry(good, "[]", bad, "1"), d)) << bad;
+    std::string e = entry(good, "[]", "1", "1");
+    std::string withBad = e;
+    withBad.replace(withBad.find("\"compressed_size\":1"), 19, std::string("\"compressed_size\":") + bad);
+    EXPECT_FALSE(decodeScan(withBad, d)) << bad;
+  }
+  std::string e = entry(good, "[]", "1", "1");
+  EXPECT_FALSE(decodeScan(e.replace(e.find("\"compression\":1"), 15, "\"compression\":9"), d));
 }
 
 TEST(ScanCache, RoundTripAndDamage) {
