@@ -7,14 +7,14 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "kernodeck/util/self_path.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::cli {
 
 std::string selfPath() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "kernodeck";
+  std::string self = util::executablePath();
+  return self.empty() ? "kernodeck" : self;
 }
 
 int finish(const std::string& name, const report::Report& r, bool json, const std::string& output,

@@ -4,10 +4,11 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
+
+#include "kernodeck/util/self_path.h"
 
 namespace kernodeck::libtorch {
 
@@ -24,14 +25,7 @@ const Loaded& loaded() {
   std::call_once(once, [] {
     std::vector<std::string> candidates;
     if (const char* env = std::getenv("KERNODECK_TORCH_PLUGIN"); env && *env) candidates.push_back(env);
-    char self[PATH_MAX];
-    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-      std::string dir(self, static_cast<size_t>(n));
-      dir = dir.substr(0, dir.rfind('/'));
-      candidates.push_back(dir + "/libkernodeck_torch.so");
-      candidates.push_back(dir + "/../lib/kernodeck/libkernodeck_torch.so");
-    }
+    for (auto& c : util::pluginPaths("libkernodeck_torch.so")) candidates.push_back(std::move(c));
     candidates.push_back("/usr/local/lib/kernodeck/libkernodeck_torch.so");
     for (const auto& c : candidates) {
       if (::access(c.c_str(), R_OK) != 0) continue;

@@ -16,6 +16,7 @@
 
 #include "kernodeck/os/rpm_abi.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/self_path.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::os {
@@ -48,17 +49,9 @@ const char* digestName(int algo) {
 
 std::string str(const char* s) { return s ? s : ""; }
 
-// Where the plugin is looked for: beside the executable, then ../lib/kernodeck/ beside it (the
-// install layout). Both follow from the running binary alone: no path from the image or the
-// environment is ever opened.
-std::vector<std::string> pluginCandidates() {
-  char self[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return {};
-  std::string dir(self, static_cast<size_t>(n));
-  dir = dir.substr(0, dir.rfind('/'));
-  return {dir + "/" + rp::kFileName, dir + "/../lib/kernodeck/" + rp::kFileName};
-}
+// Where the plugin is looked for (util::pluginPaths): from the running binary alone; unlike the
+// LibTorch plugin, no environment override.
+std::vector<std::string> pluginCandidates() { return util::pluginPaths(rp::kFileName); }
 
 struct Loaded {
   const rp::RpmPluginAbi* abi = nullptr;
