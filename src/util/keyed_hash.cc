@@ -1,7 +1,10 @@
-// See keyed_hash.h. SipHash as Aumasson and Bernstein specify it (2 compression rounds, 4
-// finalisation rounds); the test checks the paper's vector.
+// See keyed_hash.h. SipHash as Aumasson and Bernstein specify it, with the number of
+// compression and finalisation rounds as parameters: 2-4 (the paper's, whose vector the test
+// checks) and 1-3 (the tables' hash, as CPython's and Rust's hash tables use it; the test checks
+// CPython's values under a zero key).
 #include "kernodeck/util/keyed_hash.h"
 
+#include <endian.h>
 #include <sys/random.h>
 
 #include <chrono>
@@ -14,9 +17,9 @@ namespace {
 inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 
 inline uint64_t load64(const unsigned char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return le64toh(v);
 }
 
 struct State {
@@ -27,10 +30,10 @@ struct State {
     v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;
     v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32);
   }
+  template <int C>
   void absorb(uint64_t m) {
     v3 ^= m;
-    round();
-    round();
+    for (int i = 0; i < C; ++i) round();
     v0 ^= m;
   }
 };
@@ -49,26 +52,32 @@ struct ProcessKey {
   }
 };
 
-}  // namespace
-
-uint64_t sipHash24(const unsigned char key[16], std::string_view data) {
+// SipHash-C-D.
+template <int C, int D>
+uint64_t sipHash(const unsigned char key[16], std::string_view data) {
   const uint64_t k0 = load64(key), k1 = load64(key + 8);
   State s{k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull, k0 ^ 0x6c7967656e657261ull,
           k1 ^ 0x7465646279746573ull};
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   const size_t n = data.size(), whole = n & ~size_t(7);
-  for (size_t i = 0; i < whole; i += 8) s.absorb(load64(p + i));
-  uint64_t last = static_cast<uint64_t>(n) << 56;
-  for (size_t i = whole; i < n; ++i) last |= static_cast<uint64_t>(p[i]) << (8 * (i - whole));
-  s.absorb(last);
+  for (size_t i = 0; i < whole; i += 8) s.absorb<C>(load64(p + i));
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + whole, n - whole);
+  s.absorb<C>(le64toh(tail) | static_cast<uint64_t>(n) << 56);
   s.v2 ^= 0xff;
-  for (int i = 0; i < 4; ++i) s.round();
+  for (int i = 0; i < D; ++i) s.round();
   return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
+}  // namespace
+
+uint64_t sipHash24(const unsigned char key[16], std::string_view data) { return sipHash<2, 4>(key, data); }
+
+uint64_t sipHash13(const unsigned char key[16], std::string_view data) { return sipHash<1, 3>(key, data); }
+
 uint64_t keyedHash(std::string_view data) {
   static const ProcessKey key;
-  return sipHash24(key.bytes, data);
+  return sipHash13(key.bytes, data);
 }
 
 }  // namespace kernodeck::util

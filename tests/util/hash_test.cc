@@ -57,6 +57,26 @@ TEST(KeyedHash, SipHashMatchesThePapersVector) {
   EXPECT_EQ(kernodeck::util::sipHash24(key, msg), 0xa129ca6149be45e5ull);
 }
 
+// SipHash-1-3, the tables' variant, against CPython's bytes hash (siphash13, sys.hash_info) with
+// PYTHONHASHSEED=0, i.e. a zero key: `PYTHONHASHSEED=0 python3 -c 'print(hex(hash(b"abc") % 2**64))'`.
+// Lengths around the word boundary exercise the tail.
+TEST(KeyedHash, SipHash13MatchesCPythonsUnderAZeroKey) {
+  const unsigned char zero[16] = {};
+  auto first = [](int n) {
+    std::string m;
+    for (int i = 0; i < n; ++i) m.push_back(static_cast<char>(i));
+    return m;
+  };
+  using kernodeck::util::sipHash13;
+  EXPECT_EQ(sipHash13(zero, "abc"), 0xc03bc3a0042630f2ull);
+  EXPECT_EQ(sipHash13(zero, first(7)), 0x2f098ab0c751325aull);
+  EXPECT_EQ(sipHash13(zero, first(8)), 0xead411e67ebe2eeaull);
+  EXPECT_EQ(sipHash13(zero, first(15)), 0xf30eb725bb91c9eaull);
+  EXPECT_EQ(sipHash13(zero, first(16)), 0x8972188433a5c5b7ull);
+  EXPECT_EQ(sipHash13(zero, first(63)), 0x385d3e39e5f37359ull);
+  EXPECT_EQ(sipHash13(zero, "usr/lib/python3/dist-packages"), 0x3ba6996fa63593b1ull);
+}
+
 // The attack on the tables an image fills (the view's path index, the layer walk's duplicate
 // check, RECORD's listed paths): names chosen so that the unkeyed std::hash these tables used
 // gives them all the same low 16 bits, i.e. one slot of a 65,536-slot table, so each insertion
