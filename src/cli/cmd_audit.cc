@@ -140,6 +140,7 @@ int runAudit(const std::vector<std::string>& args) {
   std::optional<attest::Key> key;
   std::vector<attest::Key> trusted;  // --cache-key; outlives the store, which holds pointers
   if (int rc = readKeysAndStore(f, ro, key, trusted, ao); rc >= 0) return rc;
+  returnLargeFreesToTheKernel();
   audit::AuditResult res = audit::auditImage(image, ao);
   if (f.attach) {
     auto pushed = attest::attachAuditReport(res.report, ro, key ? &*key : nullptr, *threshold);

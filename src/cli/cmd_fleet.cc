@@ -195,6 +195,7 @@ int runFleet(const std::vector<std::string>& args) {
     for (const auto& s : subs) std::fprintf(f, "  %-8s %s\n", s.name, s.summary);
     return args.empty() ? report::kExitUsage : 0;
   }
+  returnLargeFreesToTheKernel();
   for (const auto& s : subs)
     if (args[0] == s.name) return s.fn(std::vector<std::string>(args.begin() + 1, args.end()));
   std::fprintf(stderr, "kernodeck fleet: unknown subcommand '%s' (plan, run, summary)\n",

@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include <malloc.h>
+
 #include <cstdio>
 
 #include "kernodeck/report/report.h"
@@ -7,6 +9,11 @@
 #include "kernodeck/version.h"
 
 namespace kernodeck::cli {
+
+void returnLargeFreesToTheKernel() {
+  // Setting the threshold also turns off glibc's moving of it (mallopt(3), M_MMAP_THRESHOLD).
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+}
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
