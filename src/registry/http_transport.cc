@@ -1,12 +1,12 @@
 // See transport.h. The libcurl transport: one easy handle per exchange, the 2xx body handed to
 // the request's sink as it arrives, other bodies kept up to a cap.
-#include <curl/curl.h>
 #include <dirent.h>
 
 #include <chrono>
 #include <thread>
 
 #include "kernodeck/registry/client.h"
+#include "kernodeck/registry/curl_lib.h"
 #include "kernodeck/registry/transport.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
@@ -24,15 +24,11 @@ std::string urlEscape(const std::string& s) {
 
 namespace {
 
-struct CurlGlobal {
-  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-};
-
 class CurlTransport : public HttpTransport {
  public:
   explicit CurlTransport(const ClientOptions& o)
       : insecure_(o.insecure), connectTimeoutS_(o.connectTimeoutS), stallTimeoutS_(o.stallTimeoutS) {
-    static CurlGlobal g;
+    curl_lib::api();  // libcurl loaded and initialised before the first exchange
     if (!o.certDir.empty()) {
       if (auto sys = util::readFileLimited("/etc/ssl/certs/ca-certificates.crt", 8u << 20); sys.ok()) caBlob_ = *sys;
       if (DIR* d = ::opendir(o.certDir.c_str())) {

@@ -1,6 +1,6 @@
 // The shipped container/k8s/init-container.yaml run for real with `podman kube play` against
 // Debian's docker-registry (issue 25 section 1, issue 26 section 2). Every image is built here
-// from host files (no Docker Hub): Kernodeck's image (kernodeck, the libraries ldd names, the
+// from host files (no Docker Hub): Kernodeck's image (kernodeck, the libraries ldd names and libcurl's, the
 // static kernodeck-probe, busybox's cp) and workload images (busybox). Hostile workload images
 // carry a library whose constructor exits 0 (exit_zero_library.cc), named by
 // $KERNODECK_TORCH_PLUGIN or /etc/ld.so.preload: when the gate ran inside the judged image
@@ -81,9 +81,12 @@ class GatePod : public ::testing::Test {
       GTEST_SKIP() << "needs the static kernodeck-probe, root, podman, runc, busybox, openssl and docker-registry";
   }
 
-  // The shell commands that copy BINARY's libraries (ldd) under ROOT.
+  // The shell commands that copy BINARY's libraries (ldd) under ROOT, and libcurl with its own:
+  // kernodeck opens it at its first HTTP exchange (registry/curl_lib.h), as Debian's libcurl4 in
+  // container/Dockerfile provides it.
   static std::string libsOf(const std::string& binary) {
-    return "for l in $(ldd " + binary + " | grep -o '/[^ ]*'); do cp -L --parents \"$l\" ROOT/; done";
+    return "curl=$(ldconfig -p | awk '/libcurl.so.4 / {print $NF; exit}') && for l in $(ldd " + binary +
+           " | grep -o '/[^ ]*') $curl $(ldd $curl | grep -o '/[^ ]*'); do cp -L --parents \"$l\" ROOT/; done";
   }
 
   // Builds image NAME: busybox (sh, cp, echo, sleep), /pause, an os-release and a file naming

@@ -1,8 +1,9 @@
 // The warm path (issue 31) loads only what a lookup needs: `kernodeck` links neither libarchive
-// nor librpm (both are opened with dlopen at first use: oci/archive_lib.h, the rpm plugin), and
-// a replayed audit of a registry image with an rpm database, whose result is cached, opens
-// neither, as the dynamic loader's own log (LD_DEBUG=files) says; the audit that analysed it
-// opened both, and the replayed report is the same.
+// nor librpm nor libcurl (each is opened with dlopen at first use: oci/archive_lib.h, the rpm
+// plugin, registry/curl_lib.h), and a replayed audit of a registry image with an rpm database,
+// whose result is cached, opens neither of the first two, as the dynamic loader's own log
+// (LD_DEBUG=files) says; the audit that analysed it opened both, and the replayed report is the
+// same. An audit that talks to no registry never opens libcurl.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,13 +15,14 @@
 using nlohmann::json;
 using namespace kdktest;
 
-TEST(WarmLibraries, TheExecutableLinksNeitherLibarchiveNorLibrpm) {
+TEST(WarmLibraries, TheExecutableLinksNeitherLibarchiveNorLibrpmNorLibcurl) {
   if (!haveTool("readelf")) GTEST_SKIP() << "needs readelf (binutils)";
   RunResult r = run(std::string("readelf -d '") + KERNODECK_BIN + "'");
   ASSERT_EQ(r.code, 0) << r.err;
-  ASSERT_NE(r.out.find("libcurl"), std::string::npos) << r.out;  // the table read is the right one
+  ASSERT_NE(r.out.find("libcrypto"), std::string::npos) << r.out;  // the table read is the right one
   EXPECT_EQ(r.out.find("libarchive"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("librpm"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libcurl"), std::string::npos) << r.out;
 }
 
 TEST(WarmLibraries, AReplayedAuditOpensNeitherLibarchiveNorLibrpm) {
@@ -78,4 +80,53 @@ TEST(WarmLibraries, WithoutLibarchiveALayerReadIsOneLineAndExit3) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   RunResult ok = run(std::string(KERNODECK_BIN) + " audit --json oci:" + dir);  // the same image, libarchive there
   EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+}
+
+namespace {
+
+// The file the dynamic loader would open for SONAME, or "" (ldconfig's cache).
+std::string libraryFile(const std::string& soname) {
+  RunResult lib = run("ldconfig -p | awk '/" + soname + " / {print $NF; exit}'");
+  return lib.out.substr(0, lib.out.find('\n'));
+}
+
+// An image for the libcurl tests: one gzip layer, in an OCI layout.
+std::string oneLayerImage(const std::string& name) {
+  std::string dir = tempDir(name) + "/img";
+  json spec = {{"layers", json::array({{{"compression", "gzip"},
+                                        {"entries", json::array({{{"path", "etc/hello"}, {"content", "x"}}})}}})}};
+  return mkimage(spec, dir).empty() ? "" : dir;
+}
+
+}  // namespace
+
+// An audit of an OCI layout talks to no registry: the loader's log shows libarchive opened (the
+// layers were read) and libcurl never.
+TEST(WarmLibraries, AnAuditOfALayoutNeverOpensLibcurl) {
+  std::string dir = oneLayerImage("layout-no-libcurl");
+  ASSERT_FALSE(dir.empty());
+  RunResult layout = run(std::string("LD_DEBUG=files ") + KERNODECK_BIN + " audit --json oci:" + dir);
+  ASSERT_EQ(layout.code, 0) << layout.out;
+  EXPECT_NE(layout.err.find("file=libarchive.so"), std::string::npos) << "the log lists what was opened";
+  EXPECT_EQ(layout.err.find("file=libcurl.so"), std::string::npos);
+}
+
+// Without libcurl (its file hidden under /dev/null in a private mount namespace) an audit of a
+// layout passes; an audit of a registry reference ends with one line naming libcurl and exit 3,
+// not a crash.
+TEST(WarmLibraries, WithoutLibcurlOnlyARegistryAuditStopsWithOneLineAndExit3) {
+  if (::geteuid() != 0 || !haveTool("unshare") || !haveTool("mount") || !haveTool("ldconfig"))
+    GTEST_SKIP() << "needs root, unshare and mount";
+  std::string dir = oneLayerImage("no-libcurl");
+  ASSERT_FALSE(dir.empty());
+  std::string path = libraryFile("libcurl.so.4");
+  ASSERT_FALSE(path.empty()) << "libcurl4 is a dependency";
+  std::string hidden = "unshare -m sh -c 'mount --bind /dev/null " + path + " && exec \"$0\" \"$@\"' ";
+  RunResult offline = run(hidden + KERNODECK_BIN + " audit --json oci:" + dir);
+  EXPECT_EQ(offline.code, 0) << offline.out << offline.err;
+  RunResult remote = run(hidden + KERNODECK_BIN + " audit --json --cache-dir " + tempDir("no-libcurl-cache") +
+                         " 127.0.0.1:9/none/such:1");
+  EXPECT_EQ(remote.code, 3) << remote.out << remote.err;
+  EXPECT_NE(remote.err.find("kernodeck: cannot load libcurl (libcurl.so.4)"), std::string::npos) << remote.err;
+  EXPECT_EQ(std::count(remote.err.begin(), remote.err.end(), '\n'), 1) << remote.err;
 }
