@@ -36,7 +36,9 @@ const Api& api() {
   static Api a;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* handle = ::dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+    // Lazy, as the loader binds a linked library: the closure's calls are bound when first made,
+    // not all 28 libraries' at once (a warm registry audit calls few of them).
+    void* handle = ::dlopen(kSoname, RTLD_LAZY | RTLD_LOCAL);
     if (!handle) {
       const char* e = ::dlerror();
       unavailable(e ? e : "dlopen failed");
