@@ -196,16 +196,15 @@ bool applyInPlace(ViewTree& tree, const LayerEntry& e, int layer, std::vector<Un
     }
     tree.drop(old, false);  // containerd removes what is there before it writes
   }
-  Node n{e.kind, e.mode, e.size, layer, e.linkTarget, e.sha256.hex(), e.md5.hex(), e.sha1, e.content, -1, ""};
-  if (e.kind == EntryKind::Hardlink) {
-    auto linked = hardlink();
-    if (!linked.ok()) {
-      unsafe.push_back({util::printable(entryName(e)), linked.error().message});
-      return true;
-    }
-    n = std::move(*linked);
+  if (e.kind != EntryKind::Hardlink) {
+    tree.store(tree.make(dir, base, key), e, layer);
+    return true;
   }
-  tree.store(tree.make(dir, base, key), n);
+  auto linked = hardlink();
+  if (!linked.ok())
+    unsafe.push_back({util::printable(entryName(e)), linked.error().message});
+  else
+    tree.store(tree.make(dir, base, key), *linked);
   return true;
 }
 

@@ -258,15 +258,38 @@ void ViewTree::store(Id id, const Node& n) {
       x.md5 = n.md5;
   }
   if (x.content || !x.linkTarget.empty() || !x.dataPath.empty() || !x.sha1.empty() || !x.sha256.empty() ||
-      !x.md5.empty() || x.dataLayer != -1) {
-    if (freeExtras_.empty()) {
-      extras_.push_back(std::move(x));
-      s.extra = static_cast<uint32_t>(extras_.size());
-    } else {
-      s.extra = freeExtras_.back() + 1;
-      freeExtras_.pop_back();
-      extras_[s.extra - 1] = std::move(x);
-    }
+      !x.md5.empty() || x.dataLayer != -1)
+    setExtra(s, std::move(x));
+}
+
+void ViewTree::store(Id id, const LayerEntry& e, int layer) {
+  Packed& s = at(id);
+  releaseExtra(s);
+  s.size = e.size;
+  s.mode = e.mode;
+  s.layer = layer;
+  s.kind = e.kind;
+  s.flags &= kHeld;
+  if (!e.sha256.empty()) {
+    std::memcpy(s.sha256.data(), e.sha256.data(), s.sha256.size());
+    s.flags |= kSha256;
+  }
+  if (!e.md5.empty()) {
+    std::memcpy(s.md5.data(), e.md5.data(), s.md5.size());
+    s.flags |= kMd5;
+  }
+  if (e.content || !e.linkTarget.empty() || !e.sha1.empty())
+    setExtra(s, Extra{e.content, e.linkTarget, "", e.sha1, "", "", -1});
+}
+
+void ViewTree::setExtra(Packed& s, Extra&& x) {
+  if (freeExtras_.empty()) {
+    extras_.push_back(std::move(x));
+    s.extra = static_cast<uint32_t>(extras_.size());
+  } else {
+    s.extra = freeExtras_.back() + 1;
+    freeExtras_.pop_back();
+    extras_[s.extra - 1] = std::move(x);
   }
 }
 

@@ -65,6 +65,9 @@ class ViewTree {
   NodeInfo info(Id id) const;
   // Replaces a held node's fields (its children, if any, stay).
   void store(Id id, const Node& n);
+  // The same with the fields of a layer's entry (not a hardlink's: its bytes are elsewhere)
+  // written by layer `layer`: store(id, Node{...}) without the digests' round trip through hex.
+  void store(Id id, const LayerEntry& e, int layer);
   // No longer holds `id` (unless keepSelf) nor anything below it. drop(kRoot, false) empties
   // the tree.
   void drop(Id id, bool keepSelf);
@@ -134,6 +137,8 @@ class ViewTree {
   const char* keepName(std::string_view name);
   const Extra* extraOf(const Packed& p) const { return p.extra ? &extras_[p.extra - 1] : nullptr; }
   void releaseExtra(Packed& p);
+  // Gives a node without one its side table entry.
+  void setExtra(Packed& p, Extra&& x);
   void setHeld(Packed& p, bool held);
 
   std::vector<std::unique_ptr<Packed[]>> chunks_;
