@@ -47,6 +47,7 @@ struct NearDir {
   uint64_t epoch = 0;
   std::string path;
   ViewTree::Id id = ViewTree::kNone;
+  ViewTree::Id leaf = ViewTree::kNone;  // the child of `id` found last (the same file is asked again)
 };
 thread_local NearDir tlNear;
 
@@ -125,6 +126,7 @@ ViewTree::Id ViewTree::find(std::string_view path) const {
     if (path[near.path.size()] == '/') {
       id = near.id;
       start = near.path.size() + 1;
+      if (near.leaf != kNone && held(near.leaf) && nameOf(at(near.leaf)) == path.substr(start)) return near.leaf;
     }
   }
   for (Id parent = id;;) {
@@ -133,11 +135,14 @@ ViewTree::Id ViewTree::find(std::string_view path) const {
     id = child(id, c);
     if (id == kNone) return kNone;
     if (slash == std::string_view::npos) {
-      if (start > 0 && (parent != near.id || near.tree != this || near.epoch != epoch_)) {
-        near.tree = this;  // remember the directory this path is in
-        near.epoch = epoch_;
-        near.path.assign(path.substr(0, start - 1));
-        near.id = parent;
+      if (start > 0) {
+        if (parent != near.id || near.tree != this || near.epoch != epoch_) {
+          near.tree = this;  // remember the directory this path is in
+          near.epoch = epoch_;
+          near.path.assign(path.substr(0, start - 1));
+          near.id = parent;
+        }
+        near.leaf = id;  // (names hold no '/': a path with more components never matches it)
       }
       return id;
     }

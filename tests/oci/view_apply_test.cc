@@ -103,6 +103,7 @@ TEST(LayeredView, ShortcutsAgreeWithTheFullRuleOnRandomLayers) {
     std::shuffle(probes.begin(), probes.end(), rng);
     for (const auto& p : probes) {
       auto n = fast.stat(p);
+      ASSERT_EQ(fast.stat(p).has_value(), n.has_value()) << p;  // asked again: the thread's last file
       auto it = nodes.find(p);
       ASSERT_EQ(n.has_value(), it != nodes.end()) << p;
       if (n) {
@@ -145,6 +146,13 @@ TEST(LayeredView, LookupsAfterReclaimingAndAcrossViews) {
   EXPECT_FALSE(v.stat("big/f1"));
   EXPECT_EQ(other.stat("x/y/g")->size, 80);
   ASSERT_TRUE(unsafe.empty());
+  // The file found last, removed, then asked for again.
+  ASSERT_TRUE(v.stat("x/y/g"));
+  LayerEntry gone;
+  gone.path = "x/y/g", gone.kind = EntryKind::Whiteout;
+  v.apply({gone}, 2, unsafe);
+  EXPECT_FALSE(v.stat("x/y/g"));
+  v.apply({file("x/y/g", 8)}, 3, unsafe);
   // Threads reading at once each keep their own last directory.
   std::vector<std::thread> readers;
   std::vector<int> wrong(4, 0);
