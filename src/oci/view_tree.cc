@@ -75,12 +75,11 @@ size_t ViewTree::slot(Id parent, std::string_view name, size_t key) const {
 }
 
 void ViewTree::growIndex() {
-  std::vector<Id> old;
-  old.swap(index_);
-  index_.assign(old.size() * 2, kNone);
+  // Every node but the root is in the index once: they are placed again in the order they were
+  // made, so that nodes and names are read in the order they lie in their blocks, not at random.
+  index_.assign(index_.size() * 2, kNone);
   size_t mask = index_.size() - 1;
-  for (Id id : old) {
-    if (id == kNone) continue;
+  for (Id id = 1; id < count_; ++id) {
     const Packed& p = at(id);
     size_t i = key(p.parent, nameOf(p)) & mask;
     while (index_[i] != kNone) i = (i + 1) & mask;
