@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 namespace kernodeck::oci::archive_lib {
@@ -32,17 +31,25 @@ constexpr const char* kSoname = "libarchive.so.13";
   a.name = reinterpret_cast<decltype(a.name)>(::dlsym(handle, #name)); \
   if (!a.name) unavailable(std::string("no symbol ") + #name);
 
+namespace {
+
+Api load() {
+  Api a;
+  void* handle = ::dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = ::dlerror();
+    unavailable(e ? e : "dlopen failed");
+  }
+  KDK_ARCHIVE_FUNCTIONS(KDK_ARCHIVE_RESOLVE)
+  return a;
+}
+
+}  // namespace
+
 const Api& api() {
-  static Api a;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* handle = ::dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* e = ::dlerror();
-      unavailable(e ? e : "dlopen failed");
-    }
-    KDK_ARCHIVE_FUNCTIONS(KDK_ARCHIVE_RESOLVE)
-  });
+  // A static initialised once, thread-safe: after the first call each use costs one load of its
+  // guard, not std::call_once's (every archive_* call of the tar walk comes here; issue 31).
+  static const Api a = load();
   return a;
 }
 

@@ -113,7 +113,7 @@ void LayeredView::removeTree(const std::string& path, bool keepSelf) {
 
 Status LayeredView::makeParents(const std::string& dir, int layer, std::set<std::string>* upper) {
   if (dir.empty()) return {};
-  if (auto id = tree_->findNear(dir); id != ViewTree::kNone && tree_->kind(id) == EntryKind::Dir && !upper) return {};
+  if (auto id = tree_->find(dir); id != ViewTree::kNone && tree_->kind(id) == EntryKind::Dir && !upper) return {};
   ViewTree::Id at = ViewTree::kRoot;
   for (size_t start = 0; start <= dir.size();) {
     size_t slash = dir.find('/', start);
@@ -170,6 +170,44 @@ std::string entryName(const LayerEntry& e) {
   return slash == std::string::npos ? ".wh." + e.path : e.path.substr(0, slash + 1) + ".wh." + e.path.substr(slash + 1);
 }
 
+// LayeredView::apply() for an entry that is neither a whiteout nor an opaque marker and whose
+// parent is already a directory of the view (most entries of a layer in tar order), in a layer
+// without such markers, each lookup done once: landing() would resolve the parent to itself,
+// makeParents() would have nothing to make, and the entry lands at its own path. `hardlink` is
+// LayeredView::hardlinkNode for the entry. False, with nothing done, for any other entry.
+template <class Hardlink>
+bool applyInPlace(ViewTree& tree, const LayerEntry& e, int layer, std::vector<UnsafeEntry>& unsafe,
+                  Hardlink&& hardlink) {
+  if (e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque) return false;
+  size_t slash = e.path.rfind('/');
+  std::string_view path = e.path;
+  std::string_view base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) return false;
+  ViewTree::Id dir = ViewTree::kRoot;  // (the root's own kind is not checked: apply() does not either)
+  if (slash != std::string::npos) {
+    dir = tree.find(path.substr(0, slash));
+    if (dir == ViewTree::kNone || tree.kind(dir) != EntryKind::Dir) return false;
+  }
+  size_t key = ViewTree::key(dir, base);
+  if (ViewTree::Id old = tree.child(dir, base, key); old != ViewTree::kNone) {
+    if (tree.kind(old) == EntryKind::Dir && e.kind == EntryKind::Dir) {  // merged: only the metadata changes
+      tree.setDir(old, e.mode, layer);
+      return true;
+    }
+    tree.drop(old, false);  // containerd removes what is there before it writes
+  }
+  if (e.kind != EntryKind::Hardlink) {
+    tree.store(tree.make(dir, base, key), e, layer);
+    return true;
+  }
+  auto linked = hardlink();
+  if (!linked.ok())
+    unsafe.push_back({util::printable(entryName(e)), linked.error().message});
+  else
+    tree.store(tree.make(dir, base, key), *linked);
+  return true;
+}
+
 }  // namespace
 
 // containerd's fs.RootPath gives up after 255 links.
@@ -182,7 +220,7 @@ Result<std::string> LayeredView::landing(const LayerEntry& e, std::string& resol
   std::string base = e.kind == EntryKind::Opaque ? "" : slash == std::string::npos ? e.path : e.path.substr(slash + 1);
   resolved = parent;
   if (!parent.empty()) {
-    auto id = tree_->findNear(parent);
+    auto id = tree_->find(parent);
     if (id == ViewTree::kNone || tree_->kind(id) != EntryKind::Dir) {
       auto r = walk(parent, true, true, kMaxLinks, &via);
       if (!r.ok()) return Error::Invalid(r.error().message + " (a runtime fails to unpack the layer)");
@@ -237,6 +275,7 @@ void LayeredView::apply(const std::vector<LayerEntry>& entries, int layer, std::
 
   for (const auto& e : entries) {
     auto refuse = [&](const std::string& why) { unsafe.push_back({util::printable(entryName(e)), why}); };
+    if (!upper && applyInPlace(*tree_, e, layer, unsafe, [&] { return hardlinkNode(e, layer, suspicious); })) continue;
     std::string resolved, via;
     auto landed = landing(e, resolved, via);
     if (!landed.ok()) {
@@ -267,7 +306,7 @@ void LayeredView::apply(const std::vector<LayerEntry>& entries, int layer, std::
       }
       continue;
     }
-    auto old = tree_->findNear(path);
+    auto old = tree_->find(path);
     if (old != ViewTree::kNone) {
       if (tree_->kind(old) == EntryKind::Dir && e.kind == EntryKind::Dir) {  // merged: only the metadata changes
         tree_->setDir(old, e.mode, layer);

@@ -3,7 +3,6 @@
 // buffer is sized once from its header.
 #include "tar_entries.h"
 
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -98,36 +97,54 @@ bool applyWhiteoutName(LayerEntry& le, std::string& reason, bool& ignore) {
 }
 
 // The paths a layer's walk has kept so far, as indices into its entries: a duplicate entry is
-// found without a second copy of every path (open addressing, 4-byte slots, at most half full).
+// found without a second copy of every path (open addressing, at most half full). Each slot
+// keeps the path's hash beside the index, so a path is hashed once (contains() then add()),
+// growing never hashes again, and a probe compares strings only when the hashes agree.
 class SeenPaths {
  public:
   explicit SeenPaths(const std::vector<LayerEntry>& entries) : entries_(entries) {}
-  bool contains(std::string_view path) const { return !slots_.empty() && slots_[find(path)] != 0; }
-  // Adds entries_[index], whose path is not contained yet.
+  // Whether `path` is kept; remembers its hash for the add() of the same path that may follow.
+  bool contains(std::string_view path) {
+    hash_ = util::keyedHash(path);
+    return !slots_.empty() && slots_[find(path, hash_)].index != 0;
+  }
+  // Adds entries_[index], whose path is not contained yet and was the last asked of contains().
   void add(size_t index) {
     if (index >= UINT32_MAX) return;  // beyond any layer ScanOptions lets through
     if (2 * (used_ + 1) > slots_.size()) grow();
-    slots_[find(entries_[index].path)] = static_cast<uint32_t>(index + 1);
+    slots_[find(entries_[index].path, hash_)] = {static_cast<uint32_t>(index + 1), static_cast<uint32_t>(hash_)};
     ++used_;
   }
 
  private:
+  struct Slot {
+    uint32_t index = 0;  // into entries_, plus one; 0: empty
+    uint32_t hash = 0;   // the path's hash, its low half
+  };
   // The slot holding `path`, or the empty slot where it would go.
-  size_t find(std::string_view path) const {
-    size_t mask = slots_.size() - 1, i = util::keyedHash(path) & mask;
-    while (slots_[i] != 0 && entries_[slots_[i] - 1].path != path) i = (i + 1) & mask;
+  size_t find(std::string_view path, uint64_t hash) const {
+    size_t mask = slots_.size() - 1, i = static_cast<uint32_t>(hash) & mask;  // as grow() places it
+    while (slots_[i].index != 0 &&
+           (slots_[i].hash != static_cast<uint32_t>(hash) || entries_[slots_[i].index - 1].path != path))
+      i = (i + 1) & mask;
     return i;
   }
   void grow() {
-    std::vector<uint32_t> old = std::move(slots_);
-    slots_.assign(std::max<size_t>(1024, 2 * old.size()), 0);
-    for (uint32_t s : old)
-      if (s != 0) slots_[find(entries_[s - 1].path)] = s;
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, 2 * old.size()), Slot{});
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.index == 0) continue;
+      size_t i = s.hash & mask;
+      while (slots_[i].index != 0) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
   }
 
   const std::vector<LayerEntry>& entries_;
-  std::vector<uint32_t> slots_;  // an index into entries_ plus one; 0: empty
+  std::vector<Slot> slots_;
   size_t used_ = 0;
+  uint64_t hash_ = 0;  // of the path last asked of contains()
 };
 
 // One tar header, classified: the entry as a view would apply it, and whether it is refused

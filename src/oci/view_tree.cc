@@ -2,6 +2,7 @@
 #include "view_tree.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -35,22 +36,37 @@ std::string toLowerHex(const std::array<uint8_t, N>& b) {
   return out;
 }
 
-size_t keyHash(ViewTree::Id parent, std::string_view name) {
-  return util::keyedHash(name) ^ (uint64_t(parent) * 0x9E3779B97F4A7C15ull);
+uint64_t nextEpoch() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
+
+// find()'s last directory on this thread: the tree and epoch it was found in, its path and id.
+struct NearDir {
+  const ViewTree* tree = nullptr;
+  uint64_t epoch = 0;
+  std::string path;
+  ViewTree::Id id = ViewTree::kNone;
+  ViewTree::Id leaf = ViewTree::kNone;  // the child of `id` found last (the same file is asked again)
+};
+thread_local NearDir tlNear;
 
 }  // namespace
 
-ViewTree::ViewTree() {
+ViewTree::ViewTree() : epoch_(nextEpoch()) {
   chunks_.push_back(std::make_unique<Packed[]>(size_t(1) << kChunkBits));
   at(kRoot) = Packed{};
   count_ = 1;
   index_.assign(1024, kNone);
 }
 
-size_t ViewTree::slot(Id parent, std::string_view name) const {
+size_t ViewTree::key(Id parent, std::string_view name) {
+  return util::keyedHash(name) ^ (uint64_t(parent) * 0x9E3779B97F4A7C15ull);
+}
+
+size_t ViewTree::slot(Id parent, std::string_view name, size_t key) const {
   size_t mask = index_.size() - 1;
-  for (size_t i = keyHash(parent, name) & mask;; i = (i + 1) & mask) {
+  for (size_t i = key & mask;; i = (i + 1) & mask) {
     Id id = index_[i];
     if (id == kNone) return i;
     const Packed& p = at(id);
@@ -59,14 +75,13 @@ size_t ViewTree::slot(Id parent, std::string_view name) const {
 }
 
 void ViewTree::growIndex() {
-  std::vector<Id> old;
-  old.swap(index_);
-  index_.assign(old.size() * 2, kNone);
+  // Every node but the root is in the index once: they are placed again in the order they were
+  // made, so that nodes and names are read in the order they lie in their blocks, not at random.
+  index_.assign(index_.size() * 2, kNone);
   size_t mask = index_.size() - 1;
-  for (Id id : old) {
-    if (id == kNone) continue;
+  for (Id id = 1; id < count_; ++id) {
     const Packed& p = at(id);
-    size_t i = keyHash(p.parent, nameOf(p)) & mask;
+    size_t i = key(p.parent, nameOf(p)) & mask;
     while (index_[i] != kNone) i = (i + 1) & mask;
     index_[i] = id;
   }
@@ -91,33 +106,26 @@ const char* ViewTree::keepName(std::string_view name) {
   return p;
 }
 
-ViewTree::Id ViewTree::child(Id parent, std::string_view name) const {
-  Id id = index_[slot(parent, name)];
+ViewTree::Id ViewTree::child(Id parent, std::string_view name, size_t key) const {
+  Id id = index_[slot(parent, name, key)];
   return id != kNone && (at(id).flags & kHeld) ? id : kNone;
 }
 
 ViewTree::Id ViewTree::find(std::string_view path) const {
   if (path.empty()) return held(kRoot) ? kRoot : kNone;
-  Id id = kRoot;
-  for (size_t start = 0;;) {
-    size_t slash = path.find('/', start);
-    std::string_view c = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    id = child(id, c);
-    if (id == kNone || slash == std::string_view::npos) return id;
-    start = slash + 1;
-  }
-}
-
-ViewTree::Id ViewTree::findNear(std::string_view path) const {
-  if (path.empty()) return find(path);
+  // A (parent, name) pair names one node until the ids change (a new epoch), and a held node's
+  // parents are held (nothing is made under a node not held, and dropping a node drops what is
+  // below it): a held cached directory is still at its path.
+  NearDir& near = tlNear;
   Id id = kRoot;
   size_t start = 0;
-  if (nearId_ != kNone && held(nearId_) && path.size() >= nearPath_.size() &&
-      path.compare(0, nearPath_.size(), nearPath_) == 0) {
-    if (path.size() == nearPath_.size()) return nearId_;
-    if (path[nearPath_.size()] == '/') {
-      id = nearId_;
-      start = nearPath_.size() + 1;
+  if (near.tree == this && near.epoch == epoch_ && path.size() >= near.path.size() && held(near.id) &&
+      path.compare(0, near.path.size(), near.path) == 0) {
+    if (path.size() == near.path.size()) return near.id;
+    if (path[near.path.size()] == '/') {
+      id = near.id;
+      start = near.path.size() + 1;
+      if (near.leaf != kNone && held(near.leaf) && nameOf(at(near.leaf)) == path.substr(start)) return near.leaf;
     }
   }
   for (Id parent = id;;) {
@@ -126,9 +134,14 @@ ViewTree::Id ViewTree::findNear(std::string_view path) const {
     id = child(id, c);
     if (id == kNone) return kNone;
     if (slash == std::string_view::npos) {
-      if (start > 0 && parent != nearId_) {  // remember the directory this path is in
-        nearPath_.assign(path.substr(0, start - 1));
-        nearId_ = parent;
+      if (start > 0) {
+        if (parent != near.id || near.tree != this || near.epoch != epoch_) {
+          near.tree = this;  // remember the directory this path is in
+          near.epoch = epoch_;
+          near.path.assign(path.substr(0, start - 1));
+          near.id = parent;
+        }
+        near.leaf = id;  // (names hold no '/': a path with more components never matches it)
       }
       return id;
     }
@@ -152,8 +165,8 @@ void ViewTree::releaseExtra(Packed& p) {
   p.extra = 0;
 }
 
-ViewTree::Id ViewTree::make(Id parent, std::string_view name) {
-  size_t s = slot(parent, name);
+ViewTree::Id ViewTree::make(Id parent, std::string_view name, size_t key) {
+  size_t s = slot(parent, name, key);
   Id id = index_[s];
   if (id == kNone) {
     // 32-bit ids: memory runs out long before (some 400 GB of nodes), but never hand out kNone.
@@ -191,7 +204,7 @@ ViewTree::Id ViewTree::makeAt(std::string_view path) {
   }
   size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return make(kRoot, path);
-  Id parent = findNear(path.substr(0, slash));
+  Id parent = find(path.substr(0, slash));
   if (parent == kNone) parent = makeAt(path.substr(0, slash));  // not reached: a view's parents are held
   return make(parent, path.substr(slash + 1));
 }
@@ -249,15 +262,38 @@ void ViewTree::store(Id id, const Node& n) {
       x.md5 = n.md5;
   }
   if (x.content || !x.linkTarget.empty() || !x.dataPath.empty() || !x.sha1.empty() || !x.sha256.empty() ||
-      !x.md5.empty() || x.dataLayer != -1) {
-    if (freeExtras_.empty()) {
-      extras_.push_back(std::move(x));
-      s.extra = static_cast<uint32_t>(extras_.size());
-    } else {
-      s.extra = freeExtras_.back() + 1;
-      freeExtras_.pop_back();
-      extras_[s.extra - 1] = std::move(x);
-    }
+      !x.md5.empty() || x.dataLayer != -1)
+    setExtra(s, std::move(x));
+}
+
+void ViewTree::store(Id id, const LayerEntry& e, int layer) {
+  Packed& s = at(id);
+  releaseExtra(s);
+  s.size = e.size;
+  s.mode = e.mode;
+  s.layer = layer;
+  s.kind = e.kind;
+  s.flags &= kHeld;
+  if (!e.sha256.empty()) {
+    std::memcpy(s.sha256.data(), e.sha256.data(), s.sha256.size());
+    s.flags |= kSha256;
+  }
+  if (!e.md5.empty()) {
+    std::memcpy(s.md5.data(), e.md5.data(), s.md5.size());
+    s.flags |= kMd5;
+  }
+  if (e.content || !e.linkTarget.empty() || !e.sha1.empty())
+    setExtra(s, Extra{e.content, e.linkTarget, "", e.sha1, "", "", -1});
+}
+
+void ViewTree::setExtra(Packed& s, Extra&& x) {
+  if (freeExtras_.empty()) {
+    extras_.push_back(std::move(x));
+    s.extra = static_cast<uint32_t>(extras_.size());
+  } else {
+    s.extra = freeExtras_.back() + 1;
+    freeExtras_.pop_back();
+    extras_[s.extra - 1] = std::move(x);
   }
 }
 
@@ -312,7 +348,7 @@ void ViewTree::compactIfSparse() {
       todo.emplace_back(c, n);
     }
   }
-  *this = std::move(fresh);
+  *this = std::move(fresh);  // (fresh's epoch: the ids changed)
 }
 
 void ViewTree::forgetRoot() {

@@ -37,16 +37,21 @@ class ViewTree {
 
   // The held node at a normalised path ("" is the root, held only when written); kNone when
   // there is none (a component missing, not held, or spelt as no node is: "", ".", "..").
+  // Each thread remembers the last directory it went through (a thread-local cache, so
+  // concurrent readers stay safe): a layer's entries in tar order, and a package's files as its
+  // checks ask for them, share their parents, so most lookups start there, one component above
+  // their end, instead of at the root.
   Id find(std::string_view path) const;
-  // find() for the thread applying layers (not for concurrent readers: it updates a cache), that
-  // remembers the last directory it went through: entries in tar order share their parents, so
-  // most lookups start from there, one component above their end, instead of at the root.
-  Id findNear(std::string_view path) const;
+  // The index key of `name` under `parent` (a keyed hash of the name), for a caller that looks
+  // a child up and then makes it: one hash instead of two.
+  static size_t key(Id parent, std::string_view name);
   // The held child of `parent` called `name`, or kNone.
-  Id child(Id parent, std::string_view name) const;
+  Id child(Id parent, std::string_view name) const { return child(parent, name, key(parent, name)); }
+  Id child(Id parent, std::string_view name, size_t key) const;
   // The child of a held directory (or the root) called `name`: held afterwards; one that was
   // not held is now an empty directory (mode 0755, layer -1).
-  Id make(Id parent, std::string_view name);
+  Id make(Id parent, std::string_view name) { return make(parent, name, key(parent, name)); }
+  Id make(Id parent, std::string_view name, size_t key);
   // The node at a path whose parent is held (or the root): held afterwards, as make() leaves it.
   Id makeAt(std::string_view path);
   bool held(Id id) const;
@@ -60,6 +65,9 @@ class ViewTree {
   NodeInfo info(Id id) const;
   // Replaces a held node's fields (its children, if any, stay).
   void store(Id id, const Node& n);
+  // The same with the fields of a layer's entry (not a hardlink's: its bytes are elsewhere)
+  // written by layer `layer`: store(id, Node{...}) without the digests' round trip through hex.
+  void store(Id id, const LayerEntry& e, int layer);
   // No longer holds `id` (unless keepSelf) nor anything below it. drop(kRoot, false) empties
   // the tree.
   void drop(Id id, bool keepSelf);
@@ -124,11 +132,13 @@ class ViewTree {
   std::string_view nameOf(const Packed& p) const { return {p.name, p.nameLen}; }
   // Any node, held or not, called `name` under `parent`: the slot of the index holding it, or
   // the empty slot where it would go.
-  size_t slot(Id parent, std::string_view name) const;
+  size_t slot(Id parent, std::string_view name, size_t key) const;
   void growIndex();
   const char* keepName(std::string_view name);
   const Extra* extraOf(const Packed& p) const { return p.extra ? &extras_[p.extra - 1] : nullptr; }
   void releaseExtra(Packed& p);
+  // Gives a node without one its side table entry.
+  void setExtra(Packed& p, Extra&& x);
   void setHeld(Packed& p, bool held);
 
   std::vector<std::unique_ptr<Packed[]>> chunks_;
@@ -139,9 +149,9 @@ class ViewTree {
   size_t nameUsed_ = kNameBlock;  // bytes used of the last block
   std::vector<Extra> extras_;
   std::vector<uint32_t> freeExtras_;
-  // findNear()'s last directory: its path and id (kNone: none).
-  mutable std::string nearPath_;
-  mutable Id nearId_ = kNone;
+  // Names this tree's ids for find()'s thread-local cache: unique in the process, renewed when
+  // ids change (compactIfSparse), so a cache filled for another tree, or before, is not used.
+  uint64_t epoch_;
 };
 
 }  // namespace kernodeck::oci

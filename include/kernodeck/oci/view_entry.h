@@ -31,6 +31,8 @@ class RawDigest {
     for (size_t i = 0; i < N; ++i) bytes_[i] = raw[i];
     set_ = true;
   }
+  // The N raw bytes (unspecified when empty): for a store that keeps them as bytes too.
+  const unsigned char* data() const { return bytes_.data(); }
   bool operator==(const RawDigest&) const = default;
 
  private:
