@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "../oci/tar_builder.h"
 #include "kernodeck/python/record_check.h"
 #include "kernodeck/util/hash.h"
 
@@ -283,5 +284,92 @@ TEST(RecordChecker, StartedOnThreadsAsOneByOne) {
     for (int round = 0; round < 2; ++round)
       EXPECT_EQ(summary(startRecordCheckers(view, ptrs, threads)), want) << threads << " threads";
   EXPECT_TRUE(startRecordCheckers(view, {}, 4).empty());
+  std::filesystem::remove_all(root);
+}
+
+// A RECORD read from the view (python::RecordReader: rows as views into its text) whose rows name
+// one file several times and in several spellings (repeated, "pkg/./a.py", "pkg//a.py", through a
+// linked directory, quoted with a comma, CRLF endings and a blank line between): each row is
+// judged on its own, in row order, and a file any spelling lists is not unlisted. The same lists
+// from a layered view (every hash known), a directory view (every row waits for finish()) and a
+// view that knows some hashes.
+TEST(RecordChecker, RowsThatRepeatOrCollideGiveTheSameLists) {
+  const std::string site = "opt/venv/lib/python3.11/site-packages/";
+  const std::vector<std::string> rows = {
+      "pkg/known_a.py,sha256=" + b64("a\n") + ",2",             // 0 matches
+      "pkg/./known_a.py,sha256=" + b64("x\n") + ",2",           // 1 the same file, another digest: modified
+      "pkg//known_a.py,SHA256=" + b64("a\n") + ",2",            // 2 the same file again, uppercase algorithm
+      "pkg/b.py,sha256=" + b64("zz") + "=,2",                   // 3 padded (malformed) and changed
+      "\"pkg/odd,name.py\",sha256=" + b64("odd\n") + ",4",      // 4 quoted, matches
+      "\"pkg/odd,name.py\",\"sha256=" + b64("bad\n") + "\",4",  // 5 quoted, changed
+      "pkglink/sub/known_d.py,sha256=" + b64("d\n") + ",2",     // 6 through the linked directory, matches
+      "pkg/missing.py,sha256=" + b64("m") + ",1",               // 7 missing
+      "pkg/sub,sha256=" + b64("s") + ",1",                      // 8 a directory: missing
+      "",                                                       //   a blank line
+      "pkg/known_a.py,sha256=" + b64("a\n") + ",2",             // 9 repeated, matches
+      "pkg-1.0.dist-info/RECORD,,",                             // 10 RECORD's own row
+      "pkg/sub/known_d.py,sha256=" + b64("dd\n") + ",2",        // 11 the linked file under its own path: changed
+      "pkg/x.py,nohash,1",                                      // 12 malformed, no algorithm
+      "../../../../../../../../x,sha256=" + b64("x") + ",1",    // 13 leaves the root: malformed
+      "pkg/b.py,sha256=" + b64("b\n") + ",2",                   // 14 repeated, matches
+  };
+  std::string record;
+  for (size_t i = 0; i < rows.size(); ++i) record += rows[i] + (i % 2 ? "\r\n" : "\n");
+  const std::vector<std::pair<std::string, std::string>> files = {{"pkg/known_a.py", "a\n"},
+                                                                  {"pkg/b.py", "b\n"},
+                                                                  {"pkg/c.py", "c\n"},
+                                                                  {"pkg/odd,name.py", "odd\n"},
+                                                                  {"pkg/sub/known_d.py", "d\n"},
+                                                                  {"pkg/sub/e.py", "e\n"},
+                                                                  {"pkg/__pycache__/known_a.cpython-311.pyc", "pyc"},
+                                                                  {"pkg-1.0.dist-info/RECORD", record}};
+  Distribution d;
+  d.name = "pkg";
+  d.location = site.substr(0, site.size() - 1);
+  d.metadataDir = site + "pkg-1.0.dist-info";
+  d.hasRecord = true;  // no rows given: the checker reads RECORD from the view
+  char tmpl[] = "/tmp/kdk-record-XXXXXX";
+  std::string root = ::mkdtemp(tmpl);
+  std::vector<kdktest::TarEntry> entries = {{site + "pkglink", 'l', "", "pkg"}};
+  for (const auto& [p, content] : files) {
+    entries.push_back({site + p, 'f', content});
+    std::filesystem::create_directories(std::filesystem::path(root + "/" + site + p).parent_path());
+    std::ofstream(root + "/" + site + p) << content;
+  }
+  std::filesystem::create_directory_symlink("pkg", root + "/" + site + "pkglink");
+  auto lists = [&](const oci::FsView& v) {
+    RecordCheck rc = checkRecord(v, d);
+    std::vector<std::string> out = {"checked " + std::to_string(rc.checked)};
+    for (const auto& m : rc.modified) out.push_back("modified " + m.path + " " + m.expected + " " + m.actual);
+    for (const auto& m : rc.missing) out.push_back("missing " + m.path + " " + m.expected);
+    for (const auto& m : rc.quirks) out.push_back("quirk " + m.path);
+    for (const auto& m : rc.malformedRows) out.push_back("malformed " + m);
+    std::sort(rc.unlisted.begin(), rc.unlisted.end());  // a directory is listed in readdir's order
+    for (const auto& m : rc.unlisted) out.push_back("unlisted " + m);
+    return out;
+  };
+  const std::vector<std::string> want = {
+      "checked 12",
+      "modified " + site + "pkg/known_a.py " + hexOf("x\n") + " " + hexOf("a\n"),
+      "modified " + site + "pkg/b.py " + hexOf("zz") + " " + hexOf("b\n"),
+      "modified " + site + "pkg/odd,name.py " + hexOf("bad\n") + " " + hexOf("odd\n"),
+      "modified " + site + "pkg/sub/known_d.py " + hexOf("dd\n") + " " + hexOf("d\n"),
+      "missing " + site + "pkg/missing.py " + b64("m"),
+      "missing " + site + "pkg/sub " + b64("s"),
+      "malformed pkg/b.py",
+      "malformed pkg/x.py",
+      "malformed ../../../../../../../../x",
+      "unlisted " + site + "pkg/c.py",
+      "unlisted " + site + "pkg/sub/e.py",
+  };
+  auto layered = kdktest::viewOf(entries);
+  EXPECT_EQ(lists(layered), want);
+  auto dir = oci::openDirView(root);
+  ASSERT_TRUE(dir.ok());
+  EXPECT_EQ(lists(**dir), want);
+  auto again = oci::openDirView(root);
+  ASSERT_TRUE(again.ok());
+  PartlyHashedView partly(std::move(*again));
+  EXPECT_EQ(lists(partly), want);
   std::filesystem::remove_all(root);
 }
