@@ -36,8 +36,8 @@ std::shared_ptr<const std::string> recordText(const oci::FsView& v, const std::s
 // and no list of every file is made. `prefix` is the length of the package directory's path and
 // its '/' (what `listed` leaves out); `files` counts every file found (at most ~100,000 a
 // directory of the package, and 32 levels, are walked).
-void walkUnlisted(const oci::FsView& v, std::string& dir, int depth, size_t prefix,
-                  const std::vector<std::string_view>& listed, size_t& files, std::vector<std::string>& out) {
+void walkUnlisted(const oci::FsView& v, std::string& dir, int depth, size_t prefix, const RecordChecker::Listed& listed,
+                  size_t& files, std::vector<std::string>& out) {
   if (depth > 32 || files > 100000) return;
   const size_t length = dir.size();
   for (const auto& [name, kind] : v.listKinds(dir)) {
@@ -48,7 +48,7 @@ void walkUnlisted(const oci::FsView& v, std::string& dir, int depth, size_t pref
       if (name != "__pycache__") walkUnlisted(v, dir, depth + 1, prefix, listed, files, out);
     } else if (!name.ends_with(".pyc")) {
       ++files;
-      if (!std::binary_search(listed.begin(), listed.end(), std::string_view(dir).substr(prefix))) out.push_back(dir);
+      if (!listed.count(std::string_view(dir).substr(prefix))) out.push_back(dir);
     }
   }
   dir.resize(length);
@@ -154,8 +154,6 @@ RecordChecker::RecordChecker(const oci::FsView& v, const Distribution& dist) : v
     for (RecordRowView row; reader.next(row); ++i) checkRow(i, row, scratch);
   }
   rehashed_.clear();  // only rows of other algorithms than SHA-256 use it, and none waits
-  if (!std::is_sorted(scratch.listed.begin(), scratch.listed.end()))
-    std::sort(scratch.listed.begin(), scratch.listed.end());
   for (const auto& top : scratch.topDirs) {
     std::string dir = top;
     size_t files = 0;
@@ -199,7 +197,7 @@ void RecordChecker::checkRow(size_t index, const RecordRowView& row, RowScratch&
   }
   if (path.starts_with(scratch.prefix)) {  // only a path in the package directory can be walked for
     std::string_view rel = std::string_view(path).substr(scratch.prefix.size());
-    scratch.listed.push_back(!row.unescaped && rel == row.path ? row.path : scratch.owned.emplace_back(rel));
+    scratch.listed.insert(!row.unescaped && rel == row.path ? row.path : scratch.owned.emplace_back(rel));
   }
   if (row.malformed) note(index, List::Malformed, {std::string(row.path), -1, "", "", ""});
   if (row.path.ends_with(".pyc") || row.algorithm.empty()) return;

@@ -8,11 +8,13 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/python/environment.h"
 #include "kernodeck/python/metadata.h"
+#include "kernodeck/util/keyed_hash.h"
 
 namespace kernodeck::python {
 
@@ -66,6 +68,9 @@ uint64_t recordCaptureLimit(const std::string& path);
 // are skipped, as are rows without a hash.
 class RecordChecker {
  public:
+  // Paths, as views into the rows that list them, in a table keyed as a hostile image's tables are.
+  using Listed = std::unordered_set<std::string_view, util::KeyedHash>;
+
   // Keeps references to both: they outlive the checker.
   RecordChecker(const oci::FsView& view, const Distribution& dist);
   // Appends the resolved paths whose SHA-256 finish() will ask the view for.
@@ -90,9 +95,7 @@ class RecordChecker {
   };
   // What the constructor's rows gather, dropped once it returns (not kept per waiting checker).
   struct RowScratch {
-    // Every row's path below the package directory, relative to it (views into the rows, or into
-    // `owned`); sorted before the package's own directories are walked for unlisted files.
-    std::vector<std::string_view> listed;
+    Listed listed;  // every row's path below the package directory, relative to it (into the rows or `owned`)
     std::deque<std::string> owned;  // listed paths that are not a row's own text
     std::set<std::string> topDirs;  // the package's own directories, searched for unlisted files
     std::string recordPath;         // RECORD's own path
