@@ -1,6 +1,7 @@
 #include "kernodeck/python/record_check.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -70,15 +71,40 @@ bool hexDigestForm(std::string_view algorithm, std::string_view digest) {
   return n && digest.size() == 2 * n && digest.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
 }
 
-// Whether bytes are what `hex` spells in lowercase hex: toHex(raw) == hex, with no string made.
-bool spells(std::string_view hex, std::string_view raw) {
+// Whether `b64` (its trailing '=' dropped) is base64, either alphabet, of the bytes `hex` spells in
+// lowercase hex, decoded as util::base64Decode decodes it and compared byte by byte as they come:
+// no string made for the common matching row (issue 31). False also for anything that decoder
+// might refuse (a '=' inside, a stray character); the caller then takes the general path.
+bool base64Spells(std::string_view b64, std::string_view hex) {
+  static const auto table = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    for (int i = 0; i < 26; ++i) {
+      t[static_cast<size_t>('A' + i)] = static_cast<int8_t>(i);
+      t[static_cast<size_t>('a' + i)] = static_cast<int8_t>(26 + i);
+    }
+    for (int i = 0; i < 10; ++i) t[static_cast<size_t>('0' + i)] = static_cast<int8_t>(52 + i);
+    t['+'] = t['-'] = 62;
+    t['/'] = t['_'] = 63;
+    return t;
+  }();
   static const char* digits = "0123456789abcdef";
-  if (hex.size() != 2 * raw.size()) return false;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    auto c = static_cast<unsigned char>(raw[i]);
-    if (hex[2 * i] != digits[c >> 4] || hex[2 * i + 1] != digits[c & 15]) return false;
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t at = 0;
+  for (char c : b64) {
+    int v = table[static_cast<unsigned char>(c)];
+    if (v < 0) return false;
+    acc = (acc << 6) | uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      unsigned byte = (acc >> bits) & 0xff;
+      if (at + 2 > hex.size() || hex[at] != digits[byte >> 4] || hex[at + 1] != digits[byte & 15]) return false;
+      at += 2;
+    }
   }
-  return true;
+  return at == hex.size() && bits < 6;
 }
 
 // The name of an algorithm whose hash the view may hold ("" for any other): a row's algorithm is
@@ -264,7 +290,7 @@ void RecordChecker::compare(size_t index, const RecordRowView& row, const std::s
   // The common case, urlsafe base64 that matches, decided with no string made.
   std::string_view digest = row.digest;
   while (!digest.empty() && digest.back() == '=') digest.remove_suffix(1);
-  if (!hexDigestForm(row.algorithm, row.digest) && util::base64Decode(digest, raw_) && spells(hex, raw_)) return;
+  if (!hexDigestForm(row.algorithm, row.digest) && base64Spells(digest, hex)) return;
   bool hexDigest = false;
   std::string want = decodeRecordDigest(row.algorithm, row.digest, &hexDigest);
   if (want.empty()) {

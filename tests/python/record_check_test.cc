@@ -373,3 +373,64 @@ TEST(RecordChecker, RowsThatRepeatOrCollideGiveTheSameLists) {
   EXPECT_EQ(lists(partly), want);
   std::filesystem::remove_all(root);
 }
+
+// A digest's spellings are judged as before the byte-wise comparison of matching rows (issue 31):
+// either base64 alphabet, padding (tolerated, reported), spare low bits, a '=' inside, a length
+// that is not the algorithm's, hex in uppercase, nothing at all.
+TEST(RecordChecker, DigestSpellingsAreJudgedAsBefore) {
+  const std::string site = "usr/lib/python3/dist-packages/";
+  std::string content;  // a file whose urlsafe digest has a '-' or '_', so the two alphabets differ
+  for (int i = 0; b64(content).find_first_of("-_") == std::string::npos; ++i) content = "v" + std::to_string(i) + "\n";
+  const std::string d = b64(content);
+  std::string standard = d;
+  for (char& c : standard) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  std::string spare = d;  // 43 characters carry 258 bits: the last one's 2 low bits are spare
+  spare.back() = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(
+      std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_").find(d.back()) ^ 1)];
+  std::string upperHex = hexOf(content);
+  for (char& c : upperHex) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  util::Hasher md5("md5");
+  md5.update(content);
+  struct Case {
+    std::string algorithm, digest, want;  // the lists the row is in ("match": none)
+  };
+  const std::vector<Case> cases = {
+      {"sha256", d, "match"},
+      {"sha256", standard + "=", "malformed"},  // padded: reported, and compared (it matches)
+      {"sha256", b64("other") + "=", "modified malformed"},
+      {"sha256", spare, "match"},
+      {"sha256", d.substr(0, 20) + "=" + d.substr(21), "malformed"},
+      {"sha256", d.substr(0, 42), "modified"},
+      {"sha256", d + "A", "modified"},
+      {"sha256", d.substr(0, 41), "malformed"},
+      {"sha256", upperHex, "quirk"},
+      {"md5", util::base64UrlNoPad(md5.raw()), "match"},
+      {"sha256", "", "malformed"},
+  };
+  std::vector<kdktest::TarEntry> entries;
+  Distribution dist;
+  dist.name = "pkg";
+  dist.location = site.substr(0, site.size() - 1);
+  dist.metadataDir = site + "pkg-1.0.dist-info";
+  dist.hasRecord = true;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string name = "pkg/f" + std::to_string(i) + ".py";
+    entries.push_back({site + name, 'f', content});
+    dist.record.push_back({name, cases[i].algorithm, cases[i].digest, "", cases[i].digest.ends_with("=")});
+  }
+  auto view = kdktest::viewOf(entries);
+  RecordCheck rc = checkRecord(view, dist);
+  EXPECT_EQ(rc.checked, cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string name = "pkg/f" + std::to_string(i) + ".py";
+    auto in = [&](const std::vector<RecordIssue>& v) -> int {
+      return std::count_if(v.begin(), v.end(), [&](const RecordIssue& x) { return x.path == site + name; });
+    };
+    std::string got;
+    for (int n = 0; n < in(rc.modified); ++n) got += " modified";
+    for (int n = 0; n < in(rc.quirks); ++n) got += " quirk";
+    for (long n = std::count(rc.malformedRows.begin(), rc.malformedRows.end(), name); n > 0; --n) got += " malformed";
+    got = got.empty() ? "match" : got.substr(1);
+    EXPECT_EQ(got, cases[i].want) << i << ": " << cases[i].digest;
+  }
+}

@@ -123,7 +123,6 @@ class RecordChecker {
   std::vector<Noted> noted_;
   std::vector<Waiting> waiting_;
   std::map<std::string, std::string> rehashed_;  // "algorithm:resolved path" -> hex, digests the walk left out
-  std::string raw_;                              // a digest decoded (one buffer for every row)
 };
 
 // RecordCheckers for `dists`, in their order, started on up to `threads` threads at once (the
