@@ -221,7 +221,8 @@ void RecordChecker::checkRow(size_t index, const RecordRowView& row, RowScratch&
     note(index, List::Malformed, {std::string(row.path), -1, "", "", ""});
     return;
   }
-  if (path.starts_with(scratch.prefix)) {  // only a path in the package directory can be walked for
+  // Listed: only a path below the package directory can be one the walk for unlisted files finds.
+  if (path.starts_with(scratch.prefix)) {
     std::string_view rel = std::string_view(path).substr(scratch.prefix.size());
     scratch.listed.insert(!row.unescaped && rel == row.path ? row.path : scratch.owned.emplace_back(rel));
   }
