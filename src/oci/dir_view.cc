@@ -131,7 +131,9 @@ class DirView : public FsView {
 
   // Opens the directory `dir` (normalised, no links) component by component.
   Fd openDir(const std::string& dir) const {
-    Fd cur(::dup(root_.get()));
+    // A description of its own: a dup() would share the root's offset, and a second list("")
+    // would start where the first one's readdir() stopped (at the end: nothing).
+    Fd cur(::openat(root_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     for (const auto& c : util::split(dir, '/')) {
       if (c.empty() || c == ".") continue;
       if (c == "..") return Fd();

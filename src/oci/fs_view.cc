@@ -39,6 +39,22 @@ std::optional<NodeInfo> FsView::info(const std::string& path) const {
   return NodeInfo{n->kind, n->layer, n->kind == EntryKind::Symlink ? n->linkTarget : std::string()};
 }
 
+std::optional<FileFacts> FsView::facts(const std::string& path, const std::string& algorithm) const {
+  auto n = info(path);
+  if (!n) return std::nullopt;
+  FileFacts f{n->kind, n->layer, hashKnown(path, algorithm), ""};
+  if (f.hashKnown)
+    if (auto h = hashResolved(path, algorithm); h.ok()) f.hash = std::move(*h);
+  return f;
+}
+
+std::vector<std::pair<std::string, EntryKind>> FsView::listKinds(const std::string& dir) const {
+  std::vector<std::pair<std::string, EntryKind>> out;
+  for (auto& name : list(dir))
+    if (auto n = info(joinPath(dir, name))) out.emplace_back(std::move(name), n->kind);
+  return out;
+}
+
 Result<std::string> FsView::resolve(const std::string& path, bool followLast) const {
   // Both views only hold a node whose parents are real directories (a layer's entry is placed
   // where its parents resolve to, and replacing a directory drops what was below it; the directory view
@@ -420,6 +436,31 @@ bool LayeredView::hashKnown(const std::string& path, const std::string& algorith
   auto id = find(path);
   if (id == ViewTree::kNone || !recordedAlgorithm(algorithm)) return false;
   return tree_->hashAsBytes(id, algorithm) || !tree_->hash(id, algorithm).empty() || filled_.count(path);
+}
+
+std::optional<FileFacts> LayeredView::facts(const std::string& path, const std::string& algorithm) const {
+  if (path.empty()) return FsView::facts(path, algorithm);  // the root, as info("") answers for it
+  auto id = find(path);
+  if (id == ViewTree::kNone) return std::nullopt;
+  FileFacts f{tree_->kind(id), tree_->layer(id), false, ""};
+  if (!recordedAlgorithm(algorithm)) return f;
+  f.hash = tree_->hash(id, algorithm);  // held as bytes, or spelt otherwise: known either way
+  f.hashKnown = !f.hash.empty();
+  if (!f.hashKnown)
+    if (auto filled = filled_.find(path); filled != filled_.end()) {
+      f.hashKnown = true;
+      f.hash = filledHash(filled->second, algorithm);
+    }
+  return f;
+}
+
+std::vector<std::pair<std::string, EntryKind>> LayeredView::listKinds(const std::string& dir) const {
+  std::vector<std::pair<std::string, EntryKind>> out;
+  auto id = dir.empty() ? ViewTree::kRoot : find(dir);
+  if (id == ViewTree::kNone) return out;
+  tree_->forEachChild(id, [&](ViewTree::Id c, std::string_view name) { out.emplace_back(name, tree_->kind(c)); });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });  // as names()
+  return out;
 }
 
 void LayeredView::prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const {

@@ -1,5 +1,9 @@
 #include "kernodeck/python/metadata.h"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 #include "kernodeck/util/json_read.h"
@@ -74,62 +78,107 @@ std::vector<std::string> parseRequiresTxt(std::string_view text) {
 
 namespace {
 
-std::vector<std::string> csvFields(std::string_view line) {
-  std::vector<std::string> f;
-  if (line.find('"') == std::string_view::npos) {  // no quoting (nearly every row): fields as they are
-    for (auto field : util::splitView(line, ',')) f.emplace_back(field);
-    return f;
-  }
-  std::string cur;
+// The fields of a line holding a double quote, unescaped into `own`: a quote opens a quoted part
+// only at the start of a field (nothing kept of it yet), and "" inside one is a quote. The first
+// three fields' [begin, end) offsets in `own` go to `at` (later ones are dropped once counted);
+// returns the number of fields.
+size_t quotedFields(std::string_view line, std::string& own, std::array<std::pair<size_t, size_t>, 3>& at) {
+  size_t n = 0, start = own.size();
   bool quoted = false;
+  auto endField = [&] {
+    if (n < at.size())
+      at[n] = {start, own.size()};
+    else
+      own.resize(start);
+    ++n;
+    start = own.size();
+  };
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (quoted) {
       if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur.push_back('"');
+        own.push_back('"');
         ++i;
       } else if (c == '"') {
         quoted = false;
       } else {
-        cur.push_back(c);
+        own.push_back(c);
       }
-    } else if (c == '"' && cur.empty()) {
+    } else if (c == '"' && own.size() == start) {
       quoted = true;
     } else if (c == ',') {
-      f.push_back(cur);
-      cur.clear();
+      endField();
     } else {
-      cur.push_back(c);
+      own.push_back(c);
     }
   }
-  f.push_back(cur);
-  return f;
+  endField();
+  return n;
 }
 
 }  // namespace
 
+bool RecordReader::next(RecordRowView& row) {
+  std::string_view line;
+  while (!done_ && line.empty()) {  // RECORD: one row per file
+    size_t nl = rest_.find('\n');
+    line = rest_.substr(0, nl);
+    rest_.remove_prefix(nl == std::string_view::npos ? rest_.size() : nl + 1);
+    done_ = nl == std::string_view::npos;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (util::trim(line).empty()) line = {};
+  }
+  if (line.empty()) return false;
+  row = {};
+  own_.clear();
+  std::array<std::string_view, 3> f;
+  size_t fields = 0;
+  if (line.find('"') == std::string_view::npos) {  // no quoting (nearly every row): fields as they are
+    for (size_t start = 0;; ++fields) {
+      size_t comma = line.find(',', start);
+      if (fields < f.size()) f[fields] = line.substr(start, comma - start);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    ++fields;
+  } else {
+    own_.reserve(2 * line.size());  // the fields and a lowercased algorithm: no reallocation under the views
+    std::array<std::pair<size_t, size_t>, 3> at{};
+    fields = quotedFields(line, own_, at);
+    for (size_t i = 0; i < std::min(fields, f.size()); ++i)
+      f[i] = std::string_view(own_).substr(at[i].first, at[i].second - at[i].first);
+    row.unescaped = true;
+  }
+  row.path = f[0];
+  if (fields > 1 && !f[1].empty()) {
+    size_t eq = f[1].find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      row.malformed = true;
+    } else {
+      std::string_view algorithm = f[1].substr(0, eq);
+      auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+      if (std::any_of(algorithm.begin(), algorithm.end(), [&](char c) { return lower(c) != c; })) {
+        size_t from = own_.size();
+        for (char c : algorithm) own_.push_back(lower(c));
+        algorithm = std::string_view(own_).substr(from);
+        row.unescaped = true;
+      }
+      row.algorithm = algorithm;
+      row.digest = f[1].substr(eq + 1);
+      if (!row.digest.empty() && row.digest.back() == '=') row.malformed = true;  // padded: tolerated, reported
+    }
+  }
+  if (fields > 2) row.size = f[2];
+  if (fields > 3) row.malformed = true;
+  return true;
+}
+
 std::vector<RecordRow> parseRecord(std::string_view text) {
   std::vector<RecordRow> rows;
-  for (std::string_view line : util::splitView(text, '\n')) {  // RECORD: one row per file (issue 31: no copies)
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (util::trim(line).empty()) continue;
-    auto f = csvFields(line);
-    RecordRow r;
-    r.path = std::move(f[0]);
-    if (f.size() > 1 && !f[1].empty()) {
-      size_t eq = f[1].find('=');
-      if (eq == std::string::npos || eq == 0) {
-        r.malformed = true;
-      } else {
-        r.algorithm = util::toLower(f[1].substr(0, eq));
-        r.digest = f[1].substr(eq + 1);
-        if (!r.digest.empty() && r.digest.back() == '=') r.malformed = true;  // padded: tolerated, reported
-      }
-    }
-    if (f.size() > 2) r.size = f[2];
-    if (f.size() > 3) r.malformed = true;
-    rows.push_back(std::move(r));
-  }
+  RecordReader reader(text);
+  for (RecordRowView r; reader.next(r);)
+    rows.push_back(
+        {std::string(r.path), std::string(r.algorithm), std::string(r.digest), std::string(r.size), r.malformed});
   return rows;
 }
 

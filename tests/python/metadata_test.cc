@@ -4,6 +4,7 @@
 
 #include "kernodeck/python/pins.h"
 #include "kernodeck/python/torch_build.h"
+#include "kernodeck/util/strings.h"
 
 using namespace kernodeck::python;
 
@@ -73,6 +74,164 @@ TEST(Metadata, RecordRowsQuotedOrNotAreTheSame) {
   EXPECT_TRUE(a[4].malformed);  // padded
   EXPECT_TRUE(a[6].malformed);  // no algorithm
   EXPECT_EQ(a[5].path, "only");
+}
+
+namespace {
+
+// parseRecord as it was before RecordReader (issue 31), kept as the reference the reader must
+// match row for row: a vector of owned fields a line.
+std::vector<RecordRow> referenceParseRecord(std::string_view text) {
+  auto fieldsOf = [](std::string_view line) {
+    std::vector<std::string> f;
+    std::string cur;
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      char c = line[i];
+      if (quoted) {
+        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+          cur.push_back('"');
+          ++i;
+        } else if (c == '"') {
+          quoted = false;
+        } else {
+          cur.push_back(c);
+        }
+      } else if (c == '"' && cur.empty()) {
+        quoted = true;
+      } else if (c == ',') {
+        f.push_back(cur);
+        cur.clear();
+      } else {
+        cur.push_back(c);
+      }
+    }
+    f.push_back(cur);
+    return f;
+  };
+  std::vector<RecordRow> rows;
+  for (std::string_view line : kernodeck::util::splitView(text, '\n')) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (kernodeck::util::trim(line).empty()) continue;
+    auto f = fieldsOf(line);
+    RecordRow r;
+    r.path = f[0];
+    if (f.size() > 1 && !f[1].empty()) {
+      size_t eq = f[1].find('=');
+      if (eq == std::string::npos || eq == 0) {
+        r.malformed = true;
+      } else {
+        r.algorithm = kernodeck::util::toLower(f[1].substr(0, eq));
+        r.digest = f[1].substr(eq + 1);
+        if (!r.digest.empty() && r.digest.back() == '=') r.malformed = true;
+      }
+    }
+    if (f.size() > 2) r.size = f[2];
+    if (f.size() > 3) r.malformed = true;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void expectSameRows(const std::string& text) {
+  auto want = referenceParseRecord(text);
+  std::vector<RecordRow> got;
+  RecordReader reader(text);
+  for (RecordRowView r; reader.next(r);) {
+    // A row not marked unescaped points into the text itself: no copy was made of it.
+    if (!r.unescaped)
+      for (std::string_view v : {r.path, r.algorithm, r.digest, r.size})
+        if (!v.empty()) {
+          EXPECT_TRUE(v.data() >= text.data() && v.data() + v.size() <= text.data() + text.size());
+        }
+    got.push_back(
+        {std::string(r.path), std::string(r.algorithm), std::string(r.digest), std::string(r.size), r.malformed});
+  }
+  ASSERT_EQ(got.size(), want.size()) << text;
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(testing::Message() << "row " << i << " of " << testing::PrintToString(text));
+    EXPECT_EQ(got[i].path, want[i].path);
+    EXPECT_EQ(got[i].algorithm, want[i].algorithm);
+    EXPECT_EQ(got[i].digest, want[i].digest);
+    EXPECT_EQ(got[i].size, want[i].size);
+    EXPECT_EQ(got[i].malformed, want[i].malformed);
+  }
+  EXPECT_EQ(parseRecord(text).size(), want.size());
+}
+
+}  // namespace
+
+// RecordReader gives, as views, the rows the owned parser gave: quoted fields (commas and doubled
+// quotes inside, a quote in mid-field kept as written, more than three fields), CRLF endings, a
+// CR alone, blank and whitespace-only lines, rows without a hash or with an empty one, an
+// uppercase algorithm, a last line without a newline.
+TEST(Metadata, RecordReaderRowsAreTheOwnedParsersRows) {
+  const std::string texts[] = {
+      "",
+      "\n\n",
+      "a.py,sha256=AbC,3",
+      "a.py,sha256=AbC,3\r\nb.py,sha256=x,4\r\n",
+      "a.py,sha256=AbC,3\r\n\r\n  \t\r\nb.py\n",
+      "\"q,uoted.py\",sha256=x,1\n\"say \"\"hi\"\".py\",\"sha256=y\",\"2\"\n",
+      "mid\"quote.py,sha256=x,1\n\"\"\"\",md5=z,\n\"a\"b\"c\",,\n\"\",\"\",\"\"\n",
+      "\"unterminated,sha256=x,1\nnext.py,sha256=y,2\n",
+      "x,SHA256=Q,1\ny,Sha256=p=,2\n\"z\",MD5=v,3,4,5\n",
+      "row-without-hash.py\nempty-hash.py,,\nno-eq.py,sha256,1\n=lead.py,=v,1\n,sha256=a,1\n",
+      "a.py,sha256=x,1,\"extra,field\",more\n\"b.py\",\"SHA256=\"\"x\"\"\",\"1\",\"x\",\"y\"\n",
+      "r\rinside.py,sha256=x,1\r\r\n",
+      "lone-cr-line\r",
+  };
+  for (const auto& t : texts) expectSameRows(t);
+  // The same from bytes a fuzzer might write: random rows of the characters that matter.
+  std::string alphabet = "ab,=\"\r\n \tS.";
+  uint32_t seed = 12345;
+  for (int n = 0; n < 2000; ++n) {
+    std::string t;
+    for (int i = 0, len = static_cast<int>(seed % 40); i < len; ++i) {
+      seed = seed * 1103515245u + 12345u;
+      t += alphabet[(seed >> 16) % alphabet.size()];
+    }
+    seed = seed * 1103515245u + 12345u;
+    expectSameRows(t);
+  }
+}
+
+// The rows the checker reads, one by one, as RECORD writers write them.
+TEST(Metadata, RecordReaderRowsOneByOne) {
+  std::string text =
+      "pkg/a.py,sha256=AbC_-,12\r\n"
+      "\r\n"
+      "\"pkg/odd, \"\"name\"\".py\",SHA256=xyz,3\n"
+      "pkg-1.0.dist-info/RECORD,,\n"
+      "pkg/nohash.py\n"
+      "   \n"
+      "pkg/last.py,md5=q,1";
+  RecordReader reader(text);
+  RecordRowView r;
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.path, "pkg/a.py");
+  EXPECT_EQ(r.algorithm, "sha256");
+  EXPECT_EQ(r.digest, "AbC_-");
+  EXPECT_EQ(r.size, "12");  // the CR of CRLF is not part of the last field
+  EXPECT_FALSE(r.malformed);
+  EXPECT_FALSE(r.unescaped);
+  ASSERT_TRUE(reader.next(r));  // the blank CRLF line is skipped
+  EXPECT_EQ(r.path, "pkg/odd, \"name\".py");
+  EXPECT_EQ(r.algorithm, "sha256");
+  EXPECT_EQ(r.digest, "xyz");
+  EXPECT_TRUE(r.unescaped);
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.path, "pkg-1.0.dist-info/RECORD");
+  EXPECT_TRUE(r.algorithm.empty());
+  EXPECT_FALSE(r.malformed);
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.path, "pkg/nohash.py");  // a row of one field: no hash, not malformed
+  EXPECT_TRUE(r.algorithm.empty() && r.digest.empty() && r.size.empty());
+  EXPECT_FALSE(r.malformed);
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.path, "pkg/last.py");
+  EXPECT_EQ(r.algorithm, "md5");
+  EXPECT_FALSE(reader.next(r));
+  EXPECT_FALSE(reader.next(r));
 }
 
 TEST(Metadata, WheelAndDirectUrl) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "../oci/tar_builder.h"
 #include "kernodeck/python/record_check.h"
 #include "kernodeck/util/hash.h"
 
@@ -284,4 +285,152 @@ TEST(RecordChecker, StartedOnThreadsAsOneByOne) {
       EXPECT_EQ(summary(startRecordCheckers(view, ptrs, threads)), want) << threads << " threads";
   EXPECT_TRUE(startRecordCheckers(view, {}, 4).empty());
   std::filesystem::remove_all(root);
+}
+
+// A RECORD read from the view (python::RecordReader: rows as views into its text) whose rows name
+// one file several times and in several spellings (repeated, "pkg/./a.py", "pkg//a.py", through a
+// linked directory, quoted with a comma, CRLF endings and a blank line between): each row is
+// judged on its own, in row order, and a file any spelling lists is not unlisted. The same lists
+// from a layered view (every hash known), a directory view (every row waits for finish()) and a
+// view that knows some hashes.
+TEST(RecordChecker, RowsThatRepeatOrCollideGiveTheSameLists) {
+  const std::string site = "opt/venv/lib/python3.11/site-packages/";
+  const std::vector<std::string> rows = {
+      "pkg/known_a.py,sha256=" + b64("a\n") + ",2",             // 0 matches
+      "pkg/./known_a.py,sha256=" + b64("x\n") + ",2",           // 1 the same file, another digest: modified
+      "pkg//known_a.py,SHA256=" + b64("a\n") + ",2",            // 2 the same file again, uppercase algorithm
+      "pkg/b.py,sha256=" + b64("zz") + "=,2",                   // 3 padded (malformed) and changed
+      "\"pkg/odd,name.py\",sha256=" + b64("odd\n") + ",4",      // 4 quoted, matches
+      "\"pkg/odd,name.py\",\"sha256=" + b64("bad\n") + "\",4",  // 5 quoted, changed
+      "pkglink/sub/known_d.py,sha256=" + b64("d\n") + ",2",     // 6 through the linked directory, matches
+      "pkg/missing.py,sha256=" + b64("m") + ",1",               // 7 missing
+      "pkg/sub,sha256=" + b64("s") + ",1",                      // 8 a directory: missing
+      "",                                                       //   a blank line
+      "pkg/known_a.py,sha256=" + b64("a\n") + ",2",             // 9 repeated, matches
+      "pkg-1.0.dist-info/RECORD,,",                             // 10 RECORD's own row
+      "pkg/sub/known_d.py,sha256=" + b64("dd\n") + ",2",        // 11 the linked file under its own path: changed
+      "pkg/x.py,nohash,1",                                      // 12 malformed, no algorithm
+      "../../../../../../../../x,sha256=" + b64("x") + ",1",    // 13 leaves the root: malformed
+      "pkg/b.py,sha256=" + b64("b\n") + ",2",                   // 14 repeated, matches
+  };
+  std::string record;
+  for (size_t i = 0; i < rows.size(); ++i) record += rows[i] + (i % 2 ? "\r\n" : "\n");
+  const std::vector<std::pair<std::string, std::string>> files = {{"pkg/known_a.py", "a\n"},
+                                                                  {"pkg/b.py", "b\n"},
+                                                                  {"pkg/c.py", "c\n"},
+                                                                  {"pkg/odd,name.py", "odd\n"},
+                                                                  {"pkg/sub/known_d.py", "d\n"},
+                                                                  {"pkg/sub/e.py", "e\n"},
+                                                                  {"pkg/__pycache__/known_a.cpython-311.pyc", "pyc"},
+                                                                  {"pkg-1.0.dist-info/RECORD", record}};
+  Distribution d;
+  d.name = "pkg";
+  d.location = site.substr(0, site.size() - 1);
+  d.metadataDir = site + "pkg-1.0.dist-info";
+  d.hasRecord = true;  // no rows given: the checker reads RECORD from the view
+  char tmpl[] = "/tmp/kdk-record-XXXXXX";
+  std::string root = ::mkdtemp(tmpl);
+  std::vector<kdktest::TarEntry> entries = {{site + "pkglink", 'l', "", "pkg"}};
+  for (const auto& [p, content] : files) {
+    entries.push_back({site + p, 'f', content});
+    std::filesystem::create_directories(std::filesystem::path(root + "/" + site + p).parent_path());
+    std::ofstream(root + "/" + site + p) << content;
+  }
+  std::filesystem::create_directory_symlink("pkg", root + "/" + site + "pkglink");
+  auto lists = [&](const oci::FsView& v) {
+    RecordCheck rc = checkRecord(v, d);
+    std::vector<std::string> out = {"checked " + std::to_string(rc.checked)};
+    for (const auto& m : rc.modified) out.push_back("modified " + m.path + " " + m.expected + " " + m.actual);
+    for (const auto& m : rc.missing) out.push_back("missing " + m.path + " " + m.expected);
+    for (const auto& m : rc.quirks) out.push_back("quirk " + m.path);
+    for (const auto& m : rc.malformedRows) out.push_back("malformed " + m);
+    std::sort(rc.unlisted.begin(), rc.unlisted.end());  // a directory is listed in readdir's order
+    for (const auto& m : rc.unlisted) out.push_back("unlisted " + m);
+    return out;
+  };
+  const std::vector<std::string> want = {
+      "checked 12",
+      "modified " + site + "pkg/known_a.py " + hexOf("x\n") + " " + hexOf("a\n"),
+      "modified " + site + "pkg/b.py " + hexOf("zz") + " " + hexOf("b\n"),
+      "modified " + site + "pkg/odd,name.py " + hexOf("bad\n") + " " + hexOf("odd\n"),
+      "modified " + site + "pkg/sub/known_d.py " + hexOf("dd\n") + " " + hexOf("d\n"),
+      "missing " + site + "pkg/missing.py " + b64("m"),
+      "missing " + site + "pkg/sub " + b64("s"),
+      "malformed pkg/b.py",
+      "malformed pkg/x.py",
+      "malformed ../../../../../../../../x",
+      "unlisted " + site + "pkg/c.py",
+      "unlisted " + site + "pkg/sub/e.py",
+  };
+  auto layered = kdktest::viewOf(entries);
+  EXPECT_EQ(lists(layered), want);
+  auto dir = oci::openDirView(root);
+  ASSERT_TRUE(dir.ok());
+  EXPECT_EQ(lists(**dir), want);
+  auto again = oci::openDirView(root);
+  ASSERT_TRUE(again.ok());
+  PartlyHashedView partly(std::move(*again));
+  EXPECT_EQ(lists(partly), want);
+  std::filesystem::remove_all(root);
+}
+
+// A digest's spellings are judged as before the byte-wise comparison of matching rows (issue 31):
+// either base64 alphabet, padding (tolerated, reported), spare low bits, a '=' inside, a length
+// that is not the algorithm's, hex in uppercase, nothing at all.
+TEST(RecordChecker, DigestSpellingsAreJudgedAsBefore) {
+  const std::string site = "usr/lib/python3/dist-packages/";
+  std::string content;  // a file whose urlsafe digest has a '-' or '_', so the two alphabets differ
+  for (int i = 0; b64(content).find_first_of("-_") == std::string::npos; ++i) content = "v" + std::to_string(i) + "\n";
+  const std::string d = b64(content);
+  std::string standard = d;
+  for (char& c : standard) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  std::string spare = d;  // 43 characters carry 258 bits: the last one's 2 low bits are spare
+  spare.back() = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(
+      std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_").find(d.back()) ^ 1)];
+  std::string upperHex = hexOf(content);
+  for (char& c : upperHex) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  util::Hasher md5("md5");
+  md5.update(content);
+  struct Case {
+    std::string algorithm, digest, want;  // the lists the row is in ("match": none)
+  };
+  const std::vector<Case> cases = {
+      {"sha256", d, "match"},
+      {"sha256", standard + "=", "malformed"},  // padded: reported, and compared (it matches)
+      {"sha256", b64("other") + "=", "modified malformed"},
+      {"sha256", spare, "match"},
+      {"sha256", d.substr(0, 20) + "=" + d.substr(21), "malformed"},
+      {"sha256", d.substr(0, 42), "modified"},
+      {"sha256", d + "A", "modified"},
+      {"sha256", d.substr(0, 41), "malformed"},
+      {"sha256", upperHex, "quirk"},
+      {"md5", util::base64UrlNoPad(md5.raw()), "match"},
+      {"sha256", "", "malformed"},
+  };
+  std::vector<kdktest::TarEntry> entries;
+  Distribution dist;
+  dist.name = "pkg";
+  dist.location = site.substr(0, site.size() - 1);
+  dist.metadataDir = site + "pkg-1.0.dist-info";
+  dist.hasRecord = true;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string name = "pkg/f" + std::to_string(i) + ".py";
+    entries.push_back({site + name, 'f', content});
+    dist.record.push_back({name, cases[i].algorithm, cases[i].digest, "", cases[i].digest.ends_with("=")});
+  }
+  auto view = kdktest::viewOf(entries);
+  RecordCheck rc = checkRecord(view, dist);
+  EXPECT_EQ(rc.checked, cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string name = "pkg/f" + std::to_string(i) + ".py";
+    auto in = [&](const std::vector<RecordIssue>& v) -> int {
+      return std::count_if(v.begin(), v.end(), [&](const RecordIssue& x) { return x.path == site + name; });
+    };
+    std::string got;
+    for (int n = 0; n < in(rc.modified); ++n) got += " modified";
+    for (int n = 0; n < in(rc.quirks); ++n) got += " quirk";
+    for (long n = std::count(rc.malformedRows.begin(), rc.malformedRows.end(), name); n > 0; --n) got += " malformed";
+    got = got.empty() ? "match" : got.substr(1);
+    EXPECT_EQ(got, cases[i].want) << i << ": " << cases[i].digest;
+  }
 }

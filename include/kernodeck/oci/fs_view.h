@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernodeck/oci/view_entry.h"
@@ -48,6 +49,15 @@ struct NodeInfo {
   std::string linkTarget;  // symlinks only
 };
 
+// What a check of a listed file needs of it, from one lookup of its path (issue 31: each RECORD
+// row once cost four: resolve, info, hashKnown, hashResolved).
+struct FileFacts {
+  EntryKind kind = EntryKind::Dir;
+  int layer = -1;
+  bool hashKnown = false;  // FsView::hashKnown(path, algorithm)
+  std::string hash;        // hashResolved(path, algorithm) when hashKnown and it answers; else empty
+};
+
 class FsView {
  public:
   virtual ~FsView() = default;
@@ -71,6 +81,12 @@ class FsView {
   // with nothing read: such a path need not be passed to prepareHashes() (a list of every file
   // of a big image costs memory for nothing when the walk hashed them all).
   virtual bool hashKnown(const std::string& path, const std::string& algorithm) const { return false; }
+  // info(), hashKnown() and (when known) hashResolved() of one path under one algorithm; none
+  // when there is no node at `path`. The layered view answers from one lookup.
+  virtual std::optional<FileFacts> facts(const std::string& path, const std::string& algorithm) const;
+  // The entries of a directory with their kinds, in list()'s order: list() and info() of each
+  // entry (one missing by then is left out). The layered view answers without a lookup an entry.
+  virtual std::vector<std::pair<std::string, EntryKind>> listKinds(const std::string& dir) const;
 
   // Resolves `path` (absolute or relative to the root) inside the root. With
   // followLast false a final symlink is returned as is. Fails on loops (> 40 links).
@@ -118,6 +134,8 @@ class LayeredView : public FsView {
   Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override;
   void prepareHashes(const std::vector<std::string>& paths, const std::string& algorithm) const override;
   bool hashKnown(const std::string& path, const std::string& algorithm) const override;
+  std::optional<FileFacts> facts(const std::string& path, const std::string& algorithm) const override;
+  std::vector<std::pair<std::string, EntryKind>> listKinds(const std::string& dir) const override;
 
   // The hashes a second read of a layer found for one file (hex; empty: not hashed).
   struct FileHashes {

@@ -34,8 +34,33 @@ struct RecordRow {
   bool malformed = false;  // the hash field exists but is not ALGO=VALUE, or padded base64
 };
 
-// CSV rows; quoted fields with embedded commas and doubled quotes.
+// CSV rows; quoted fields with embedded commas and doubled quotes. RecordReader's rows, copied.
 std::vector<RecordRow> parseRecord(std::string_view text);
+
+// A RECORD row as RecordReader gives it: RecordRow's fields as views (issue 31: owned rows cost
+// four strings a file, ~200 bytes, for a big image's RECORDs at once).
+struct RecordRowView {
+  std::string_view path, algorithm, digest, size;
+  bool malformed = false;
+  // Some field is not the text as written (a quoted field unescaped, an algorithm lowercased):
+  // the views then point into the reader, valid until its next row, not into the text.
+  bool unescaped = false;
+};
+
+// RECORD's rows one at a time, in order, without copying the text: one row a line (a trailing
+// CR dropped, blank lines skipped), fields split at commas outside double quotes.
+class RecordReader {
+ public:
+  // `text` must outlive the reader and the rows it gives.
+  explicit RecordReader(std::string_view text) : rest_(text) {}
+  // The next row into `row`; false after the last one.
+  bool next(RecordRowView& row);
+
+ private:
+  std::string_view rest_;
+  bool done_ = false;
+  std::string own_;  // the unescaped fields of the current row
+};
 
 struct WheelInfo {
   std::string wheelVersion, generator;

@@ -2,7 +2,9 @@
 // it is in the final filesystem. pip never does this; Kernodeck does.
 #pragma once
 
+#include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -10,8 +12,9 @@
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"
-#include "kernodeck/util/keyed_hash.h"
 #include "kernodeck/python/environment.h"
+#include "kernodeck/python/metadata.h"
+#include "kernodeck/util/keyed_hash.h"
 
 namespace kernodeck::python {
 
@@ -43,12 +46,12 @@ struct RecordCheck {
 //    written (pytorch/pytorch#97153).
 // `recordPath` is the row's path as written, `metadataFile` says whether it is the
 // distribution's own METADATA, `content` the file when readable, `expectedHex` the row's digest.
-std::string classifyRecordQuirk(const std::string& recordPath, bool metadataFile, const std::string* content,
-                                const std::string& algorithm, const std::string& expectedHex);
+std::string classifyRecordQuirk(std::string_view recordPath, bool metadataFile, const std::string* content,
+                                std::string_view algorithm, const std::string& expectedHex);
 
 // Decodes a RECORD digest: urlsafe base64 as the wheel spec says, or hex of the right length as
 // some build backends write it (astral-sh/uv#15398; `hex` is then set). Empty on garbage.
-std::string decodeRecordDigest(const std::string& algorithm, const std::string& digest, bool* hex);
+std::string decodeRecordDigest(std::string_view algorithm, std::string_view digest, bool* hex);
 
 // Files to keep from the layer walk so that script quirks can be confirmed: small files in the
 // bin directories of environments (not the system's /usr/bin).
@@ -56,13 +59,18 @@ uint64_t recordCaptureLimit(const std::string& path);
 
 // One distribution's RECORD, read, parsed and resolved in the view once (issue 31: parsing and
 // resolving every row twice, once to list the hashes to prepare and once to check them, was
-// ~30 % of the audit's CPU at 200,000 files). The constructor checks every row whose digest the
-// view can give now; a row whose SHA-256 the view does not hold yet (FsView::hashKnown) waits,
-// resolved, until pendingHashes() has gone to FsView::prepareHashes (with the other
-// distributions' paths, so a layer is read again at most once) and finish() is called.
-// `.pyc` files and RECORD's own row are skipped, as are rows without a hash.
+// ~30 % of the audit's CPU at 200,000 files). The constructor reads the rows one at a time from
+// the RECORD as the view holds it (python::RecordReader: views, no row copied) and checks every
+// row whose digest the view can give now, each path looked up once (FsView::facts); a row whose
+// SHA-256 the view does not hold yet (FileFacts::hashKnown) waits, resolved, until
+// pendingHashes() has gone to FsView::prepareHashes (with the other distributions' paths, so a
+// layer is read again at most once) and finish() is called. `.pyc` files and RECORD's own row
+// are skipped, as are rows without a hash.
 class RecordChecker {
  public:
+  // Paths, as views into the rows that list them, in a table keyed as a hostile image's tables are.
+  using Listed = std::unordered_set<std::string_view, util::KeyedHash>;
+
   // Keeps references to both: they outlive the checker.
   RecordChecker(const oci::FsView& view, const Distribution& dist);
   // Appends the resolved paths whose SHA-256 finish() will ask the view for.
@@ -77,29 +85,40 @@ class RecordChecker {
     List list;
     RecordIssue issue;
   };
-  struct Waiting {  // a row whose SHA-256 (or MD5) the view does not hold yet
+  struct Waiting {  // a row whose SHA-256 (or MD5) the view does not hold yet: what finish() needs
     size_t row;
-    RecordRow record;
-    std::string path, resolved;
+    RecordRowView record;  // into text_, the distribution's own rows, or kept_
+    std::string resolved;  // where its path resolves, when through a link (else empty: the path)
+    bool viaLink = false;  // `resolved` is not the row's path in the image
+    bool prepare = true;   // its file's hashes are to be prepared (SHA-256 rows; an MD5 row only waits)
     int layer;
-    bool prepare = true;  // its file's hashes are to be prepared (SHA-256 rows; an MD5 row only waits)
   };
   // What the constructor's rows gather, dropped once it returns (not kept per waiting checker).
   struct RowScratch {
-    std::unordered_set<std::string, util::KeyedHash> listed;  // every row's path in the image (joined, not resolved)
-    std::set<std::string> topDirs;           // the package's own directories, searched for unlisted files
-    std::string recordPath;                  // RECORD's own path
-    std::string_view lastTop;                // the last one inserted into topDirs (rows come grouped)
+    Listed listed;  // every row's path below the package directory, relative to it (into the rows or `owned`)
+    std::deque<std::string> owned;  // listed paths that are not a row's own text
+    std::set<std::string> topDirs;  // the package's own directories, searched for unlisted files
+    std::string recordPath;         // RECORD's own path
+    std::string prefix;             // the package directory and a '/'
+    std::string_view lastTop;       // the last one inserted into topDirs (rows come grouped)
+    std::string joined;             // the row being checked, in the image (one buffer for all)
   };
-  void checkRow(size_t index, const RecordRow& row, RowScratch& scratch);
-  // The file's digest under the row's algorithm; false when it cannot be had (nothing to compare).
-  bool digestOf(const RecordRow& row, const std::string& resolved, std::string& hex);
-  void compare(size_t index, const RecordRow& row, const std::string& path, const std::string& resolved, int layer,
+  void checkRow(size_t index, const RecordRowView& row, RowScratch& scratch);
+  // The row's path in the image (into `out`); false when it leaves the root (a malformed row).
+  bool pathOf(std::string_view rowPath, std::string& out) const;
+  // The row itself, or, when its fields are in the reader's buffer, a copy kept for finish().
+  RecordRowView keep(const RecordRowView& row);
+  // The file's digest under an algorithm the walk does not record (not SHA-256 or MD5), read once
+  // per file and algorithm; false when it cannot be had (nothing to compare).
+  bool rehash(std::string_view algorithm, const std::string& resolved, std::string& hex);
+  void compare(size_t index, const RecordRowView& row, const std::string& path, const std::string& resolved, int layer,
                const std::string& hex);
   void note(size_t row, List list, RecordIssue issue) { noted_.push_back({row, list, std::move(issue)}); }
 
   const oci::FsView* view_;
   const Distribution* dist_;
+  std::shared_ptr<const std::string> text_;         // the RECORD, as the view holds it (not copied)
+  std::vector<std::unique_ptr<std::string>> kept_;  // the fields of waiting rows the reader unescaped
   RecordCheck result_;
   std::vector<Noted> noted_;
   std::vector<Waiting> waiting_;
