@@ -34,7 +34,7 @@ void fail(LayerScan& out, std::string msg) {
 
 constexpr size_t kChunk = 1 << 17;
 constexpr size_t kInflatedChunk = 1 << 18;
-constexpr size_t kInflatedChunks = 8;  // 2 MiB in flight between the threads of a layer, each layer read at once
+constexpr size_t kInflatedChunks = 4;  // 1 MiB in flight between the threads of a layer, each layer read at once
 
 struct Pipe;
 
