@@ -251,6 +251,15 @@ void RecordChecker::checkRow(size_t index, const RecordRowView& row, RowScratch&
       viaLink = true;
       facts = view_->facts(walked, algorithm);
     }
+  // A listed file that is now a symlink is judged by what it points to, as Python reads it: a
+  // wheel holds no symlinks, and a link has no hash of its own, so without this any file could be
+  // put in a verified file's place (a dangling link or a loop is a missing file).
+  if (facts && facts->kind == oci::EntryKind::Symlink) {
+    auto target = view_->resolve(viaLink ? walked : path, true);
+    facts = target.ok() ? view_->facts(*target, algorithm) : std::nullopt;
+    if (target.ok()) walked = std::move(*target);
+    viaLink = true;
+  }
   if (!facts || facts->kind == oci::EntryKind::Dir) {
     note(index, List::Missing, {path, -1, std::string(row.digest), "", ""});
     return;
@@ -264,7 +273,7 @@ void RecordChecker::checkRow(size_t index, const RecordRowView& row, RowScratch&
   }
   std::string hex;
   if (!algorithm.empty())
-    hex = std::move(facts->hash);  // empty: not hashable (e.g. a symlink), nothing to compare
+    hex = std::move(facts->hash);  // empty: not a regular file (a device, a fifo), nothing to compare
   else
     rehash(row.algorithm, resolved, hex);
   if (!hex.empty()) compare(index, row, path, resolved, facts->layer, hex);

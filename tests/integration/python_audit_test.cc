@@ -289,3 +289,60 @@ TEST(PythonAudit, HashesTheWalkLeftOutAreReadWhenAsked) {
     }
   }
 }
+
+// The attack on the RECORD check: whoever builds the image replaces a file a RECORD lists with a
+// symlink to other bytes. A link has no hash of its own, so the check used to count the row as
+// checked and compare nothing: the audit passed with exit 0 while Python would import
+// /opt/evil.py. The row is now judged by what the link points to, as Python reads it: other bytes
+// are a modification (error), the same bytes pass, a dangling link is a missing file. The
+// target in dpkg's territory (usr/share) is one the walk hashed with MD5 only, so its SHA-256 is
+// read in the extra pass (prepareHashes) before the comparison.
+TEST(PythonAudit, AListedFileReplacedByASymlinkIsJudgedByWhatItPointsTo) {
+  const std::string site = "usr/local/lib/python3.11/site-packages";
+  json base = json::array({
+      {{"path", "usr/local/bin/python3.11"}, {"content", "ELF"}},
+      {{"path", site + "/pkg-1.0.dist-info/METADATA"}, {"content", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"}},
+      {{"path", site + "/pkg-1.0.dist-info/INSTALLER"}, {"content", "pip\n"}},
+      {{"path", site + "/pkg-1.0.dist-info/RECORD"},
+       {"content",
+        "pkg/a.py,sha256=h0KPxSKAPTEGXnvOPPA_5HUJZjHl4Hu9eg_eYMTPJcc,2\n"
+        "pkg/b.py,sha256=AmOCmYm2_ZVPcrqvL8ZLwuLwHWktTecphuqAj26ZgT8,2\n"
+        "pkg-1.0.dist-info/RECORD,,\n"}},
+      {{"path", site + "/pkg/a.py"}, {"content", "a\n"}},
+      {{"path", site + "/pkg/b.py"}, {"content", "b\n"}},
+  });
+  auto audit = [&](const json& second, int expectCode) {
+    json spec = {{"layers", json::array({{{"compression", "gzip"}, {"entries", base}},
+                                         {{"compression", "gzip"}, {"entries", second}}})}};
+    std::string dir = tempDir("record-symlink");
+    EXPECT_FALSE(mkimage(spec, dir + "/img").empty());
+    RunResult r = run(K + " audit --json oci:" + dir + "/img");
+    EXPECT_EQ(r.code, expectCode) << r.err << r.out;
+    return json::parse(r.out, nullptr, false);
+  };
+  auto link = [&](const std::string& file, const std::string& target) {
+    return json{{"path", site + "/pkg/" + file}, {"type", "symlink"}, {"target", target}};
+  };
+  auto findingsAt = [](const json& r, const std::string& code, const std::string& path) {
+    int n = 0;
+    for (const auto& f : r["findings"]) n += f["code"] == code && f.value("path", "") == path;
+    return n;
+  };
+  const std::string a = "/" + site + "/pkg/a.py", b = "/" + site + "/pkg/b.py";
+  // Other bytes, in a site-packages-free place and in dpkg's territory (hashed MD5-only by the walk).
+  json evil = audit(json::array({{{"path", "opt/evil.py"}, {"content", "import os; os.system('id')\n"}},
+                                 {{"path", "usr/share/evil.py"}, {"content", "import os\n"}},
+                                 link("a.py", "/opt/evil.py"),
+                                 link("b.py", "../../../../../share/evil.py")}),
+                    1);
+  EXPECT_EQ(findingsAt(evil, "python.record.modified", a), 1) << evil["findings"].dump(1);
+  EXPECT_EQ(findingsAt(evil, "python.record.modified", b), 1) << evil["findings"].dump(1);
+  // The same bytes behind the link: nothing to report.
+  json same = audit(json::array({{{"path", "opt/same.py"}, {"content", "a\n"}}, link("a.py", "/opt/same.py")}), 0);
+  EXPECT_EQ(countFindings(same, "python.record.modified"), 0) << same["findings"].dump(1);
+  EXPECT_EQ(countFindings(same, "python.record.missing"), 0) << same["findings"].dump(1);
+  // A dangling link: the listed file is missing.
+  json dangling = audit(json::array({link("a.py", "/opt/nothing.py")}), 0);
+  EXPECT_EQ(findingsAt(dangling, "python.record.missing", a), 1) << dangling["findings"].dump(1);
+  EXPECT_EQ(countFindings(dangling, "python.record.modified"), 0) << dangling["findings"].dump(1);
+}
