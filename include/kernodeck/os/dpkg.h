@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/util/keyed_hash.h"
 
 namespace kernodeck::os {
 
@@ -39,7 +40,7 @@ struct DpkgIssue {
 struct DpkgDatabase {
   bool present = false;
   std::vector<DpkgPackage> packages;
-  std::unordered_set<std::string> owned;  // every path a package lists (no leading '/')
+  std::unordered_set<std::string, util::KeyedHash> owned;  // every path a package lists (no leading '/')
   std::vector<DpkgIssue> modified, missing;
   size_t verified = 0;
 

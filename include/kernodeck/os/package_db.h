@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/util/keyed_hash.h"
 
 namespace kernodeck::os {
 
@@ -55,7 +56,7 @@ struct PackageDatabase {
   bool readerUnavailable = false;
   std::vector<InstalledPackage> packages;
   std::vector<OwnedFile> files;
-  std::unordered_set<std::string> owned;  // every owned path, as recorded
+  std::unordered_set<std::string, util::KeyedHash> owned;  // every owned path, as recorded
   std::vector<FileIssue> modified, missing;
   size_t verified = 0;      // files whose recorded facts were all compared
   size_t unverifiable = 0;  // files with a digest this view cannot compute
