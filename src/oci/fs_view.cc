@@ -194,7 +194,9 @@ std::string entryName(const LayerEntry& e) {
 template <class Hardlink>
 bool applyInPlace(ViewTree& tree, const LayerEntry& e, int layer, std::vector<UnsafeEntry>& unsafe,
                   Hardlink&& hardlink) {
-  if (e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque) return false;
+  // The walk hands only normal paths (tar_entries.cc cleans each name); anything else takes the
+  // full rule, which knows what a leading '/' or '..' means.
+  if (e.kind == EntryKind::Whiteout || e.kind == EntryKind::Opaque || !util::isNormalPath(e.path)) return false;
   size_t slash = e.path.rfind('/');
   std::string_view path = e.path;
   std::string_view base = slash == std::string::npos ? path : path.substr(slash + 1);

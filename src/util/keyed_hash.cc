@@ -62,7 +62,7 @@ uint64_t sipHash(const unsigned char key[16], std::string_view data) {
   const size_t n = data.size(), whole = n & ~size_t(7);
   for (size_t i = 0; i < whole; i += 8) s.absorb<C>(load64(p + i));
   uint64_t tail = 0;
-  std::memcpy(&tail, p + whole, n - whole);
+  if (n > whole) std::memcpy(&tail, p + whole, n - whole);  // (an empty view may have no data pointer)
   s.absorb<C>(le64toh(tail) | static_cast<uint64_t>(n) << 56);
   s.v2 ^= 0xff;
   for (int i = 0; i < D; ++i) s.round();

@@ -106,8 +106,8 @@ TEST(LayeredView, ShortcutsAgreeWithTheFullRuleOnRandomLayers) {
       ASSERT_EQ(fast.stat(p).has_value(), n.has_value()) << p;  // asked again: the thread's last file
       auto it = nodes.find(p);
       ASSERT_EQ(n.has_value(), it != nodes.end()) << p;
-      if (n) {
-        EXPECT_EQ(n->kind, it->second.kind) << p;
+      if (n) {  // the whole node: a wrong node of the same kind (a sibling) must not pass
+        EXPECT_EQ(describe({{p, *n}}), describe({{p, it->second}})) << p;
       }
     }
   }
