@@ -5,9 +5,7 @@
 
 #include <dlfcn.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <string>
+#include "kernodeck/util/dl_library.h"
 
 namespace kernodeck::oci::archive_lib {
 
@@ -16,30 +14,13 @@ namespace {
 // Debian's libarchive13 (the soname of the libarchive-dev this is built against).
 constexpr const char* kSoname = "libarchive.so.13";
 
-[[noreturn]] void unavailable(const std::string& why) {
-  std::fprintf(stderr, "kernodeck: cannot load libarchive (%s): %s\n", kSoname, why.c_str());
-  std::fflush(stderr);
-  // report::kExitIncomplete: the installation is broken, nothing can be read. _Exit, not exit:
-  // the first use may be on a layer thread while others run, and no destructor may run under them.
-  std::_Exit(3);
-}
-
-}  // namespace
-
 // Resolves one member from the symbol of the same name.
-#define KDK_ARCHIVE_RESOLVE(name)                                      \
-  a.name = reinterpret_cast<decltype(a.name)>(::dlsym(handle, #name)); \
-  if (!a.name) unavailable(std::string("no symbol ") + #name);
-
-namespace {
+#define KDK_ARCHIVE_RESOLVE(name) \
+  a.name = reinterpret_cast<decltype(a.name)>(util::symbolOrExit(handle, "libarchive", kSoname, #name));
 
 Api load() {
   Api a;
-  void* handle = ::dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* e = ::dlerror();
-    unavailable(e ? e : "dlopen failed");
-  }
+  void* handle = util::openLibraryOrExit("libarchive", kSoname, RTLD_NOW);
   KDK_ARCHIVE_FUNCTIONS(KDK_ARCHIVE_RESOLVE)
   return a;
 }

@@ -7,8 +7,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <string>
+
+#include "kernodeck/util/dl_library.h"
 
 namespace kernodeck::registry::curl_lib {
 
@@ -17,36 +17,32 @@ namespace {
 // Debian's libcurl4 (the soname of the libcurl4-*-dev this is built against).
 constexpr const char* kSoname = "libcurl.so.4";
 
-[[noreturn]] void unavailable(const std::string& why) {
-  std::fprintf(stderr, "kernodeck: cannot load libcurl (%s): %s\n", kSoname, why.c_str());
-  std::fflush(stderr);
-  // report::kExitIncomplete. _Exit, not exit: the first use may be on a worker thread while
-  // others run, and no destructor may run under them.
-  std::_Exit(3);
+// Resolves one member from the symbol of the same name.
+#define KDK_CURL_RESOLVE(name) \
+  a.name = reinterpret_cast<decltype(a.name)>(util::symbolOrExit(handle, "libcurl", kSoname, #name));
+
+Api load() {
+  Api a;
+  // Lazy, as the loader binds a linked library: the closure's calls are bound when first made,
+  // not all 28 libraries' at once (a warm registry audit calls few of them).
+  void* handle = util::openLibraryOrExit("libcurl", kSoname, RTLD_LAZY);
+  KDK_CURL_FUNCTIONS(KDK_CURL_RESOLVE)
+  // Once, before any handle, in the static's thread-safe initialisation (curl_global_init is not
+  // thread-safe).
+  if (a.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    std::fprintf(stderr, "kernodeck: cannot load libcurl (%s): curl_global_init failed\n", kSoname);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+  return a;
 }
 
 }  // namespace
 
-// Resolves one member from the symbol of the same name.
-#define KDK_CURL_RESOLVE(name)                                         \
-  a.name = reinterpret_cast<decltype(a.name)>(::dlsym(handle, #name)); \
-  if (!a.name) unavailable(std::string("no symbol ") + #name);
-
 const Api& api() {
-  static Api a;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    // Lazy, as the loader binds a linked library: the closure's calls are bound when first made,
-    // not all 28 libraries' at once (a warm registry audit calls few of them).
-    void* handle = ::dlopen(kSoname, RTLD_LAZY | RTLD_LOCAL);
-    if (!handle) {
-      const char* e = ::dlerror();
-      unavailable(e ? e : "dlopen failed");
-    }
-    KDK_CURL_FUNCTIONS(KDK_CURL_RESOLVE)
-    // Once, before any handle, under call_once (curl_global_init is not thread-safe).
-    if (a.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) unavailable("curl_global_init failed");
-  });
+  // A static initialised once, thread-safe, as oci/archive_lib's: each use costs one load of its
+  // guard.
+  static const Api a = load();
   return a;
 }
 
