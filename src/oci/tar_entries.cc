@@ -357,10 +357,9 @@ bool TarWalk::readData(const Header& h, Sinks& s, bool& atEnd) {
 }  // namespace
 
 void readTarEntries(struct archive* tar, const ScanOptions& opts, LayerScan& out) {
+  // Not shrunk to fit after the walk: the copy would hold the entries twice at the moment the
+  // other layer read at once is growing, the peak; the growth's slack is at most a quarter.
   TarWalk(tar, opts, out).run();
-  // The scan waits for the layers before it to be applied: without the slack of its growth
-  // (up to half of what the vector holds).
-  out.entries.shrink_to_fit();
 }
 
 }  // namespace kernodeck::oci
