@@ -1,7 +1,6 @@
 #include "kernodeck/python/record_check.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -76,25 +75,13 @@ bool hexDigestForm(std::string_view algorithm, std::string_view digest) {
 // no string made for the common matching row (issue 31). False also for anything that decoder
 // might refuse (a '=' inside, a stray character); the caller then takes the general path.
 bool base64Spells(std::string_view b64, std::string_view hex) {
-  static const auto table = [] {
-    std::array<int8_t, 256> t{};
-    t.fill(-1);
-    for (int i = 0; i < 26; ++i) {
-      t[static_cast<size_t>('A' + i)] = static_cast<int8_t>(i);
-      t[static_cast<size_t>('a' + i)] = static_cast<int8_t>(26 + i);
-    }
-    for (int i = 0; i < 10; ++i) t[static_cast<size_t>('0' + i)] = static_cast<int8_t>(52 + i);
-    t['+'] = t['-'] = 62;
-    t['/'] = t['_'] = 63;
-    return t;
-  }();
   static const char* digits = "0123456789abcdef";
   uint32_t acc = 0;
   int bits = 0;
   size_t at = 0;
   for (char c : b64) {
-    int v = table[static_cast<unsigned char>(c)];
-    if (v < 0) return false;
+    int v = util::base64Sextet(c);
+    if (v < 0) return false;  // not base64, or a '=' inside
     acc = (acc << 6) | uint32_t(v);
     bits += 6;
     if (bits >= 8) {

@@ -110,8 +110,7 @@ std::string base64UrlNoPad(std::string_view raw) {
   return s;
 }
 
-bool base64Decode(std::string_view in, std::string& out) {
-  // Both alphabets (standard and urlsafe); -1: not base64, -2: padding.
+int base64Sextet(char c) {
   static const auto table = [] {
     std::array<int8_t, 256> t{};
     t.fill(-1);
@@ -125,13 +124,17 @@ bool base64Decode(std::string_view in, std::string& out) {
     t['='] = -2;
     return t;
   }();
+  return table[static_cast<unsigned char>(c)];
+}
+
+bool base64Decode(std::string_view in, std::string& out) {
   out.clear();
   out.reserve(in.size() / 4 * 3 + 3);
   uint32_t acc = 0;
   int bits = 0;
   size_t pad = 0;
   for (char c : in) {
-    int v = table[static_cast<unsigned char>(c)];
+    int v = base64Sextet(c);
     if (v == -2) {
       ++pad;
       continue;

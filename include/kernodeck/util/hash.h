@@ -38,6 +38,9 @@ std::string toHex(std::string_view raw);
 // RFC 4648 base64 (standard alphabet, padded) and the urlsafe unpadded form used by RECORD.
 std::string base64Encode(std::string_view raw);
 std::string base64UrlNoPad(std::string_view raw);
+// The 6-bit value of a base64 character, either alphabet (standard and urlsafe); -1 for a
+// character that is not base64, -2 for the padding '='.
+int base64Sextet(char c);
 // Decodes standard or urlsafe base64, padding optional; false on bad input.
 bool base64Decode(std::string_view in, std::string& out);
 
