@@ -73,13 +73,7 @@ TEST(FsViewFacts, LayeredViewAnswersAsTheSingleCalls) {
   EXPECT_FALSE(v.facts("pkg/c.py", "sha256")->hashKnown);  // the walk did not hash it
   // A second read of the layers fills in what the walk left out; facts() answers from it too.
   v.setHashFiller([&](int layer, const std::set<std::string>& paths) {
-    StringStream in(makeTar(layers.at(static_cast<size_t>(layer))));
-    ScanOptions o;
-    o.hashes = [&](const std::string& p) { return paths.count(p) ? kHashSha256 | kHashMd5 | kHashSha1 : 0u; };
-    std::map<std::string, LayeredView::FileHashes> out;
-    for (const auto& e : scanLayer(in, o).entries)
-      if (paths.count(e.path)) out[e.path] = {e.sha256.hex(), e.md5.hex(), e.sha1};
-    return out;
+    return rehashTar(layers.at(static_cast<size_t>(layer)), paths);
   });
   v.prepareHashes({"pkg/c.py", "pkg/sub/b.py"}, "sha1");
   auto c = v.facts("pkg/c.py", "sha256");

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,20 @@ inline kernodeck::oci::LayeredView viewOf(const std::vector<TarEntry>& entries) 
   std::vector<kernodeck::oci::UnsafeEntry> unsafe;
   v.apply(kernodeck::oci::scanLayer(in, o).entries, 0, unsafe);
   return v;
+}
+
+// What a view's hash filler returns for `paths` of a layer made of `entries` (the layer's tar
+// read again with every digest asked for those paths, as audit::rehashLayer reads a blob).
+inline std::map<std::string, kernodeck::oci::LayeredView::FileHashes> rehashTar(const std::vector<TarEntry>& entries,
+                                                                                const std::set<std::string>& paths) {
+  using namespace kernodeck::oci;
+  StringStream in(makeTar(entries));
+  ScanOptions o;
+  o.hashes = [&](const std::string& p) { return paths.count(p) ? kHashSha256 | kHashMd5 | kHashSha1 : 0u; };
+  std::map<std::string, LayeredView::FileHashes> out;
+  for (const auto& e : scanLayer(in, o).entries)
+    if (paths.count(e.path)) out[e.path] = {e.sha256.hex(), e.md5.hex(), e.sha1};
+  return out;
 }
 
 }  // namespace kdktest
