@@ -19,10 +19,6 @@ using report::Severity;
 
 namespace {
 
-Status write(const std::string& dir, const std::string& rel, const std::string& content) {
-  return util::writeBeneath(dir, rel, content);
-}
-
 // The folders a path the reference names may lie in: the code root (the recorded repository,
 // else the reference's folder) and each --input-root, links resolved.
 std::vector<std::filesystem::path> allowedRoots(const DossierOptions& o) {
@@ -104,7 +100,7 @@ Status carryWheels(const std::string& dir, const std::string& dossier, const Ref
   }
   for (auto& [k, p] : packages) lock.packages.push_back(std::move(p));
   r.section("wheels") = {{"count", files.size()}, {"lock", "pylock.toml"}};
-  return write(dossier, "pylock.toml", writePylock(lock));
+  return util::writeBeneath(dossier, "pylock.toml", writePylock(lock));
 }
 
 }  // namespace
@@ -116,7 +112,7 @@ Status carry(const DossierOptions& o, report::Report& r) {
     if (base.empty() || base == "." || base == "..") continue;
     KDK_TRY_ASSIGN(std::string path, confined(o, allowedRoots(o), "config", c.path));
     auto t = util::readFileLimited(path, 16u << 20);
-    if (t.ok()) KDK_TRY_STATUS(write(o.dir, "config/" + base, report::redactText(*t)));
+    if (t.ok()) KDK_TRY_STATUS(util::writeBeneath(o.dir, "config/" + base, report::redactText(*t)));
   }
   const std::vector<std::filesystem::path> roots = allowedRoots(o);
   if (!ref.code.repo.empty()) {
