@@ -1,9 +1,10 @@
-// See pylock.h. The TOML reader is a recursive descent over one logical line at a time
-// (an array may continue over lines); the table a key lands in is tracked as a JSON pointer.
+// See pylock.h. TOML is read with toml++ (Debian's libtomlplusplus-dev, linked into this module
+// only: never the hook or the static probe), then turned into JSON for the lock's reader.
 #include "kernodeck/record/pylock.h"
 
-#include <cstring>
+#include <toml++/toml.h>
 #include <regex>
+#include <sstream>
 
 #include "kernodeck/util/strings.h"
 
@@ -13,265 +14,30 @@ using nlohmann::json;
 
 namespace {
 
-struct TomlParser {
-  std::string_view s;
-  size_t i = 0;
-  int line = 1;
-  std::string error;
-
-  bool fail(const std::string& why) {
-    if (error.empty()) error = "line " + std::to_string(line) + ": " + why;
-    return false;
+// A TOML node as JSON: tables as objects, arrays as arrays, strings, integers, floats and booleans
+// as themselves, dates and times as their TOML text (2024-01-02T03:04:05Z). toml++ bounds the
+// nesting it reads, and so this recursion.
+json tomlToJson(const toml::node& n) {
+  if (const auto* t = n.as_table()) {
+    json o = json::object();
+    for (const auto& [k, v] : *t) o[std::string(k.str())] = tomlToJson(v);
+    return o;
   }
-  bool atEnd() const { return i >= s.size(); }
-  char peek() const { return atEnd() ? '\0' : s[i]; }
-  void spaces() {
-    while (!atEnd() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  if (const auto* a = n.as_array()) {
+    json arr = json::array();
+    for (const auto& v : *a) arr.push_back(tomlToJson(v));
+    return arr;
   }
-  // Spaces, newlines and comments (inside arrays).
-  void blank() {
-    for (;;) {
-      spaces();
-      if (peek() == '#')
-        while (!atEnd() && s[i] != '\n') ++i;
-      if (peek() == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
-      if (peek() != '\n') return;
-      ++i, ++line;
-    }
-  }
-  // The end of a line: spaces, an optional comment, a newline or the end.
-  bool endOfLine() {
-    spaces();
-    if (peek() == '#')
-      while (!atEnd() && s[i] != '\n') ++i;
-    if (peek() == '\r') ++i;
-    if (atEnd()) return true;
-    if (s[i] != '\n') return fail("unexpected '" + util::printable(std::string(1, s[i])) + "' after a value");
-    ++i, ++line;
-    return true;
-  }
-
-  bool basicString(std::string& out) {
-    ++i;  // "
-    if (s.substr(i, 2) == "\"\"") return fail("multi-line strings are not read");
-    while (!atEnd() && s[i] != '"') {
-      char c = s[i++];
-      if (c == '\n') return fail("a string does not end on its line");
-      if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return fail("a control character in a string");
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (atEnd()) break;
-      char e = s[i++];
-      switch (e) {
-        case '"': out.push_back('"'); break;
-        case '\\': out.push_back('\\'); break;
-        case 'n': out.push_back('\n'); break;
-        case 't': out.push_back('\t'); break;
-        case 'r': out.push_back('\r'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'u':
-        case 'U': {
-          size_t n = e == 'u' ? 4 : 8;
-          if (i + n > s.size()) return fail("a short \\u escape");
-          unsigned long cp = 0;
-          for (size_t k = 0; k < n; ++k) {
-            char h = s[i + k];
-            if (!std::isxdigit(static_cast<unsigned char>(h))) return fail("a bad \\u escape");
-            cp = cp * 16 + static_cast<unsigned long>(
-                               std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
-          }
-          i += n;
-          if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return fail("an escape that is not a character");
-          if (cp < 0x80) {
-            out.push_back(static_cast<char>(cp));
-          } else if (cp < 0x800) {
-            out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-            out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          } else if (cp < 0x10000) {
-            out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-            out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-            out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          } else {
-            out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-            out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-            out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-            out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          }
-          break;
-        }
-        default: return fail("an unknown escape \\" + util::printable(std::string(1, e)));
-      }
-    }
-    if (atEnd()) return fail("a string does not end");
-    ++i;
-    return true;
-  }
-  bool literalString(std::string& out) {
-    ++i;  // '
-    if (s.substr(i, 2) == "''") return fail("multi-line strings are not read");
-    while (!atEnd() && s[i] != '\'') {
-      if (s[i] == '\n') return fail("a string does not end on its line");
-      out.push_back(s[i++]);
-    }
-    if (atEnd()) return fail("a string does not end");
-    ++i;
-    return true;
-  }
-  bool key(std::vector<std::string>& parts) {
-    for (;;) {
-      spaces();
-      std::string k;
-      if (peek() == '"') {
-        if (!basicString(k)) return false;
-      } else if (peek() == '\'') {
-        if (!literalString(k)) return false;
-      } else {
-        while (!atEnd() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '-')) k += s[i++];
-        if (k.empty()) return fail("a key was expected");
-      }
-      parts.push_back(k);
-      spaces();
-      if (peek() != '.') return true;
-      ++i;
-    }
-  }
-  bool value(json& out, int depth) {
-    if (depth > 32) return fail("values nested too deep");
-    spaces();
-    char c = peek();
-    if (c == '"' || c == '\'') {
-      std::string str;
-      if (!(c == '"' ? basicString(str) : literalString(str))) return false;
-      out = str;
-      return true;
-    }
-    if (c == '[') {
-      ++i;
-      out = json::array();
-      for (;;) {
-        blank();
-        if (peek() == ']') break;
-        json v;
-        if (!value(v, depth + 1)) return false;
-        out.push_back(std::move(v));
-        blank();
-        if (peek() == ',') {
-          ++i;
-          continue;
-        }
-        if (peek() != ']') return fail("',' or ']' expected in an array");
-        break;
-      }
-      ++i;
-      return true;
-    }
-    if (c == '{') {
-      ++i;
-      out = json::object();
-      spaces();
-      if (peek() == '}') return ++i, true;
-      for (;;) {
-        std::vector<std::string> k;
-        if (!key(k)) return false;
-        if (peek() != '=') return fail("'=' expected in an inline table");
-        ++i;
-        json v;
-        if (!value(v, depth + 1) || !assign(out, k, std::move(v))) return false;
-        spaces();
-        if (peek() == ',') {
-          ++i;
-          continue;
-        }
-        if (peek() != '}') return fail("',' or '}' expected in an inline table");
-        ++i;
-        return true;
-      }
-    }
-    // A bare word: a boolean, an integer or a date-time (kept as its text).
-    std::string w;
-    while (!atEnd() && !std::strchr(" \t\r\n,]}#", s[i])) w += s[i++];
-    static const std::regex integer(R"([+-]?(0|[1-9](_?[0-9])*))"),
-        datetime(
-            R"([0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?)");
-    if (w == "true" || w == "false") {
-      out = w == "true";
-    } else if (std::regex_match(w, integer) && w.size() < 19) {
-      std::string digits;
-      for (char d : w)
-        if (d != '_') digits += d;
-      out = std::stoll(digits);
-    } else if (std::regex_match(w, datetime)) {
-      out = w;
-    } else {
-      return fail(w.empty() ? "a value was expected" : "'" + util::printable(w, 40) + "' is not a value read here");
-    }
-    return true;
-  }
-  // Sets `k` (dotted) in `table`; defining a key twice is an error.
-  bool assign(json& table, const std::vector<std::string>& k, json v) {
-    json* t = &table;
-    for (size_t n = 0; n + 1 < k.size(); ++n) {
-      json& next = (*t)[k[n]];
-      if (next.is_null()) next = json::object();
-      if (!next.is_object()) return fail("'" + util::printable(k[n], 60) + "' is not a table");
-      t = &next;
-    }
-    if (t->contains(k.back())) return fail("'" + util::printable(k.back(), 60) + "' is defined twice");
-    (*t)[k.back()] = std::move(v);
-    return true;
-  }
-  // The table a [header] or [[header]] names, made as needed; an array of tables' last element.
-  json* table(json& root, const std::vector<std::string>& path, bool arrayOfTables) {
-    json* t = &root;
-    for (size_t n = 0; n < path.size(); ++n) {
-      bool last = n + 1 == path.size();
-      json& next = (*t)[path[n]];
-      if (last && arrayOfTables) {
-        if (next.is_null()) next = json::array();
-        if (!next.is_array()) return fail("'" + util::printable(path[n], 60) + "' is not an array of tables"), nullptr;
-        next.push_back(json::object());
-        return &next.back();
-      }
-      if (next.is_null()) next = json::object();
-      if (next.is_array() && !next.empty() && next.back().is_object()) {
-        t = &next.back();
-        continue;
-      }
-      if (!next.is_object()) return fail("'" + util::printable(path[n], 60) + "' is not a table"), nullptr;
-      t = &next;
-    }
-    return t;
-  }
-
-  bool document(json& root) {
-    root = json::object();
-    json* current = &root;
-    for (;;) {
-      blank();
-      if (atEnd()) return true;
-      if (peek() == '[') {
-        bool aot = s.substr(i, 2) == "[[";
-        i += aot ? 2 : 1;
-        std::vector<std::string> path;
-        if (!key(path)) return false;
-        if (s.substr(i, aot ? 2 : 1) != (aot ? "]]" : "]")) return fail("a table header does not end");
-        i += aot ? 2 : 1;
-        current = table(root, path, aot);
-        if (!current || !endOfLine()) return false;
-        continue;
-      }
-      std::vector<std::string> k;
-      if (!key(k)) return false;
-      if (peek() != '=') return fail("'=' expected after a key");
-      ++i;
-      json v;
-      if (!value(v, 0) || !assign(*current, k, std::move(v)) || !endOfLine()) return false;
-    }
-  }
-};
+  if (const auto* v = n.as_string()) return v->get();
+  if (const auto* v = n.as_integer()) return v->get();
+  if (const auto* v = n.as_floating_point()) return v->get();
+  if (const auto* v = n.as_boolean()) return v->get();
+  std::ostringstream text;
+  if (const auto* v = n.as_date_time()) text << *v;
+  if (const auto* v = n.as_date()) text << *v;
+  if (const auto* v = n.as_time()) text << *v;
+  return text.str();
+}
 
 std::string str(const json& j, const char* k) {
   return j.contains(k) && j.at(k).is_string() ? j.at(k).get<std::string>() : "";
@@ -279,13 +45,14 @@ std::string str(const json& j, const char* k) {
 
 }  // namespace
 
-Result<json> parseTomlSubset(std::string_view text) {
+Result<json> parseToml(std::string_view text) {
   if (text.size() > (16u << 20)) return Error::Corrupt("larger than 16 MiB");
-  TomlParser p;
-  p.s = text;
-  json root;
-  if (!p.document(root)) return Error::Corrupt(p.error);
-  return root;
+  try {
+    return tomlToJson(toml::parse(text));
+  } catch (const toml::parse_error& e) {
+    return Error::Corrupt("line " + std::to_string(e.source().begin.line) + ": " +
+                          util::printable(std::string(e.description()), 200));
+  }
 }
 
 bool wheelNameVersion(const std::string& file, std::string& name, std::string& version) {
@@ -298,7 +65,7 @@ bool wheelNameVersion(const std::string& file, std::string& name, std::string& v
 }
 
 Result<Lock> parsePylock(std::string_view text) {
-  KDK_TRY_ASSIGN(json doc, parseTomlSubset(text));
+  KDK_TRY_ASSIGN(json doc, parseToml(text));
   Lock lock;
   lock.lockVersion = str(doc, "lock-version");
   if (lock.lockVersion.empty() || !lock.lockVersion.starts_with("1."))

@@ -187,7 +187,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // A lock that reads must write back to one that reads.
     auto lock = record::parsePylock(in);
     if (lock.ok() && !record::parsePylock(record::writePylock(*lock)).ok()) __builtin_trap();
-    (void)record::parseTomlSubset(in);
+    (void)record::parseToml(in);
   } else if (t == "cuda_fwd_note") {
     // A cuda-compat libcuda.so's note, over the whole file and over the bytes an audit keeps as the
     // file streams by in blocks: the kept bytes never give a note the whole file does not.

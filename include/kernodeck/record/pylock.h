@@ -1,12 +1,9 @@
 // PEP 751 lock files (pylock.toml): read, written and turned into what Debian's pip 23 can
 // install (a requirements file with --hash lines), since pip reads pylock.toml only from 25.1.
 //
-// There is no TOML library among the project's Debian dependencies, so parseTomlSubset reads
-// the part of TOML a lock file uses, strictly: comments, bare and quoted keys, dotted keys,
-// [table] and [[array.of.tables]] headers, basic and literal one-line strings, integers,
-// booleans, offset date-times (kept as text), arrays (over several lines too) and inline
-// tables. Anything else (multi-line strings, floats, a key defined twice) is an error naming
-// the line, never a guess.
+// TOML 1.0 is read whole by toml++ (libtomlplusplus-dev), so every valid lock is read, whatever
+// its [tool] tables hold (floats, multi-line strings, dates); what is not TOML (a key defined
+// twice, an unclosed string) is an error naming the line, never a guess.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,8 +15,9 @@
 
 namespace kernodeck::record {
 
-// The document as JSON (tables as objects, arrays of tables as arrays). Corrupt "line N: ...".
-Result<nlohmann::json> parseTomlSubset(std::string_view text);
+// The document as JSON (tables as objects, arrays of tables as arrays, dates and times as their
+// TOML text). Corrupt "line N: ..." when it is not TOML 1.0, or over 16 MiB.
+Result<nlohmann::json> parseToml(std::string_view text);
 
 // One distribution of a lock: a wheel, by file name and hash.
 struct LockedWheel {
