@@ -20,9 +20,12 @@ int parseOptions(const std::string& command, const std::vector<std::string>& arg
     all.add_options()("positional", po::value(positionals)->composing());
     pos.add("positional", -1);
   }
+  // Boost's default style guesses abbreviations (--pol for --policy); off, so that a script's flag
+  // never changes meaning when an option is added, as podman, skopeo and kernodeck-hook do.
+  const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::store(po::command_line_parser(args).options(all).positional(pos).style(style).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return usageError(command, e.what());

@@ -256,6 +256,15 @@ TEST(AuditCli, UsageErrors) {
   EXPECT_EQ(run(K + " audit --fail-on fatal oci:/x").code, 2);
   EXPECT_EQ(run(K + " audit --bogus oci:/x").code, 2);
   EXPECT_EQ(run(K + " audit --platform linux oci:/x").code, 2);
+  // No abbreviations (Boost guesses them by default): --fail is not --fail-on, --plat not
+  // --platform, --reanal not --reanalyze; each is an unknown option. (The old binary took them and
+  // went on to read oci:/x, exit 3.)
+  for (const char* flag : {"--fail error", "--plat linux/amd64", "--reanal", "--pol x"}) {
+    RunResult abbrev = run(K + " audit " + flag + " oci:/x");
+    EXPECT_EQ(abbrev.code, 2) << flag;
+    std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    EXPECT_NE(abbrev.err.find("unrecognised option '" + name + "'"), std::string::npos) << abbrev.err;
+  }
   RunResult h = run(K + " audit --help");
   EXPECT_EQ(h.code, 0);
   EXPECT_NE(h.out.find("--fail-on"), std::string::npos);
