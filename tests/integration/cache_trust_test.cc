@@ -257,7 +257,12 @@ TEST_F(CacheTrust, NoSharedTmpFallback) {
   EXPECT_NE(r.err.find("no cache directory"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--cache-dir"), std::string::npos) << r.err;
   EXPECT_EQ(run("env -u HOME -u XDG_CACHE_HOME " + K + " audit --no-cache " + image()).code, 1);
-  EXPECT_EQ(run("env -u HOME XDG_CACHE_HOME=relative " + K + " audit " + image()).code, 3);
+  // A relative XDG_CACHE_HOME is ignored (the XDG spec), so nothing is written beside the working
+  // directory: run in a folder of its own (an older binary wrote relative/kernodeck/ into the
+  // checkout this way), which stays empty.
+  std::string cwd = tempDir("relative-xdg");
+  EXPECT_EQ(run("cd " + cwd + " && env -u HOME XDG_CACHE_HOME=relative " + K + " audit " + image()).code, 3);
+  EXPECT_FALSE(lexists(cwd + "/relative")) << run("find " + cwd).out;
 }
 
 }  // namespace
