@@ -104,7 +104,8 @@ TEST(SafeFile, WriteOutputFileFollowsOnlyTrustedLinks) {
   ASSERT_TRUE(writeOutputFile(d + "/mine", "two\n").ok());
   struct stat st {};
   ASSERT_EQ(::lstat((d + "/mine").c_str(), &st), 0);
-  EXPECT_TRUE(S_ISREG(st.st_mode)) << "a regular output replaces the link, as before";
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "one's own link is followed: its target is replaced";
+  EXPECT_EQ(slurp(d + "/a.json"), "two\n");
   ::mkdir((d + "/sub").c_str(), 0755);
   ASSERT_TRUE(writeOutputFile(d + "/sub/../b.json", "three\n").ok());
   EXPECT_EQ(slurp(d + "/b.json"), "three\n");
@@ -135,7 +136,7 @@ TEST(SafeFile, WriteOutputFileFollowsOnlyTrustedLinks) {
     ASSERT_EQ(::chmod(shared.c_str(), mode), 0);
     ASSERT_EQ(::symlink((d + "/victim").c_str(), (shared + "/out").c_str()), 0);
     ASSERT_EQ(::lchown((shared + "/out").c_str(), 65534, 65534), 0);
-    writeOutputFile(d + "/victim", "precious\n");
+    ASSERT_TRUE(writeOutputFile(d + "/victim", "precious\n").ok());
     for (auto how : {kernodeck::util::OutputWrite::Replace, kernodeck::util::OutputWrite::InPlace}) {
       auto w = writeOutputFile(shared + "/out", "report\n", how);
       ASSERT_FALSE(w.ok()) << mode;
