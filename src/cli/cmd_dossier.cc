@@ -26,7 +26,7 @@ struct DossierFlags {
   bool help = false, json = false;
   std::string output, dir, reference = "reference.json", outputs, python, repo, work, signKey, keyFile, wheels, image;
   std::vector<std::string> reports, includes, inputRoots;
-  bool runProject = false, allowSdist = false, gpu = false;
+  bool runProject = false, allowSdist = false, gpu = false, allowNetwork = false;
 };
 
 // Declares every option of the three actions into `opts`, filling `f`.
@@ -56,6 +56,9 @@ void addDossierOptions(po::options_description& opts, DossierFlags& f) {
       "build: sign MANIFEST.sha256 with this private key (PEM, ECDSA P-256 or Ed25519) into "
       "MANIFEST.sha256.dsse")("key", po::value(&f.keyFile),
                               "verify, replay: refuse a dossier that is not signed by this public key (PEM)")(
+      "allow-network", po::bool_switch(&f.allowNetwork),
+      "replay --run: when the kernel refuses a network namespace, run pip and the entry point with this host's "
+      "network anyway (default: refuse, exit 3)")(
       "allow-sdist", po::bool_switch(&f.allowSdist),
       "replay: let pip build source distributions (runs their setup code); default: wheels only")(
       "image", po::value(&f.image),
@@ -73,6 +76,8 @@ int checkDossierFlags(const std::string& verb, const std::string& cmd, const Dos
   if (!f.image.empty() && (verb != "replay" || !f.runProject))
     return usageError(cmd, "--image is a `dossier replay --run` option");
   if (f.gpu && f.image.empty()) return usageError(cmd, "--gpu passes the GPU into the --image container: give --image");
+  if (f.allowNetwork && (verb != "replay" || !f.runProject))
+    return usageError(cmd, "--allow-network is a `dossier replay --run` option");
   if (!f.image.empty())
     if (auto d = record::imageDigest(f.image); !d.ok()) return usageError(cmd, d.error().message);
   return -1;
@@ -127,6 +132,17 @@ int replayRun(const std::string& cmd, DossierFlags f, record::ReplayOptions o, r
   if (!f.image.empty())
     sealing.user = "uid " + std::to_string(::getuid()) + " inside " + f.image + " with podman",
     sealing.network = "without network (--network=none)";
+  // No namespace: fail closed before pip runs, unless networked replay was asked for by name.
+  if (f.image.empty() && sealing.prefix.empty()) {
+    if (!f.allowNetwork) {
+      std::fprintf(stderr,
+                   "kernodeck %s: --run: refusing to run the dossier's code with this host's network: %s; "
+                   "--allow-network runs it anyway, --image runs it in a container without network\n",
+                   cmd.c_str(), sealing.reason.c_str());
+      return report::kExitIncomplete;
+    }
+    sealing.network = "WITH this host's network (--allow-network): " + sealing.reason;
+  }
   record::ProjectReplayOptions po{.dossier = std::move(o),
                                   .reference = std::move(ref),
                                   .python = f.python,
@@ -150,27 +166,36 @@ int replayRun(const std::string& cmd, DossierFlags f, record::ReplayOptions o, r
 // `dossier replay` of a verified manifest: the procedure, reference and lock parsed before use,
 // then the plan printed or, with --run, the project replayed.
 int dossierReplay(const std::string& cmd, const DossierFlags& f, std::vector<record::ManifestEntry> manifest) {
-  const std::string& dir = f.dir;
+  // Read once: everything below reads the private copy, which the replay's verify step hashes.
+  auto copy = record::DossierCopy::make(f.dir);
+  if (!copy.ok()) return documentError(cmd, copy.error());
+  const std::string& dir = copy->path();
   record::ReplayOptions o;
   o.dir = dir;
+  o.shown = f.dir;
+  // An error names the dossier as the user named it, not the private copy.
+  auto named = [&](Error e) {
+    for (size_t at; (at = e.message.find(dir)) != std::string::npos;) e.message.replace(at, dir.size(), f.dir);
+    return documentError(cmd, e);
+  };
   o.manifest = std::move(manifest);
   auto procedure = loadDocument<record::Procedure>(dir + "/procedure.json",
                                                    [](const nlohmann::json& j) { return record::parseProcedure(j); });
-  if (!procedure.ok()) return documentError(cmd, procedure.error());
+  if (!procedure.ok()) return named(procedure.error());
   o.procedure = std::move(procedure).value();
   auto ref = loadReference(dir + "/reference.json");
-  if (!ref.ok()) return documentError(cmd, ref.error());
+  if (!ref.ok()) return named(ref.error());
   // The dossier's lock, when it carries one (dossier build --wheels), parsed before use.
   std::optional<record::Lock> lock;
   if (std::any_of(o.manifest.begin(), o.manifest.end(), [](const auto& e) { return e.path == "pylock.toml"; })) {
     auto text = util::readFileLimited(dir + "/pylock.toml", 16u << 20);
-    if (!text.ok()) return documentError(cmd, text.error());
+    if (!text.ok()) return named(text.error());
     auto l = record::parsePylock(*text);
-    if (!l.ok()) return documentError(cmd, Error::Corrupt(dir + "/pylock.toml: " + l.error().message));
+    if (!l.ok()) return named(Error::Corrupt(dir + "/pylock.toml: " + l.error().message));
     lock = std::move(l).value();
   }
   if (f.runProject) return replayRun(cmd, f, std::move(o), std::move(ref).value(), lock);
-  record::ReplayPlanOptions plan{.dossier = dir,
+  record::ReplayPlanOptions plan{.dossier = f.dir,  // as printed: nothing is read from it
                                  .root = "REPLAY",
                                  .python = f.python,
                                  .repo = f.repo,

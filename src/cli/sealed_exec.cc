@@ -81,8 +81,8 @@ Sealing probeSealing(const std::string& self) {
     s.prefix = {self, "dossier", "_sealed"};
     s.network = "without network: pip and the entry point ran in a new network namespace with only loopback";
   } else {
-    s.network = "WITH this host's network: the kernel refused a new network namespace (" +
-                (pr.ok() ? pr->lastLine() : pr.error().message) + ")";
+    s.reason = "the kernel refused a new network namespace (" + (pr.ok() ? pr->lastLine() : pr.error().message) + ")";
+    s.network = "WITH this host's network: " + s.reason;
   }
   return s;
 }

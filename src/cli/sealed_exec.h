@@ -17,6 +17,7 @@ struct Sealing {
   std::vector<std::string> prefix;  // the argv prefix for the sealed commands; empty: not available
   std::string network;              // what the replay.network finding says
   std::string user;                 // "root (uid 0)"
+  std::string reason;               // prefix empty: why ("the kernel refused a new network namespace (...)")
 };
 // Tries the sealing once (`self dossier _sealed true`) and says what a replay will get.
 Sealing probeSealing(const std::string& self);

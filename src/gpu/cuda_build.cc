@@ -32,7 +32,7 @@ std::vector<std::string> torchInconsistencies(const TorchFacts& torch, const Ima
       for (const auto& [name, ver] : torch.nvidiaWheels) {
         static const std::regex cuTag(R"(-cu(\d+)$)");
         std::smatch m;
-        if (std::regex_search(name, m, cuTag) && m[1].str() != major)
+        if (name.size() <= 256 && std::regex_search(name, m, cuTag) && m[1].str() != major)  // bounded
           out.push_back("torch is built for CUDA " + cuda + " but " + name + " " + ver + " is installed (CUDA " +
                         m[1].str() + ")");
       }

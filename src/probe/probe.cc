@@ -111,10 +111,15 @@ class Probe {
     r_.subject()["reference"] = std::string("probe on ") + host;
     // First: a node that requires an audited image learns it before anything else; a registry it
     // cannot reach fails the step and leaves the rest not reached (exit 3), never a pass.
-    if (o_.checkReport)
+    if (o_.checkReport) {
       r_.runStep("attached_report", [&] { return o_.checkReport(r_); });
-    else
+      // Not met (or not checked): stop here. The later steps stay not_reached, so nothing of the
+      // image is read and no plugin is loaded on behalf of an image that has no passing report.
+      const json& sec = r_.sections().contains("attached_report") ? r_.sections().at("attached_report") : json();
+      if (r_.failed() || !sec.is_object() || sec.value("met", false) != true) return std::move(r_);
+    } else {
       r_.skipStep("attached_report", "no --require-report");
+    }
     loadContext();
     r_.runStep("versions", [&] { return versions(); });
     r_.runStep("devices", [&] { return devices(); });

@@ -232,17 +232,15 @@ int checkFlags(const std::string& prog, const ReportCheckFactory& reportCheck, M
 }
 
 // On a failure, the one-line verdict in --termination-log (default /dev/termination-log when present).
-void writeTerminationLog(const std::string& terminationLog, const report::Report& r, int rc) {
+void writeTerminationLog(const std::string& prog, const std::string& terminationLog, const report::Report& r, int rc) {
   struct stat st {};
   std::string path = !terminationLog.empty()                    ? terminationLog
                      : ::stat("/dev/termination-log", &st) == 0 ? "/dev/termination-log"
                                                                 : "";
-  if (!path.empty())
-    if (FILE* f = std::fopen(path.c_str(), "w")) {
-      std::string msg = terminationMessage(r, rc) + "\n";
-      std::fwrite(msg.data(), 1, msg.size(), f);
-      std::fclose(f);
-    }
+  if (path.empty()) return;
+  // Written in place (kubelet bind-mounts the file), never through another user's link.
+  if (auto w = util::writeOutputFile(path, terminationMessage(r, rc) + "\n", util::OutputWrite::InPlace); !w.ok())
+    std::fprintf(stderr, "%s: --termination-log: %s\n", prog.c_str(), w.error().message.c_str());
 }
 
 }  // namespace
@@ -278,7 +276,7 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
   else if (mode == Mode::Gate && rc != 0)  // the gate's refusal is one line, as its other failures
     std::fprintf(stderr, "%s\n", terminationMessage(r, rc).c_str());
-  if (rc != 0) writeTerminationLog(f.terminationLog, r, rc);
+  if (rc != 0) writeTerminationLog(prog, f.terminationLog, r, rc);
   return rc;
 }
 

@@ -60,7 +60,7 @@ bool wheelTagsSupported(const std::vector<std::string>& tags, const std::string&
   static const std::regex abiTag(R"(^cp(\d)(\d+)[dmu]*$)");
   auto pythonOk = [&](const std::string& t) {
     std::smatch m;
-    if (!std::regex_match(t, m, pyTag)) return false;
+    if (t.size() > 16 || !std::regex_match(t, m, pyTag)) return false;  // bounded: an image's tag
     int tmaj = std::atoi(m[2].str().c_str());
     if (tmaj != major) return false;
     if (m[3].str().empty()) return m[1] == "py";
@@ -71,7 +71,7 @@ bool wheelTagsSupported(const std::vector<std::string>& tags, const std::string&
     if (a == "none") return true;
     if (a == "abi3") return py.rfind("cp", 0) == 0;
     std::smatch m;
-    if (!std::regex_match(a, m, abiTag)) return false;
+    if (a.size() > 16 || !std::regex_match(a, m, abiTag)) return false;
     return std::atoi(m[1].str().c_str()) == major && std::atoi(m[2].str().c_str()) == minor;
   };
   auto platformOk = [&](const std::string& p) {

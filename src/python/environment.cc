@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <regex>
+#include <cctype>
 #include <set>
 
 #include "kernodeck/util/strings.h"
@@ -40,10 +40,13 @@ std::optional<std::string> readText(const oci::FsView& v, const std::string& p, 
 }
 
 // "python3.11" -> "3.11"
+// (`^python([23]\.[0-9]+)$`, scanned: an image's names may be of any length.)
 std::string versionOfLibDir(const std::string& name) {
-  static const std::regex re(R"(^python([23]\.[0-9]+)$)");
-  std::smatch m;
-  return std::regex_match(name, m, re) ? m[1].str() : "";
+  if (name.size() < 9 || !name.starts_with("python") || (name[6] != '2' && name[6] != '3') || name[7] != '.')
+    return "";
+  for (size_t i = 8; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return "";
+  return name.substr(6);
 }
 
 std::vector<std::string> pythonLibVersions(const oci::FsView& v, const std::string& libDir) {
@@ -174,14 +177,11 @@ void inventoryLinkedCode(const oci::FsView& v, PythonEnv& env, const std::string
         d.codeLocation = paths.front()[0] == '/' ? imagePath(paths.front()) : join(loc, paths.front());
       // setuptools' finder mode: "import __editable___NAME_finder; ...", whose MAPPING names the
       // directory of each top-level package.
-      static const std::regex finderImport(R"(^import (__editable___[A-Za-z0-9_]+_finder);)");
-      static const std::regex mapping(R"(MAPPING\s*(?::[^=]*)?=\s*\{\s*'[^']*'\s*:\s*'([^']+)')");
-      std::smatch fm, mm;
+      // Both scanned by hand: the files are the image's, std::regex recursed per character.
       std::string first(util::trim(*t));
-      if (std::regex_search(first, fm, finderImport))
-        if (auto finder = readText(v, join(loc, fm[1].str() + ".py"), 1 << 20);
-            finder && std::regex_search(*finder, mm, mapping))
-          d.codeLocation = imagePath(mm[1].str());
+      if (auto module = editableFinderImport(first); !module.empty())
+        if (auto finder = readText(v, join(loc, module + ".py"), 1 << 20); finder)
+          if (auto dir = editableFinderMapping(*finder); !dir.empty()) d.codeLocation = imagePath(dir);
     }
   }
   for (const auto& e : entries) {
@@ -532,14 +532,8 @@ class Builder {
 
 // "opt/venv/bin/python3.11" -> "3.11"; the name of what a "python3" link points to, else "".
 std::string interpreterVersion(const oci::FsView& v, const std::string& path) {
-  static const std::regex re(R"(^python([23]\.[0-9]+)$)");
-  std::smatch m;
-  std::string base = baseName(path);
-  if (std::regex_match(base, m, re)) return m[1].str();
-  if (auto r = v.resolve(path, true); r.ok()) {
-    std::string target = baseName(*r);
-    if (std::regex_match(target, m, re)) return m[1].str();
-  }
+  if (auto ver = versionOfLibDir(baseName(path)); !ver.empty()) return ver;
+  if (auto r = v.resolve(path, true); r.ok()) return versionOfLibDir(baseName(*r));
   return "";
 }
 
@@ -593,6 +587,51 @@ std::vector<PythonEnv> discoverEnvironments(const oci::FsView& v, const std::str
   DiscoveryOptions o;
   o.pythonVersionHint = hint;
   return findEnvironments(v, o).envs;
+}
+
+namespace {
+bool regexSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+size_t skipSpaces(std::string_view s, size_t i) {
+  while (i < s.size() && regexSpace(s[i])) ++i;
+  return i;
+}
+}  // namespace
+
+std::string editableFinderImport(std::string_view t) {
+  // ^import (__editable___[A-Za-z0-9_]+_finder);
+  constexpr std::string_view kImport = "import ", kPrefix = "__editable___", kSuffix = "_finder";
+  if (!t.starts_with(kImport)) return "";
+  size_t b = kImport.size(), e = b;
+  while (e < t.size() && (std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_')) ++e;
+  std::string_view name = t.substr(b, e - b);
+  if (e >= t.size() || t[e] != ';' || name.size() < kPrefix.size() + 1 + kSuffix.size() ||
+      !name.starts_with(kPrefix) || !name.ends_with(kSuffix))
+    return "";
+  return std::string(name);
+}
+
+std::string editableFinderMapping(std::string_view t) {
+  // MAPPING\s*(?::[^=]*)?=\s*\{\s*'[^']*'\s*:\s*'([^']+)', the first occurrence that matches.
+  constexpr std::string_view kKey = "MAPPING";
+  for (size_t at = t.find(kKey); at != std::string_view::npos; at = t.find(kKey, at + 1)) {
+    size_t i = skipSpaces(t, at + kKey.size());
+    if (i < t.size() && t[i] == ':') i = t.find('=', i);
+    if (i == std::string_view::npos || i >= t.size() || t[i] != '=') continue;
+    i = skipSpaces(t, i + 1);
+    if (i >= t.size() || t[i] != '{') continue;
+    i = skipSpaces(t, i + 1);
+    if (i >= t.size() || t[i] != '\'') continue;
+    size_t close = t.find('\'', i + 1);
+    if (close == std::string_view::npos) continue;
+    i = skipSpaces(t, close + 1);
+    if (i >= t.size() || t[i] != ':') continue;
+    i = skipSpaces(t, i + 1);
+    if (i >= t.size() || t[i] != '\'') continue;
+    size_t end = t.find('\'', i + 1);
+    if (end == std::string_view::npos || end == i + 1) continue;
+    return std::string(t.substr(i + 1, end - i - 1));
+  }
+  return "";
 }
 
 }  // namespace kernodeck::python

@@ -1,6 +1,5 @@
 #include "kernodeck/python/pins.h"
 
-#include <regex>
 #include <set>
 
 #include "kernodeck/util/strings.h"
@@ -9,18 +8,28 @@ namespace kernodeck::python {
 
 namespace {
 
+// Each ${NAME} (NAME of [A-Z0-9_]+) replaced by its value in `env`, else kept; scanned by hand
+// (the text is an image's: std::regex recursed once per character).
 std::string expandVars(const std::string& s, const std::map<std::string, std::string>& env) {
-  static const std::regex re(R"(\$\{([A-Z0-9_]+)\})");
+  auto nameChar = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; };
   std::string out;
-  auto begin = std::sregex_iterator(s.begin(), s.end(), re);
-  size_t last = 0;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    out += s.substr(last, static_cast<size_t>(it->position()) - last);
-    auto v = env.find((*it)[1].str());
-    out += v != env.end() ? v->second : it->str();
-    last = static_cast<size_t>(it->position() + it->length());
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t at = s.find("${", i);
+    if (at == std::string::npos) break;
+    size_t e = at + 2;
+    while (e < s.size() && nameChar(s[e])) ++e;
+    if (e == at + 2 || e >= s.size() || s[e] != '}') {
+      out.append(s, i, at + 1 - i);  // not a variable: go on after its '$'
+      i = at + 1;
+      continue;
+    }
+    out.append(s, i, at - i);
+    auto v = env.find(s.substr(at + 2, e - at - 2));
+    out += v != env.end() ? v->second : s.substr(at, e + 1 - at);
+    i = e + 1;
   }
-  return out + s.substr(last);
+  return out.append(s, i, std::string::npos);
 }
 
 std::string dirOf(const std::string& p) {

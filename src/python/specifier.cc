@@ -30,7 +30,7 @@ std::vector<std::string> versionSplit(const std::string& v) {
   static const std::regex prefix(R"(^([0-9]+)((?:a|b|c|rc)[0-9]+)$)");
   for (const auto& item : util::split(rest, '.')) {
     std::smatch m;
-    if (std::regex_match(item, m, prefix)) {
+    if (item.size() <= 64 && std::regex_match(item, m, prefix)) {  // bounded: an image's text
       out.push_back(m[1].str());
       out.push_back(m[2].str());
     } else {

@@ -1,19 +1,52 @@
 #include "kernodeck/python/torch_build.h"
 
-#include <regex>
 
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::python {
 
+namespace {
+
+bool regexSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool identStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+bool identChar(char c) { return identStart(c) || (c >= '0' && c <= '9'); }
+
+// One line of torch/version.py as `NAME [: ANNOTATION] = VALUE` (the regex
+// `^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=\s*(.+?)\s*$` it replaced), scanned by hand: the
+// file is the image's, and std::regex recursed once per character of a long line.
+bool assignment(std::string_view l, std::string& key, std::string& raw) {
+  size_t i = 0;
+  while (i < l.size() && regexSpace(l[i])) ++i;
+  if (i >= l.size() || !identStart(l[i])) return false;
+  size_t k = i;
+  while (i < l.size() && identChar(l[i])) ++i;
+  key = std::string(l.substr(k, i - k));
+  while (i < l.size() && regexSpace(l[i])) ++i;
+  if (i < l.size() && l[i] == ':') i = l.find('=', i);
+  if (i == std::string_view::npos || i >= l.size() || l[i] != '=') return false;
+  size_t afterEq = ++i;
+  while (i < l.size() && regexSpace(l[i])) ++i;
+  size_t e = l.size();
+  while (e > i && regexSpace(l[e - 1])) --e;
+  if (e == i) {  // only spaces after '=': the regex took the last of them that is no line end
+    for (size_t k = l.size(); k > afterEq; --k)
+      if (l[k - 1] != '\r' && l[k - 1] != '\n') return raw = std::string(1, l[k - 1]), true;
+    return false;
+  }
+  std::string_view v = l.substr(i, e - i);
+  if (v.find('\r') != std::string_view::npos || v.find('\n') != std::string_view::npos) return false;  // `.`
+  raw = std::string(v);
+  return true;
+}
+
+}  // namespace
+
 std::optional<TorchVersionPy> parseTorchVersionPy(std::string_view text) {
-  static const std::regex assign(R"(^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=\s*(.+?)\s*$)");
   TorchVersionPy t;
   bool any = false;
   for (const auto& line : util::split(text.substr(0, 65536), '\n')) {
-    std::smatch m;
-    if (!std::regex_match(line, m, assign)) continue;
-    std::string key = m[1].str(), raw = m[2].str();
+    std::string key, raw;
+    if (!assignment(line, key, raw)) continue;
     std::string value;
     if (raw.size() >= 2 && (raw.front() == '\'' || raw.front() == '"') && raw.back() == raw.front())
       value = raw.substr(1, raw.size() - 2);

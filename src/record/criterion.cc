@@ -61,7 +61,7 @@ namespace {
 // "1.2.3" or "0x1p-3" is an error rather than a prefix read as a number.
 Result<double> parseThreshold(const std::string& text, const std::string& criterion) {
   static const std::regex number(R"(^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$)");
-  if (!std::regex_match(text, number))
+  if (text.size() > 64 || !std::regex_match(text, number))  // bounded: a dossier's text
     return Error::Invalid("criterion '" + util::printable(criterion, 80) + "': '" + util::printable(text, 40) +
                           "' is not a number");
   char* end = nullptr;
@@ -86,6 +86,9 @@ Result<Criterion> parseCriterion(std::string_view s) {
   static const std::regex ranked(R"(^(topk|knn):(\d{1,6})\s*>=\s*(\S+)$)");
   const std::string usage = "' is not exact, abs<=X, rel<=X, cosine>=X, topk:K>=X or knn:K>=X";
   std::smatch m;
+  // Bounded before any regex reads it: a criterion is a few characters, and the text may be a
+  // replayed dossier's (libstdc++'s std::regex recurses once per character).
+  if (t.size() > 256) return Error::Invalid("criterion '" + util::printable(t, 80) + "' is too long (over 256 characters)");
   if (std::regex_match(t, m, ranked)) {
     c.kind = m[1].str();
     c.k = std::stoi(m[2].str());

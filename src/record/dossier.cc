@@ -5,7 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -16,6 +20,7 @@
 #include "kernodeck/record/record.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/util/hash.h"
+#include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 #include "pip_dry_run.h"
@@ -64,6 +69,8 @@ class DossierBuild {
  private:
   // collect: the folder is new or empty.
   Status collect() {
+    // Never into a folder reached through another user's link (util::resolveOutputPath's rule).
+    KDK_TRY_STATUS(util::checkOutputFolder(o_.dir));
     struct stat st {};
     if (::stat(o_.dir.c_str(), &st) == 0) {
       if (!util::listFilesRecursive(o_.dir).empty()) return Error::Invalid(o_.dir + " exists and is not empty");
@@ -236,10 +243,60 @@ report::Report verifyDossier(const std::string& dir, const std::vector<ManifestE
   return r;
 }
 
+namespace {
+
+// Copies the open regular file `in` to a new file at `to`; false on an error.
+bool copyFd(int in, const std::string& to) {
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0) return false;
+  char buf[1 << 16];
+  bool ok = true;
+  for (;;) {
+    ssize_t n = ::read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    if (!util::writeAll(out, std::string_view(buf, static_cast<size_t>(n)))) {
+      ok = false;
+      break;
+    }
+  }
+  return ::close(out) == 0 && ok;
+}
+
+}  // namespace
+
+Result<DossierCopy> DossierCopy::make(const std::string& dir) {
+  char tmpl[] = "/tmp/kernodeck-dossier-XXXXXX";
+  if (!::mkdtemp(tmpl)) return Error::Io(std::string("cannot create a private folder for the dossier: ") + std::strerror(errno));
+  DossierCopy copy{std::string(tmpl)};
+  struct stat top {};
+  if (::stat(dir.c_str(), &top) != 0 || !S_ISDIR(top.st_mode))
+    return Error::NotFound("cannot read the dossier " + dir + ": not a folder");
+  for (const auto& rel : util::listFilesRecursive(dir)) {
+    std::string to = copy.path_ + "/" + rel;
+    if (auto slash = to.rfind('/'); !util::makeDirs(to.substr(0, slash)))
+      return Error::Io("cannot copy the dossier into " + copy.path_);
+    int in = ::open((dir + "/" + rel).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st {};
+    bool regular = in >= 0 && ::fstat(in, &st) == 0 && S_ISREG(st.st_mode);
+    bool ok = regular ? copyFd(in, to) : util::writeBeneath(copy.path_, rel, "").ok();
+    if (in >= 0) ::close(in);
+    if (!ok) return Error::Io("cannot copy " + dir + "/" + rel + " into " + copy.path_ + ": " + std::strerror(errno));
+  }
+  return copy;
+}
+
+DossierCopy::~DossierCopy() {
+  if (!path_.empty()) (void)util::removeTree(path_);
+}
+
 report::Report replayDossier(const ReplayOptions& o, const Reference& ref, const ReplayPlanOptions& plan) {
   report::Report r("dossier replay");
   r.declareSteps({"verify", "plan"});
-  r.subject()["reference"] = o.dir;
+  r.subject()["reference"] = o.shown.empty() ? o.dir : o.shown;
   bool verified = true;
   r.runStep("verify", [&]() -> Status {
     report::Report v = verifyDossier(o.dir, o.manifest);

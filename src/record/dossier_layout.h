@@ -2,7 +2,6 @@
 // Private to the record module.
 #pragma once
 
-#include <regex>
 #include <string>
 
 #include "kernodeck/util/result.h"
@@ -19,9 +18,13 @@ inline bool confinedPath(const std::string& p) {
 }
 
 // A name (of a data or weights input) usable as one path component of the dossier.
+// (`[A-Za-z0-9_][A-Za-z0-9._-]{0,99}`, scanned by hand.)
 inline bool plainName(const std::string& n) {
-  static const std::regex ok(R"([A-Za-z0-9_][A-Za-z0-9._-]{0,99})");
-  return std::regex_match(n, ok);
+  auto word = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; };
+  if (n.empty() || n.size() > 100 || !word(n[0])) return false;
+  for (char c : n)
+    if (!word(c) && c != '.' && c != '-') return false;
+  return true;
 }
 
 // The dossier's copy of a data or weights input: a file, or a folder of its files.

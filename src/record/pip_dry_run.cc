@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <regex>
+#include <algorithm>
 
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/safe_file.h"
@@ -39,10 +39,16 @@ std::string pipDryRun(const std::string& interpreter, const std::string& require
     spec.timeoutMs = 120000;
     auto pr = util::runProcess(spec);
     if (pr.ok() && !pr->ok()) {
-      static const std::regex missing(R"((No matching distribution found for [^\n]+))");
-      std::smatch m;
+      // pip's line `No matching distribution found for X` (scanned: pip's output is the dossier's doing).
       std::string said = pr->err + pr->out;
-      problem = std::regex_search(said, m, missing) ? m[1].str() : "pip " + pr->describe() + ": " + pr->lastLine();
+      const std::string_view kMissing = "No matching distribution found for ";
+      std::string found;
+      for (size_t at = said.find(kMissing); at != std::string::npos && found.empty(); at = said.find(kMissing, at + 1)) {
+        size_t end = said.find('\n', at + kMissing.size());
+        if (end == std::string::npos) end = said.size();
+        if (end > at + kMissing.size()) found = said.substr(at, std::min<size_t>(end - at, 400));
+      }
+      problem = !found.empty() ? found : "pip " + pr->describe() + ": " + pr->lastLine();
       problem = "pip's resolver (dry run) cannot meet the requirements from what the replay will have: " +
                 util::printable(problem, 300);
     }

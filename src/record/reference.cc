@@ -49,6 +49,7 @@ std::string mutableReason(const std::string& provenance) {
   if (provenance.empty()) return "";
   std::string p = util::toLower(provenance);
   if (p.find("latest") != std::string::npos) return "it names 'latest'";
+  if (p.size() > 2048) return "it is over 2,048 characters long: no pinned name is";  // bounded before a regex reads it
   static const std::regex hub(R"(^(hf|huggingface)://[^@?]+$)");
   if (std::regex_match(p, hub)) return "it names a model without a revision (add @<commit>)";
   static const std::regex image(R"(^(docker://|oci://)?[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+:[\w.-]+$)");

@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 #include "code_archive.h"
@@ -41,9 +40,12 @@ namespace {
 // PATH inside an image (its own programs; the caller's PATH names this host's).
 constexpr const char* kImagePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+// `python[0-9.]*` (the whole base name), scanned: the entry point is the dossier's text.
 bool isPython(const std::string& program) {
-  static const std::regex py(R"(python[0-9.]*)");
-  return std::regex_match(program.substr(program.rfind('/') + 1), py);
+  std::string base = program.substr(program.rfind('/') + 1);
+  return base.starts_with("python") && std::all_of(base.begin() + 6, base.end(), [](char c) {
+           return (c >= '0' && c <= '9') || c == '.';
+         });
 }
 
 // The variables that change results, as the reference recorded them: only these names are
@@ -330,7 +332,7 @@ class ProjectReplay {
 
   report::Report run() {
     r_.declareSteps(kSteps);
-    r_.subject()["reference"] = o_.dossier.dir;
+    r_.subject()["reference"] = o_.dossier.shown.empty() ? o_.dossier.dir : o_.dossier.shown;
     if (!o_.image.empty()) {
       auto digest = imageDigest(o_.image);
       if (!digest.ok()) {  // the CLI refused it already; said here too for any other caller
@@ -370,6 +372,7 @@ class ProjectReplay {
   // The fresh folder: the one given (absent or empty), else a temporary one.
   Status makeWorkFolder() {
     if (!o_.work.empty()) {
+      KDK_TRY_STATUS(util::checkOutputFolder(o_.work));
       struct stat st {};
       if (::lstat(o_.work.c_str(), &st) == 0 && (!S_ISDIR(st.st_mode) || !util::listFilesRecursive(o_.work).empty()))
         return Error::Invalid(o_.work + " exists and is not an empty folder: a replay starts in a fresh one");
@@ -408,9 +411,10 @@ class ProjectReplay {
       r_.add("replay.network", Severity::Info,
              "the environment and run steps run inside " + o_.image + " with podman --network=none (without network)" +
                  (o_.gpu ? ", every NVIDIA GPU passed through CDI" : ""),
-             {{"layer", "environment"}, {"digest", img_.digest}});
+             {{"layer", "environment"}, {"digest", img_.digest}, {"network", "none"}});
     else if (!o_.network.empty())
-      r_.add("replay.network", Severity::Info, o_.network, {{"layer", "environment"}});
+      r_.add("replay.network", Severity::Info, o_.network,
+             {{"layer", "environment"}, {"network", o_.isolate.empty() ? "host" : "namespace"}});
   }
 
   // One step: its actions in order, skipped when the dossier did not verify or has none.

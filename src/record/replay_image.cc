@@ -3,7 +3,7 @@
 
 #include <unistd.h>
 
-#include <regex>
+#include <algorithm>
 
 #include "kernodeck/util/process.h"
 #include "kernodeck/util/strings.h"
@@ -11,13 +11,20 @@
 namespace kernodeck::record {
 
 Result<std::string> imageDigest(const std::string& ref) {
-  static const std::regex pinned(R"(([^@\s]+)@(sha256:[0-9a-f]{64}))");
-  std::smatch m;
-  if (!std::regex_match(ref, m, pinned))
+  // NAME@sha256:<64 lowercase hex>, NAME without '@' or whitespace.
+  size_t at = ref.find('@');
+  std::string digest = at == std::string::npos ? "" : ref.substr(at + 1);
+  bool pinned = at != std::string::npos && at > 0 &&
+                std::none_of(ref.begin(), ref.begin() + static_cast<long>(at),
+                             [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }) &&
+                digest.size() == 71 && digest.starts_with("sha256:") &&
+                std::all_of(digest.begin() + 7, digest.end(),
+                            [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  if (!pinned)
     return Error::Invalid("--image " + util::printable(ref, 200) +
                           " is not named by digest (REF@sha256:<64 hex>): a tag can move, so it would not say which "
                           "image reproduced the result");
-  return m[2].str();
+  return digest;
 }
 
 std::vector<std::string> podmanRun(const ImageRun& img, const std::string& cwd,

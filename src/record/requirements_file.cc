@@ -4,6 +4,8 @@
 // (shlex-split, parsed by optparse, which takes any unambiguous prefix of a long option).
 #include "kernodeck/record/requirements_file.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -73,10 +75,46 @@ std::optional<std::vector<std::string>> shlexSplit(std::string_view s) {
   return words;
 }
 
+bool regexSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool lineEnd(char c) { return c == '\n' || c == '\r'; }
+
+// `^[A-Za-z][A-Za-z0-9+.\-]*:.*` (the whole of v; `.` is no line end), scanned by hand: a
+// requirement line is the dossier's text, of any length, and std::regex recursed per character.
 bool hasScheme(const std::string& v) {
-  static const std::regex scheme(R"(^[A-Za-z][A-Za-z0-9+.\-]*:.*)");
-  return std::regex_match(v, scheme);
+  if (v.empty() || !std::isalpha(static_cast<unsigned char>(v[0]))) return false;
+  size_t i = 1;
+  while (i < v.size() && (std::isalnum(static_cast<unsigned char>(v[i])) || v[i] == '+' || v[i] == '.' || v[i] == '-'))
+    ++i;
+  return i < v.size() && v[i] == ':' && std::none_of(v.begin() + i + 1, v.end(), lineEnd);
 }
+
+// pip's comment stripping, `(^|\s+)#.*$` replaced by nothing: the text before the first '#' that
+// starts the line or follows whitespace (with that whitespace), when no line end follows it.
+std::string stripComment(const std::string& l) {
+  auto restOk = [&](size_t hash) { return std::none_of(l.begin() + hash + 1, l.end(), lineEnd); };
+  if (!l.empty() && l[0] == '#' && restOk(0)) return "";
+  for (size_t p = 0; p < l.size();) {
+    if (!regexSpace(l[p])) {
+      ++p;
+      continue;
+    }
+    size_t q = p;
+    while (q < l.size() && regexSpace(l[q])) ++q;
+    if (q < l.size() && l[q] == '#' && restOk(q)) return l.substr(0, p);
+    p = q;
+  }
+  return l;
+}
+
+// A line whose first non-space character is '#' (`^\s*#`).
+bool isCommentLine(const std::string& l) {
+  size_t i = 0;
+  while (i < l.size() && regexSpace(l[i])) ++i;
+  return i < l.size() && l[i] == '#';
+}
+
+// What pep508's regex may read: longer is no requirement pip would take either.
+constexpr size_t kMaxRequirement = 4096;
 
 // pip takes a requirement ending like an archive for a local file, whatever else it looks like.
 bool looksLikeArchive(const std::string& name) {
@@ -206,7 +244,7 @@ struct Scanner {
       why = "names a URL: a replay installs only what the dossier carries";
     else if (head.find('/') != std::string::npos || head.starts_with("."))
       why = "names a path: a replay installs only what the dossier carries";
-    else if (!std::regex_match(req, m, pep508))
+    else if (req.size() > kMaxRequirement || !std::regex_match(req, m, pep508))
       why = "is not a package name with version specifiers";
     else if (looksLikeArchive(m[1].str()))
       why = "names an archive file, which pip installs from the path";
@@ -218,7 +256,6 @@ struct Scanner {
   Status scan(const std::string& file, const std::string& text, int depth) {
     open.insert(file);
     // pip's join_lines: a line ending in a backslash continues on the next; a comment line ends it.
-    static const std::regex comment(R"((^|\s+)#.*$)");
     std::vector<std::string> lines = util::split(text, '\n');
     std::string logicalLine;
     int start = 0;
@@ -226,14 +263,14 @@ struct Scanner {
       std::string l = lines[i];
       if (!l.empty() && l.back() == '\r') l.pop_back();
       if (logicalLine.empty()) start = static_cast<int>(i) + 1;
-      bool isComment = std::regex_search(l, std::regex(R"(^\s*#)"));
+      bool isComment = isCommentLine(l);
       if (!l.empty() && l.back() == '\\' && !isComment) {
         logicalLine += l.substr(0, l.size() - 1);
         if (i + 1 < lines.size()) continue;
       } else {
         logicalLine += isComment ? " " + l : l;
       }
-      std::string body(util::trim(std::regex_replace(logicalLine, comment, "")));
+      std::string body(util::trim(stripComment(logicalLine)));
       logicalLine.clear();
       if (!body.empty()) KDK_TRY_STATUS(logical(file, start, body, depth));
     }

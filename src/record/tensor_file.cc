@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "element_decode.h"
 #include "kernodeck/util/json_read.h"
@@ -143,7 +142,56 @@ std::vector<double> fortranToC(const std::vector<double>& f, const std::vector<i
   return c;
 }
 
+bool isRegexSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// After KEY (quoted, as 'key') at `at`: spaces, ':', spaces; the position of what follows, or npos.
+size_t afterKey(std::string_view h, size_t at, std::string_view key) {
+  size_t i = at + key.size();
+  while (i < h.size() && isRegexSpace(h[i])) ++i;
+  if (i >= h.size() || h[i] != ':') return std::string_view::npos;
+  ++i;
+  while (i < h.size() && isRegexSpace(h[i])) ++i;
+  return i;
+}
+
+// Calls `match(pos)` at the value of each occurrence of KEY, first to last, until it returns true:
+// the first occurrence whose value has the expected form wins, as a regex search for the whole
+// pattern would choose. Linear in the header's length whatever it holds.
+template <typename F>
+void eachKey(std::string_view h, std::string_view key, F match) {
+  for (size_t at = h.find(key); at != std::string_view::npos; at = h.find(key, at + 1))
+    if (size_t v = afterKey(h, at, key); v != std::string_view::npos && match(v)) return;
+}
+
 }  // namespace
+
+NpyHeader scanNpyHeader(std::string_view h) {
+  NpyHeader out;
+  // 'descr': '<f8' (an order, a kind of f i u b, digits)
+  eachKey(h, "'descr'", [&](size_t v) {
+    if (v + 3 > h.size() || h[v] != '\'' || std::string_view("<>|=").find(h[v + 1]) == std::string_view::npos ||
+        std::string_view("fiub").find(h[v + 2]) == std::string_view::npos)
+      return false;
+    size_t d = v + 3, e = d;
+    while (e < h.size() && h[e] >= '0' && h[e] <= '9') ++e;
+    if (e == d || e >= h.size() || h[e] != '\'') return false;
+    out.descr = NpyHeader::Descr{h[v + 1], h[v + 2], std::string(h.substr(d, e - d)), std::string(h.substr(v, e + 1 - v))};
+    return true;
+  });
+  eachKey(h, "'fortran_order'", [&](size_t v) {
+    if (h.substr(v, 4) == "True") return out.fortran = true, true;
+    if (h.substr(v, 5) == "False") return out.fortran = false, true;
+    return false;
+  });
+  eachKey(h, "'shape'", [&](size_t v) {
+    if (v >= h.size() || h[v] != '(') return false;
+    size_t close = h.find(')', v + 1);
+    if (close == std::string_view::npos) return false;
+    out.shape = std::string(h.substr(v + 1, close - v - 1));
+    return true;
+  });
+  return out;
+}
 
 double decodeLittleEndian(std::string_view dtype, size_t size, const unsigned char* p) {
   return Decoder{std::string(dtype), size, false}.decode(p);
@@ -169,22 +217,17 @@ Result<Tensor> parseNpy(std::string_view b, TensorBudget* budget) {
     return Error::Unsupported(".npy format version " + std::to_string(major) + " is not supported");
   }
   if (headerLen > 1 << 20 || off + headerLen > b.size()) return Error::Invalid(".npy header is truncated");
-  std::string header(b.substr(off, headerLen));
-  static const std::regex descrRe(R"('descr'\s*:\s*'([<>|=])([fiub])(\d+)')");
-  static const std::regex fortranRe(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shapeRe(R"('shape'\s*:\s*\(([^)]*)\))");
-  std::smatch m;
-  if (!std::regex_search(header, m, descrRe))
+  std::string_view header = b.substr(off, headerLen);
+  NpyHeader h = scanNpyHeader(header);
+  if (!h.descr)
     return Error::Unsupported(".npy dtype is not a plain numeric type: " + util::printable(header, 120));
-  auto sz = util::parseUint(m[3].str());
-  Decoder dec = decoderFor(m[2].str()[0], sz ? static_cast<size_t>(*sz) : 0, m[1].str() == ">");
-  if (dec.dtype.empty()) return Error::Unsupported(".npy dtype " + m[0].str() + " is not supported");
-  std::smatch fm, sm;
-  if (!std::regex_search(header, fm, fortranRe) || !std::regex_search(header, sm, shapeRe))
-    return Error::Invalid(".npy header lacks fortran_order or shape");
+  auto sz = util::parseUint(h.descr->size);
+  Decoder dec = decoderFor(h.descr->kind, sz ? static_cast<size_t>(*sz) : 0, h.descr->order == '>');
+  if (dec.dtype.empty()) return Error::Unsupported(".npy dtype " + util::printable(h.descr->text, 120) + " is not supported");
+  if (!h.fortran || !h.shape) return Error::Invalid(".npy header lacks fortran_order or shape");
   Tensor t;
   t.dtype = dec.dtype;
-  for (const auto& p : util::split(sm[1].str(), ',')) {
+  for (const auto& p : util::split(*h.shape, ',')) {
     std::string_view x = util::trim(p);
     if (x.empty()) continue;
     auto n = util::parseUint(x);
@@ -206,7 +249,7 @@ Result<Tensor> parseNpy(std::string_view b, TensorBudget* budget) {
   t.values.resize(count);
   auto* p = reinterpret_cast<const unsigned char*>(b.data() + data);
   for (uint64_t i = 0; i < count; ++i) t.values[i] = dec.decode(p + i * dec.size);
-  if (fm[1].str() == "True" && t.shape.size() > 1) t.values = fortranToC(t.values, t.shape);
+  if (*h.fortran && t.shape.size() > 1) t.values = fortranToC(t.values, t.shape);
   return t;
 }
 

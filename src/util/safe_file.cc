@@ -5,6 +5,11 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+
+#include <climits>
+#include <utility>
 
 #include <algorithm>
 #include <cerrno>
@@ -91,16 +96,161 @@ Status writeFileAtomic(const std::string& path, std::string_view content, bool s
   return {};
 }
 
-Status writeOutputFile(const std::string& path, std::string_view content) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-    return writeFileAtomic(path, content);
-  int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+namespace {
+
+using Fd = ResolvedOutput::Fd;
+
+// A directory others can write: group or world write permission (sticky or not).
+bool othersCanWrite(const struct stat& dir) { return (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
+
+bool onProcfs(int fd) {
+  struct statfs fs {};
+  return ::fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+}
+
+// Why the link at NAME in directory DIR (stat `dst`), owned by `linkUid`, must not be followed;
+// empty when it may be. The kernel's protected_symlinks rule, stricter and whatever the sysctl:
+// a link is followed only when the caller or root owns it, and in a directory others can write
+// only when the caller owns it.
+std::string linkRefusal(const struct stat& dst, uid_t linkUid) {
+  const uid_t me = ::geteuid();
+  if (linkUid != me && linkUid != 0) return "a link owned by uid " + std::to_string(linkUid) + ", not by this user";
+  if (linkUid != me && othersCanWrite(dst)) return "a link in a directory other users can write";
+  return "";
+}
+
+}  // namespace
+
+ResolvedOutput::Fd& ResolvedOutput::Fd::operator=(Fd&& o) noexcept {
+  if (this != &o) {
+    if (fd >= 0) ::close(fd);
+    fd = std::exchange(o.fd, -1);
+  }
+  return *this;
+}
+
+ResolvedOutput::Fd::~Fd() {
+  if (fd >= 0) ::close(fd);
+}
+
+Result<ResolvedOutput> resolveOutputPath(const std::string& path) {
+  if (path.empty()) return Error::Invalid("empty output path");
+  std::vector<std::string> todo;  // the components still to walk, last first
+  auto push = [&](const std::string& p) {
+    auto parts = split(p, '/');
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+      if (!it->empty() && *it != ".") todo.push_back(*it);
+  };
+  Fd cur(::open(path.starts_with("/") ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (cur.fd < 0) return Error::Io("cannot open the directory of " + path + ": " + std::strerror(errno));
+  push(path);
+  if (todo.empty()) return Error::Invalid(path + " names a directory, not a file");
+  int links = 0;
+  while (!todo.empty()) {
+    std::string c = todo.back();
+    todo.pop_back();
+    const bool last = todo.empty();
+    struct stat st {};
+    if (::fstatat(cur.fd, c.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT && last) return ResolvedOutput{std::move(cur), c, false};
+      return Error::Io("cannot write " + path + ": " + c + ": " + std::strerror(errno));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      Fd link(::openat(cur.fd, c.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      struct stat lst {}, dst {};
+      if (link.fd < 0 || ::fstat(link.fd, &lst) != 0 || ::fstat(cur.fd, &dst) != 0)
+        return Error::Io("cannot write " + path + ": " + c + ": " + std::strerror(errno));
+      if (!S_ISLNK(lst.st_mode)) {  // replaced since: walk it as what it is now
+        todo.push_back(c);
+        continue;
+      }
+      if (++links > 40) return Error::Unsafe("cannot write " + path + ": too many levels of links");
+      if (auto why = linkRefusal(dst, lst.st_uid); !why.empty())
+        return Error::Unsafe("refusing to write " + path + ": " + c + " is " + why);
+      if (onProcfs(cur.fd)) {
+        // /proc/self, /proc/self/fd/N (what /dev/stdout names): the kernel's own links, which
+        // may name no path (a pipe); the kernel follows them.
+        if (last) return ResolvedOutput{std::move(cur), c, true};
+        Fd next(::openat(cur.fd, c.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (next.fd < 0) return Error::Io("cannot write " + path + ": " + c + ": " + std::strerror(errno));
+        cur = std::move(next);
+        continue;
+      }
+      char buf[PATH_MAX];
+      ssize_t n = ::readlinkat(link.fd, "", buf, sizeof buf);
+      if (n < 0 || static_cast<size_t>(n) >= sizeof buf)
+        return Error::Io("cannot read the link " + c + " in " + path + ": " + std::strerror(errno));
+      std::string target(buf, static_cast<size_t>(n));
+      if (target.starts_with("/")) {
+        Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (root.fd < 0) return Error::Io(std::string("cannot open /: ") + std::strerror(errno));
+        cur = std::move(root);
+      }
+      size_t before = todo.size();
+      push(target);
+      if (todo.size() == before && last) return Error::Invalid(path + " names a directory, not a file");
+      continue;
+    }
+    if (last) {
+      if (S_ISDIR(st.st_mode)) return Error::Invalid("cannot write " + path + ": it is a directory");
+      return ResolvedOutput{std::move(cur), c, false};
+    }
+    Fd next(::openat(cur.fd, c.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.fd < 0) return Error::Io("cannot write " + path + ": " + c + ": " + std::strerror(errno));
+    cur = std::move(next);
+  }
+  return Error::Invalid(path + " names a directory, not a file");
+}
+
+Status checkOutputFolder(const std::string& path) {
+  // Walked as a file beneath it would be: every component up to the first absent one.
+  auto r = resolveOutputPath((path.empty() ? std::string(".") : path) + "/.kernodeck-folder-check");
+  if (!r.ok() && r.error().kind == ErrorKind::Unsafe) return r.error();
+  return {};
+}
+
+Status writeOutputFile(const std::string& path, std::string_view content, OutputWrite how) {
+  KDK_TRY_ASSIGN(ResolvedOutput at, resolveOutputPath(path));
+  const int dir = at.dir.fd;
+  const char* name = at.name.c_str();
+  auto into = [&](int flags) -> Status {
+    int fd = ::openat(dir, name, flags | O_WRONLY | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
+    bool ok = writeAll(fd, content);
+    int e = errno;
+    if (::close(fd) != 0 && ok) ok = false, e = errno;
+    if (!ok) return Error::Io("cannot write " + path + ": " + std::strerror(e));
+    return {};
+  };
+  if (at.kernelLink) return into(0);
+  struct stat st {}, dst {};
+  const bool exists = ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (exists && S_ISLNK(st.st_mode))  // planted since it was walked
+    return Error::Unsafe("refusing to write " + path + ": it became a link");
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A FIFO, a device, a socket: written into, as a shell's `>` would, unless another user
+    // planted it where others can write (the kernel's protected_fifos rule, whatever the sysctl).
+    if (::fstat(dir, &dst) != 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
+    if (st.st_uid != ::geteuid() && st.st_uid != 0 && othersCanWrite(dst))
+      return Error::Unsafe("refusing to write " + path + ": a file of uid " + std::to_string(st.st_uid) +
+                           " in a directory other users can write");
+    return into(O_NOFOLLOW);
+  }
+  if (how == OutputWrite::InPlace) return into(O_CREAT | O_TRUNC | O_NOFOLLOW);
+  std::string tmp = "." + at.name + ".tmp." + std::to_string(::getpid());
+  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
   bool ok = writeAll(fd, content);
   int e = errno;
-  if (::close(fd) != 0 && ok) ok = false, e = errno;
-  if (!ok) return Error::Io("cannot write " + path + ": " + std::strerror(e));
+  if (ok && (::fsync(fd) != 0 || ::close(fd) != 0))
+    ok = false, e = errno;
+  else if (!ok)
+    ::close(fd);
+  if (!ok || ::renameat(dir, tmp.c_str(), dir, name) != 0) {
+    if (ok) e = errno;
+    ::unlinkat(dir, tmp.c_str(), 0);
+    return Error::Io("cannot write " + path + ": " + std::strerror(e));
+  }
   return {};
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "kernodeck/os/conda.h"
 #include "kernodeck/os/dpkg.h"
 #include "kernodeck/os/os_release.h"
+#include "kernodeck/python/environment.h"
 #include "kernodeck/python/marker.h"
 #include "kernodeck/python/metadata.h"
 #include "kernodeck/python/pins.h"
@@ -91,7 +93,8 @@ constexpr const char* kTargets[] = {"manifest",
                                     "record_procedure",
                                     "dossier_manifest",
                                     "resume_command",
-                                    "yaml"};
+                                    "yaml",
+                                    "scanners"};
 std::string_view gTarget;
 
 }  // namespace
@@ -365,6 +368,48 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (t.ok() && t->expand({{"out", "/w o"}}).size() != words->size()) __builtin_trap();
     }
     (void)record::assessCheckpoint(nullptr, in);
+  } else if (t == "scanners") {
+    // The hand scanners that replaced std::regex on text an image or replayed code supplies (issue
+    // 39 section 12). Short inputs: each scanner agrees with the regex it replaced. Long ones (the
+    // input repeated to 256 KiB, past libFuzzer's -max_len): no crash, no hang, whatever the text.
+    if (size <= 2048) {
+      static const std::regex descrRe(R"('descr'\s*:\s*'([<>|=])([fiub])(\d+)')");
+      static const std::regex fortranRe(R"('fortran_order'\s*:\s*(True|False))");
+      static const std::regex shapeRe(R"('shape'\s*:\s*\(([^)]*)\))");
+      static const std::regex mappingRe(R"(MAPPING\s*(?::[^=]*)?=\s*\{\s*'[^']*'\s*:\s*'([^']+)')");
+      static const std::regex finderRe(R"(^import (__editable___[A-Za-z0-9_]+_finder);)");
+      std::smatch m;
+      record::NpyHeader h = record::scanNpyHeader(s);
+      bool d = std::regex_search(s, m, descrRe);
+      if (d != h.descr.has_value() || (d && (h.descr->order != m[1].str()[0] || h.descr->kind != m[2].str()[0] ||
+                                             h.descr->size != m[3].str())))
+        __builtin_trap();
+      bool f = std::regex_search(s, m, fortranRe);
+      if (f != h.fortran.has_value() || (f && *h.fortran != (m[1].str() == "True"))) __builtin_trap();
+      bool sh = std::regex_search(s, m, shapeRe);
+      if (sh != h.shape.has_value() || (sh && *h.shape != m[1].str())) __builtin_trap();
+      bool mp = std::regex_search(s, m, mappingRe);
+      if (python::editableFinderMapping(s) != (mp ? m[1].str() : "")) __builtin_trap();
+      bool fi = std::regex_search(s, m, finderRe);
+      if (python::editableFinderImport(s) != (fi ? m[1].str() : "")) __builtin_trap();
+    }
+    std::string big = s;
+    while (!s.empty() && big.size() < (256u << 10)) big += s;
+    for (const std::string* text : {&s, &big}) {
+      (void)record::scanNpyHeader(*text);
+      std::string npy = std::string("\x93NUMPY\x02\x00", 8);
+      uint32_t n = static_cast<uint32_t>(text->size());
+      for (int i = 0; i < 4; ++i) npy.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+      (void)record::parseNpy(npy + *text);
+      (void)report::redactText(*text);
+      (void)python::parseTorchVersionPy(*text);
+      (void)python::editableFinderImport(*text);
+      (void)python::editableFinderMapping(*text);
+      (void)record::parseCriterion(*text);
+      record::RequirementsScanOptions o;
+      o.read = [](const std::string&) -> Result<std::optional<std::string> > { return Error::NotFound("absent"); };
+      (void)record::scanRequirements("requirements.txt", *text, o);
+    }
   } else if (t == "yaml") {
     // YAML CDI specs: whatever parses must be written and read back as the same values, and the
     // hook's edit of it must not crash.

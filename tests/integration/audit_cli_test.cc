@@ -2,6 +2,9 @@
 // by Debian's umoci, converted by skopeo, audited through every transport.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "support.h"
 
@@ -101,6 +104,50 @@ TEST(AuditCli, AnOutputThatIsADeviceOrAFifoIsWrittenIntoNotReplaced) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
   EXPECT_EQ(readJsonFile(base + "/report.json")["schema"], "kernodeck.report/v1");
   EXPECT_EQ(readJsonFile(base + "/expect.json")["schema"], "kernodeck.expect/v1");
+}
+
+// Issue 39 section 8: another user plants the output path as a link to a FIFO (or a device) in a
+// folder they can write; root's `audit -o PATH` must not follow it. The folder is root's and
+// group-writable, not sticky, so the kernel's protected_symlinks rule does not apply whatever
+// the sysctl; a sticky world-writable folder is tried too (this host runs with
+// fs.protected_symlinks=0, as many do). The old binary wrote the report into the FIFO (its
+// reader got it) and exited 0; now the write is refused, one line naming the link, exit 3.
+TEST(AuditCli, AnOutputLinkPlantedByAnotherUserIsNotFollowed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "planting another user's link needs root";
+  std::string base = tempDir("link-out");
+  std::string dir = base + "/img";
+  ASSERT_FALSE(mkimage(baseSpec(), dir).empty());
+  ASSERT_EQ(::mkfifo((base + "/victim.fifo").c_str(), 0600), 0);
+  for (const char* mode : {"0775", "1777"}) {
+    std::string shared = base + "/shared" + mode;
+    ASSERT_EQ(run("mkdir " + shared + " && chmod " + mode + " " + shared + " && ln -s " + base + "/victim.fifo " +
+                  shared + "/report.json && chown -h nobody " + shared + "/report.json && ln -s " + base +
+                  "/victim.fifo " + shared + "/expect.json && chown -h nobody " + shared + "/expect.json")
+                  .code,
+              0);
+    for (const std::string& flag : {"-o " + shared + "/report.json", "--expect-out " + shared + "/expect.json"}) {
+      ::unlink((base + "/got").c_str());
+      RunResult r = run("timeout 5 cat " + base + "/victim.fifo > " + base + "/got & timeout 60 " + K +
+                        " audit --json " + flag + " oci:" + dir + " > /dev/null; rc=$?; wait; exit $rc");
+      EXPECT_EQ(r.code, 3) << mode << " " << flag << "\n" << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_NE(r.err.find("refusing to write"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("uid 65534"), std::string::npos) << r.err;
+      EXPECT_EQ(readFile(base + "/got"), "") << mode << " " << flag << ": the report went through the link";
+    }
+  }
+  // -o /dev/stdout and -o /dev/null keep working, for root and for another user.
+  // (As the other user, the pipe is theirs too: /proc/self/fd/1 of root's pipe is not theirs to open.)
+  for (const std::string& as : {std::string(), std::string("setpriv --reuid 65534 --regid 65534 --clear-groups ")}) {
+    RunResult out = run(as + "sh -c '" + K + " host --json --host-root /nonexistent -o /dev/stdout | cat'");
+    EXPECT_EQ(out.code, 0) << as << out.err;
+    EXPECT_TRUE(json::parse(out.out, nullptr, false).is_object()) << as << out.out << out.err;
+    RunResult null = run(as + K + " host --json --host-root /nonexistent -o /dev/null");
+    EXPECT_EQ(null.code, 0) << as << null.err;
+  }
+  struct stat st {};
+  ASSERT_EQ(::lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 TEST(AuditCli, SecretEnvIsReportedByNameOnly) {

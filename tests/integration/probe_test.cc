@@ -55,6 +55,27 @@ TEST(Probe, CudaExpectedButAbsentStopsAtDevices) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 
+// Issue 39 section 8: --termination-log planted by another user as a link to a file root cares
+// about, in a folder root owns that its group can write (the kernel's protected_symlinks rule
+// does not apply there). The old probe truncated the link's target and wrote its verdict into
+// it; now the target is untouched and one line says why the log was not written.
+TEST(Probe, ATerminationLogLinkPlantedByAnotherUserIsNotFollowed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "planting another user's link needs root";
+  std::string dir = tempDir("probe-termlink");
+  writeFile(dir + "/victim", "precious\n");
+  ASSERT_EQ(run("mkdir " + dir + "/shared && chmod 0775 " + dir + "/shared && ln -s " + dir + "/victim " + dir +
+                "/shared/termlog && chown -h nobody " + dir + "/shared/termlog")
+                .code,
+            0);
+  int code = -1;
+  std::string err;
+  json r = probe("--expect cuda --dev-root " + dir + " --termination-log " + dir + "/shared/termlog", &code, &err);
+  ASSERT_TRUE(r.is_object()) << err;
+  EXPECT_EQ(code, 3);  // the probe's own verdict, unchanged
+  EXPECT_EQ(readFile(dir + "/victim"), "precious\n") << "the link was followed";
+  EXPECT_NE(err.find("--termination-log: refusing to write"), std::string::npos) << err;
+}
+
 TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
   std::string dir = tempDir("probe-rec");
   writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},

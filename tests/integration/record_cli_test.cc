@@ -356,3 +356,35 @@ TEST(Record, PtOutputsAndResume) {
   EXPECT_EQ(a.code, 0) << a.out << a.err;
   EXPECT_NE(a.out.find("sd.pt:weight meets exact"), std::string::npos) << a.out;
 }
+
+// Issue 39 section 12: a sample output's .npy header of 120 KB (the outputs come from the replayed
+// code). libstdc++'s std::regex recursed once per character of `\(([^)]*)\)` and the old binary
+// ended with a segmentation fault (exit 139); the hand scanner reads the padded header as numpy
+// does, and the check passes.
+TEST(Record, A120KBNpyHeaderIsParsedNotACrash) {
+  if (!haveNumpy()) GTEST_SKIP() << "python3-numpy is not installed";
+  std::string base = tempDir("npy-header");
+  writeOutputs(base + "/expected", "none");
+  writeOutputs(base + "/big", "none");
+  ASSERT_EQ(run("cd " + base + " && " + K + " reference init --expected " + base +
+                "/expected --ids ids.txt --criterion 'abs<=1e-4' --why 'float32' --entry-point 'python score.py' "
+                "--host-root /nonexistent -o " + base + "/reference.json")
+                .code,
+            0);
+  // scores.npy again, format 2.0, its shape's parentheses 120,000 spaces apart.
+  writeFile(base + "/pad.py",
+            "import numpy as np, struct, sys\n"
+            "p = sys.argv[1]; a = np.load(p)\n"
+            "h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (10, 4\" + ' ' * 120000 + \"), }\"\n"
+            "h += ' ' * ((-(12 + len(h) + 1)) % 64) + '\\n'\n"
+            "open(p, 'wb').write(b'\\x93NUMPY\\x02\\x00' + struct.pack('<I', len(h)) + h.encode() + a.tobytes())\n"
+            "assert np.load(p).shape == (10, 4)\n");
+  ASSERT_EQ(run("/usr/bin/python3 " + base + "/pad.py " + base + "/big/scores.npy").code, 0);
+  RunResult r = run(K + " sample check --json " + base + "/big --reference " + base + "/reference.json");
+  EXPECT_NE(r.code, 139) << "crashed";
+  EXPECT_EQ(r.code, 0) << r.err << r.out;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.err;
+  EXPECT_EQ(stepStatus(j, "load"), "passed") << r.out;
+  EXPECT_EQ(stepStatus(j, "compare"), "passed") << r.out;
+}

@@ -4,6 +4,9 @@
 // --input-root) is not carried; a changed input is an error at build; a replay of a dossier
 // that does not verify exits 1 with dossier verify's own findings.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <sys/stat.h>
 
 #include "kernodeck/util/hash.h"
@@ -204,4 +207,96 @@ TEST(RecordDossierTrust, ThePlanPredictsAMissingInterpreterAndRequirementsPipCan
     EXPECT_GE(countFindings(parsed(r), "replay.cannot"), 1) << c.what << r.out;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.what << r.out;
   }
+}
+
+// Issue 39 section 10: `dossier replay --run --key` read code.tar from the folder again after
+// verifying it, so whoever could write the folder during the replay swapped the code after it
+// was hashed. A watcher (inotify) renames a swapped archive (its x.py leaves MARK-evil) over
+// code.tar the moment the replay first opens it; the code carries 32 MB so that the first reader
+// is still reading when the swap lands. The old binary hashed the signed archive through the
+// descriptor it had open, then unpacked the swapped one and ran it (MARK-evil). Now the replay
+// reads only its private copy, made by that first read, and the signed code runs.
+TEST(RecordDossierTrust, CodeSwappedAfterItWasHashedNeverRuns) {
+  std::string base = tempDir("dossier-swap"), proj = base + "/app", d = base + "/dossier";
+  const std::string git = "git -c user.email=t@example.org -c user.name=t ";
+  run("mkdir -p " + proj + " && head -c 33554432 /dev/urandom > " + proj + "/blob.bin");
+  writeFile(proj + "/x.py", "open('" + base + "/MARK-good', 'w').write('ran')\n");
+  ASSERT_EQ(run("cd " + base + " && openssl genpkey -algorithm ed25519 -out a.pem 2>/dev/null && openssl pkey -in "
+                "a.pem -pubout -out a.pub")
+                .code,
+            0);
+  ASSERT_EQ(run("cd " + proj + " && git init -q && " + git + "add -A && " + git + "commit -q -m app && " + K +
+                " reference init --repo . --entry-point 'python x.py' --outputs out --python /usr/bin/python3 "
+                "--host-root /nonexistent -o reference.json")
+                .code,
+            0);
+  RunResult b =
+      run(K + " dossier build " + d + " --reference " + proj + "/reference.json --sign-key " + base + "/a.pem");
+  ASSERT_EQ(b.code, 3) << b.err;  // written and signed; no check report, so incomplete
+  ASSERT_TRUE(exists(d + "/code.tar"));
+  // The swapped archive: the same members, x.py writing MARK-evil.
+  writeFile(base + "/swap.py",
+            "import io, sys, tarfile\n"
+            "src, dst, mark = sys.argv[1:]\n"
+            "with tarfile.open(src) as i, tarfile.open(dst, 'w') as o:\n"
+            "  for m in i.getmembers():\n"
+            "    f = i.extractfile(m) if m.isfile() else None\n"
+            "    if m.name.lstrip('./') == 'x.py':\n"
+            "      b = (\"open('%s', 'w').write('ran')\\n\" % mark).encode(); m.size = len(b); f = io.BytesIO(b)\n"
+            "    o.addfile(m, f)\n");
+  ASSERT_EQ(run("/usr/bin/python3 " + base + "/swap.py " + d + "/code.tar " + base + "/evil.tar " + base + "/MARK-evil")
+                .code,
+            0);
+  // Renames SRC over DIR/NAME when NAME is first opened (IN_OPEN), then exits.
+  writeFile(base + "/watch.py",
+            "import ctypes, os, struct, sys\n"
+            "d, name, src, ready = sys.argv[1:5]\n"
+            "libc = ctypes.CDLL('libc.so.6', use_errno=True)\n"
+            "fd = libc.inotify_init1(0)\n"
+            "if libc.inotify_add_watch(fd, d.encode(), 0x20) < 0: sys.exit(1)\n"
+            "open(ready, 'w').close()\n"
+            "while True:\n"
+            "  buf = os.read(fd, 4096); off = 0\n"
+            "  while off < len(buf):\n"
+            "    wd, mask, cookie, ln = struct.unpack_from('iIII', buf, off)\n"
+            "    n = buf[off + 16: off + 16 + ln].rstrip(b'\\0').decode(); off += 16 + ln\n"
+            "    if n == name:\n"
+            "      os.rename(src, os.path.join(d, name)); sys.exit(0)\n");
+  RunResult r = run("timeout 120 /usr/bin/python3 " + base + "/watch.py " + d + " code.tar " + base + "/evil.tar " +
+                    base + "/ready & while [ ! -e " + base + "/ready ]; do sleep 0.05; done; timeout 300 " + K +
+                    " dossier replay --run --json --python /usr/bin/python3 --work " + base + "/w --key " + base +
+                    "/a.pub " + d + "; rc=$?; wait; exit $rc");
+  EXPECT_FALSE(exists(base + "/evil.tar")) << "the watcher did not swap the archive";
+  EXPECT_FALSE(exists(base + "/MARK-evil")) << "the swapped code ran\n" << r.err;
+  EXPECT_TRUE(exists(base + "/MARK-good")) << "the signed code did not run\n" << r.err << r.out;
+  json j = parsed(r);
+  ASSERT_TRUE(j.is_object()) << r.err;
+  EXPECT_EQ(stepStatus(j, "run"), "passed") << r.out;
+  EXPECT_EQ(j["subject"]["reference"], d) << r.out;  // named as given, not as the private copy
+  // The folder as it is now (the swapped archive) no longer verifies.
+  EXPECT_EQ(run(K + " dossier verify " + d + " --key " + base + "/a.pub").code, 1);
+}
+
+// Issue 39 section 8, the dossier's own outputs: `dossier build DIR` and `replay --work DIR` where
+// another user planted DIR as a link (in a folder root owns that its group can write, outside the
+// kernel's protected_symlinks rule). The old binary built the dossier wherever the link led.
+TEST(RecordDossierTrust, AnOutputFolderLinkPlantedByAnotherUserIsNotFollowed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "planting another user's link needs root";
+  std::string base = tempDir("dossier-link"), proj = project(base);
+  ASSERT_EQ(run("mkdir " + base + "/target " + base + "/shared && chmod 0775 " + base + "/shared && ln -s " + base +
+                "/target " + base + "/shared/dossier && chown -h nobody " + base + "/shared/dossier && ln -s " + base +
+                "/target " + base + "/shared/work && chown -h nobody " + base + "/shared/work")
+                .code,
+            0);
+  RunResult b = run(K + " dossier build --json " + base + "/shared/dossier --reference " + proj + "/reference.json");
+  EXPECT_EQ(b.code, 3) << b.err << b.out;
+  EXPECT_NE(b.err.find("uid 65534"), std::string::npos) << b.err;
+  EXPECT_TRUE(std::filesystem::is_empty(base + "/target")) << "the dossier was written through the link";
+  // A dossier of its own, replayed with --work through the link: refused before anything runs.
+  ASSERT_EQ(run(K + " dossier build " + base + "/d --reference " + proj + "/reference.json").code, 3);
+  RunResult r = run(K + " dossier replay --run --json --python /usr/bin/python3 --work " + base + "/shared/work " +
+                    base + "/d");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE((r.err + r.out).find("uid 65534"), std::string::npos) << r.err << r.out;
+  EXPECT_TRUE(std::filesystem::is_empty(base + "/target")) << "the replay wrote through the link";
 }

@@ -299,8 +299,30 @@ TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
     EXPECT_EQ(countFindings(r, t.code), 1) << t.what << "\n" << r.dump(1);
     EXPECT_EQ(stepStatus(r, "attached_report"), "passed") << t.what;  // checked, not met
     EXPECT_FALSE(r["attached_report"]["met"].get<bool>()) << t.what;
+    // Not met ends the probe (issue 39 section 11): nothing after it runs. The old probe went
+    // on: versions "passed", the LibTorch plugin loaded.
+    for (const char* later : {"versions", "devices", "compute", "python", "reconcile"})
+      EXPECT_EQ(stepStatus(r, later), "not_reached") << t.what << " " << later;
     if (!t.problem.empty()) {
       EXPECT_EQ(countFindings(r, t.problem), 1) << t.what << "\n" << r.dump(1);
+    }
+  }
+
+  // The plugin is never loaded for an image without a passing report: the dynamic loader's own
+  // log (LD_DEBUG=files names every object it opens) does not name it.
+  {
+    RunResult dbg = run("LD_DEBUG=files " + K +
+                        " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --retries 0 "
+                        "--require-report --key " +
+                        key("ed.pub") + " --image " + byDigest("f"));
+    EXPECT_EQ(dbg.code, 1) << dbg.err;
+    EXPECT_EQ(dbg.err.find("libkernodeck_torch"), std::string::npos) << "the plugin was loaded";
+    RunResult good = run("LD_DEBUG=files " + K +
+                         " probe --json --expect cpu --host-record /nonexistent --host-root /nonexistent --retries 0 "
+                         "--require-report --key " +
+                         key("ed.pub") + " --image " + byDigest("g"));
+    if (good.err.find("libkernodeck_torch") == std::string::npos) {
+      std::printf("note: this build has no LibTorch plugin; the not-loaded check above proves nothing here\n");
     }
   }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernodeck/oci/fs_view.h"
@@ -90,5 +91,12 @@ Discovery findEnvironments(const oci::FsView& view, const DiscoveryOptions& opti
 
 // findEnvironments without targets, environments only.
 std::vector<PythonEnv> discoverEnvironments(const oci::FsView& view, const std::string& pythonVersionHint = "");
+
+// setuptools' editable finder, scanned by hand (the text is the image's: no regex, linear):
+// the module named by a .pth whose text starts `import __editable___NAME_finder;` ("" when it
+// does not), and the directory of the first package of a finder module's
+// `MAPPING[: ANNOTATION] = {'pkg': 'DIR', ...}` ("" when there is none).
+std::string editableFinderImport(std::string_view pthText);
+std::string editableFinderMapping(std::string_view finderText);
 
 }  // namespace kernodeck::python

@@ -100,8 +100,29 @@ report::Report buildDossier(const DossierOptions& o);
 // Checks every file of the dossier against its MANIFEST.sha256 (parsed by the caller).
 report::Report verifyDossier(const std::string& dir, const std::vector<ManifestEntry>& manifest);
 
+// `dossier replay`'s private copy of a dossier (issue 39 section 10): every entry of DIR copied
+// once, into a new folder only this user can enter (0700, under /tmp), so that what the replay
+// verifies, parses (procedure, reference, lock), unpacks (code.tar) and places is the same bytes:
+// whoever can write DIR during the replay changes nothing it reads. A link or any other entry
+// that is not a regular file is copied as an empty file (so the manifest entry it stands for
+// reads as modified). Removed with the object.
+class DossierCopy {
+ public:
+  static Result<DossierCopy> make(const std::string& dir);
+  DossierCopy(DossierCopy&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  DossierCopy& operator=(DossierCopy&&) = delete;
+  DossierCopy(const DossierCopy&) = delete;
+  ~DossierCopy();
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit DossierCopy(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
 struct ReplayOptions {
-  std::string dir;                      // the dossier
+  std::string dir;                      // the dossier (its private copy: DossierCopy)
+  std::string shown;                    // the dossier as named, for the report ("" : dir)
   Procedure procedure;                  // the dossier's procedure.json, parsed
   std::vector<ManifestEntry> manifest;  // its MANIFEST.sha256, parsed
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,22 @@ struct Tensor {
   std::vector<double> values;  // C order
   int64_t elements() const;
 };
+
+// What a .npy header's Python dict literal says, read by a hand scanner linear in its length (the
+// header comes from the replayed code: no regex, no recursion). Each field is the first occurrence
+// of its key whose value has the expected form; absent when none has.
+struct NpyHeader {
+  struct Descr {
+    char order = 0;    // < > | =
+    char kind = 0;     // f i u b
+    std::string size;  // the digits
+    std::string text;  // the quoted value, as written
+  };
+  std::optional<Descr> descr;
+  std::optional<bool> fortran;
+  std::optional<std::string> shape;  // between the parentheses
+};
+NpyHeader scanNpyHeader(std::string_view header);
 
 // Parses a .npy file (format versions 1 to 3). Limits: 1 GiB of data, 8 dimensions, and the budget.
 Result<Tensor> parseNpy(std::string_view bytes, TensorBudget* budget = nullptr);

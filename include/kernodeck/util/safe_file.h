@@ -32,11 +32,45 @@ Status writeBeneath(const std::string& root, const std::string& rel, std::string
 // readers detect a torn entry pass sync = false: no fsync, so no wait for the disk.
 Status writeFileAtomic(const std::string& path, std::string_view content, bool sync = true);
 
-// Writes a file the user named (`-o FILE`, `--expect-out FILE`): atomically as writeFileAtomic
-// when PATH is absent or a regular file; written into, as a shell's `>` would, when it exists and
-// is something else (/dev/null, /dev/stdout, a FIFO, a link to one), which a rename would replace.
+// Where a path the user named (`-o FILE`) leads, walked one component at a time without letting
+// the kernel follow a link: a link is followed only when this user or root owns it, and in a
+// directory other users can write (group or world) only when this user owns it: the kernel's
+// protected_symlinks rule, stricter, applied whatever fs.protected_symlinks says. The kernel's own
+// links under /proc (/dev/stdout is /proc/self/fd/1) are left to the kernel. `dir` is an O_PATH
+// descriptor on the directory that holds `name`, the last component (absent or not).
+struct ResolvedOutput {
+  struct Fd {
+    int fd = -1;
+    Fd() = default;
+    explicit Fd(int f) : fd(f) {}
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+    Fd& operator=(Fd&& o) noexcept;
+    ~Fd();
+  } dir;
+  std::string name;
+  bool kernelLink = false;  // `name` is a /proc link: open it following
+};
+Result<ResolvedOutput> resolveOutputPath(const std::string& path);
+
+// A folder the user named for outputs (`dossier build DIR`, `dossier replay --work DIR`): an
+// Unsafe error when reaching it (or the part of it that exists) would follow a link
+// resolveOutputPath refuses; nothing else is checked (an absent folder is made by the caller).
+Status checkOutputFolder(const std::string& path);
+
+enum class OutputWrite {
+  Replace,  // a regular file is replaced atomically (a temporary file beside it, fsync, rename)
+  InPlace,  // a regular file is truncated and written (a bind-mounted /dev/termination-log)
+};
+
+// Writes a file the user named (`-o FILE`, `--expect-out FILE`, `--fetch FILE`,
+// `--termination-log FILE`), reached as resolveOutputPath says (a refused link is an Unsafe
+// error naming it): a regular file or an absent one as `how` says; an existing FIFO, device or
+// socket (/dev/null, /dev/stdout) is written into as a shell's `>` would, unless another user
+// (neither this one nor root) owns it and it sits in a directory other users can write.
 // Not for caches or other places an attacker may plant a link: those keep writeFileAtomic.
-Status writeOutputFile(const std::string& path, std::string_view content);
+Status writeOutputFile(const std::string& path, std::string_view content, OutputWrite how = OutputWrite::Replace);
 
 // Every non-directory entry below `root` (relative paths, sorted; links are not followed),
 // at most 32 levels deep and 200,000 entries.
