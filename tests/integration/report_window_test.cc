@@ -230,8 +230,9 @@ TEST_F(ReportWindow, ReWrapsOfAnOldPassListedAsNewerDoNotHideANewerFail) {
         if (auto bytes = c.smallBlob(b, 64u << 20); bytes.ok()) rest.push_back({b.mediaType, *bytes});
     for (int i = 0; i < 70; ++i) {
       auto ann = art.annotations;
-      ann["org.opencontainers.image.created"] = "2099-01-01T00:00:" + std::string(i < 10 ? "0" : "") +
-                                                std::to_string(i % 60) + "Z";
+      char created[32];
+      std::snprintf(created, sizeof created, "2099-01-01T00:%02d:%02dZ", i / 60, i % 60);
+      ann["org.opencontainers.image.created"] = created;
       ann["n"] = std::to_string(i);
       ASSERT_TRUE(wrap(host, tag, env, ann, rest));
     }
