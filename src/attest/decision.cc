@@ -44,6 +44,47 @@ std::string age(int64_t ms) {
   return std::to_string(s) + " seconds";
 }
 
+// The error that says why `out` (not met) is not a pass: PREFIX.<outcome>.
+report::Finding outcomeFinding(const Decision& out, const std::vector<AttachedReport>& reports,
+                               const oci::Digest& manifest, const DecisionPolicy& policy) {
+  std::map<std::string, std::string> ev = {{"image", manifest.str()}};
+  std::string code = policy.codePrefix + "." + outcomeName(out.outcome), why;
+  switch (out.outcome) {
+    case Outcome::Pass:
+    case Outcome::Missing:
+      why = "no Kernodeck report is attached to " + manifest.str() + ": this image was not audited";
+      break;
+    case Outcome::Unverified:
+      why = policy.keyGiven ? "none of the " + std::to_string(reports.size()) + " report(s) attached to " +
+                                  manifest.str() +
+                                  " passes its checks (about this image, signed by the required key, readable, not "
+                                  "signed for a time ahead of this clock)"
+                            : std::to_string(reports.size()) + " report(s) attached to " + manifest.str() +
+                                  " listed, none verified: without a key nothing is checked and nothing passes (give "
+                                  "--key)";
+      break;
+    case Outcome::TooMany:
+      why = "more reports are attached to " + manifest.str() +
+            " than are read (report.referrers.too_many): no report of it can pass";
+      break;
+    case Outcome::Expired:
+      why = "every verified report of " + manifest.str() + " is older than the maximum age of " +
+            age(*policy.maxAgeS * 1000) + ": audit the image again";
+      break;
+    case Outcome::Failed:
+      ev["artifact"] = out.chosen->artifact.digest.str();
+      why = "the newest verified report of " + manifest.str() + " (" + out.chosen->artifact.digest.str() +
+            ", signed " + out.chosen->predicate->time + ") says " + out.chosen->verdict + ", not pass";
+      if (out.newestPass)
+        why = "a verified report of " + manifest.str() + " that says " + out.chosen->verdict + " (" +
+              out.chosen->artifact.digest.str() + ", signed " + out.chosen->predicate->time +
+              ") is as new as or newer than the newest pass (" + out.newestPass->artifact.digest.str() + ", signed " +
+              out.newestPass->predicate->time + ")";
+      break;
+  }
+  return {code, Severity::Error, why, ev};
+}
+
 }  // namespace
 
 const AttachedReport* newestGood(const std::vector<AttachedReport>& reports) {
@@ -56,7 +97,6 @@ const AttachedReport* newestGood(const std::vector<AttachedReport>& reports) {
 
 Decision decide(const std::vector<AttachedReport>& reports, const oci::Digest& manifest, const DecisionPolicy& policy) {
   Decision out;
-  std::map<std::string, std::string> ev = {{"image", manifest.str()}};
   const AttachedReport* newestFail = nullptr;     // the newest counting report whose verdict is fail
   const AttachedReport* newestCounted = nullptr;  // any verdict
   bool anyGood = false;
@@ -117,51 +157,7 @@ Decision decide(const std::vector<AttachedReport>& reports, const oci::Digest& m
     if (out.met()) f.severity = Severity::Warning;
     out.findings.push_back(std::move(f));
   }
-  std::string code = policy.codePrefix + "." + outcomeName(out.outcome);
-  switch (out.outcome) {
-    case Outcome::Pass: break;
-    case Outcome::Missing:
-      out.findings.push_back({code, Severity::Error,
-                              "no Kernodeck report is attached to " + manifest.str() + ": this image was not audited",
-                              ev});
-      break;
-    case Outcome::Unverified:
-      out.findings.push_back(
-          {code, Severity::Error,
-           policy.keyGiven ? "none of the " + std::to_string(reports.size()) + " report(s) attached to " +
-                                 manifest.str() +
-                                 " passes its checks (about this image, signed by the required key, readable, not "
-                                 "signed for a time ahead of this clock)"
-                           : std::to_string(reports.size()) + " report(s) attached to " + manifest.str() +
-                                 " listed, none verified: without a key nothing is checked and nothing passes (give "
-                                 "--key)",
-           ev});
-      break;
-    case Outcome::TooMany:
-      out.findings.push_back({code, Severity::Error,
-                              "more reports are attached to " + manifest.str() +
-                                  " than are read (report.referrers.too_many): no report of it can pass",
-                              ev});
-      break;
-    case Outcome::Expired:
-      out.findings.push_back({code, Severity::Error,
-                              "every verified report of " + manifest.str() + " is older than the maximum age of " +
-                                  age(*policy.maxAgeS * 1000) + ": audit the image again",
-                              ev});
-      break;
-    case Outcome::Failed: {
-      ev["artifact"] = out.chosen->artifact.digest.str();
-      std::string why = "the newest verified report of " + manifest.str() + " (" + out.chosen->artifact.digest.str() +
-                        ", signed " + out.chosen->predicate->time + ") says " + out.chosen->verdict + ", not pass";
-      if (out.newestPass)
-        why = "a verified report of " + manifest.str() + " that says " + out.chosen->verdict + " (" +
-              out.chosen->artifact.digest.str() + ", signed " + out.chosen->predicate->time +
-              ") is as new as or newer than the newest pass (" + out.newestPass->artifact.digest.str() + ", signed " +
-              out.newestPass->predicate->time + ")";
-      out.findings.push_back({code, Severity::Error, why, ev});
-      break;
-    }
-  }
+  if (!out.met()) out.findings.push_back(outcomeFinding(out, reports, manifest, policy));
   return out;
 }
 

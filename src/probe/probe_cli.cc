@@ -159,19 +159,11 @@ int parseFlags(const std::vector<std::string>& args, const std::string& prog, Pr
         probeFlag = a;
       continue;
     }
-    if (a == "--max-age") {
+    if (a == "--max-age" || a == "--max-clock-skew") {
       auto v = next();
       auto d = v ? util::parseDurationSeconds(*v) : std::nullopt;
-      if (!d) return usage("option --max-age needs a duration such as 30d, 12h or 1w2d, not '" + v.value_or("") + "'");
-      req.maxAgeS = *d;
-      reportFlag = true;
-      continue;
-    }
-    if (a == "--max-clock-skew") {
-      auto v = next();
-      auto d = v ? util::parseDurationSeconds(*v) : std::nullopt;
-      if (!d) return usage("option --max-clock-skew needs a duration such as 5m or 90s, not '" + v.value_or("") + "'");
-      req.maxClockSkewS = *d;
+      if (!d) return usage("option " + a + " needs a duration such as 30d, 12h or 5m, not '" + v.value_or("") + "'");
+      (a == "--max-age" ? req.maxAgeS : req.maxClockSkewS) = *d;
       reportFlag = true;
       continue;
     }
