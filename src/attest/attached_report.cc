@@ -2,7 +2,8 @@
 #include "kernodeck/attest/attached_report.h"
 
 #include <algorithm>
-#include <climits>
+#include <functional>
+#include <set>
 
 #include "kernodeck/attest/cosign_layout.h"
 #include "kernodeck/attest/statement.h"
@@ -43,9 +44,14 @@ Result<Attached> attachReport(const json& rep, const registry::ClientOptions& op
     KDK_TRY_ASSIGN(env, signEnvelope(kInTotoPayloadType, payload, *key));
   }
   std::string envelope = serializeEnvelope(env);
+  if (envelope.size() > kMaxReportEnvelopeBytes)
+    return Error::Invalid("the signed report envelope is " + std::to_string(envelope.size()) +
+                          " bytes, more than readers fetch (" + std::to_string(kMaxReportEnvelopeBytes) + ")");
   registry::Artifact a;
   a.artifactType = kReportArtifactType;
+  // The envelope (small: verdict, counts, time, the report's digest) and the report it names.
   a.blobs.push_back({kDsseMediaType, envelope});
+  a.blobs.push_back({kReportBlobMediaType, reportBlob(rep)});
   a.subject = sd;
   // For people and listings only: nothing reads these to decide (the signed predicate says it).
   a.annotations = {{"org.opencontainers.image.created", predicate.time},
@@ -62,13 +68,22 @@ Result<Attached> attachReport(const json& rep, const registry::ClientOptions& op
 
 namespace {
 
-AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, const oci::Digest& manifest,
-                        const Key* key) {
-  AttachedReport out;
-  out.artifact = ref.desc;
-  out.annotations = ref.desc.annotations;
-  std::string repo = c.reference().registry + "/" + c.reference().repository;
-  std::string where = repo + "@" + ref.desc.digest.str();
+// What one artifact manifest of the listing says: its envelope's descriptor, or the problem that
+// makes it unusable (a finding).
+struct ListedArtifact {
+  const registry::Referrer* ref = nullptr;
+  std::optional<oci::Descriptor> envelope;
+  std::vector<report::Finding> problems;
+};
+
+std::string repoOf(registry::Client& c) { return c.reference().registry + "/" + c.reference().repository; }
+
+// Fetches (bounded) and checks one listed artifact manifest: about this image, one DSSE layer of
+// a size a report envelope can have. Nothing in it is trusted; it only says which envelope to read.
+ListedArtifact readListed(registry::Client& c, const registry::Referrer& ref, const oci::Digest& manifest) {
+  ListedArtifact out;
+  out.ref = &ref;
+  std::string where = repoOf(c) + "@" + ref.desc.digest.str();
   std::map<std::string, std::string> ev = {{"artifact", ref.desc.digest.str()}, {"image", manifest.str()}};
   auto problem = [&](const char* code, std::string message) {
     out.problems.push_back({code, Severity::Error, util::printable(message, 600), ev});
@@ -78,34 +93,65 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
     ev["artifact"] = ref.digest;
     ev["position"] = std::to_string(ref.position);
     return problem("report.referrer.invalid", "referrer " + std::to_string(ref.position) + " of " + manifest.str() +
-                                                  " in " + repo +
+                                                  " in " + repoOf(c) +
                                                   (ref.digest.empty() ? std::string() : " (" + ref.digest + ")") +
                                                   " is not a valid descriptor (" + ref.problem + "); skipped");
   }
-  auto art = registry::fetchArtifact(c, ref.desc.digest.str());
+  if (ref.desc.size < 0 || static_cast<uint64_t>(ref.desc.size) > kMaxReportManifestBytes)
+    return problem("report.artifact.too_large",
+                   "report " + where + " is listed with " + std::to_string(ref.desc.size) +
+                       " bytes, more than a report's manifest can need (" +
+                       std::to_string(kMaxReportManifestBytes) + "); not fetched");
+  auto art = registry::fetchArtifact(c, ref.desc.digest.str(), kMaxReportManifestBytes);
   if (!art.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + art.error().message);
-  out.annotations = art->annotations;
   if (!art->subject || !(art->subject->digest == manifest))
     return problem("report.subject.mismatch",
                    "report " + where + " is about " +
                        (art->subject ? art->subject->digest.str() : std::string("no manifest")) +
                        ", not the image's manifest " + manifest.str());
-  const oci::Descriptor* envDesc = nullptr;
-  for (const auto& b : art->blobs)
-    if (b.mediaType == kDsseMediaType) envDesc = &b;
-  if (!envDesc) return problem("report.artifact.corrupt", "report " + where + " has no DSSE envelope layer");
-  auto bytes = c.smallBlob(*envDesc, 64u << 20);
+  for (const auto& b : art->blobs) {
+    if (b.mediaType != kDsseMediaType) continue;
+    if (out.envelope)
+      return problem("report.artifact.corrupt", "report " + where + " has more than one DSSE envelope layer");
+    out.envelope = b;
+  }
+  if (!out.envelope) return problem("report.artifact.corrupt", "report " + where + " has no DSSE envelope layer");
+  if (out.envelope->size < 0 || static_cast<uint64_t>(out.envelope->size) > kMaxReportEnvelopeBytes) {
+    ev["envelope"] = out.envelope->digest.str();
+    out.envelope.reset();
+    return problem("report.envelope.too_large",
+                   "report " + where + ": its envelope is listed with more bytes than a report envelope can need (" +
+                       std::to_string(kMaxReportEnvelopeBytes) + "); not fetched");
+  }
+  return out;
+}
+
+// Reads and checks one envelope (fetched once, whatever number of manifests wrap it). With a
+// key the signature is verified before anything of the payload is decoded as JSON; an envelope
+// that does not verify is named and its payload never read. Without a key the payload is read
+// only to be listed (signature "unsigned" or "unchecked"): decide() counts only verified reports.
+void checkEnvelope(registry::Client& c, const oci::Descriptor& envDesc, const oci::Digest& manifest, const Key* key,
+                   AttachedReport& out) {
+  std::string where = repoOf(c) + "@" + out.artifact.digest.str();
+  std::map<std::string, std::string> ev = {
+      {"artifact", out.artifact.digest.str()}, {"envelope", envDesc.digest.str()}, {"image", manifest.str()}};
+  auto problem = [&](const char* code, std::string message) {
+    out.problems.push_back({code, Severity::Error, util::printable(message, 600), ev});
+  };
+  auto bytes = c.smallBlob(envDesc, kMaxReportEnvelopeBytes);
   if (!bytes.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + bytes.error().message);
   auto env = parseEnvelope(*bytes);
+  bytes->clear();
+  bytes->shrink_to_fit();
   if (!env.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + env.error().message);
-  if (!env->signatures.empty()) out.keyid = env->signatures.front().keyid;
+  if (!env->signatures.empty()) out.keyid = util::printable(env->signatures.front().keyid, 100);
   if (env->payloadType != kInTotoPayloadType)
     return problem("report.artifact.corrupt",
                    "report " + where + ": payload type '" + env->payloadType + "' is not in-toto");
-  // The signature first: nothing of an unverified payload decides anything.
+  // The signature first: nothing of an unverified payload is parsed when a key is given.
   if (env->signatures.empty()) {
     out.signature = "unsigned";
-    if (key) problem("report.signature.missing", "report " + where + " is not signed");
+    if (key) return problem("report.signature.missing", "report " + where + " is not signed");
   } else if (!key) {
     out.signature = "unchecked";
   } else if (auto v = verifyEnvelope(*env, *key); v.ok()) {
@@ -123,64 +169,120 @@ AttachedReport checkOne(registry::Client& c, const registry::Referrer& ref, cons
   if (!names)
     return problem("report.subject.mismatch",
                    "report " + where + ": its signed statement is about another image than " + manifest.str());
-  if (st->predicateType == kReportPredicateTypeV1)
-    return problem(
-        "report.predicate.outdated",
-        "report " + where +
-            " has an earlier Kernodeck's predicate (v1), which carries no signed time, so it cannot be ordered "
-            "against other reports; it does not count (audit the image again)");
+  if (st->predicateType == kReportPredicateTypeV1 || st->predicateType == kReportPredicateTypeV2)
+    return problem("report.predicate.outdated",
+                   "report " + where + " has an earlier Kernodeck's predicate (" +
+                       (st->predicateType == kReportPredicateTypeV1
+                            ? std::string("v1, which carries no signed time, so it cannot be ordered")
+                            : std::string("v2, which carries the whole report, so its size has no bound a gate can "
+                                          "hold every report to")) +
+                       "); it does not count (audit the image again)");
   if (st->predicateType != kReportPredicateType)
     return problem("report.artifact.corrupt",
                    "report " + where + ": predicate type '" + st->predicateType + "' is not a Kernodeck report");
   auto pred = parsePredicate(st->predicate);
   if (!pred.ok()) return problem("report.predicate.invalid", "report " + where + ": " + pred.error().message);
-  out.report = pred->report;
   out.verdict = pred->verdict;
   out.predicate = std::move(*pred);
-  return out;
 }
 
-// Which of the listed referrers are read when more than kMaxReportReferrers are listed: the newest
-// by the created annotation each entry carries (audit --attach writes the signed time there), then
-// the later listed (the fallback index appends), so whatever is left out is older than all that is
-// read: a newer fail is never skipped while an older pass counts, and reports added after many
-// others are still seen. Returns the indexes to read, in listing order.
-std::vector<size_t> referrersToRead(const std::vector<registry::Referrer>& refs) {
-  std::vector<size_t> order(refs.size());
-  for (size_t i = 0; i < refs.size(); ++i) order[i] = i;
-  if (refs.size() <= kMaxReportReferrers) return order;
-  std::vector<int64_t> created(refs.size(), INT64_MIN);  // absent or unreadable: oldest
-  for (size_t i = 0; i < refs.size(); ++i)
-    if (auto it = refs[i].desc.annotations.find("org.opencontainers.image.created");
-        it != refs[i].desc.annotations.end())
-      created[i] = util::parseTimestampMs(it->second).value_or(INT64_MIN);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return created[a] != created[b] ? created[a] > created[b] : a > b; });
-  order.resize(kMaxReportReferrers);
-  std::sort(order.begin(), order.end());
-  return order;
+// The one entry that says the listing is past the bounds: it blocks any pass (decide()).
+AttachedReport tooMany(registry::Client& c, const oci::Digest& manifest, const std::string& what) {
+  AttachedReport r;
+  r.blocksAll = true;
+  r.problems.push_back({"report.referrers.too_many", Severity::Error,
+                        util::printable(what, 600) + " attached to " + manifest.str() + " in " + repoOf(c) +
+                            ": more than a gate reads, so no report of this image can pass (an honest image "
+                            "re-audited daily for years stays far below; remove the surplus referrers)",
+                        {{"image", manifest.str()}}});
+  return r;
 }
 
 }  // namespace
 
 Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key) {
-  KDK_TRY_ASSIGN(std::vector<registry::Referrer> refs, registry::listReferrers(c, manifest, kReportArtifactType));
+  bool truncated = false;
+  KDK_TRY_ASSIGN(std::vector<registry::Referrer> refs,
+                 registry::listReferrers(c, manifest, kReportArtifactType, &truncated));
   std::vector<AttachedReport> out;
-  for (size_t i : referrersToRead(refs)) out.push_back(checkOne(c, refs[i], manifest, key));
-  if (refs.size() > kMaxReportReferrers) {
-    // The rest are never fetched: one problem says how many, and the decision is made on those read.
-    AttachedReport rest;
-    rest.problems.push_back({"report.referrers.too_many",
-                             Severity::Error,
-                             std::to_string(refs.size()) + " reports are attached to " + manifest.str() + " in " +
-                                 c.reference().registry + "/" + c.reference().repository + "; only the newest " +
-                                 std::to_string(kMaxReportReferrers) +
-                                 " by their created annotation were read, the other " +
-                                 std::to_string(refs.size() - kMaxReportReferrers) + " skipped",
-                             {{"image", manifest.str()}, {"count", std::to_string(refs.size())}}});
-    out.push_back(std::move(rest));
+  if (truncated) {
+    out.push_back(tooMany(c, manifest, "the referrers API lists more pages or bytes of referrers than are read"));
+    return out;
   }
+  // 1. The listing, each artifact manifest once (a listing may repeat one). Invalid entries cost
+  // no fetch; past a few they are counted in one finding.
+  std::vector<const registry::Referrer*> listed;
+  std::set<std::string> seenManifests;
+  size_t invalid = 0;
+  for (const auto& r : refs) {
+    if (!r.problem.empty()) {
+      if (++invalid <= kMaxInvalidReferrersNamed) listed.push_back(&r);
+      continue;
+    }
+    if (seenManifests.insert(r.desc.digest.str()).second) listed.push_back(&r);
+  }
+  if (seenManifests.size() > kMaxReportReferrers) {
+    out.push_back(tooMany(c, manifest,
+                          std::to_string(seenManifests.size()) + " report artifacts are (more than " +
+                              std::to_string(kMaxReportReferrers) + ")"));
+    return out;
+  }
+  // 2. Each artifact manifest (small, bounded): which envelope it wraps. Re-wraps of one envelope
+  // are one report: grouped by the envelope's digest before any envelope is fetched.
+  std::map<std::string, size_t> byEnvelope;  // envelope digest -> index in `out`
+  std::vector<oci::Descriptor> envelopes;    // of out[i], when it has one
+  std::vector<AttachedReport> problems;
+  for (const registry::Referrer* r : listed) {
+    ListedArtifact a = readListed(c, *r, manifest);
+    if (!a.envelope) {
+      AttachedReport bad;
+      bad.artifact = r->desc;
+      bad.annotations = r->desc.annotations;
+      bad.problems = std::move(a.problems);
+      problems.push_back(std::move(bad));
+      continue;
+    }
+    auto [it, fresh] = byEnvelope.emplace(a.envelope->digest.str(), out.size());
+    if (!fresh) {
+      out[it->second].rewraps.push_back(r->desc.digest);
+      continue;
+    }
+    AttachedReport rep;
+    rep.artifact = r->desc;
+    rep.annotations = r->desc.annotations;
+    rep.envelope = a.envelope->digest;
+    out.push_back(std::move(rep));
+    envelopes.push_back(*a.envelope);
+  }
+  if (invalid > kMaxInvalidReferrersNamed) {
+    AttachedReport rest;
+    rest.problems.push_back({"report.referrer.invalid", Severity::Error,
+                             std::to_string(invalid - kMaxInvalidReferrersNamed) + " more referrers of " +
+                                 manifest.str() + " in " + repoOf(c) + " are not valid descriptors; skipped",
+                             {{"image", manifest.str()}, {"count", std::to_string(invalid)}}});
+    problems.push_back(std::move(rest));
+  }
+  if (out.size() > kMaxReportEnvelopes) {
+    size_t n = out.size();
+    out.clear();
+    out.push_back(tooMany(c, manifest,
+                          std::to_string(n) + " distinct report envelopes are (more than " +
+                              std::to_string(kMaxReportEnvelopes) + ")"));
+    for (auto& p : problems) out.push_back(std::move(p));
+    return out;
+  }
+  // 3. Each distinct envelope, once.
+  for (size_t i = 0; i < out.size(); ++i) checkEnvelope(c, envelopes[i], manifest, key, out[i]);
+  for (auto& p : problems) out.push_back(std::move(p));
   return out;
+}
+
+Result<nlohmann::json> fetchReport(registry::Client& c, const AttachedReport& r) {
+  if (!r.predicate) return Error::Invalid("report " + r.artifact.digest.str() + " has no readable predicate");
+  KDK_TRY_ASSIGN(std::string bytes, c.smallBlob(r.predicate->report, kMaxReportBlobBytes));
+  auto rep = checkReportBlob(*r.predicate, bytes);
+  if (!rep.ok()) return Error::Corrupt("report " + repoOf(c) + "@" + r.artifact.digest.str() + ": " + rep.error().message);
+  return rep;
 }
 
 }  // namespace kernodeck::attest

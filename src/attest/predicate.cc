@@ -2,6 +2,8 @@
 #include "kernodeck/attest/predicate.h"
 
 #include "kernodeck/report/report_doc.h"
+#include "kernodeck/util/hash.h"
+#include "kernodeck/util/json_read.h"
 #include "kernodeck/util/time.h"
 #include "kernodeck/version.h"
 
@@ -15,9 +17,17 @@ const char* kSeverities[] = {"info", "warning", "error"};
 
 std::string failOnName(int failOn) { return failOn < 0 || failOn > 2 ? "none" : kSeverities[failOn]; }
 
+int failOnLevel(const std::string& name) {
+  for (int i = -1; i <= 2; ++i)
+    if (failOnName(i) == name) return i;
+  return -2;
+}
+
 }  // namespace
 
 std::string verdictOf(const json& r, int failOn) { return report::verdictOf(report::summaryOf(r), failOn); }
+
+std::string reportBlob(const json& report) { return report.dump(); }
 
 ReportPredicate makePredicate(const json& report, int failOn, int64_t timeMs) {
   ReportPredicate p;
@@ -31,7 +41,10 @@ ReportPredicate makePredicate(const json& report, int failOn, int64_t timeMs) {
   p.analysisVersion = kAnalysisVersion;
   p.timeMs = timeMs;
   p.time = util::utcTimestampMs(timeMs);
-  p.report = report;
+  std::string bytes = reportBlob(report);
+  p.report.mediaType = kReportBlobMediaType;
+  p.report.digest = oci::Digest{"sha256", util::sha256Hex(bytes)};
+  p.report.size = static_cast<int64_t>(bytes.size());
   return p;
 }
 
@@ -42,7 +55,7 @@ json predicateJson(const ReportPredicate& p) {
           {"kernodeck_version", p.kernodeckVersion},
           {"analysis_version", p.analysisVersion},
           {"time", p.time},
-          {"report", p.report}};
+          {"report", {{"mediaType", p.report.mediaType}, {"digest", p.report.digest.str()}, {"size", p.report.size}}}};
 }
 
 Result<ReportPredicate> parsePredicate(const json& j) {
@@ -60,10 +73,7 @@ Result<ReportPredicate> parsePredicate(const json& j) {
   KDK_TRY_STATUS(str("time", p.time));
   if (p.verdict != "pass" && p.verdict != "fail" && p.verdict != "incomplete")
     return Error::Corrupt("predicate.verdict: '" + p.verdict + "' is not pass, fail or incomplete");
-  int failOn = -2;
-  for (int i = -1; i <= 2; ++i)
-    if (failOnName(i) == p.failOn) failOn = i;
-  if (failOn == -2) return Error::Corrupt("predicate.fail_on: '" + p.failOn + "' is not info, warning, error or none");
+  if (failOnLevel(p.failOn) == -2) return Error::Corrupt("predicate.fail_on: '" + p.failOn + "' is not info, warning, error or none");
   auto t = util::parseTimestampMs(p.time);
   if (!t) return Error::Corrupt("predicate.time: '" + p.time + "' is not an RFC 3339 timestamp");
   p.timeMs = *t;
@@ -80,11 +90,25 @@ Result<ReportPredicate> parsePredicate(const json& j) {
     p.analysisVersion = j["analysis_version"].get<int64_t>();
   if (!j.contains("report") || !j["report"].is_object())
     return Error::Corrupt("predicate.report: missing or not an object");
-  p.report = j["report"];
-  if (std::string v = verdictOf(p.report, failOn); v != p.verdict)
-    return Error::Corrupt("predicate.verdict: says " + p.verdict + " but its report is " + v + " under fail_on " +
-                          p.failOn);
+  auto d = oci::parseDescriptor(j["report"]);
+  if (!d.ok()) return Error::Corrupt("predicate.report: " + d.error().message);
+  if (d->mediaType != kReportBlobMediaType)
+    return Error::Corrupt("predicate.report: media type '" + d->mediaType + "' is not " + kReportBlobMediaType);
+  if (d->digest.algorithm != "sha256") return Error::Corrupt("predicate.report: the digest is not sha256");
+  if (d->size < 0 || static_cast<uint64_t>(d->size) > kMaxReportBlobBytes)
+    return Error::Corrupt("predicate.report: size " + std::to_string(d->size) + " is over the bound of " +
+                          std::to_string(kMaxReportBlobBytes) + " bytes");
+  p.report = *d;
   return p;
+}
+
+Result<json> checkReportBlob(const ReportPredicate& p, std::string_view bytes) {
+  json r = util::parseUntrustedJson(bytes);
+  if (!r.is_object()) return Error::Corrupt("the report blob " + p.report.digest.str() + " is not a JSON object");
+  if (std::string v = verdictOf(r, failOnLevel(p.failOn)); v != p.verdict)
+    return Error::Corrupt("the signed predicate says " + p.verdict + " but its report " + p.report.digest.str() +
+                          " is " + v + " under fail_on " + p.failOn);
+  return r;
 }
 
 }  // namespace kernodeck::attest

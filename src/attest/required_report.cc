@@ -22,12 +22,14 @@ Status checkRequiredReport(const RequiredReport& req, report::Report& r) {
   KDK_TRY_ASSIGN(std::vector<AttachedReport> found, readReports(client, manifest.digest, key));
   DecisionPolicy policy{util::nowMs(), std::nullopt, "probe.report"};
   if (req.maxAgeS > 0) policy.maxAgeS = req.maxAgeS;
+  policy.maxClockSkewS = req.maxClockSkewS;
   Decision d = decide(found, manifest.digest, policy);
   json list = json::array();
   for (const auto& a : found) {
     json e = {
         {"artifact", a.artifact.digest.str()}, {"verdict", a.verdict}, {"signature", a.signature}, {"keyid", a.keyid}};
     if (a.predicate) e["signed_at"] = a.predicate->time;
+    if (!a.rewraps.empty()) e["rewraps"] = a.rewraps.size();
     list.push_back(e);
   }
   sec["reports"] = list;

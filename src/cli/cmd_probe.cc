@@ -33,6 +33,7 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
   opts.connectTimeoutS = req.timeoutS;
   opts.auth = registry::defaultAuthSources(req.authfile);
   attest::RequiredReport required{ref, oci::hostPlatform(), opts, key, req.maxAgeS};
+  if (req.maxClockSkewS >= 0) required.maxClockSkewS = req.maxClockSkewS;
   return probe::ReportCheck(
       [required](report::Report& r) -> Status { return attest::checkRequiredReport(required, r); });
 }

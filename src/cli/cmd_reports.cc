@@ -1,7 +1,9 @@
-// kernodeck reports IMAGE [--key PEM] [--max-age D] [--json] [--fetch FILE]: lists the audit
-// reports attached to a registry image, checks each (subject, envelope, statement, signature with
-// --key), decides as `probe --require-report` does (attest::decide) and can write the deciding
-// report out. Problems are findings of a kernodeck.report/v1 report.
+// kernodeck reports IMAGE [--key PEM] [--max-age D] [--max-clock-skew D] [--json] [--fetch FILE]:
+// lists the audit reports attached to a registry image, checks each (subject, envelope, statement,
+// signature with --key), decides as `probe --require-report` does (attest::decide) and can write
+// the deciding report out (fetched by the digest its signed predicate names). Without --key the
+// reports are listed as unverified and nothing passes (exit 1). Problems are findings of a
+// kernodeck.report/v1 report.
 #include <boost/program_options.hpp>
 #include <cstdio>
 
@@ -24,7 +26,7 @@ namespace {
 
 // The options of `kernodeck reports`, as given.
 struct ReportsFlags {
-  std::string keyFile, fetch, output, platform, failOn = "error", maxAge;
+  std::string keyFile, fetch, output, platform, failOn = "error", maxAge, maxClockSkew;
   bool asJson = false, help = false;
   RegistryFlags rf;
 };
@@ -37,6 +39,8 @@ void addReportsOptions(po::options_description& opts, ReportsFlags& f) {
       "write the report that decides (the newest pass, else the newest failing one; the audit's JSON report) to FILE "
       "('-': stdout)")("max-age", po::value(&f.maxAge),
                        "a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)")(
+      "max-clock-skew", po::value(&f.maxClockSkew),
+      "a report signed for a time more than this ahead of this host's clock does not count (default: 5m)")(
       "platform", po::value(&f.platform), "OS/ARCH[/VARIANT] of a multi-platform image (default: this host's)")(
       "json", po::bool_switch(&f.asJson), "print the kernodeck.report/v1 JSON report instead of text")(
       "output,o", po::value(&f.output), "write the listing to FILE instead of stdout")(
@@ -57,6 +61,11 @@ std::string readRequest(const ReportsFlags& f, ReportsRequest& q) {
     q.policy.maxAgeS = util::parseDurationSeconds(f.maxAge);
     if (!q.policy.maxAgeS) return "--max-age needs a duration such as 30d, 12h or 1w2d, not '" + f.maxAge + "'";
   }
+  if (!f.maxClockSkew.empty()) {
+    auto s = util::parseDurationSeconds(f.maxClockSkew);
+    if (!s) return "--max-clock-skew needs a duration such as 5m or 90s, not '" + f.maxClockSkew + "'";
+    q.policy.maxClockSkewS = *s;
+  }
   if (!f.platform.empty()) {
     auto p = oci::parsePlatform(f.platform);
     if (!p.ok()) return p.error().message;
@@ -67,6 +76,7 @@ std::string readRequest(const ReportsFlags& f, ReportsRequest& q) {
     if (!k.ok()) return k.error().message;
     q.key = std::move(*k);
   }
+  q.policy.keyGiven = q.key.has_value();
   return "";
 }
 
@@ -74,6 +84,7 @@ std::string readRequest(const ReportsFlags& f, ReportsRequest& q) {
 // the decision), the attached reports it judged and the decision (pointers into `found`).
 struct Listing {
   report::Report rep{"reports"};
+  std::unique_ptr<registry::Client> client;
   std::vector<attest::AttachedReport> found;
   attest::Decision decision;
 };
@@ -88,7 +99,7 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
   rep.declareSteps({"resolve", "referrers"});
   rep.subject()["reference"] = image;
   std::optional<registry::Reference> ref;
-  std::unique_ptr<registry::Client> client;
+  std::unique_ptr<registry::Client>& client = l.client;
   oci::Descriptor manifest;
   rep.runStep("resolve", [&]() -> Status {
     KDK_TRY_ASSIGN(oci::ResolvedRef named, oci::resolveImageRef(image, oci::RefUse::RegistryOnly));
@@ -112,6 +123,12 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
               {"signature", r.signature},
               {"keyid", r.keyid},
               {"annotations", r.annotations}};
+    if (!r.envelope.encoded.empty()) j["envelope"] = r.envelope.str();
+    if (!r.rewraps.empty()) {
+      j["rewraps"] = json::array();
+      for (const auto& w : r.rewraps) j["rewraps"].push_back(w.str());
+    }
+    if (r.signature != "verified") j["verified"] = false;
     if (r.predicate)
       j["signed"] = {{"time", r.predicate->time},
                      {"fail_on", r.predicate->failOn},
@@ -138,8 +155,13 @@ std::string listingText(const Listing& l) {
   std::string text;
   for (const auto& r : l.found) {
     std::string signedAt = r.predicate ? r.predicate->time : "-";
-    text += (r.artifact.digest.encoded.empty() ? std::string("(invalid entry)") : r.artifact.digest.str()) + "  " +
-            signedAt + "  " + (r.verdict.empty() ? "-" : r.verdict) + "  " + (r.signature.empty() ? "-" : r.signature) +
+    // What an unverified envelope claims is shown as a claim, never as a verdict.
+    std::string verdict = r.verdict.empty() ? "-" : r.signature == "verified" ? r.verdict : "claims " + r.verdict;
+    text += (r.artifact.digest.encoded.empty() ? std::string(r.blocksAll ? "(listing)" : "(invalid entry)")
+                                               : r.artifact.digest.str()) +
+            "  " + signedAt + "  " + verdict + "  " + (r.signature.empty() ? "-" : r.signature) +
+            (r.signature == "verified" || r.signature.empty() ? "" : " (unverified)") +
+            (r.rewraps.empty() ? "" : "  (+" + std::to_string(r.rewraps.size()) + " re-wraps)") +
             (r.problems.empty() ? "" : "  (problems)") + "\n";
   }
   text += l.rep.toText();
@@ -179,8 +201,14 @@ int runReports(const std::vector<std::string>& args) {
     if (!best) {
       std::fprintf(stderr, "kernodeck reports: --fetch: no attached report counts (%s)\n",
                    attest::outcomeName(l.decision.outcome));
-    } else if (int rc = emit(best->report->dump(2) + "\n", f.fetch)) {
-      return rc;
+    } else {
+      // Fetched by the digest the signed predicate names, and checked against its verdict.
+      auto body = attest::fetchReport(*l.client, *best);
+      if (!body.ok()) {
+        std::fprintf(stderr, "kernodeck reports: --fetch: %s\n", body.error().message.c_str());
+        return 3;
+      }
+      if (int rc = emit(body->dump(2) + "\n", f.fetch)) return rc;
     }
   }
   if (rep.failed()) std::fprintf(stderr, "kernodeck reports: %s\n", rep.firstError().c_str());

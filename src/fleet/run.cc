@@ -34,12 +34,11 @@ bool hasCurrentReport(const PlannedImage& img, const RunOptions& opts) {
   registry::Client c(*ref, opts.registry);
   auto reports = attest::readReports(c, img.manifest.digest, opts.signKey);
   if (!reports.ok()) return false;
-  for (const auto& r : *reports) {
-    auto v = r.annotations.find("dev.kernodeck.analysis-version");
-    if (r.problems.empty() && r.report && r.verdict != "incomplete" && v != r.annotations.end() &&
-        v->second == std::to_string(kAnalysisVersion) && (!opts.signKey || r.signature == "verified"))
+  // The analysis version as signed in the predicate (not the listing's annotation).
+  for (const auto& r : *reports)
+    if (r.problems.empty() && r.predicate && r.verdict != "incomplete" &&
+        r.predicate->analysisVersion == kAnalysisVersion && (!opts.signKey || r.signature == "verified"))
       return true;
-  }
   return false;
 }
 

@@ -47,22 +47,28 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
         verdict = "unreadable";
         row["problem"] = reports.error().message;
       } else if (const attest::AttachedReport* best = attest::newestGood(*reports)) {
-        verdict = attest::verdictOf(*best->report, failOn);
-        row["report"] = best->artifact.digest.str();
-        row["signature"] = best->signature;
-        json counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
-        std::map<std::string, bool> seen;
-        auto doc = report::parseReportDoc(*best->report);
-        if (!doc.ok()) row["problem"] = "report " + best->artifact.digest.str() + ": " + doc.error().message;
-        for (const auto& f : doc.ok() ? doc->findings : std::vector<report::ReportDoc::Finding>{}) {
-          if (counts.contains(f.severity)) counts[f.severity] = counts[f.severity].get<int>() + 1;
-          if (!seen[f.code]) {
-            codes[f.code].first++;
-            codes[f.code].second = f.severity;
-            seen[f.code] = true;
+        // The full report travels beside the signed envelope, fetched by the digest it names.
+        auto full = attest::fetchReport(c, *best);
+        if (!full.ok()) {
+          row["problem"] = full.error().message;
+        } else {
+          verdict = attest::verdictOf(*full, failOn);
+          row["report"] = best->artifact.digest.str();
+          row["signature"] = best->signature;
+          json counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
+          std::map<std::string, bool> seen;
+          auto doc = report::parseReportDoc(*full);
+          if (!doc.ok()) row["problem"] = "report " + best->artifact.digest.str() + ": " + doc.error().message;
+          for (const auto& f : doc.ok() ? doc->findings : std::vector<report::ReportDoc::Finding>{}) {
+            if (counts.contains(f.severity)) counts[f.severity] = counts[f.severity].get<int>() + 1;
+            if (!seen[f.code]) {
+              codes[f.code].first++;
+              codes[f.code].second = f.severity;
+              seen[f.code] = true;
+            }
           }
+          row["findings"] = counts;
         }
-        row["findings"] = counts;
       } else {
         row["problem"] = reports->empty()                    ? "no report attached"
                          : reports->front().problems.empty() ? "no attached report passes its checks"

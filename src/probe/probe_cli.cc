@@ -39,6 +39,7 @@ const char* kHelp =
     "  --key FILE                   PEM public key the report must be signed with (required by --require-report)\n"
     "  --image REF@sha256:DIGEST    the image this probe runs from (default $KERNODECK_IMAGE), named by digest\n"
     "  --max-age DURATION           a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)\n"
+    "  --max-clock-skew DURATION    a report signed for a time further ahead of this clock does not count (default 5m)\n"
     "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
     "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
     "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
@@ -54,6 +55,7 @@ const char* kGateHelp =
     "  --key FILE                   PEM public key the report must be signed with (required)\n"
     "  --image REF@sha256:DIGEST    the image to judge (default $KERNODECK_IMAGE), named by digest (required)\n"
     "  --max-age DURATION           a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)\n"
+    "  --max-clock-skew DURATION    a report signed for a time further ahead of this clock does not count (default 5m)\n"
     "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
     "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
     "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
@@ -157,11 +159,11 @@ int parseFlags(const std::vector<std::string>& args, const std::string& prog, Pr
         probeFlag = a;
       continue;
     }
-    if (a == "--max-age") {
+    if (a == "--max-age" || a == "--max-clock-skew") {
       auto v = next();
       auto d = v ? util::parseDurationSeconds(*v) : std::nullopt;
-      if (!d) return usage("option --max-age needs a duration such as 30d, 12h or 1w2d, not '" + v.value_or("") + "'");
-      req.maxAgeS = *d;
+      if (!d) return usage("option " + a + " needs a duration such as 30d, 12h or 5m, not '" + v.value_or("") + "'");
+      (a == "--max-age" ? req.maxAgeS : req.maxClockSkewS) = *d;
       reportFlag = true;
       continue;
     }

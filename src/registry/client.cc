@@ -19,8 +19,6 @@ namespace kernodeck::registry {
 
 using nlohmann::json;
 
-using nlohmann::json;
-
 std::string defaultCacheDir() {
   // The XDG base directory spec: a relative value is invalid and ignored.
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/kernodeck";
@@ -136,11 +134,13 @@ Result<std::string> Client::Impl::authorize(const HttpResponse& r, const std::st
                          "&refresh_token=" + enc(creds->identityToken);
       tr = perform(url, {"Content-Type: application/x-www-form-urlencoded"}, 0, none, 1 << 20, body);
     } else {
-      std::string q =
-          url + (url.find('?') == std::string::npos ? "?" : "&") + "service=" + enc(service) + "&scope=" + enc(sc);
+      // The realm may carry a query of its own: the pairs are added to it (curl_url).
+      auto withService = appendQuery(url, "service=" + enc(service));
+      auto q = withService.ok() ? appendQuery(*withService, "scope=" + enc(sc)) : withService;
+      if (!q.ok()) return Error::Auth(where("") + ": token realm " + report::redactText(url) + ": " + q.error().message);
       std::vector<std::string> hs;
       if (std::string b = credsHeaderBasic(); !b.empty()) hs.push_back(b);
-      tr = perform(q, hs, 0, none, 1 << 20);
+      tr = perform(*q, hs, 0, none, 1 << 20);
     }
     if (!tr.transportError.empty() || tr.status != 200)
       return Error::Auth(where("") + ": token request to " + report::redactText(url) + " failed: " +
@@ -217,11 +217,11 @@ std::string Client::scheme() const {
   return b.substr(0, b.find(':'));
 }
 
-Result<Manifest> Client::manifest(const std::string& tagOrDigest) {
+Result<Manifest> Client::manifest(const std::string& tagOrDigest, uint64_t maxBytes) {
   std::string body;
   bool tooLarge = false;
   std::function<bool(const char*, size_t)> sink = [&](const char* p, size_t n) {
-    if (body.size() + n > oci::kMaxManifestBytes) {
+    if (body.size() + n > maxBytes) {
       tooLarge = true;
       return false;
     }
@@ -233,7 +233,7 @@ Result<Manifest> Client::manifest(const std::string& tagOrDigest) {
   HttpResponse r = impl_->request("/v2/" + ref_.repository + "/manifests/" + tagOrDigest, {kAccept}, from, sink, 65536,
                                   err, [&] { body.clear(); });
   std::string what = "manifest " + tagOrDigest;
-  if (tooLarge) return Error::Invalid(impl_->where(what) + ": larger than 4 MiB");
+  if (tooLarge) return Error::Invalid(impl_->where(what) + ": larger than " + util::humanBytes(maxBytes));
   if (r.status == 404) return Error::NotFound(impl_->where(what) + ": " + err);
   if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
   Manifest m;
@@ -295,17 +295,20 @@ Result<oci::Digest> Client::pushBlob(std::string_view bytes) {
   if (present) return d;
   std::string what = "upload of blob " + d.str();
   std::string body, err;
-  HttpResponse r = exchange(*impl_, "/v2/" + ref_.repository + "/blobs/uploads/", {"Content-Length: 0"}, 65536, body,
-                            err, {"POST", "", ""});
+  std::string start = "/v2/" + ref_.repository + "/blobs/uploads/";
+  HttpResponse r = exchange(*impl_, start, {"Content-Length: 0"}, 65536, body, err, {"POST", "", ""});
   if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
   auto loc = r.headers.find("location");
   if (r.status != 202 || loc == r.headers.end() || loc->second.empty())
     return Error::Io(impl_->where(what) + ": the registry answered HTTP " + std::to_string(r.status) +
                      " without an upload location");
-  std::string url = loc->second;
-  url += (url.find('?') == std::string::npos ? "?" : "&") + std::string("digest=") + d.str();
+  // The Location is a URL reference resolved against the POST's URL (RFC 3986; the spec allows a
+  // relative one), and the digest is added to whatever query it carries.
+  auto located = resolveUrl(impl_->baseUrl() + start, loc->second);
+  auto url = located.ok() ? appendQuery(*located, "digest=" + urlEscape(d.str())) : located;
+  if (!url.ok()) return Error::Io(impl_->where(what) + ": upload location: " + url.error().message);
   body.clear();
-  r = exchange(*impl_, url, {"Content-Type: application/octet-stream", "Expect:"}, 65536, body, err,
+  r = exchange(*impl_, *url, {"Content-Type: application/octet-stream", "Expect:"}, 65536, body, err,
                {"PUT", std::string(bytes), ""});
   if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
   if (r.status != 201) return Error::Io(impl_->where(what) + ": HTTP " + std::to_string(r.status));
@@ -339,38 +342,83 @@ Result<PushedManifest> Client::putManifest(const std::string& tagOrDigest, const
   return out;
 }
 
-Result<std::optional<std::string>> Client::referrers(const oci::Digest& subject, const std::string& artifactType) {
-  std::string path = "/v2/" + ref_.repository + "/referrers/" + subject.str();
-  if (!artifactType.empty()) path += "?artifactType=" + artifactType;
-  std::string body, err;
-  HttpResponse r =
-      exchange(*impl_, path, {"Accept: application/vnd.oci.image.index.v1+json"}, oci::kMaxManifestBytes, body, err);
-  // The distribution spec: a 404 means the registry has no referrers API; use the fallback tag.
-  if (r.status == 404) return std::optional<std::string>();
-  if (!err.empty()) return Error::Io(impl_->where("referrers of " + subject.str()) + ": " + err);
-  auto j = util::parseUntrustedJson(body);
-  if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciIndex)
-    return std::optional<std::string>();  // not an image index: a registry that does not implement the API
-  return std::optional<std::string>(body);
-}
-
 namespace {
 
-// Follows a `Link: </v2/...?last=x&n=y>; rel="next"` header to the next page.
-std::string nextPage(const std::map<std::string, std::string>& headers) {
+// The target of the `Link` header's rel="next" link (RFC 8288: `<URL>; rel="next"`, several
+// links separated by commas), resolved against `requestUrl`; empty when there is none.
+Result<std::string> nextPage(const std::map<std::string, std::string>& headers, const std::string& requestUrl) {
   auto it = headers.find("link");
-  if (it == headers.end()) return {};
-  size_t a = it->second.find('<'), b = it->second.find('>');
-  if (a == std::string::npos || b == std::string::npos || b < a) return {};
-  return it->second.substr(a + 1, b - a - 1);
+  if (it == headers.end()) return std::string();
+  const std::string& v = it->second;
+  for (size_t a = v.find('<'); a != std::string::npos; a = v.find('<', a + 1)) {
+    size_t b = v.find('>', a);
+    if (b == std::string::npos) break;
+    size_t end = v.find('<', b);
+    std::string params = v.substr(b + 1, end == std::string::npos ? std::string::npos : end - b - 1);
+    std::string lower;
+    for (char c : params)
+      if (c != ' ' && c != '\t') lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find("rel=\"next\"") == std::string::npos && lower.find("rel=next") == std::string::npos) continue;
+    return resolveUrl(requestUrl, v.substr(a + 1, b - a - 1));
+  }
+  return std::string();
 }
 
 }  // namespace
 
+Result<std::optional<ReferrersAnswer>> Client::referrers(const oci::Digest& subject, const std::string& artifactType,
+                                                        const ReferrersBounds& bounds) {
+  std::string what = "referrers of " + subject.str();
+  std::string path = "/v2/" + ref_.repository + "/referrers/" + subject.str();
+  // Percent-encoded: a registry written in Go reads the query with url.ParseQuery, where a raw
+  // '+' (application/vnd...+json) is a space.
+  if (!artifactType.empty()) path += "?artifactType=" + urlEscape(artifactType);
+  ReferrersAnswer out;
+  uint64_t total = 0;
+  // The first request by path (the client may still move from http to https), the next pages by
+  // the absolute URLs their Link headers name.
+  std::string url = path;
+  for (size_t page = 0; !url.empty(); ++page) {
+    if (page >= bounds.maxPages) {
+      out.truncated = true;  // more pages than the bound: the caller names it, never a pass
+      break;
+    }
+    std::string body, err;
+    uint64_t cap = std::min<uint64_t>(oci::kMaxManifestBytes, bounds.maxBytes - total);
+    HttpResponse r = exchange(*impl_, url, {"Accept: application/vnd.oci.image.index.v1+json"}, cap, body, err);
+    // The distribution spec: a 404 means the registry has no referrers API; use the fallback tag.
+    if (page == 0 && r.status == 404) return std::optional<ReferrersAnswer>();
+    if (r.aborted && r.status >= 200 && r.status < 300 && cap < oci::kMaxManifestBytes) {
+      out.truncated = true;  // the listing is larger than the bound in all
+      break;
+    }
+    if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
+    auto j = util::parseUntrustedJson(body);
+    if (!j.is_object() || j.value("mediaType", "") != oci::media::kOciIndex) {
+      // Not an image index: a registry that does not implement the API (first page only).
+      if (page == 0) return std::optional<ReferrersAnswer>();
+      return Error::Corrupt(impl_->where(what) + ": page " + std::to_string(page + 1) + " is not an image index");
+    }
+    total += body.size();
+    out.filtered = out.filtered || r.headers.count("oci-filters-applied");
+    out.pages.push_back(std::move(body));
+    std::string requestUrl = page == 0 ? impl_->baseUrl() + path : url;
+    auto next = nextPage(r.headers, requestUrl);
+    if (!next.ok()) return Error::Io(impl_->where(what) + ": the Link header: " + next.error().message);
+    // Pages come from the registry's own origin only (credentials go nowhere else).
+    std::string origin = urlOrigin(impl_->baseUrl());
+    if (!next->empty() && urlOrigin(*next) != origin)
+      return Error::Io(impl_->where(what) + ": the next page is on another origin (" +
+                       util::printable(urlOrigin(*next), 200) + ")");
+    url = *next;
+  }
+  return std::optional<ReferrersAnswer>(std::move(out));
+}
+
 Result<std::vector<std::string>> Client::listPaged(const std::string& first, const std::string& key,
                                                    const std::string& scope) {
   std::vector<std::string> out;
-  std::string path = first;
+  std::string path = first;  // then the absolute URLs the Link headers name
   for (int page = 0; !path.empty(); ++page) {
     if (page > 10000) return Error::Invalid(impl_->where(first) + ": more than 10000 pages");
     std::string body, err;
@@ -382,7 +430,9 @@ Result<std::vector<std::string>> Client::listPaged(const std::string& first, con
     if (j[key].is_array())
       for (const auto& v : j[key])
         if (v.is_string()) out.push_back(v.get<std::string>());
-    path = nextPage(r.headers);
+    auto next = nextPage(r.headers, page == 0 ? impl_->baseUrl() + first : path);
+    if (!next.ok()) return Error::Io(impl_->where(first) + ": the Link header: " + next.error().message);
+    path = *next;
   }
   return out;
 }

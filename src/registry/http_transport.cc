@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "kernodeck/registry/client.h"
@@ -19,6 +20,61 @@ std::string urlEscape(const std::string& s) {
   char* e = curl_easy_escape(nullptr, s.c_str(), static_cast<int>(s.size()));
   std::string out = e ? e : "";
   curl_free(e);
+  return out;
+}
+
+namespace {
+
+// A CURLU handle, freed at scope end.
+struct UrlHandle {
+  CURLU* h = curl_url();
+  ~UrlHandle() {
+    if (h) curl_url_cleanup(h);
+  }
+  UrlHandle() = default;
+  UrlHandle(const UrlHandle&) = delete;
+  UrlHandle& operator=(const UrlHandle&) = delete;
+  std::optional<std::string> get(CURLUPart part) const {
+    char* out = nullptr;
+    if (!h || curl_url_get(h, part, &out, 0) != CURLUE_OK || !out) return std::nullopt;
+    std::string s = out;
+    curl_free(out);
+    return s;
+  }
+};
+
+}  // namespace
+
+Result<std::string> resolveUrl(const std::string& base, const std::string& ref) {
+  UrlHandle u;
+  if (!u.h || curl_url_set(u.h, CURLUPART_URL, base.c_str(), 0) != CURLUE_OK)
+    return Error::Invalid("'" + util::printable(base, 200) + "' is not an absolute URL");
+  // With a base set, libcurl resolves a relative reference against it (RFC 3986 5.2).
+  if (curl_url_set(u.h, CURLUPART_URL, ref.c_str(), 0) != CURLUE_OK)
+    return Error::Invalid("'" + util::printable(ref, 200) + "' is not a URL reference");
+  auto out = u.get(CURLUPART_URL);
+  if (!out) return Error::Invalid("'" + util::printable(ref, 200) + "' cannot be resolved against a URL");
+  return *out;
+}
+
+Result<std::string> appendQuery(const std::string& url, const std::string& pair) {
+  UrlHandle u;
+  if (!u.h || curl_url_set(u.h, CURLUPART_URL, url.c_str(), 0) != CURLUE_OK)
+    return Error::Invalid("'" + util::printable(url, 200) + "' is not an absolute URL");
+  if (curl_url_set(u.h, CURLUPART_QUERY, pair.c_str(), CURLU_APPENDQUERY) != CURLUE_OK)
+    return Error::Invalid("cannot add '" + util::printable(pair, 200) + "' to the query of a URL");
+  auto out = u.get(CURLUPART_URL);
+  if (!out) return Error::Invalid("'" + util::printable(url, 200) + "' is not an absolute URL");
+  return *out;
+}
+
+std::string urlOrigin(const std::string& url) {
+  UrlHandle u;
+  if (!u.h || curl_url_set(u.h, CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return {};
+  auto scheme = u.get(CURLUPART_SCHEME), host = u.get(CURLUPART_HOST);
+  if (!scheme || !host) return {};
+  std::string out = *scheme + "://" + *host;
+  if (auto port = u.get(CURLUPART_PORT)) out += ":" + *port;
   return out;
 }
 

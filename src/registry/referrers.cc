@@ -136,10 +136,29 @@ Result<std::vector<Referrer>> parseReferrers(std::string_view text, const std::s
   return out;
 }
 
-Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject, const std::string& artifactType) {
-  KDK_TRY_ASSIGN(std::optional<std::string> api, c.referrers(subject, artifactType));
+Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject, const std::string& artifactType,
+                                            bool* truncated) {
+  if (truncated) *truncated = false;
+  KDK_TRY_ASSIGN(std::optional<ReferrersAnswer> api, c.referrers(subject, artifactType));
   std::string where = c.reference().registry + "/" + c.reference().repository;
-  if (api) return parseReferrers(*api, artifactType, where + ": the referrers of " + subject.str());
+  if (api) {
+    // Filtered here whatever OCI-Filters-Applied says (a registry without it lists every type).
+    std::vector<Referrer> out;
+    size_t position = 0;
+    for (size_t i = 0; i < api->pages.size(); ++i) {
+      KDK_TRY_ASSIGN(std::vector<Referrer> page,
+                     parseReferrers(api->pages[i], "",
+                                    where + ": the referrers of " + subject.str() +
+                                        (api->pages.size() > 1 ? " (page " + std::to_string(i + 1) + ")" : "")));
+      for (auto& r : page) {
+        r.position = position++;
+        if (!artifactType.empty() && r.artifactType != artifactType) continue;
+        out.push_back(std::move(r));
+      }
+    }
+    if (truncated) *truncated = api->truncated;
+    return out;
+  }
   auto m = c.manifest(fallbackTag(subject));
   if (!m.ok()) {
     if (m.error().is(ErrorKind::NotFound)) return std::vector<Referrer>{};
@@ -174,8 +193,8 @@ Result<FetchedArtifact> parseArtifact(std::string_view bytes, const std::string&
   return a;
 }
 
-Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref) {
-  KDK_TRY_ASSIGN(Manifest m, c.manifest(ref));
+Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref, uint64_t maxBytes) {
+  KDK_TRY_ASSIGN(Manifest m, c.manifest(ref, maxBytes));
   return parseArtifact(m.bytes, c.reference().registry + "/" + c.reference().repository + "@" + m.digest.str());
 }
 

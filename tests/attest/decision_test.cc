@@ -137,3 +137,46 @@ TEST(ReportDecision, NewestGoodIsBySignedTime) {
   EXPECT_EQ(newestGood(r), &r[0]);
   EXPECT_EQ(newestGood({}), nullptr);
 }
+
+TEST(ReportDecision, AReportSignedForTheFutureDoesNotCount) {
+  using S = report::Severity;
+  auto image = *oci::parseDigest("sha256:" + std::string(64, 'a'));
+  int64_t now = at(T2);
+  // A pass signed a day ahead of this clock, a fail signed now: the fail decides, the pass is named.
+  std::vector<AttachedReport> r = {checked("pass", T3), checked("fail", T2)};
+  Decision d = decide(r, image, {now, std::nullopt, "probe.report"});
+  EXPECT_EQ(d.outcome, Outcome::Failed);
+  EXPECT_EQ(d.chosen, &r[1]);
+  EXPECT_EQ(count(d, "report.time.future", S::Error), 1);
+  // Within the skew (default 5 minutes) it counts; a wider --max-clock-skew lets it count.
+  EXPECT_TRUE(decide({checked("pass", T2)}, image, {now - 299000, std::nullopt, "probe.report"}).met());
+  EXPECT_FALSE(decide({checked("pass", T2)}, image, {now - 301000, std::nullopt, "probe.report"}).met());
+  DecisionPolicy wide{now, std::nullopt, "probe.report"};
+  wide.maxClockSkewS = 2 * 86400;
+  EXPECT_EQ(decide(r, image, wide).chosen, &r[0]);
+}
+
+TEST(ReportDecision, OnlyAVerifiedSignatureCountsAndTheBoundBlocks) {
+  using S = report::Severity;
+  auto image = *oci::parseDigest("sha256:" + std::string(64, 'a'));
+  // Without a key a report is "unchecked" or "unsigned": listed, never a pass.
+  std::vector<AttachedReport> r = {checked("pass", T1), checked("pass", T2)};
+  r[0].signature = "unchecked";
+  r[1].signature = "unsigned";
+  DecisionPolicy noKey{at(T3), std::nullopt, "report"};
+  noKey.keyGiven = false;
+  Decision d = decide(r, image, noKey);
+  EXPECT_EQ(d.outcome, Outcome::Unverified);
+  EXPECT_EQ(count(d, "report.unverified", S::Error), 1);
+  EXPECT_EQ(d.chosen, nullptr);
+  // A listing past the bounds blocks a verified pass, and newestGood gives nothing.
+  std::vector<AttachedReport> many = {checked("pass", T2), AttachedReport{}};
+  many[1].blocksAll = true;
+  many[1].problems.push_back({"report.referrers.too_many", S::Error, "too many", {}});
+  Decision b = decide(many, image, {at(T3), std::nullopt, "probe.report"});
+  EXPECT_EQ(b.outcome, Outcome::TooMany);
+  EXPECT_FALSE(b.met());
+  EXPECT_EQ(count(b, "probe.report.too_many", S::Error), 1);
+  EXPECT_EQ(count(b, "report.referrers.too_many", S::Error), 1);
+  EXPECT_EQ(newestGood(many), nullptr);
+}

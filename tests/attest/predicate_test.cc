@@ -38,6 +38,13 @@ TEST(ReportPredicate, CarriesVerdictCountsPolicyVersionAndTime) {
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->timeMs, t);
   EXPECT_EQ(back->warning, 2);
+  // The report itself is a blob the predicate names by digest and size.
+  std::string blob = reportBlob(auditReport(1, 2, 0));
+  EXPECT_EQ(j["report"]["digest"], "sha256:" + util::sha256Hex(blob));
+  EXPECT_EQ(j["report"]["size"], blob.size());
+  EXPECT_EQ(j["report"]["mediaType"], kReportBlobMediaType);
+  EXPECT_EQ(back->report.digest.str(), "sha256:" + util::sha256Hex(blob));
+  EXPECT_TRUE(checkReportBlob(*back, blob).ok());
   EXPECT_EQ(makePredicate(auditReport(1, 2, 0), 2, t).verdict, "pass");
   EXPECT_EQ(makePredicate(auditReport(0, 0, 3), -1, t).verdict, "pass");  // --fail-on none
   EXPECT_EQ(makePredicate(auditReport(0, 0, 0, false), 2, t).verdict, "incomplete");
@@ -49,7 +56,7 @@ TEST(ReportPredicate, RefusesWrongShapesAndAVerdictItsReportDoesNotSupport) {
   struct Case {
     const char* field;
     json value;
-  } cases[] = {{"verdict", "pass"},   {"verdict", 1},          {"fail_on", "fatal"},
+  } cases[] = {{"verdict", "maybe"},  {"verdict", 1},          {"fail_on", "fatal"},
                {"time", "yesterday"}, {"time", nullptr},       {"findings", json::array()},
                {"report", "x"},       {"kernodeck_version", 2}};
   for (const auto& c : cases) {
@@ -65,6 +72,26 @@ TEST(ReportPredicate, RefusesWrongShapesAndAVerdictItsReportDoesNotSupport) {
   neg["findings"]["error"] = -1;
   EXPECT_FALSE(parsePredicate(neg).ok());
   EXPECT_FALSE(parsePredicate(json::array()).ok());
+  json big = good;
+  big["report"]["size"] = int64_t(kMaxReportBlobBytes) + 1;
+  EXPECT_FALSE(parsePredicate(big).ok());
+  json other = good;
+  other["report"]["mediaType"] = "application/json";
+  EXPECT_FALSE(parsePredicate(other).ok());
+  // Fields a later version adds are ignored.
+  json later = good;
+  later["suppressed"] = json::array();
+  EXPECT_TRUE(parsePredicate(later).ok());
+  // The report blob must support the signed verdict: a pass's predicate over a failing report is
+  // refused when the blob is read.
+  json lying = good;
+  lying["verdict"] = "pass";
+  auto p = parsePredicate(lying);
+  ASSERT_TRUE(p.ok());
+  auto checked = checkReportBlob(*p, reportBlob(auditReport(0, 0, 1)));
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().message.find("fail"), std::string::npos) << checked.error().message;
+  EXPECT_FALSE(checkReportBlob(*p, "[]").ok());
 }
 
 TEST(CosignLayout, MergeKeepsOtherToolsLayersAndReplacesOurOlderOne) {

@@ -19,7 +19,7 @@ using namespace kernodeck;
 namespace {
 
 const std::string K = KERNODECK_BIN;
-const std::string kType = "https://kernodeck.dev/attestation/report/v2";
+const std::string kType = "https://kernodeck.dev/attestation/report/v3";
 
 std::string npmDir() {
   const char* d = std::getenv("KERNODECK_NPM_DIR");

@@ -61,6 +61,25 @@ std::string LocalRegistry::digestOf(const std::string& repoTag) const {
   return d;
 }
 
+bool ReferrersFront::start(const LocalRegistry& backend, int pageSize, bool filters) {
+  if (!haveTool("python3")) return false;
+  dir_ = tempDir("referrers-front");
+  RunResult r = run("setsid sh -c 'exec python3 " + std::string(SOURCE_DIR) +
+                    "/tests/integration/referrers_front.py --backend " + backend.host() + " --page-size " +
+                    std::to_string(pageSize) + (filters ? "" : " --no-filters") + " > " + dir_ + "/port 2> " + dir_ +
+                    "/log' & echo $!");
+  pid_ = std::atoi(r.out.c_str());
+  for (int i = 0; i < 100 && port_ == 0; ++i) {
+    port_ = std::atoi(readFile(dir_ + "/port").c_str());
+    if (port_ == 0) ::usleep(100000);
+  }
+  return port_ > 0 && waitHttp(port_);
+}
+
+ReferrersFront::~ReferrersFront() {
+  if (pid_ > 0) ::kill(-pid_, SIGKILL);
+}
+
 int countRequests(const std::string& logFile, const std::string& method, const std::string& uriPart) {
   std::istringstream in(readFile(logFile));
   int n = 0;

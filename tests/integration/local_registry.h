@@ -26,6 +26,21 @@ class LocalRegistry {
   std::string dir_, logPath_;
 };
 
+// tests/integration/referrers_front.py in front of a LocalRegistry: an OCI 1.1 referrers API
+// (paged with Link headers, the query read as Go reads it, filters optional), relative upload
+// Locations, everything else passed to the registry. Killed at the end.
+class ReferrersFront {
+ public:
+  // False when python3 is missing or the front did not come up.
+  bool start(const LocalRegistry& backend, int pageSize = 10, bool filters = true);
+  ~ReferrersFront();
+  std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int port_ = 0, pid_ = 0;
+  std::string dir_;
+};
+
 // Requests in a docker-registry log whose method and URI path contain `needle`
 // (e.g. "GET /v2/team/app/blobs/sha256:...").
 int countRequests(const std::string& logFile, const std::string& method, const std::string& uriPart);

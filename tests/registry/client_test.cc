@@ -69,6 +69,11 @@ Client client(const std::string& ref, Script* s, ClientOptions o = {}) {
   return Client(*r, o, std::make_unique<ScriptedTransport>(s));
 }
 
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 bool hasHeader(const HttpRequest& q, const std::string& h) {
   for (const auto& x : q.headers)
     if (x == h) return true;
@@ -148,7 +153,8 @@ TEST(RegistryClient, BearerChallengeFetchesATokenForTheScopeAndRetriesWithIt) {
   ASSERT_TRUE(c.manifest("1.0").ok());
   ASSERT_EQ(s.requests.size(), 3u);
   EXPECT_FALSE(hasAuthorization(s.requests[0]));
-  EXPECT_EQ(s.requests[1].url, "http://127.0.0.1:5001/token?service=reg&scope=repository%3Ateam%2Fapp%3Apull");
+  // Percent-encoding's hex digits in either case (libcurl's URL API writes them in lower case).
+  EXPECT_EQ(lower(s.requests[1].url), "http://127.0.0.1:5001/token?service=reg&scope=repository%3ateam%2fapp%3apull");
   EXPECT_TRUE(hasHeader(s.requests[2], "Authorization: Bearer tok-1"));
   EXPECT_TRUE(s.sleeps.empty());  // an auth round is not a retry
   // The token is kept for its scope: the next request sends it at once.
@@ -198,4 +204,68 @@ TEST(RegistryClient, ATlsOnlyRegistryOnLoopbackIsReachedOverHttps) {
   EXPECT_EQ(s.requests[1].url, "https://127.0.0.1:5000/v2/team/app/manifests/1.0");
   EXPECT_EQ(c.scheme(), "https");
   EXPECT_TRUE(s.sleeps.empty());
+}
+
+TEST(RegistryClient, UrlsAreResolvedAsRfc3986Says) {
+  // An upload's relative Location is resolved against the POST's URL (not appended to the host),
+  // and the digest is added to the query it carries.
+  Script s;
+  s.answers = {answer(404), answer(202, {{"location", "x1?_state=abc"}}), answer(201)};
+  Client c = client("127.0.0.1:5000/team/app:1.0", &s);
+  auto pushed = c.pushBlob("hello");
+  ASSERT_TRUE(pushed.ok()) << pushed.error().message;
+  ASSERT_EQ(s.requests.size(), 3u);
+  EXPECT_EQ(lower(s.requests[2].url),
+            "http://127.0.0.1:5000/v2/team/app/blobs/uploads/x1?_state=abc&digest=sha256%3a" + util::sha256Hex("hello"));
+  // A token realm with a query of its own keeps it.
+  Script t;
+  t.answers = {answer(401, {{"www-authenticate", R"(Bearer realm="http://127.0.0.1:5001/token?a=1",service="reg")"}}),
+               answer(200, {}, R"({"token":"tok"})"), manifestOk()};
+  Client c2 = client("127.0.0.1:5000/team/app:1.0", &t);
+  ASSERT_TRUE(c2.manifest("1.0").ok());
+  ASSERT_EQ(t.requests.size(), 3u);
+  EXPECT_EQ(t.requests[1].url.rfind("http://127.0.0.1:5001/token?a=1&service=reg&scope=", 0), 0u) << t.requests[1].url;
+  EXPECT_EQ(resolveUrl("https://h/v2/r/blobs/uploads/", "/v2/r/x").value(), "https://h/v2/r/x");
+  EXPECT_EQ(resolveUrl("https://h/v2/r/blobs/uploads/", "https://other/y").value(), "https://other/y");
+  EXPECT_EQ(resolveUrl("https://h/a/b", "../c?d=1").value(), "https://h/c?d=1");
+}
+
+TEST(RegistryClient, ReferrersAreAskedEncodedAndEveryPageIsRead) {
+  const std::string subject = "sha256:" + std::string(64, 'b');
+  auto page = [](const std::string& digestChar) {
+    return R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[)"
+           R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:)" +
+           std::string(64, digestChar[0]) + R"(","size":3,"artifactType":"application/vnd.kernodeck.report.v1+json"}]})";
+  };
+  Script s;
+  s.answers = {answer(200, {{"link", R"(</v2/team/app/referrers/)" + subject + R"(?last=1>; rel="next")"}}, page("1")),
+               answer(200, {{"link", R"(<?last=2>; rel="next")"}}, page("2")), answer(200, {}, page("3"))};
+  Client c = client("127.0.0.1:5000/team/app:1.0", &s);
+  auto r = c.referrers(*oci::parseDigest(subject), "application/vnd.kernodeck.report.v1+json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ((*r)->pages.size(), 3u);
+  EXPECT_FALSE((*r)->truncated);
+  ASSERT_EQ(s.requests.size(), 3u);
+  // '+' and '/' percent-encoded: a Go registry reads a raw '+' as a space.
+  EXPECT_NE(lower(s.requests[0].url).find("?artifacttype=application%2fvnd.kernodeck.report.v1%2bjson"), std::string::npos)
+      << s.requests[0].url;
+  EXPECT_EQ(s.requests[1].url, "http://127.0.0.1:5000/v2/team/app/referrers/" + subject + "?last=1");
+  EXPECT_EQ(s.requests[2].url, "http://127.0.0.1:5000/v2/team/app/referrers/" + subject + "?last=2");
+
+  // More pages than the bound: what was read, marked truncated. A page on another origin: refused.
+  Script loop;
+  for (int i = 0; i < 5; ++i) loop.answers.push_back(answer(200, {{"link", R"(<?again>; rel="next")"}}, page("4")));
+  Client c2 = client("127.0.0.1:5000/team/app:1.0", &loop);
+  auto bounded = c2.referrers(*oci::parseDigest(subject), "", ReferrersBounds{3, 1u << 20});
+  ASSERT_TRUE(bounded.ok());
+  EXPECT_TRUE((*bounded)->truncated);
+  EXPECT_EQ((*bounded)->pages.size(), 3u);
+  Script away;
+  away.answers = {answer(200, {{"link", R"(<https://evil.example/v2/x>; rel="next")"}}, page("5"))};
+  Client c3 = client("127.0.0.1:5000/team/app:1.0", &away);
+  auto off = c3.referrers(*oci::parseDigest(subject));
+  ASSERT_FALSE(off.ok());
+  EXPECT_NE(off.error().message.find("another origin"), std::string::npos) << off.error().message;
+  EXPECT_EQ(away.requests.size(), 1u);
 }

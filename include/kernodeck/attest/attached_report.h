@@ -1,8 +1,9 @@
-// Audit reports attached to the images they audited: the kernodeck.report/v1 report, with the
-// verdict, policy and signing time beside it (predicate.h), becomes the predicate of an in-toto
-// Statement whose subject is the audited manifest, wrapped in a
-// DSSE envelope (signed when a key is given), pushed as an OCI artifact
-// (artifactType application/vnd.kernodeck.report.v1+json) whose `subject` is that manifest.
+// Audit reports attached to the images they audited: the verdict, counts, policy, signing time
+// and the digest of the kernodeck.report/v1 report (predicate.h) become the predicate of an
+// in-toto Statement whose subject is the audited manifest, wrapped in a DSSE envelope (signed
+// when a key is given), pushed as an OCI artifact (artifactType
+// application/vnd.kernodeck.report.v1+json; layers: the envelope, then the report) whose
+// `subject` is that manifest.
 // Reading them back checks each artifact: its subject, its envelope, its statement's subject
 // and, with a key, its signature; every problem is a finding, not an error. Which report
 // decides is decision.h's.
@@ -39,26 +40,44 @@ Result<Attached> attachReport(const nlohmann::json& report, const registry::Clie
                               int failOn = static_cast<int>(report::Severity::Error));
 
 struct AttachedReport {
-  oci::Descriptor artifact;  // digest empty for an index entry that is not a valid descriptor
-  std::map<std::string, std::string> annotations;
-  std::optional<nlohmann::json> report;  // the audit report inside the predicate, when readable
+  oci::Descriptor artifact;  // the first listed manifest wrapping the envelope; digest empty for an
+                             // index entry that is not a valid descriptor or a listing-wide problem
+  std::vector<oci::Digest> rewraps;  // other listed manifests wrapping the same envelope
+  oci::Digest envelope;              // the DSSE envelope's digest, when one was found
+  std::map<std::string, std::string> annotations;  // the listing's (unsigned, shown only)
+  std::optional<nlohmann::json> report;            // the full audit report, only when fetchReport filled it
   std::optional<ReportPredicate> predicate;
-  std::string verdict;    // the predicate's (signed) verdict; empty when unreadable
+  std::string verdict;    // the predicate's verdict; empty when unreadable
   std::string signature;  // "verified", "invalid", "unsigned", "unchecked" (no key given)
   std::string keyid;      // of the first signature
+  // A problem of the whole listing (report.referrers.too_many): no report of the image can pass.
+  bool blocksAll = false;
   std::vector<report::Finding> problems;
 };
 
-// The most report referrers read for one image. Each costs a manifest and an envelope fetch, and
-// whoever can push to the repository may list any number: past the bound the newest by their
-// created annotation are read (what is left out is older than all that is read), the others are
-// never fetched, and one entry whose only problem is report.referrers.too_many says how many.
-constexpr size_t kMaxReportReferrers = 64;
+// The bounds of what readReports reads, chosen so that an honest image never reaches them (one
+// report a day for years: 365 a year) while what a registry writer can make it fetch stays small:
+// past a bound nothing passes (report.referrers.too_many, an error that blocks), never "the
+// newest N" by anything unsigned.
+constexpr size_t kMaxReportReferrers = 2048;               // distinct artifact manifests listed
+constexpr size_t kMaxReportEnvelopes = 1024;               // distinct envelopes among them
+constexpr uint64_t kMaxReportManifestBytes = 64u << 10;    // one artifact manifest
+constexpr uint64_t kMaxReportEnvelopeBytes = 256u << 10;   // one envelope (v3: ~2 KiB)
+constexpr size_t kMaxInvalidReferrersNamed = 16;           // invalid entries named one by one
 
-// The reports attached to `manifest` in the client's repository (at most kMaxReportReferrers,
-// the newest), each checked (the signature only with `key`). Every listed document is untrusted: one that is malformed
-// or does not verify is kept with its problems (report.referrer.invalid, report.artifact.corrupt, ...) for the caller
-// to name and skip. An error only when the referrers cannot be listed at all.
+// The reports attached to `manifest` in the client's repository, each checked (the signature only
+// with `key`): every artifact manifest listed is fetched (bounded), re-wraps of one envelope are
+// grouped by the envelope's digest, and each distinct envelope is fetched once (bounded) and
+// verified before its payload is parsed. Every listed document is untrusted: one that is
+// malformed or does not verify is kept with its problems (report.referrer.invalid,
+// report.artifact.corrupt, ...) for the caller to name and skip. Past a bound the result is the
+// single blocking entry report.referrers.too_many (first), plus the problems seen. An error only
+// when the referrers cannot be listed at all.
 Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key);
+
+// The full audit report of `r`, fetched by the digest its predicate names (bounded by the
+// predicate's size and kMaxReportBlobBytes) and checked against the predicate's verdict. Meant
+// for verified reports: the digest is only as trustworthy as the signature over it.
+Result<nlohmann::json> fetchReport(registry::Client& c, const AttachedReport& r);
 
 }  // namespace kernodeck::attest

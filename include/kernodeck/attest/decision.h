@@ -17,10 +17,19 @@
 
 namespace kernodeck::attest {
 
+// The default of --max-clock-skew: how far ahead of the reader's clock a signed time may be
+// (clocks of the signing CI and the node differ by seconds under NTP; minutes without it).
+inline constexpr int64_t kDefaultMaxClockSkewS = 300;
+
 struct DecisionPolicy {
   int64_t nowMs = 0;                        // the time the decision is made
   std::optional<int64_t> maxAgeS;           // reports signed longer ago do not count
   std::string codePrefix = "probe.report";  // of the outcome's finding: PREFIX.missing, ...
+  // A report signed for a time more than this ahead of nowMs does not count (report.time.future).
+  int64_t maxClockSkewS = kDefaultMaxClockSkewS;
+  // False when no key was given (kernodeck reports without --key): nothing is verified, nothing
+  // counts, and the unverified outcome says so.
+  bool keyGiven = true;
 };
 
 enum class Outcome {
@@ -29,8 +38,10 @@ enum class Outcome {
   Unverified,  // reports attached, none without problems
   Expired,     // reports without problems, all older than the maximum age
   Failed,      // a counting report that is not a pass is the newest, or as new as the newest pass
+  TooMany,     // more referrers or envelopes listed than are read (report.referrers.too_many)
 };
-const char* outcomeName(Outcome o);  // "pass", "missing", "unverified", "expired", "failed"
+// "pass", "missing", "unverified", "expired", "failed", "too_many"
+const char* outcomeName(Outcome o);
 
 struct Decision {
   Outcome outcome = Outcome::Missing;
@@ -40,15 +51,17 @@ struct Decision {
   const AttachedReport* chosen = nullptr;
   const AttachedReport* newestPass = nullptr;
   // Each report's problems (errors when not met, warnings when met: they were skipped), an info
-  // finding report.age.exceeded for each report too old to count, and, when not met, one error
-  // PREFIX.<outcome> saying why.
+  // finding report.age.exceeded for each report too old to count, report.time.future (an error,
+  // a warning when met) for each signed for a time ahead of the clock, and, when not met, one
+  // error PREFIX.<outcome> saying why.
   std::vector<report::Finding> findings;
 };
 
 // `reports` as readReports checked them (pointers in the result point into it).
 Decision decide(const std::vector<AttachedReport>& reports, const oci::Digest& manifest, const DecisionPolicy& policy);
 
-// The newest report without problems by signed time, whatever its age; nullptr when none.
+// The newest report without problems by signed time, whatever its age; nullptr when none or
+// when the listing is past the bounds (an entry blocksAll).
 const AttachedReport* newestGood(const std::vector<AttachedReport>& reports);
 
 }  // namespace kernodeck::attest

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernodeck/attest/decision.h"
 #include "kernodeck/attest/dsse.h"
 #include "kernodeck/registry/client.h"
 #include "kernodeck/registry/reference.h"
@@ -22,6 +23,7 @@ struct RequiredReport {
   registry::ClientOptions registry;  // how to ask the registry
   std::shared_ptr<const Key> key;    // the reports must be signed by it; never null
   int64_t maxAgeS = 0;               // a report signed longer ago does not count; 0: any age
+  int64_t maxClockSkewS = kDefaultMaxClockSkewS;  // a report signed further ahead does not count
 };
 
 // Reads and checks the reports attached to `req.image` and decides (findings probe.report.*,

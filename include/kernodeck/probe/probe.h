@@ -28,6 +28,7 @@ struct ReportRequirement {
   int retries = 2;
   long timeoutS = 10;
   int64_t maxAgeS = 0;  // --max-age: reports signed longer ago do not count; 0: no limit
+  int64_t maxClockSkewS = -1;  // --max-clock-skew: signed times further ahead do not count; -1: default
 };
 
 // Checks the requirement into the probe report: findings (probe.report.*) when it is not met, an

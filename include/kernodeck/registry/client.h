@@ -56,6 +56,19 @@ struct PushedManifest {
   std::string subjectHeader;
 };
 
+// What the referrers API answered: its pages (image indexes) as read; `filtered` when a page said
+// OCI-Filters-Applied (the caller filters anyway); `truncated` when more pages or more bytes were
+// listed than the bounds, and the rest was not read.
+struct ReferrersAnswer {
+  std::vector<std::string> pages;
+  bool filtered = false;
+  bool truncated = false;
+};
+struct ReferrersBounds {
+  size_t maxPages = 64;
+  uint64_t maxBytes = 16u << 20;  // all pages together
+};
+
 class Client {
  public:
   // `transport` carries every exchange; null: libcurl (makeCurlTransport). Tests hand in a
@@ -65,8 +78,8 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // GET /v2/<repo>/manifests/<tag|digest>; verifies size cap, digest, Content-Type.
-  Result<Manifest> manifest(const std::string& tagOrDigest);
+  // GET /v2/<repo>/manifests/<tag|digest>; verifies size cap (`maxBytes`), digest, Content-Type.
+  Result<Manifest> manifest(const std::string& tagOrDigest, uint64_t maxBytes = oci::kMaxManifestBytes);
   // Streams a blob (from the cache when present and valid); the stream fails at its
   // end when the bytes do not hash to the digest, and only then is nothing cached.
   Result<std::unique_ptr<oci::ByteStream>> blob(const oci::Descriptor& d);
@@ -81,9 +94,12 @@ class Client {
   Result<PushedManifest> putManifest(const std::string& tagOrDigest, const std::string& bytes,
                                      const std::string& mediaType);
 
-  // GET /v2/<repo>/referrers/<digest>: the image index of referrers, or nullopt when the registry
-  // has no referrers API (404), in which case the spec's fallback tag `sha256-<hex>` holds it.
-  Result<std::optional<std::string>> referrers(const oci::Digest& subject, const std::string& artifactType = "");
+  // GET /v2/<repo>/referrers/<digest>?artifactType=<percent-encoded>: the image indexes of
+  // referrers, every page (`Link: <...>; rel="next"`, resolved as RFC 3986 says, on the registry's
+  // own origin) up to the bounds; nullopt when the registry has no referrers API (404, or not an
+  // index), in which case the spec's fallback tag `sha256-<hex>` holds it.
+  Result<std::optional<ReferrersAnswer>> referrers(const oci::Digest& subject, const std::string& artifactType = "",
+                                                  const ReferrersBounds& bounds = {});
   // The repository's tags and the registry's repositories (`_catalog`), all pages.
   Result<std::vector<std::string>> tags();
   Result<std::vector<std::string>> catalog();

@@ -19,7 +19,8 @@
 #define KDK_CURL_FUNCTIONS(X)                                                                         \
   X(curl_easy_cleanup)                                                                                \
   X(curl_easy_escape) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_perform) X(curl_easy_setopt) \
-      X(curl_easy_strerror) X(curl_free) X(curl_global_init) X(curl_slist_append) X(curl_slist_free_all)
+      X(curl_easy_strerror) X(curl_free) X(curl_global_init) X(curl_slist_append) X(curl_slist_free_all)    \
+          X(curl_url) X(curl_url_cleanup) X(curl_url_get) X(curl_url_set)
 
 namespace kernodeck::registry::curl_lib {
 
@@ -51,4 +52,8 @@ const Api& api();
 #define curl_free (::kernodeck::registry::curl_lib::api().curl_free)
 #define curl_slist_append (::kernodeck::registry::curl_lib::api().curl_slist_append)
 #define curl_slist_free_all (::kernodeck::registry::curl_lib::api().curl_slist_free_all)
+#define curl_url (::kernodeck::registry::curl_lib::api().curl_url)
+#define curl_url_cleanup (::kernodeck::registry::curl_lib::api().curl_url_cleanup)
+#define curl_url_get (::kernodeck::registry::curl_lib::api().curl_url_get)
+#define curl_url_set (::kernodeck::registry::curl_lib::api().curl_url_set)
 #endif

@@ -58,10 +58,12 @@ struct Referrer {
 Result<std::vector<Referrer>> parseReferrers(std::string_view index, const std::string& artifactType,
                                              const std::string& what);
 
-// The referrers of `subject`, only those of `artifactType` when given: from the referrers API
-// where the registry has it, else from the fallback tag; none is an empty list.
-Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject,
-                                            const std::string& artifactType = "");
+// The referrers of `subject`, only those of `artifactType` when given (filtered here, whether or
+// not the registry says OCI-Filters-Applied): from the referrers API where the registry has it
+// (every page, up to Client::referrers' bounds; `*truncated` says when more was listed than
+// read), else from the fallback tag; none is an empty list.
+Result<std::vector<Referrer>> listReferrers(Client& c, const oci::Digest& subject, const std::string& artifactType = "",
+                                            bool* truncated = nullptr);
 
 // An artifact manifest read back (its blobs are not fetched).
 struct FetchedArtifact {
@@ -76,9 +78,9 @@ struct FetchedArtifact {
 // OCI image manifest or a descriptor in it is invalid.
 Result<FetchedArtifact> parseArtifact(std::string_view bytes, const std::string& what);
 
-// Fetches and parses the artifact manifest `ref` (a tag or digest); NotFound when absent,
-// Corrupt when it is not an OCI image manifest.
-Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref);
+// Fetches (at most `maxBytes`) and parses the artifact manifest `ref` (a tag or digest); NotFound
+// when absent, Corrupt when it is not an OCI image manifest.
+Result<FetchedArtifact> fetchArtifact(Client& c, const std::string& ref, uint64_t maxBytes = oci::kMaxManifestBytes);
 
 // The image manifest a tag or digest names in the client's repository; for an index, the
 // manifest for `platform`, nested indexes and platform-less entries followed as containerd follows

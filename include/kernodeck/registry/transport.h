@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "kernodeck/util/result.h"
+
 namespace kernodeck::registry {
 
 struct ClientOptions;
@@ -51,5 +53,16 @@ std::unique_ptr<HttpTransport> makeCurlTransport(const ClientOptions& options);
 
 // Percent-encodes every byte but RFC 3986's unreserved characters (libcurl's curl_easy_escape).
 std::string urlEscape(const std::string& s);
+
+// `ref` (an upload's Location, a Link page, ...) resolved against the absolute URL `base` as
+// RFC 3986 section 5 says (libcurl's URL API, curl_url): "uploads/x" against
+// "https://h/v2/r/blobs/uploads/" is "https://h/v2/r/blobs/uploads/uploads/x", "/v2/x" keeps
+// the host, an absolute URL replaces it. Invalid, naming `ref`, when libcurl refuses either.
+Result<std::string> resolveUrl(const std::string& base, const std::string& ref);
+// `url` with `pair` ("key=value", already percent-encoded) added to its query ('?' or '&').
+Result<std::string> appendQuery(const std::string& url, const std::string& pair);
+// "scheme://host[:port]" of an absolute URL, as libcurl parses it (lower-case scheme and host);
+// empty when it cannot be parsed.
+std::string urlOrigin(const std::string& url);
 
 }  // namespace kernodeck::registry
