@@ -107,13 +107,21 @@ Decision decide(const std::vector<AttachedReport>& reports, const oci::Digest& m
     if (r.signature != "verified") continue;
     int64_t old = policy.nowMs - r.predicate->timeMs;
     if (-old > policy.maxClockSkewS * 1000) {
-      // Signed for a time ahead of this clock: it would outrank every report signed until then.
+      // Signed for a time ahead of this clock: as a pass it would outrank every report signed until
+      // then, so it does not count as one. A fail so signed still blocks: the signer said fail, and
+      // dropping it could only let an older pass through.
+      bool fail = r.verdict == "fail";
       future.push_back({"report.time.future",
                         Severity::Error,
                         "report " + r.artifact.digest.str() + " (" + r.verdict + ") is signed for " + r.predicate->time +
                             ", " + age(-old) + " ahead of this clock (more than the allowed skew of " +
-                            age(policy.maxClockSkewS * 1000) + ", --max-clock-skew); it does not count",
+                            age(policy.maxClockSkewS * 1000) + ", --max-clock-skew); " +
+                            (fail ? "as a fail it still blocks" : "it does not count"),
                         {{"artifact", r.artifact.digest.str()}, {"image", manifest.str()}}});
+      if (!fail) continue;
+      anyGood = true;
+      if (newer(r, newestCounted)) newestCounted = &r;
+      if (newer(r, newestFail)) newestFail = &r;
       continue;
     }
     anyGood = true;

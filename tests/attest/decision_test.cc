@@ -154,6 +154,14 @@ TEST(ReportDecision, AReportSignedForTheFutureDoesNotCount) {
   DecisionPolicy wide{now, std::nullopt, "probe.report"};
   wide.maxClockSkewS = 2 * 86400;
   EXPECT_EQ(decide(r, image, wide).chosen, &r[0]);
+  // A fail signed ahead of this clock still blocks an older pass: the signer said fail.
+  std::vector<AttachedReport> futureFail = {checked("pass", T1), checked("fail", T3)};
+  Decision f = decide(futureFail, image, {now, std::nullopt, "probe.report"});
+  EXPECT_EQ(f.outcome, Outcome::Failed);
+  EXPECT_EQ(f.chosen, &futureFail[1]);
+  EXPECT_EQ(count(f, "report.time.future", S::Error), 1);
+  // Even past the maximum age of the pass's side: a future fail is never "expired".
+  EXPECT_EQ(decide(futureFail, image, {now, 3600, "probe.report"}).outcome, Outcome::Failed);
 }
 
 TEST(ReportDecision, OnlyAVerifiedSignatureCountsAndTheBoundBlocks) {
