@@ -1,6 +1,7 @@
 // See predicate.h.
 #include "kernodeck/attest/predicate.h"
 
+#include "kernodeck/report/exceptions.h"
 #include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/time.h"
 #include "kernodeck/version.h"
@@ -36,13 +37,16 @@ ReportPredicate makePredicate(const json& report, int failOn, int64_t timeMs) {
 }
 
 json predicateJson(const ReportPredicate& p) {
-  return {{"verdict", p.verdict},
+  json j = {{"verdict", p.verdict},
           {"findings", {{"info", p.info}, {"warning", p.warning}, {"error", p.error}}},
           {"fail_on", p.failOn},
           {"kernodeck_version", p.kernodeckVersion},
           {"analysis_version", p.analysisVersion},
           {"time", p.time},
           {"report", p.report}};
+  // What --exceptions waived (report/exceptions.h), signed beside the verdict; absent without.
+  if (json e = report::exceptionsSummary(p.report); !e.is_null()) j["exceptions"] = e;
+  return j;
 }
 
 Result<ReportPredicate> parsePredicate(const json& j) {

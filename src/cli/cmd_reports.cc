@@ -11,6 +11,7 @@
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/report/exceptions.h"
 #include "kernodeck/util/time.h"
 #include "options.h"
 #include "registry_flags.h"
@@ -116,6 +117,8 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
       j["signed"] = {{"time", r.predicate->time},
                      {"fail_on", r.predicate->failOn},
                      {"kernodeck_version", r.predicate->kernodeckVersion}};
+    if (r.predicate)  // what --exceptions waived, as signed
+      if (json e = report::exceptionsSummary(r.predicate->report); !e.is_null()) j["signed"]["exceptions"] = e;
     if (!r.problems.empty()) j["problems"] = r.problems.size();
     list.push_back(j);
   }
@@ -141,6 +144,7 @@ std::string listingText(const Listing& l) {
     text += (r.artifact.digest.encoded.empty() ? std::string("(invalid entry)") : r.artifact.digest.str()) + "  " +
             signedAt + "  " + (r.verdict.empty() ? "-" : r.verdict) + "  " + (r.signature.empty() ? "-" : r.signature) +
             (r.problems.empty() ? "" : "  (problems)") + "\n";
+    if (r.predicate) text += report::exceptionsSummaryText(report::exceptionsSummary(r.predicate->report));
   }
   text += l.rep.toText();
   return text;
