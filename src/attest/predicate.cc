@@ -1,6 +1,7 @@
 // See predicate.h.
 #include "kernodeck/attest/predicate.h"
 
+#include "kernodeck/report/exceptions.h"
 #include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/json_read.h"
@@ -45,17 +46,21 @@ ReportPredicate makePredicate(const json& report, int failOn, int64_t timeMs) {
   p.report.mediaType = kReportBlobMediaType;
   p.report.digest = oci::Digest{"sha256", util::sha256Hex(bytes)};
   p.report.size = static_cast<int64_t>(bytes.size());
+  p.exceptions = report::exceptionsSummary(report);
   return p;
 }
 
 json predicateJson(const ReportPredicate& p) {
-  return {{"verdict", p.verdict},
+  json j = {{"verdict", p.verdict},
           {"findings", {{"info", p.info}, {"warning", p.warning}, {"error", p.error}}},
           {"fail_on", p.failOn},
           {"kernodeck_version", p.kernodeckVersion},
           {"analysis_version", p.analysisVersion},
           {"time", p.time},
           {"report", {{"mediaType", p.report.mediaType}, {"digest", p.report.digest.str()}, {"size", p.report.size}}}};
+  // What --exceptions waived (report/exceptions.h), signed beside the verdict; absent without.
+  if (!p.exceptions.is_null()) j["exceptions"] = p.exceptions;
+  return j;
 }
 
 Result<ReportPredicate> parsePredicate(const json& j) {
@@ -99,6 +104,10 @@ Result<ReportPredicate> parsePredicate(const json& j) {
     return Error::Corrupt("predicate.report: size " + std::to_string(d->size) + " is over the bound of " +
                           std::to_string(kMaxReportBlobBytes) + " bytes");
   p.report = *d;
+  if (j.contains("exceptions")) {
+    if (!j["exceptions"].is_object()) return Error::Corrupt("predicate.exceptions: not an object");
+    p.exceptions = j["exceptions"];
+  }
   return p;
 }
 

@@ -4,6 +4,7 @@
 #include "kernodeck/attest/attached_report.h"
 #include "kernodeck/attest/decision.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/report/exceptions.h"
 #include "kernodeck/util/time.h"
 
 using nlohmann::json;
@@ -42,6 +43,14 @@ Status checkRequiredReport(const RequiredReport& req, report::Report& r) {
                      {"signed_at", d.chosen->predicate->time},
                      {"fail_on", d.chosen->predicate->failOn},
                      {"kernodeck_version", d.chosen->predicate->kernodeckVersion}};
+  // What the chosen report's audit waived (--exceptions), as signed: shown, it decides nothing here.
+  if (json e = d.chosen ? d.chosen->predicate->exceptions : json(); !e.is_null()) {
+    sec["chosen"]["exceptions"] = e;
+    r.add("report.exceptions", report::Severity::Info,
+          "the chosen report's audit suppressed " + std::to_string(e["findings"].size()) + " finding(s) by exceptions:\n" +
+              report::exceptionsSummaryText(e, "  "),
+          {{"artifact", d.chosen->artifact.digest.str()}});
+  }
   for (auto& f : d.findings) r.add(std::move(f));
   return {};
 }

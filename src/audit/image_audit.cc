@@ -576,6 +576,7 @@ class Pipeline {
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts) {
   AuditResult out;
   Pipeline(reference, opts, out).run();
+  if (!opts.exceptions.empty()) report::applyExceptions(out.report, opts.exceptions, report::todayUtc());
   return out;
 }
 

@@ -1,4 +1,5 @@
 // kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--format FORMAT] [-o FILE] [--fail-on LEVEL] [--python PATH]...
+//   [--exceptions FILE]...
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -6,6 +7,7 @@
 
 #include "commands.h"
 #include "kernodeck/attest/audit_attach.h"
+#include "kernodeck/audit/exceptions_file.h"
 #include "kernodeck/audit/image_audit.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/scan_store.h"
@@ -23,7 +25,7 @@ namespace {
 // The options of `kernodeck audit`, as given.
 struct AuditFlags {
   std::string platform, output, expectOut, failOn = "error", format;
-  std::vector<std::string> requirements, pythonTargets;
+  std::vector<std::string> requirements, pythonTargets, exceptions;
   bool json = false, help = false, reanalyze = false;
   RegistryFlags rf;
   // Fleet and attestation options (reports attached to the image, shared layer results).
@@ -38,7 +40,7 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
       "platform", po::value(&f.platform),
       "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")(
       "format", po::value(&f.format),
-      "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON) or html")(
+      "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON), html or markdown (a CI job summary or PR comment)")(
       "json", po::bool_switch(&f.json), "the same as --format json")("output,o", po::value(&f.output),
                                                                      "write the report to FILE instead of stdout")(
       "fail-on", po::value(&f.failOn), "exit 1 on findings at or above: info, warning, error (default), none")(
@@ -46,7 +48,9 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
       "check installed packages against this requirements file (repeatable)")(
       "python", po::value(&f.pythonTargets)->composing(),
       "audit exactly this Python environment (an interpreter or an environment root in the image or tree; repeatable) "
-      "instead of searching")("expect-out", po::value(&f.expectOut),
+      "instead of searching")("exceptions", po::value(&f.exceptions)->composing(),
+                              "waive the findings this kernodeck.exceptions/v1 file (YAML or JSON) lists, each until "
+                              "its expiry date (repeatable; docs/exceptions.md)")("expect-out", po::value(&f.expectOut),
                               "write the image's kernodeck.expect/v1 expectation to FILE");
   f.rf.add(opts, /*transfers=*/true);
   opts.add_options()(
@@ -132,6 +136,11 @@ int runAudit(const std::vector<std::string>& args) {
     ao.platform = *p;
   }
   ao.requirementsFiles = f.requirements;
+  for (const auto& file : f.exceptions) {
+    auto ex = audit::loadExceptionsFile(file, report::todayUtc());
+    if (!ex.ok()) return usageError("audit", "--exceptions: " + ex.error().message);
+    ao.exceptions.push_back(std::move(*ex));
+  }
   if (std::string e = f.rf.finish(); !e.empty()) return usageError("audit", e);
   registry::ClientOptions& ro = f.rf.options;
   ro.progress = ::isatty(2) != 0;

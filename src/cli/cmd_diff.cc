@@ -24,7 +24,7 @@ int runDiffReports(const std::vector<std::string>& args) {
       "usage: kernodeck diff A.json B.json\n\n"
       "A and B: two audit reports (kernodeck audit --json), two references or inventories\n\noptions");
   opts.add_options()("help,h", po::bool_switch(&help), "show this help")("format", po::value(&format),
-                                                                         "text (default), json or html")(
+                                                                         "text (default), json, html or markdown (a review of an image bump for a PR comment)")(
       "json", po::bool_switch(&json), "the same as --format json")("output,o", po::value(&output),
                                                                    "write the report to FILE")(
       "fail-on", po::value(&failOn), "exit 1 on differences at or above: info, warning (default), error, none");
@@ -36,8 +36,9 @@ int runDiffReports(const std::vector<std::string>& args) {
   b = files[1];
   auto threshold = report::parseFailOn(failOn);
   auto fmt = report::parseFormatOptions(format, json);
-  if (fmt.ok() && *fmt != report::Format::Text && *fmt != report::Format::Json && *fmt != report::Format::Html)
-    fmt = Error::Invalid("--format takes text, json or html for a diff");
+  if (fmt.ok() && *fmt != report::Format::Text && *fmt != report::Format::Json && *fmt != report::Format::Html &&
+      *fmt != report::Format::Markdown)
+    fmt = Error::Invalid("--format takes text, json, html or markdown for a diff");
   if (!threshold.ok() || !fmt.ok())
     return usageError("diff", (!threshold.ok() ? threshold.error() : fmt.error()).message);
   nlohmann::json docs[2];

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "commands.h"
+#include "kernodeck/audit/exceptions_file.h"
 #include "kernodeck/fleet/plan.h"
 #include "kernodeck/fleet/run.h"
 #include "kernodeck/fleet/summary.h"
@@ -100,6 +101,9 @@ int runWorker(const std::vector<std::string>& args) {
       "wait", po::value(&wait), "seconds to wait for layers other shards own before walking them here (default 600)")(
       "redo", po::bool_switch(&redo), "audit again images that already have a good report")(
       "output,o", po::value(&output), "write the worker's JSON outcome to FILE instead of stdout");
+  std::vector<std::string> exceptionFiles;  // --exceptions, as in audit
+  opts.add_options()("exceptions", po::value(&exceptionFiles)->composing(),
+                     "waive the findings this kernodeck.exceptions/v1 file lists in every report (repeatable)");
   rf.add(opts);
   if (int rc = parseOptions("fleet run", args, opts); rc >= 0) return rc;
   if (help)
@@ -135,6 +139,11 @@ int runWorker(const std::vector<std::string>& args) {
   }
   fleet::RunOptions ro{shard, rf.options, &*key, wait, redo, {}};
   for (const auto& c : trusted) ro.cacheKeys.push_back(&c);
+  for (const auto& file : exceptionFiles) {
+    auto ex = audit::loadExceptionsFile(file, report::todayUtc());
+    if (!ex.ok()) return usageError("fleet run", "--exceptions: " + ex.error().message);
+    ro.exceptions.push_back(std::move(*ex));
+  }
   fleet::RunOutcome out = fleet::runShard(*plan, ro);
   json j = out.toJson();
   j["shard"] = shard;

@@ -13,6 +13,7 @@
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/report/exceptions.h"
 #include "kernodeck/util/time.h"
 #include "options.h"
 #include "registry_flags.h"
@@ -133,6 +134,8 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
       j["signed"] = {{"time", r.predicate->time},
                      {"fail_on", r.predicate->failOn},
                      {"kernodeck_version", r.predicate->kernodeckVersion}};
+    if (r.predicate)  // what --exceptions waived, as signed
+      if (json e = r.predicate->exceptions; !e.is_null()) j["signed"]["exceptions"] = e;
     if (!r.problems.empty()) j["problems"] = r.problems.size();
     list.push_back(j);
   }
@@ -163,6 +166,7 @@ std::string listingText(const Listing& l) {
             (r.signature == "verified" || r.signature.empty() ? "" : " (unverified)") +
             (r.rewraps.empty() ? "" : "  (+" + std::to_string(r.rewraps.size()) + " re-wraps)") +
             (r.problems.empty() ? "" : "  (problems)") + "\n";
+    if (r.predicate) text += report::exceptionsSummaryText(r.predicate->exceptions);
   }
   text += l.rep.toText();
   return text;

@@ -48,6 +48,7 @@ RunOutcome runShard(const Plan& plan, const RunOptions& opts) {
   RunOutcome out;
   audit::AuditOptions ao;
   ao.registry = opts.registry;
+  ao.exceptions = opts.exceptions;
   if (!plan.platform.empty())
     if (auto p = oci::parsePlatform(plan.platform); p.ok()) ao.platform = *p;
   registry::ScanTrust trust{opts.cacheKeys, opts.signKey};

@@ -336,8 +336,13 @@ Drift diffAuditFindings(const ReportDoc& a, const ReportDoc& b, report::Report& 
   for (const auto& [key, f] : fb)
     if (!fa.count(key)) {
       ++n.fresh;
-      r.add("diff.finding.new", report::parseSeverity(f->severity).value_or(Severity::Warning),
-            "new in B: " + f->code + ": " + f->message, evidence(*f));
+      // One an exception waived in B is shown as such, as info: no verdict counts it.
+      r.add("diff.finding.new",
+            f->suppressed ? Severity::Info : report::parseSeverity(f->severity).value_or(Severity::Warning),
+            "new in B: " + f->code + ": " + f->message +
+                (f->suppressed ? " (suppressed: " + f->suppressedReason + ", expires " + f->suppressedExpires + ")"
+                               : ""),
+            evidence(*f));
     }
   for (const auto& [key, f] : fa)
     if (!fb.count(key)) {
@@ -345,6 +350,41 @@ Drift diffAuditFindings(const ReportDoc& a, const ReportDoc& b, report::Report& 
       r.add("diff.finding.gone", Severity::Info, "gone in B: " + f->code + ": " + f->message, evidence(*f));
     }
   return n;
+}
+
+// The torch build and CUDA toolkit of two audits: a change is one finding naming both sides.
+void diffTorch(const ReportDoc& a, const ReportDoc& b, report::Report& r) {
+  auto build = [](const ReportDoc& d) {
+    if (d.torchVersion.empty() && d.cudaToolkit.empty()) return std::string("none");
+    return (d.torchVersion.empty() ? std::string("no torch") : "torch " + d.torchVersion) +
+           " (torch.version.cuda " + (d.torchCuda.empty() ? "None" : d.torchCuda) + ", hip " +
+           (d.torchHip.empty() ? "None" : d.torchHip) + "), CUDA toolkit " +
+           (d.cudaToolkit.empty() ? "none" : d.cudaToolkit);
+  };
+  std::string ba = build(a), bb = build(b);
+  if (ba != bb)
+    r.add("diff.torch.changed", Severity::Warning, "torch/CUDA build: " + ba + " in A, " + bb + " in B",
+          {{"package", "torch"}, {"version_a", a.torchVersion}, {"version_b", b.torchVersion}});
+}
+
+// The exceptions two audits ran with, entry by entry (code, package, path, image): an entry new
+// in B, and one that expired in B (refused and unused ones are findings of B already).
+void diffExceptions(const ReportDoc& a, const ReportDoc& b, report::Report& r) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Key, const ReportDoc::Exception*> ea;
+  for (const auto& x : a.exceptions) ea.emplace(Key{x.code, x.package, x.path, x.image}, &x);
+  for (const auto& x : b.exceptions) {
+    auto it = ea.find(Key{x.code, x.package, x.path, x.image});
+    std::string what = x.code + (x.package.empty() ? "" : " package " + x.package) +
+                       (x.path.empty() ? "" : " path " + x.path) + (x.image.empty() ? "" : " image " + x.image);
+    std::map<std::string, std::string> ev = {{"name", x.code}, {"file", x.file}, {"expires", x.expires}};
+    if (it == ea.end())
+      r.add("diff.exception.added", Severity::Warning,
+            "exception added in B: " + what + ": " + x.reason + " (expires " + x.expires + ", " + x.status + ")", ev);
+    if (x.status == "expired" && (it == ea.end() || it->second->status != "expired"))
+      r.add("diff.exception.expired", Severity::Error, "exception expired in B: " + what + " (on " + x.expires + ")",
+            ev);
+  }
 }
 
 }  // namespace
@@ -383,8 +423,11 @@ report::Report diffRecords(const DiffInput& a, const DiffInput& b) {
     bool audits = a.report && b.report && !a.report->schema.empty() && a.report->command == "audit" &&
                   !b.report->schema.empty() && b.report->command == "audit";
     Drift drift;
-    if (audits)
+    if (audits) {
+      diffTorch(*a.report, *b.report, r);
       drift = diffAuditFindings(*a.report, *b.report, r);
+      diffExceptions(*a.report, *b.report, r);
+    }
     else if (a.report && b.report && !a.report->schema.empty() && !b.report->schema.empty())
       diffReports(*a.report, *b.report, r);
     std::map<std::string, int> bySeverity;

@@ -12,7 +12,8 @@ struct Named {
   Format format;
 };
 constexpr Named kFormats[] = {{"text", Format::Text},           {"json", Format::Json}, {"sarif", Format::Sarif},
-                              {"cyclonedx", Format::CycloneDx}, {"spdx", Format::Spdx}, {"html", Format::Html}};
+                              {"cyclonedx", Format::CycloneDx}, {"spdx", Format::Spdx}, {"html", Format::Html},
+                              {"markdown", Format::Markdown}};
 
 }  // namespace
 
@@ -28,7 +29,7 @@ Result<Format> parseFormatOptions(std::string_view format, bool jsonAlias) {
   return parseFormat(format.empty() ? (jsonAlias ? "json" : "text") : format);
 }
 
-const char* formatNames() { return "text, json, sarif, cyclonedx, spdx or html"; }
+const char* formatNames() { return "text, json, sarif, cyclonedx, spdx, html or markdown"; }
 
 std::string render(const Report& r, Format format, int failOn) {
   switch (format) {
@@ -38,6 +39,7 @@ std::string render(const Report& r, Format format, int failOn) {
     case Format::CycloneDx: return toCycloneDx(r, failOn).dump(2) + "\n";
     case Format::Spdx: return toSpdx(r, failOn).dump(2) + "\n";
     case Format::Html: return toHtml(r, failOn);
+    case Format::Markdown: return toMarkdown(r, failOn);
   }
   return r.toText(failOn);
 }

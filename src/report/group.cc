@@ -34,13 +34,15 @@ std::string FindingGroup::headline() const {
 
 std::vector<FindingGroup> groupFindings(const std::vector<Finding>& findings) {
   std::vector<FindingGroup> groups;
-  std::map<std::tuple<int, std::string, std::string, std::string>, size_t> index;
+  std::map<std::tuple<int, std::string, std::string, std::string, std::string, int>, size_t> index;
   for (const auto& f : findings) {
     std::string package = evidence(f, "package");
     std::string layer = package.empty() ? evidence(f, "layer") : "";
-    auto key = std::make_tuple(static_cast<int>(f.severity), f.code, package, layer);
+    auto key = std::make_tuple(static_cast<int>(f.severity), f.code, package, layer,
+                               f.suppression ? f.suppression->file : std::string(),
+                               f.suppression ? f.suppression->entry : -1);
     auto [it, fresh] = index.emplace(key, groups.size());
-    if (fresh) groups.push_back(FindingGroup{f.code, f.severity, package, layer, {}});
+    if (fresh) groups.push_back(FindingGroup{f.code, f.severity, package, layer, {}, f.suppression});
     groups[it->second].members.push_back(&f);
   }
   std::stable_sort(groups.begin(), groups.end(), [](const FindingGroup& a, const FindingGroup& b) {

@@ -1,6 +1,7 @@
 // A standalone HTML page of a report (no scripts, no external resources): the same summary as
 // the text (verdict, counts, what was found), the steps, and every finding group with all its
-// members in a <details> element, so a large group stays one line until opened.
+// members in a <details> element, so a large group stays one line until opened; then the findings
+// an exception suppressed, with its reason and expiry.
 #include <sstream>
 
 #include "kernodeck/report/formats.h"
@@ -39,7 +40,8 @@ std::string toHtml(const Report& r, int failOn) {
     o << "<tr><td>" << esc(s.name) << "</td><td class=\"" << toString(s.status) << "\">" << toString(s.status)
       << "</td><td>" << s.duration_ms << "</td><td>" << esc(s.error) << (s.cached ? " (cached)" : "") << "</td></tr>\n";
   o << "</table>\n<h2>Findings</h2>\n";
-  auto groups = groupFindings(r.findings());
+  std::vector<FindingGroup> groups, waived;  // live; suppressed by an exception
+  for (auto& g : groupFindings(r.findings())) (g.suppression ? waived : groups).push_back(std::move(g));
   if (groups.empty())
     o << "<p>No findings.</p>\n";
   else
@@ -57,6 +59,19 @@ std::string toHtml(const Report& r, int failOn) {
     o << "</td></tr>\n";
   }
   if (!groups.empty()) o << "</table>\n";
+  if (!waived.empty()) {
+    o << "<h2>Suppressed findings</h2>\n<p>Waived by exceptions: shown, not counted in the verdict.</p>\n"
+      << "<table id=\"suppressed\"><tr><th>severity</th><th>code</th><th>count</th><th>finding</th><th>reason</th>"
+         "<th>expires</th><th>entry</th></tr>\n";
+    for (const auto& g : waived) {
+      const Suppression& s = *g.suppression;
+      o << "<tr><td class=\"" << toString(g.severity) << "\">" << toString(g.severity) << "</td><td><code>"
+        << esc(g.code) << "</code></td><td>" << g.count() << "</td><td>" << esc(g.headline()) << "</td><td>"
+        << esc(s.reason) << "</td><td>" << esc(s.expires) << "</td><td>" << esc(s.file) << " exceptions["
+        << s.entry << "]</td></tr>\n";
+    }
+    o << "</table>\n";
+  }
   o << "<p><small>kernodeck " << kVersion << ", kernodeck.report/v1</small></p>\n</body></html>\n";
   return o.str();
 }

@@ -139,7 +139,7 @@ int Report::exitCode(int failOn) const {
   if (failed()) return kExitIncomplete;
   if (failOn >= 0)
     for (const auto& f : findings_)
-      if (static_cast<int>(f.severity) >= failOn) return kExitFindings;
+      if (!f.suppressed() && static_cast<int>(f.severity) >= failOn) return kExitFindings;
   return kExitOk;
 }
 
@@ -155,6 +155,10 @@ nlohmann::json redacted(const nlohmann::json& in) {
 }
 
 }  // namespace
+
+nlohmann::json suppressionJson(const Suppression& s) {
+  return {{"reason", s.reason}, {"expires", s.expires}, {"file", s.file}, {"entry", s.entry}};
+}
 
 nlohmann::json Report::toJson(int failOn) const {
   nlohmann::json j;
@@ -177,11 +181,19 @@ nlohmann::json Report::toJson(int failOn) const {
   for (const auto& f : findings_) {
     nlohmann::json jf = {{"code", f.code}, {"severity", toString(f.severity)}, {"message", f.message}};
     for (const auto& [k, v] : f.evidence) jf[k] = v;
+    if (f.suppression) jf["suppression"] = suppressionJson(*f.suppression);
     j["findings"].push_back(jf);
   }
   std::map<std::string, int> counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
+  std::map<std::string, int> suppressed = counts;
   std::map<std::string, int> byCode;
+  bool anySuppressed = false;
   for (const auto& f : findings_) {
+    if (f.suppressed()) {
+      suppressed[toString(f.severity)]++;
+      anySuppressed = true;
+      continue;
+    }
     counts[toString(f.severity)]++;
     byCode[f.code]++;
   }
@@ -194,12 +206,15 @@ nlohmann::json Report::toJson(int failOn) const {
                          {"paths", g.paths()}};
     if (!g.package.empty()) jg["package"] = g.package;
     if (!g.layer.empty()) jg["layer"] = g.layer;
+    if (g.suppression) jg["suppression"] = suppressionJson(*g.suppression);
     j["groups"].push_back(jg);
   }
   j["summary"] = {
       {"findings", counts},           {"by_code", byCode},
       {"groups", j["groups"].size()}, {"complete", !failed()},
       {"verdict", verdict(failOn)},   {"fail_on", failOn < 0 ? "none" : toString(static_cast<Severity>(failOn))}};
+  // Only reports with exceptions applied say so: the others are as they were.
+  if (anySuppressed || sections_.contains("exceptions")) j["summary"]["suppressed"] = suppressed;
   for (auto it = sections_.begin(); it != sections_.end(); ++it) j[it.key()] = it.value();
   return j;
 }

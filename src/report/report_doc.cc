@@ -52,14 +52,50 @@ Status parseFindings(const JsonReader& root, ReportDoc& d) {
     KDK_TRY_STATUS(f.getOpt("package", fd.package, true));
     KDK_TRY_STATUS(f.getOpt("name", fd.name, true));
     KDK_TRY_STATUS(f.getOpt("path", fd.path, true));
+    KDK_TRY_ASSIGN(auto sup, f.optObject("suppression"));
+    if (sup) {
+      fd.suppressed = true;
+      KDK_TRY_STATUS(sup->get("reason", fd.suppressedReason));
+      KDK_TRY_STATUS(sup->get("expires", fd.suppressedExpires));
+      KDK_TRY_STATUS(sup->getOpt("file", fd.suppressedFile));
+    }
     // Every other member is evidence, and evidence is text.
     for (auto it = f.json().begin(); it != f.json().end(); ++it) {
-      if (it.key() == "code" || it.key() == "severity" || it.key() == "message" || it.value().is_null()) continue;
+      if (it.key() == "code" || it.key() == "severity" || it.key() == "message" || it.key() == "suppression" ||
+          it.value().is_null())
+        continue;
       std::string v;
       KDK_TRY_STATUS(f.get(it.key(), v));
       fd.evidence[it.key()] = v;
     }
     d.findings.push_back(std::move(fd));
+  }
+  return {};
+}
+
+// The exceptions section an audit with --exceptions writes (applyExceptions).
+Status parseExceptionsSection(const JsonReader& root, ReportDoc& d) {
+  KDK_TRY_ASSIGN(auto sec, root.optObject("exceptions"));
+  if (!sec) return {};
+  KDK_TRY_ASSIGN(auto files, sec->optArray("files"));
+  for (const auto& f : files) {
+    ReportDoc::Exception base;
+    KDK_TRY_STATUS(f.expectObject());
+    KDK_TRY_STATUS(f.get("file", base.file));
+    KDK_TRY_STATUS(f.getOpt("sha256", base.sha256));
+    KDK_TRY_ASSIGN(auto entries, f.optArray("entries"));
+    for (const auto& e : entries) {
+      ReportDoc::Exception x = base;
+      KDK_TRY_STATUS(e.expectObject());
+      KDK_TRY_STATUS(e.get("code", x.code));
+      KDK_TRY_STATUS(e.getOpt("package", x.package));
+      KDK_TRY_STATUS(e.getOpt("path", x.path));
+      KDK_TRY_STATUS(e.getOpt("image", x.image));
+      KDK_TRY_STATUS(e.getOpt("reason", x.reason));
+      KDK_TRY_STATUS(e.getOpt("expires", x.expires));
+      KDK_TRY_STATUS(e.getOpt("status", x.status));
+      d.exceptions.push_back(std::move(x));
+    }
   }
   return {};
 }
@@ -71,6 +107,17 @@ Status parseInventorySections(const JsonReader& root, ReportDoc& d) {
     d.hasPython = true;
     d.python = python->json();
     KDK_TRY_ASSIGN(d.environments, parsePythonEnvironments(*python));
+    KDK_TRY_STATUS(python->getOpt("cuda_toolkit", d.cudaToolkit, true));
+    // torch is null when the image has none.
+    std::optional<JsonReader> torch;
+    if (python->has("torch") && !python->json()["torch"].is_null()) {
+      KDK_TRY_ASSIGN(torch, python->optObject("torch"));
+    }
+    if (torch) {
+      KDK_TRY_STATUS(torch->getOpt("version", d.torchVersion, true));
+      KDK_TRY_STATUS(torch->getOpt("cuda", d.torchCuda, true));
+      KDK_TRY_STATUS(torch->getOpt("hip", d.torchHip, true));
+    }
   }
   KDK_TRY_ASSIGN(auto os, root.optObject("os_packages"));
   if (os) {
@@ -148,6 +195,7 @@ Result<ReportDoc> parseReportDoc(const json& j) {
     KDK_TRY_STATUS(parseSteps(root, d));
     KDK_TRY_STATUS(root.getOpt("first_error", d.firstError, true));
     KDK_TRY_STATUS(parseFindings(root, d));
+    KDK_TRY_STATUS(parseExceptionsSection(root, d));
     d.summary = summaryOf(j);
   }
   KDK_TRY_STATUS(parseInventorySections(root, d));

@@ -5,7 +5,8 @@
 // ROOTFS), cut into parts of at most 1,000 locations (GitHub refuses more), and the image or tree
 // itself as the location of a finding about no file. A "FILE:LINE" path (requirement files)
 // becomes a region. partialFingerprints name the group, so an alert keeps its identity across
-// runs.
+// runs. A group an exception waived carries `suppressions` (external, accepted, the entry's
+// reason as justification).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -133,6 +134,8 @@ std::vector<Part> partsOf(const FindingGroup& g) {
 // never the subject's digest or the message.
 std::string fingerprint(const FindingGroup& g, size_t part, size_t parts) {
   std::string key = g.code + '\0' + toString(g.severity) + '\0' + g.package + '\0' + g.layer;
+  // A group waived by an exception is told apart from the live rest of the same findings.
+  if (g.suppression) key += "\0suppressed\0" + g.suppression->file + '\0' + std::to_string(g.suppression->entry);
   if (parts > 1) key += '\0' + std::to_string(part);
   return util::sha256Hex(key).substr(0, 32);
 }
@@ -164,6 +167,14 @@ json toSarif(const Report& r) {
       addLogical(locs[0], g);
       res["locations"] = locs;
       res["partialFingerprints"] = {{"kernodeckGroup/v1", fingerprint(g, k, parts.size())}};
+      // An exception waived it: GitHub shows the alert as dismissed with the entry's reason.
+      if (g.suppression)
+        res["suppressions"] = json::array({{{"kind", "external"},
+                                            {"status", "accepted"},
+                                            {"justification", g.suppression->reason + " (expires " +
+                                                                  g.suppression->expires + "; " + g.suppression->file +
+                                                                  " exceptions[" +
+                                                                  std::to_string(g.suppression->entry) + "])"}}});
       json props = {{"count", part.members.size()}};
       if (parts.size() > 1) props["group_count"] = g.count();
       if (!g.package.empty()) props["package"] = g.package;

@@ -1,7 +1,8 @@
 // The text rendering of a report: what people read on a terminal. A summary block first (the
 // verdict, counts by severity and code, what the audit found: OS, Python environments, torch and
 // CUDA), then the steps, then the findings grouped (group.h) with large groups cut to their
-// first few members: a machine with one heavily modified package still fits a screen.
+// first few members: a machine with one heavily modified package still fits a screen. Findings an
+// exception suppressed come last, in a section of their own with the entry's reason and expiry.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -115,6 +116,55 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
     field(o, "cuda", "none in the image");
 }
 
+// The summary's counts: live findings by severity and by code, then those suppressed.
+void countLines(std::ostringstream& o, const std::vector<Finding>& findings, const std::vector<FindingGroup>& groups,
+                const std::vector<FindingGroup>& waived) {
+  std::map<std::string, int> bySeverity, byCode, suppressed;
+  size_t live = 0;
+  for (const auto& f : findings) {
+    if (f.suppressed()) {
+      suppressed[toString(f.severity)]++;
+      continue;
+    }
+    ++live;
+    bySeverity[toString(f.severity)]++;
+    byCode[f.code]++;
+  }
+  if (live == 0) {
+    field(o, "findings", "none");
+  } else {
+    std::string counts;
+    for (const char* s : {"error", "warning", "info"})
+      if (bySeverity[s]) counts += (counts.empty() ? "" : ", ") + std::to_string(bySeverity[s]) + " " + s;
+    field(o, "findings", counts + " in " + std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s"));
+    std::vector<std::pair<std::string, int>> codes(byCode.begin(), byCode.end());
+    std::stable_sort(codes.begin(), codes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::string> items;
+    for (const auto& [c, n] : codes) items.push_back(std::to_string(n) + " " + c);
+    wrapped(o, "by code", items);
+  }
+  if (!waived.empty()) {
+    std::string counts;
+    for (const char* sv : {"error", "warning", "info"})
+      if (suppressed[sv]) counts += (counts.empty() ? "" : ", ") + std::to_string(suppressed[sv]) + " " + sv;
+    field(o, "waived", counts + " suppressed by exceptions (not counted in the verdict)");
+  }
+}
+
+// The groups an exception suppressed, after the live ones: each with the entry's reason and expiry.
+void suppressedSection(std::ostringstream& o, const std::vector<FindingGroup>& waived) {
+  if (waived.empty()) return;
+  size_t n = 0;
+  for (const auto& gr : waived) n += gr.count();
+  o << "\nSuppressed by exceptions (" << n << ")\n";
+  for (const auto& gr : waived) {
+    const Suppression& s = *gr.suppression;
+    o << "  " << toString(gr.severity) << " " << gr.code << ": " << gr.headline() << "\n"
+      << "    reason: " << s.reason << " (expires " << s.expires << "; " << s.file << " exceptions[" << s.entry
+      << "])\n";
+  }
+}
+
 }  // namespace
 
 std::string Report::toText(int failOn) const {
@@ -135,25 +185,9 @@ std::string Report::toText(int failOn) const {
         v == "pass"   ? "PASS (no finding at or above --fail-on " + threshold + ")"
         : v == "fail" ? "FAIL (findings at or above --fail-on " + threshold + ")"
                       : "INCOMPLETE: " + first_error_);
-  std::vector<FindingGroup> groups = groupFindings(findings_);
-  std::map<std::string, int> bySeverity, byCode;
-  for (const auto& f : findings_) {
-    bySeverity[toString(f.severity)]++;
-    byCode[f.code]++;
-  }
-  if (findings_.empty()) {
-    field(o, "findings", "none");
-  } else {
-    std::string counts;
-    for (const char* s : {"error", "warning", "info"})
-      if (bySeverity[s]) counts += (counts.empty() ? "" : ", ") + std::to_string(bySeverity[s]) + " " + s;
-    field(o, "findings", counts + " in " + std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s"));
-    std::vector<std::pair<std::string, int>> codes(byCode.begin(), byCode.end());
-    std::stable_sort(codes.begin(), codes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::vector<std::string> items;
-    for (const auto& [c, n] : codes) items.push_back(std::to_string(n) + " " + c);
-    wrapped(o, "by code", items);
-  }
+  std::vector<FindingGroup> groups, waived;  // live groups; those an exception suppressed
+  for (auto& g : groupFindings(findings_)) (g.suppression ? waived : groups).push_back(std::move(g));
+  countLines(o, findings_, groups, waived);
   describeFound(o, sections_);
 
   o << "\nSteps\n";
@@ -204,6 +238,7 @@ std::string Report::toText(int failOn) const {
       if (gr.count() > kShownPerGroup) o << "    and " << gr.count() - kShownPerGroup << " more\n";
     }
   }
+  suppressedSection(o, waived);
   if (cut) o << "\nEvery finding, with every path: --format json (or html).\n";
   if (failed()) o << "\nIncomplete: " << first_error_ << "\n";
   return o.str();

@@ -70,6 +70,23 @@ check('input.predicateType == "' + predicate_type + '"' in rego, "policy-control
 for field in re.findall(r"input\.predicate\.(\w+)", rego):
     check(field in documented, "policy-controller: the policy's field " + field + " is a documented predicate field")
 
+# The stricter Kyverno policy: also no error suppressed by an exception (docs/exceptions.md).
+check("exceptions" in documented, "docs/attestation.md documents the predicate's exceptions field")
+strict = load("kyverno-clusterpolicy-no-suppressed-error.yaml")
+satt = strict["spec"]["rules"][0]["verifyImages"][0]["attestations"][0]
+check(satt["type"] == predicate_type, "Kyverno (no suppressed error): Kernodeck's predicate type")
+check("BEGIN PUBLIC KEY" in satt["attestors"][0]["entries"][0]["keys"]["publicKeys"],
+      "Kyverno (no suppressed error): verified with a public key")
+sconds = satt["conditions"][0]["all"]
+check(any(c["key"] == "{{ verdict }}" and c["value"] == "pass" for c in sconds),
+      "Kyverno (no suppressed error): the verdict must be pass")
+check(any(c["key"] == "{{ exceptions.suppressed.error || `0` }}" and c["operator"] == "Equals" and c["value"] == 0
+          for c in sconds), "Kyverno (no suppressed error): no suppressed error, an absent field reading as 0")
+with open(os.path.join(root, "src", "report", "exceptions.cc")) as f:
+    src = f.read()
+check('{"suppressed", {{"info", 0}, {"warning", 0}, {"error", 0}}}' in src,
+      "the predicate's exceptions.suppressed has the error count the policy reads")
+
 for f in failures:
     print("FAIL:", f)
 print("%d failure(s)" % len(failures))

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernodeck/attest/cosign_layout.h"
+#include "kernodeck/audit/exceptions_file.h"
 #include "kernodeck/attest/dsse.h"
 #include "kernodeck/attest/predicate.h"
 #include "kernodeck/attest/statement.h"
@@ -57,6 +58,8 @@
 #include "kernodeck/registry/auth.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/registry/referrers.h"
+#include "kernodeck/report/exceptions.h"
+#include "kernodeck/report/formats.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/json_read.h"
@@ -94,7 +97,8 @@ constexpr const char* kTargets[] = {"manifest",
                                     "dossier_manifest",
                                     "resume_command",
                                     "yaml",
-                                    "scanners"};
+                                    "scanners",
+                                    "exceptions"};
 std::string_view gTarget;
 
 }  // namespace
@@ -424,6 +428,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto edited = hook::addHookToCdiSpec(*doc, *e);
         if (edited.ok() && !hook::emitYaml(*edited).ok()) __builtin_trap();
       }
+    }
+  } else if (t == "exceptions") {
+    // kernodeck.exceptions/v1 (YAML or JSON): whatever reads is written and read back as the same
+    // entries, and applying it to a report with findings and summarising it must not crash.
+    auto f = audit::parseExceptionsText(in, "fuzz.yaml", "2026-12-03");
+    if (f.ok()) {
+      auto back = audit::parseExceptionsText(report::exceptionsJson(*f).dump(), "fuzz.json", "2026-12-03");
+      if (!back.ok() || report::exceptionsJson(*back) != report::exceptionsJson(*f)) __builtin_trap();
+      report::Report r("audit");
+      r.subject()["reference"] = "registry.example.com/team/model:1.0";
+      r.subject()["registry"] = "registry.example.com";
+      r.subject()["repository"] = "team/model";
+      r.add("python.pin.mismatch", report::Severity::Error, "m", {{"path", "/app/requirements.txt:3"}, {"package", "x"}});
+      r.add("blob.digest.mismatch", report::Severity::Error, "m", {{"layer", "sha256:00"}});
+      report::applyExceptions(r, {*f}, "2026-12-03");
+      nlohmann::json j = r.toJson();
+      (void)report::exceptionsSummaryText(report::exceptionsSummary(j));
+      (void)report::toMarkdown(r, 2);
+      (void)report::toSarif(r);
     }
   } else {
     __builtin_trap();  // LLVMFuzzerInitialize took only a listed name

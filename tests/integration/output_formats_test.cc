@@ -339,7 +339,7 @@ TEST(OutputFormats, HelpShowsUserOptionsAndUsageErrorsExit2) {
       {"audti oci:/x", "did you mean 'audit'"},
       {"audit", "an IMAGE is required"},
       {"audit --bogus oci:/x", "unrecognised option '--bogus'"},
-      {"audit --format xml oci:/x", "--format takes text, json, sarif, cyclonedx, spdx or html, not 'xml'"},
+      {"audit --format xml oci:/x", "--format takes text, json, sarif, cyclonedx, spdx, html or markdown, not 'xml'"},
       {"audit --json --format sarif oci:/x", "contradict"},
       {"audit --fail-on fatal oci:/x", "--fail-on takes"},
       {"host --bogus", "unrecognised option"},

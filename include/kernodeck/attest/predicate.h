@@ -45,6 +45,8 @@ struct ReportPredicate {
   std::string time;  // RFC 3339 UTC, as signed
   int64_t timeMs = 0;
   oci::Descriptor report;  // the kernodeck.report/v1 blob (media type kReportBlobMediaType)
+  // What the audit's --exceptions waived (report::exceptionsSummary, bounded); null without.
+  nlohmann::json exceptions;
 };
 
 // "pass", "fail" (a finding at or above `failOn`; -1: never) or "incomplete" (a step failed),

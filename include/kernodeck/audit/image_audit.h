@@ -15,6 +15,7 @@
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/scan_cache.h"
 #include "kernodeck/registry/client.h"
+#include "kernodeck/report/exceptions.h"
 #include "kernodeck/report/report.h"
 
 namespace kernodeck::audit {
@@ -37,6 +38,8 @@ struct AuditOptions {
   // Layer walk results shared with other machines (--cache-repo): read before a layer is
   // walked, given what was walked. Registry images only, like the local layer cache.
   std::shared_ptr<oci::SharedScanStore> sharedScans;
+  // --exceptions: applied to the report when the audit ends (report/exceptions.h).
+  std::vector<report::ExceptionsFile> exceptions;
 };
 
 struct AuditResult {

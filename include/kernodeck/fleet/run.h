@@ -14,6 +14,7 @@
 #include "kernodeck/attest/dsse.h"
 #include "kernodeck/fleet/plan.h"
 #include "kernodeck/registry/client.h"
+#include "kernodeck/report/exceptions.h"
 
 namespace kernodeck::fleet {
 
@@ -27,6 +28,8 @@ struct RunOptions {
   // Shared layer results count when signed by signKey or one of these (--cache-key); what the
   // worker shares is signed with signKey, without which it shares nothing.
   std::vector<const attest::Key*> cacheKeys;
+  // --exceptions: applied to every image's report before it is signed (report/exceptions.h).
+  std::vector<report::ExceptionsFile> exceptions = {};
 };
 
 struct RunOutcome {

@@ -16,14 +16,14 @@
 
 namespace kernodeck::report {
 
-enum class Format { Text, Json, Sarif, CycloneDx, Spdx, Html };
+enum class Format { Text, Json, Sarif, CycloneDx, Spdx, Html, Markdown };
 
-// "text", "json", "sarif", "cyclonedx", "spdx", "html"; anything else is a usage error.
+// "text", "json", "sarif", "cyclonedx", "spdx", "html", "markdown"; anything else is a usage error.
 Result<Format> parseFormat(std::string_view name);
 // --format and its --json alias together: json when only --json is given, text when neither,
 // a usage error when they disagree.
 Result<Format> parseFormatOptions(std::string_view format, bool jsonAlias);
-// The names parseFormat takes, for help texts: "text|json|sarif|cyclonedx|spdx|html".
+// The names parseFormat takes, for help texts and errors.
 const char* formatNames();
 
 // The report in `format`, ending with a newline; `failOn` decides the verdict it states.
@@ -53,6 +53,16 @@ nlohmann::json toSarif(const Report& r);
 nlohmann::json toCycloneDx(const Report& r, int failOn);
 nlohmann::json toSpdx(const Report& r, int failOn);
 std::string toHtml(const Report& r, int failOn);
+
+// GitHub refuses a pull-request comment longer than this (and a job summary step's is 1 MiB).
+constexpr size_t kMarkdownMaxChars = 65536;
+// Markdown for a CI job summary or a pull-request comment (GitHub and GitLab render it): the
+// verdict, the subject and its digest, counts by severity (suppressed apart), the findings grouped
+// as the text groups them, those an exception suppressed with reason and expiry; for a `diff`
+// report, what a reviewer of an image bump needs (packages added, removed and changed, OS and
+// Python apart; the torch/CUDA build; findings new and fixed; exceptions added and expired). At
+// most `maxChars` characters: past it, whole lines are left out and a last line says how many.
+std::string toMarkdown(const Report& r, int failOn, size_t maxChars = kMarkdownMaxChars);
 
 // A stable RFC 4122-shaped UUID derived from `seed` (SBOM serial numbers and namespaces).
 std::string uuidFrom(const std::string& seed);

@@ -31,12 +31,25 @@ Result<int> parseFailOn(std::string_view s);
 // j[key] when j is an object holding a string there, else "": reading reports back (renderers, diff).
 std::string stringAt(const nlohmann::json& j, const char* key);
 
+// The exceptions entry that waived a finding (exceptions.h): the finding stays in every output,
+// marked with it, and no verdict counts it.
+struct Suppression {
+  std::string reason, expires;  // the entry's reason and expiry date (YYYY-MM-DD)
+  std::string file;             // the exceptions file as named
+  int entry = 0;                // its position in the file's `exceptions` list, from 0
+};
+
+// {"reason", "expires", "file", "entry"}: a suppressed finding's `suppression` in JSON.
+nlohmann::json suppressionJson(const Suppression& s);
+
 struct Finding {
   std::string code;  // stable dotted id, e.g. "blob.digest.mismatch"
   Severity severity = Severity::Warning;
   std::string message;
   // Evidence fields: layer, path, digest, package, ... Rendered as top-level keys.
   std::map<std::string, std::string> evidence;
+  std::optional<Suppression> suppression = std::nullopt;  // set by applyExceptions
+  bool suppressed() const { return suppression.has_value(); }
 };
 
 struct Step {
@@ -80,6 +93,7 @@ class Report {
   void add(Finding f);
   void add(std::string code, Severity sev, std::string message, std::map<std::string, std::string> evidence = {});
   const std::vector<Finding>& findings() const { return findings_; }
+  std::vector<Finding>& mutableFindings() { return findings_; }  // applyExceptions marks them
   bool hasFinding(std::string_view code) const;
 
   const std::string& tool() const { return tool_; }
@@ -90,14 +104,15 @@ class Report {
   const nlohmann::json& sections() const { return sections_; }
 
   // 0 when every step passed and no finding is at or above failOn (-1: never),
-  // 1 on findings at or above it, 3 when a step failed.
+  // 1 on findings at or above it, 3 when a step failed. Suppressed findings do not count.
   int exitCode(int failOn) const;
   // The one-word outcome for people and dashboards: "pass", "fail" (findings at or above
   // failOn) or "incomplete" (a step failed), matching exitCode.
   const char* verdict(int failOn) const;
 
-  // Every finding, each with its own evidence, plus `groups` (see group.h) and a summary
-  // (verdict under failOn, counts by severity and by code).
+  // Every finding, each with its own evidence (and `suppression` when an exception waived it),
+  // plus `groups` (see group.h) and a summary (verdict under failOn, counts by severity and by
+  // code of the findings not suppressed; `suppressed`, by severity, when some are).
   nlohmann::json toJson(int failOn = 2) const;
   // For people (src/report/text.cc): a summary block (verdict, counts, what was found), the
   // steps, then the findings grouped, each large group cut to its first few members.

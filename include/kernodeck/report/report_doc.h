@@ -58,6 +58,9 @@ struct ReportDoc {
     std::string package, name;  // the evidence fields that say what the finding is about ("" when absent)
     std::string path;
     std::map<std::string, std::string> evidence;  // every evidence field (all strings), by name
+    // `suppression` (exceptions.h): the entry that waived the finding; no verdict counts it.
+    bool suppressed = false;
+    std::string suppressedReason, suppressedExpires, suppressedFile;
   };
   std::vector<Finding> findings;
   // subject.reference, .manifest_digest, .registry and .repository ("" when absent).
@@ -69,6 +72,14 @@ struct ReportDoc {
     std::string name, version, architecture;
   };
   std::vector<OsPackage> osPackages;  // os_packages.packages
+  // The `exceptions` section of an audit run with --exceptions: each entry of each file and what
+  // became of it (status: applied, unused, expired, refused).
+  struct Exception {
+    std::string file, sha256, code, package, path, image, reason, expires, status;
+  };
+  std::vector<Exception> exceptions;
+  // python.torch's version, cuda and hip, python.cuda_toolkit ("" when absent).
+  std::string torchVersion, torchCuda, torchHip, cudaToolkit;
   nlohmann::json python, os;          // the raw sections, copied into a dossier's inventory
   nlohmann::json json;                // the document as read
   bool failed() const { return !firstError.empty(); }
