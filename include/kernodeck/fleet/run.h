@@ -2,10 +2,11 @@
 // their results through the cache repository, then audits its images from the shared results
 // and attaches each report to its image. Everything it does is kept in the registry, so a
 // worker killed mid-shard and run again redoes only what is missing: a layer whose result is
-// shared is not fetched again, and an image with a good report of this analysis version is
-// not audited again.
+// shared is not fetched again, and an image whose newest verified report is of this analysis
+// version (and, with reauditOlderThanS, was signed less long ago than that) is not audited again.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ struct RunOptions {
   // Shared layer results count when signed by signKey or one of these (--cache-key); what the
   // worker shares is signed with signKey, without which it shares nothing.
   std::vector<const attest::Key*> cacheKeys;
+  // Audit again an image whose newest verified report was signed longer ago than this, as of
+  // the run's start (--reaudit-older-than): what keeps a gate's --max-age from expiring it.
+  std::optional<int64_t> reauditOlderThanS;
 };
 
 struct RunOutcome {
