@@ -15,6 +15,7 @@
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/time.h"
 #include "options.h"
 #include "registry_flags.h"
 
@@ -84,7 +85,7 @@ int runPlan(const std::vector<std::string>& args) {
 
 int runWorker(const std::vector<std::string>& args) {
   po::options_description opts("usage: kernodeck fleet run --plan FILE [--shard I] [options]\n\noptions");
-  std::string planFile, signKey, output;
+  std::string planFile, signKey, output, reaudit;
   std::vector<std::string> cacheKeys;
   int shard = -1;
   double wait = 600;
@@ -100,6 +101,9 @@ int runWorker(const std::vector<std::string>& args) {
       "also trust shared layer results signed by this PEM key (repeatable)")(
       "wait", po::value(&wait), "seconds to wait for layers other shards own before walking them here (default 600)")(
       "redo", po::bool_switch(&redo), "audit again images that already have a good report")(
+      "reaudit-older-than", po::value(&reaudit),
+      "audit again images whose newest verified report was signed longer ago than this (e.g. 7d; keep it below "
+      "the gate's --max-age)")(
       "output,o", po::value(&output), "write the worker's JSON outcome to FILE instead of stdout");
   std::vector<std::string> exceptionFiles;  // --exceptions, as in audit
   opts.add_options()("exceptions", po::value(&exceptionFiles)->composing(),
@@ -115,6 +119,10 @@ int runWorker(const std::vector<std::string>& args) {
     shard = static_cast<int>(*v);
   }
   if (!(wait >= 0)) return usageError("fleet run", "--wait takes seconds >= 0");
+  std::optional<int64_t> reauditS;
+  if (!reaudit.empty() && !(reauditS = util::parseDurationSeconds(reaudit)))
+    return usageError("fleet run", "--reaudit-older-than needs a duration such as 7d, 12h or 1w, not '" +
+                                       util::printable(reaudit, 60) + "'");
   if (std::string e = rf.finish(); !e.empty()) return usageError("fleet run", e);
   auto plan = loadPlan(planFile);
   if (!plan.ok()) return usageError("fleet run", plan.error().message);
@@ -138,6 +146,7 @@ int runWorker(const std::vector<std::string>& args) {
     trusted.push_back(std::move(*c));
   }
   fleet::RunOptions ro{shard, rf.options, &*key, wait, redo, {}};
+  ro.reauditOlderThanS = reauditS;
   for (const auto& c : trusted) ro.cacheKeys.push_back(&c);
   for (const auto& file : exceptionFiles) {
     auto ex = audit::loadExceptionsFile(file, report::todayUtc());

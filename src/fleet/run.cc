@@ -6,11 +6,13 @@
 #include <thread>
 
 #include "kernodeck/attest/attached_report.h"
+#include "kernodeck/attest/decision.h"
 #include "kernodeck/audit/image_audit.h"
 #include "kernodeck/audit/layer_reader.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/registry/scan_store.h"
+#include "kernodeck/util/time.h"
 #include "kernodeck/version.h"
 
 namespace kernodeck::fleet {
@@ -26,26 +28,42 @@ json RunOutcome::toJson() const {
 
 namespace {
 
-// Whether the image already carries a good report of this analysis version (signed by the
-// worker's key when it signs): then a rerun leaves it alone.
-bool hasCurrentReport(const PlannedImage& img, const RunOptions& opts) {
+// "7d", "12h", "90m", "45s": the largest unit that divides the duration.
+std::string durationText(int64_t s) {
+  for (auto [unit, secs] : {std::pair{"d", 86400}, {"h", 3600}, {"m", 60}})
+    if (s % secs == 0) return std::to_string(s / secs) + unit;
+  return std::to_string(s) + "s";
+}
+
+// Whether the image's newest verified report (by signed time) is a completed audit of this
+// analysis version, signed less than reauditOlderThanS before `nowMs` when that is set: then a
+// rerun leaves it alone. `why` says why not when there is a report.
+bool hasCurrentReport(const PlannedImage& img, const RunOptions& opts, int64_t nowMs, std::string* why) {
   auto ref = registry::parseReference(img.ref());
   if (!ref.ok()) return false;
   registry::Client c(*ref, opts.registry);
   auto reports = attest::readReports(c, img.manifest.digest, opts.signKey);
   if (!reports.ok()) return false;
-  // The analysis version as signed in the predicate (not the listing's annotation).
-  for (const auto& r : *reports)
-    if (r.problems.empty() && r.predicate && r.verdict != "incomplete" &&
-        r.predicate->analysisVersion == kAnalysisVersion && (!opts.signKey || r.signature == "verified"))
-      return true;
-  return false;
+  const attest::AttachedReport* newest = attest::newestGood(*reports);
+  if (!newest || (opts.signKey && newest->signature != "verified")) return false;
+  if (newest->verdict == "incomplete" || newest->predicate->analysisVersion != kAnalysisVersion) {
+    *why = "its newest report is " + newest->verdict + " of analysis version " +
+           std::to_string(newest->predicate->analysisVersion);
+    return false;
+  }
+  if (opts.reauditOlderThanS && nowMs - newest->predicate->timeMs > *opts.reauditOlderThanS * 1000) {
+    *why = "its newest report, signed " + newest->predicate->time + ", is older than " +
+           durationText(*opts.reauditOlderThanS);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
 
 RunOutcome runShard(const Plan& plan, const RunOptions& opts) {
   RunOutcome out;
+  const int64_t startMs = util::nowMs();  // report ages are judged as of the run's start
   audit::AuditOptions ao;
   ao.registry = opts.registry;
   ao.exceptions = opts.exceptions;
@@ -85,12 +103,17 @@ RunOutcome runShard(const Plan& plan, const RunOptions& opts) {
   for (const auto& img : plan.images) {
     if (img.shard != opts.shard) continue;
     json entry = {{"image", img.ref()}};
-    if (!opts.redo && hasCurrentReport(img, opts)) {
+    std::string why;
+    if (!opts.redo && hasCurrentReport(img, opts, startMs, &why)) {
       out.imagesSkipped++;
       entry["status"] = "skipped";
       out.log.push_back(entry);
       std::fprintf(stderr, "kernodeck fleet run: image %s already has a report\n", img.ref().c_str());
       continue;
+    }
+    if (!why.empty()) {
+      entry["reaudit"] = why;
+      std::fprintf(stderr, "kernodeck fleet run: image %s: %s: audited again\n", img.ref().c_str(), why.c_str());
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts.waitSeconds);
     oci::ScanOptions so = audit::layerScanOptions(ao);

@@ -117,7 +117,9 @@ TEST(CosignLayout, MergeKeepsOtherToolsLayersAndReplacesOurOlderOne) {
                               {"annotations", {{"predicateType", "https://slsa.dev/provenance/v1"}}}});
   theirs["layers"].push_back({{"mediaType", 7}});
   oci::Descriptor second{kDsseMediaType, digest("second"), 6, {}, {}, {}};
-  auto merged = mergeCosignAttestation(theirs.dump(), second, kReportPredicateType);
+  // Which layers go is the caller's judgement of their payloads (isKernodeckStatement below),
+  // not the annotation: `first` is replaced because it is named, whatever it is labelled.
+  auto merged = mergeCosignAttestation(theirs.dump(), second, kReportPredicateType, {first.digest.str()});
   ASSERT_TRUE(merged.ok()) << merged.error().message;
   json after = json::parse(merged->manifest);
   ASSERT_EQ(after["layers"].size(), 3u) << after.dump(1);
@@ -126,7 +128,59 @@ TEST(CosignLayout, MergeKeepsOtherToolsLayersAndReplacesOurOlderOne) {
   EXPECT_EQ(after["layers"][2]["digest"], second.digest.str());
   EXPECT_EQ(json::parse(merged->config)["rootfs"]["diff_ids"].size(), 3u);
 
+  // A layer labelled as Kernodeck's but not named as replaced stays: labels decide nothing.
+  auto kept = mergeCosignAttestation(m.dump(), second, kReportPredicateType);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(json::parse(kept->manifest)["layers"].size(), 2u);
+
   // Whatever is under the tag that is not an image manifest is not overwritten.
   for (const char* bad : {"", "[]", "{\"manifests\":[]}", "{\"layers\":{}}"})
     EXPECT_FALSE(mergeCosignAttestation(std::string(bad), second, kReportPredicateType).ok()) << bad;
+}
+
+// A layer is Kernodeck's when its DSSE payload is a statement of a Kernodeck report predicate
+// type (any version), signed or not; the envelope's payloadType and the layer's labels do not
+// matter, and anything else (another tool's statement, junk) is not.
+TEST(CosignLayout, KernodeckStatementsAreJudgedByTheirPayload) {
+  EXPECT_EQ(std::string(kReportPredicateType).rfind(kKernodeckPredicateTypePrefix, 0), 0u);
+  EXPECT_EQ(std::string(kReportPredicateTypeV1).rfind(kKernodeckPredicateTypePrefix, 0), 0u);
+  auto envelope = [](const json& statement, const std::string& payloadType = "application/vnd.in-toto+json") {
+    return json{{"payloadType", payloadType}, {"payload", util::base64Encode(statement.dump())}, {"signatures", json::array()}}
+        .dump();
+  };
+  json st = {{"_type", "https://in-toto.io/Statement/v1"},
+             {"subject", {{{"name", "r/x"}, {"digest", {{"sha256", std::string(64, 'a')}}}}}},
+             {"predicateType", kReportPredicateType},
+             {"predicate", {{"verdict", "pass"}}}};
+  EXPECT_TRUE(isKernodeckStatement(envelope(st)));                // unsigned
+  EXPECT_TRUE(isKernodeckStatement(envelope(st, "text/plain")));  // payloadType aside
+  json v1 = st;
+  v1["predicateType"] = kReportPredicateTypeV1;
+  EXPECT_TRUE(isKernodeckStatement(envelope(v1)));
+  json slsa = st;
+  slsa["predicateType"] = "https://slsa.dev/provenance/v1";
+  EXPECT_FALSE(isKernodeckStatement(envelope(slsa)));
+  json lookalike = st;
+  lookalike["predicateType"] = "https://kernodeck.dev/attestation/reportx";
+  EXPECT_FALSE(isKernodeckStatement(envelope(lookalike)));
+  for (const char* bad : {"", "[]", "{}", "{\"payload\":7}", "{\"payload\":\"!!\"}", "{\"payload\":\"e30=\"}"})
+    EXPECT_FALSE(isKernodeckStatement(bad)) << bad;
+
+  // Re-wrapped as Go's encoding/json (cosign, policy-controller) would still read it: the key in
+  // another case, after a decoy, behind a lone surrogate or invalid UTF-8 that a strict parser
+  // refuses, with line breaks in the base64, with escaped characters.
+  std::string b64 = util::base64Encode(st.dump());
+  std::string decoy = util::base64Encode(slsa.dump());
+  std::string escaped = b64;
+  escaped.replace(0, 1, "\\u00" + util::toHex(escaped.substr(0, 1)));
+  std::string broken = b64;
+  broken.insert(8, "\\n");
+  for (const std::string& wrapped :
+       {"{\"Payload\":\"" + b64 + "\"}", "{\"payload\":\"" + decoy + "\",\"PAYLOAD\":\"" + b64 + "\"}",
+        "{\"x\":\"\\ud800\",\"payload\":\"" + b64 + "\"}", "{\"x\":\"\xff\xfe\",\"payload\":\"" + b64 + "\"}",
+        "{\"payload\":\"" + broken + "\"}", "{\"payload\":\"" + escaped + "\"}",
+        "{\"signatures\":[{\"sig\":\"x\",\"payload\":1}],\"payload\" : \"" + b64 + "\"}"})
+    EXPECT_TRUE(isKernodeckStatement(wrapped)) << wrapped.substr(0, 80);
+  // Only the top-level member: a Kernodeck payload nested in another tool's document is not ours.
+  EXPECT_FALSE(isKernodeckStatement("{\"payload\":\"" + decoy + "\",\"inner\":{\"payload\":\"" + b64 + "\"}}"));
 }

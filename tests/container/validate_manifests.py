@@ -116,6 +116,57 @@ cron = load("fleet/cronjob.yaml")
 check(cron["kind"] == "CronJob" and cron["apiVersion"] == "batch/v1", "fleet/cronjob.yaml is a batch/v1 CronJob")
 check(cron["spec"]["concurrencyPolicy"] == "Forbid", "fleet/cronjob.yaml: one fleet run at a time")
 fleet_pod_checks("fleet/cronjob.yaml", cron["spec"]["jobTemplate"]["spec"])
+
+
+# Freshness as shipped (issue 39, section 3): the gate counts only reports younger than the
+# admission policies' maximum age, and the nightly fleet re-audits every image well before its
+# newest report reaches that age, so an image in use always has one the gate accepts.
+def duration_s(text):
+    """util::parseDurationSeconds: NUMBER UNIT pairs (s, m, h, d, w); None when malformed."""
+    import re
+    if not isinstance(text, str) or not re.fullmatch(r"(\d+[smhdw])+", text):
+        return None
+    unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    return sum(int(n) * unit[u] for n, u in re.findall(r"(\d+)([smhdw])", text))
+
+
+def flag(args, name):
+    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+
+
+gate_cmd = inits["kernodeck-gate"]["command"]
+gate_age = duration_s(flag(gate_cmd, "--max-age"))
+check(gate_age is not None, "init-container.yaml: the gate runs with --max-age")
+ky = load("admission/kyverno-clusterpolicy.yaml")
+ky_conds = ky["spec"]["rules"][0]["verifyImages"][0]["attestations"][0]["conditions"][0]["all"]
+ky_age = [duration_s(c["value"]) for c in ky_conds if "time_since" in c["key"]]
+with open(os.path.join(root, "container", "k8s", "admission", "policy-controller-clusterimagepolicy.yaml")) as f:
+    import re as _re
+    m = _re.search(r"max_age_ns := ([\d *]+)\n", f.read())
+pc_age = None
+if m:
+    pc_age = 1
+    for factor in m.group(1).split("*"):
+        pc_age *= int(factor)
+    pc_age //= 10**9
+check(gate_age == 30 * 86400 and ky_age == [gate_age] and pc_age == gate_age,
+      "the gate's --max-age (%s s), Kyverno's (%s) and policy-controller's (%s s) maximum age are the same 30 days"
+      % (gate_age, ky_age, pc_age))
+cron_args = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+reaudit = duration_s(flag(cron_args, "--reaudit-older-than"))
+minute, hour, dom, month, dow = cron["spec"]["schedule"].split()
+check(reaudit is not None and dom == month == dow == "*" and minute.isdigit() and hour.isdigit(),
+      "fleet/cronjob.yaml: a daily run with --reaudit-older-than")
+# The newest report of an image in use is at most reaudit + one day between runs old when a run
+# renews it; allow a week of failed nights on top before the gate stops counting it.
+check(reaudit is not None and gate_age is not None and reaudit + 86400 + 7 * 86400 <= gate_age,
+      "fleet/cronjob.yaml: --reaudit-older-than (%s s) + a day + a week of failed runs fits in the gate's "
+      "--max-age (%s s)" % (reaudit, gate_age))
+with open(os.path.join(root, "docs", "attestation.md")) as f:
+    att_doc = f.read()
+check("--reaudit-older-than" in att_doc and "--max-age 30d" in att_doc,
+      "docs/attestation.md says how --reaudit-older-than and the gate's --max-age relate")
+
 cm = load("fleet/plan-configmap.yaml")
 check(cm["kind"] == "ConfigMap" and cm["metadata"]["name"] == "kernodeck-fleet-plan", "fleet/plan-configmap.yaml is the plan ConfigMap")
 plan = json.loads(cm["data"][plan_key])

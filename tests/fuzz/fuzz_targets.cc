@@ -142,6 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)registry::parseArtifact(in, "artifact");
     oci::Descriptor layer{attest::kDsseMediaType, oci::Digest{"sha256", std::string(64, 'a')}, 2, {}};
     (void)attest::mergeCosignAttestation(in, layer, attest::kReportPredicateType);
+    (void)attest::isKernodeckStatement(in);
     if (auto e = attest::parseEnvelope(in); e.ok()) (void)attest::parseStatement(e->payload);
     if (auto st = attest::parseStatement(in); st.ok()) (void)attest::parsePredicate(st->predicate);
     (void)attest::parsePredicate(nlohmann::json::parse(in, nullptr, false));

@@ -36,6 +36,7 @@ class CosignLayout : public ::testing::Test {
     json entries = json::array({{{"path", "etc/os-release"}, {"content", "ID=cosign\n"}}});
     mkimage({{"tag", "1.0"}, {"layers", json::array({{{"entries", entries}}})}}, *dir_ + "/img");
     if (!reg_->push(*dir_ + "/img", "1.0", "team/signed:1.0")) return;
+    if (!reg_->push(*dir_ + "/img", "1.0", "team/relabel:1.0")) return;
     std::string k = *dir_ + "/";
     ready_ =
         run("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + k + "ci.pem && openssl pkey -in " +
@@ -57,17 +58,17 @@ class CosignLayout : public ::testing::Test {
     if (!j.is_object()) ADD_FAILURE() << r.out << r.err;
     return j;
   }
-  static registry::Client client() {
-    return registry::Client(*registry::parseReference(reg_->host() + "/team/signed"),
+  static registry::Client client(const std::string& repo = "team/signed") {
+    return registry::Client(*registry::parseReference(reg_->host() + "/" + repo),
                             registry::ClientOptions{.noCache = true});
   }
-  static std::string attTag() {
-    std::string d = reg_->digestOf("team/signed:1.0");
+  static std::string attTag(const std::string& repo = "team/signed") {
+    std::string d = reg_->digestOf(repo + ":1.0");
     return "sha256-" + d.substr(7) + ".att";
   }
   // Writes MANIFEST (its layers' blobs already pushed) under the .att tag with a config listing them.
-  static bool putAtt(json manifest) {
-    auto c = client();
+  static bool putAtt(json manifest, const std::string& repo = "team/signed") {
+    auto c = client(repo);
     json diffIds = json::array();
     for (const auto& l : manifest["layers"]) diffIds.push_back(l["digest"]);
     std::string config =
@@ -76,11 +77,30 @@ class CosignLayout : public ::testing::Test {
     manifest["config"] = {{"mediaType", "application/vnd.oci.image.config.v1+json"},
                           {"digest", "sha256:" + util::sha256Hex(config)},
                           {"size", config.size()}};
-    return c.putManifest(attTag(), manifest.dump(), "application/vnd.oci.image.manifest.v1+json").ok();
+    return c.putManifest(attTag(repo), manifest.dump(), "application/vnd.oci.image.manifest.v1+json").ok();
   }
-  static json attManifest() {
-    auto m = client().manifest(attTag());
+  static json attManifest(const std::string& repo = "team/signed") {
+    auto m = client(repo).manifest(attTag(repo));
     return m.ok() ? json::parse(m->bytes, nullptr, false) : json();
+  }
+  // The in-toto statement inside each layer under REPO's .att tag, read from the payload as
+  // cosign, Kyverno and policy-controller read it (the annotation plays no part); null for a
+  // layer that holds none.
+  static std::vector<json> attStatements(const std::string& repo) {
+    std::vector<json> out;
+    auto c = client(repo);
+    json m = attManifest(repo);
+    for (const auto& l : m["layers"]) {
+      auto d = oci::parseDescriptor(l);
+      auto blob = d.ok() ? c.smallBlob(*d, 1 << 24) : Result<std::string>(Error::Invalid("descriptor"));
+      json env = blob.ok() ? json::parse(*blob, nullptr, false) : json();
+      std::string payload;
+      if (env.is_object() && env["payload"].is_string() && util::base64Decode(env["payload"].get<std::string>(), payload))
+        out.push_back(json::parse(payload, nullptr, false));
+      else
+        out.push_back(json());
+    }
+    return out;
   }
 
   static LocalRegistry* reg_;
@@ -173,6 +193,57 @@ TEST_F(CosignLayout, CosignsLookupFindsAndVerifiesTheReportAndKeepsOtherTools) {
   EXPECT_EQ(code, 1) << rejected.dump(1);
   EXPECT_EQ(rejected["verified"], 0);
   EXPECT_EQ(rejected["layers"][1]["why"], "no signature verifies with the key");
+}
+
+// Issue 39 §4: the attacker (push rights, no key) re-adds the image's old signed PASS under the
+// .att tag labelled as another tool's predicate type; the CI's next attach is a FAIL. cosign,
+// Kyverno and policy-controller pick statements by their payload, so a tag holding both would
+// hold a signed pass and a signed fail. The attach judges layers by their payload: the old pass
+// goes, the other tool's attestation stays, and the FAIL is the only Kernodeck statement.
+TEST_F(CosignLayout, AnOldSignedPassRelabelledAsAnotherToolsIsReplacedByTheNextAttach) {
+  const std::string repo = "team/relabel", img = reg_->host() + "/" + repo + ":1.0";
+  RunResult pass = run(K + " audit --no-cache --attach --sign-key " + key("ci.pem") + " " + img);
+  ASSERT_EQ(pass.code, 0) << pass.err;
+  json first = attManifest(repo);
+  ASSERT_EQ(first["layers"].size(), 1u) << first.dump(1);
+  json oldPass = first["layers"][0];
+
+  // Another tool's attestation, and the old signed PASS relabelled as SLSA provenance.
+  std::string theirs =
+      R"({"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[{"keyid":"","sig":"AAAA"}]})";
+  auto theirsDigest = client(repo).pushBlob(theirs);
+  ASSERT_TRUE(theirsDigest.ok());
+  json slsa = {{"dev.cosignproject.cosign/signature", ""}, {"predicateType", "https://slsa.dev/provenance/v1"}};
+  json relabelled = oldPass;
+  relabelled["annotations"] = slsa;
+  ASSERT_TRUE(putAtt({{"schemaVersion", 2},
+                      {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
+                      {"layers", json::array({{{"mediaType", "application/vnd.dsse.envelope.v1+json"},
+                                               {"digest", theirsDigest->str()},
+                                               {"size", theirs.size()},
+                                               {"annotations", slsa}},
+                                              relabelled})}},
+                     repo));
+
+  // The next audit fails (--fail-on info) and is attached.
+  RunResult fail = run(K + " audit --no-cache --fail-on info --attach --sign-key " + key("ci.pem") + " " + img);
+  ASSERT_EQ(fail.code, 1) << fail.err;
+  json after = attManifest(repo);
+  std::vector<json> statements = attStatements(repo);
+  ASSERT_EQ(statements.size(), after["layers"].size());
+  std::vector<std::string> kernodeck;
+  bool theirsKept = false;
+  for (size_t i = 0; i < statements.size(); ++i) {
+    theirsKept = theirsKept || after["layers"][i]["digest"] == theirsDigest->str();
+    const json& st = statements[i];
+    if (st.is_object() && st["predicateType"].is_string() &&
+        st["predicateType"].get<std::string>().rfind("https://kernodeck.dev/attestation/report/", 0) == 0)
+      kernodeck.push_back(st["predicate"]["verdict"].is_string() ? st["predicate"]["verdict"].get<std::string>() : "?");
+  }
+  EXPECT_EQ(kernodeck, std::vector<std::string>{"fail"}) << after.dump(1);
+  EXPECT_TRUE(theirsKept) << after.dump(1);
+  EXPECT_EQ(after["layers"].size(), 2u) << after.dump(1);
+  for (const auto& l : after["layers"]) EXPECT_NE(l["digest"], oldPass["digest"]) << after.dump(1);
 }
 
 }  // namespace

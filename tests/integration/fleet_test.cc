@@ -307,6 +307,62 @@ TEST_F(Fleet, CacheRepoIsIdempotentAndReplacesDamagedOrForeignEntries) {
   EXPECT_EQ(run(K + " audit --cache-repo " + reg_->host() + "/x:tag " + image).code, 2);
 }
 
+// Issue 39 §3: the gate's --max-age only bounds an old pass if the fleet re-audits images whose
+// newest report ages, and not only those that have none. With --reaudit-older-than, an image
+// whose newest verified report was signed longer ago (as of the run's start) is audited again;
+// one with a fresh report is still skipped.
+TEST_F(Fleet, ReauditOlderThanReauditsAnImageWithAnOldReportAndSkipsAFreshOne) {
+  ensureImages(2);
+  const std::string oldImage = reg_->host() + "/" + kRepos[0] + ":v0", freshImage = reg_->host() + "/" + kRepos[1] + ":v1";
+  writeFile(*dir_ + "/refs-age.txt", oldImage + "\n" + freshImage + "\n");
+  std::string planFile = *dir_ + "/plan-age.json";
+  RunResult p = run(K + " fleet plan " + *dir_ + "/refs-age.txt --shards 1 --cache-repo " + reg_->host() +
+                    "/kernodeck/cache-age -o " + planFile);
+  ASSERT_EQ(p.code, 0) << p.err;
+  std::string sign = " --sign-key " + *dir_ + "/sign.pem ";
+  ASSERT_EQ(run(K + " audit --no-cache --attach" + sign + oldImage).code, 0);
+  ::sleep(3);
+  ASSERT_EQ(run(K + " audit --no-cache --attach" + sign + freshImage).code, 0);
+  auto reportCount = [&](const std::string& image) {
+    RunResult r = run(K + " reports --no-cache --json --key " + *dir_ + "/sign.pub " + image);
+    json j = json::parse(r.out, nullptr, false);
+    return j.is_object() && j["reports"].is_array() ? int(j["reports"].size()) : -1;
+  };
+  // (Earlier tests of this process may have attached reports too: counted from here.)
+  int oldBefore = reportCount(oldImage), freshBefore = reportCount(freshImage);
+  ASSERT_GE(oldBefore, 1);
+  ASSERT_GE(freshBefore, 1);
+
+  RunResult r = run(K + " fleet run --plan " + planFile + " --shard 0 --wait 0 --reaudit-older-than 2s" + sign +
+                    "--cache-dir " + tempDir("age"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << r.out << r.err;
+  EXPECT_EQ(out["images"]["audited"], 1) << out.dump(1);
+  EXPECT_EQ(out["images"]["skipped"], 1) << out.dump(1);
+  std::map<std::string, std::string> status;
+  json p2 = json::parse(readFile(planFile));
+  for (const auto& e : out["log"])
+    if (e.contains("image")) status[e["image"]] = e.value("status", "");
+  for (const auto& img : p2["images"]) {
+    std::string ref = img["repository"].get<std::string>() + "@" + img["manifest"]["digest"].get<std::string>();
+    bool isOld = img["tags"][0] == "v0";
+    EXPECT_EQ(status[ref], isOld ? "audited" : "skipped") << ref << " " << out.dump(1);
+  }
+  EXPECT_NE(r.err.find("older than 2s"), std::string::npos) << r.err;
+  EXPECT_EQ(reportCount(oldImage), oldBefore + 1);  // audited again: a new report, signed now
+  EXPECT_EQ(reportCount(freshImage), freshBefore);
+
+  // Right after, nothing is older than a day: both are skipped; a bad age is a usage error.
+  r = run(K + " fleet run --plan " + planFile + " --shard 0 --wait 0 --reaudit-older-than 1d" + sign +
+          "--cache-dir " + tempDir("age"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["images"]["skipped"], 2) << r.out;
+  r = run(K + " fleet run --plan " + planFile + " --shard 0 --reaudit-older-than 7" + sign);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--reaudit-older-than"), std::string::npos) << r.err;
+}
+
 TEST_F(Fleet, BadInvocations) {
   EXPECT_EQ(run(K + " fleet").code, 2);
   EXPECT_EQ(run(K + " fleet plna").code, 2);

@@ -7,12 +7,16 @@
 // the signature is inside the envelope). Learnt from cosign's pkg/oci/static, pkg/oci/empty and
 // cmd/cosign/cli/attest (v3.1); the code is ours.
 //
-// Writing keeps every layer already there (other tools' attestations) except earlier ones of
-// the same predicate type, which the new one replaces, as `cosign attest --replace` does: the
-// tag holds the newest Kernodeck report, not a growing history.
+// Writing keeps every layer already there (other tools' attestations) except Kernodeck
+// statements, which the new one replaces, as `cosign attest --replace` does: the tag holds the
+// newest Kernodeck report, not a growing history. A layer is judged by its payload (the in-toto
+// statement's predicateType), signed or not, never by its `predicateType` annotation: whoever
+// can push may re-add an old signed pass labelled as another tool's, and it is replaced too.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -22,6 +26,19 @@ namespace kernodeck::attest {
 
 inline constexpr const char* kCosignSignatureAnnotation = "dev.cosignproject.cosign/signature";
 inline constexpr const char* kCosignPredicateTypeAnnotation = "predicateType";
+
+// Kernodeck's report predicate types, every version: https://kernodeck.dev/attestation/report/vN.
+inline constexpr const char* kKernodeckPredicateTypePrefix = "https://kernodeck.dev/attestation/report/";
+// The most bytes of an existing layer read to judge it (what a report envelope may be), and of
+// all the layers of one attach together (whoever can push may list any number).
+inline constexpr uint64_t kMaxJudgedLayerBytes = 64u << 20;
+inline constexpr uint64_t kMaxJudgedBytes = 512u << 20;
+
+// Whether a layer's bytes are a DSSE envelope whose payload is an in-toto statement of a
+// Kernodeck report predicate type, signed or not, whatever it names as its subject (under an
+// image's tag, a Kernodeck statement about another image verifies for no one and is ours to
+// clear). Annotations play no part.
+bool isKernodeckStatement(std::string_view layerBytes);
 
 // "sha256-<hex>.att".
 std::string cosignAttestationTag(const oci::Digest& subject);
@@ -33,14 +50,17 @@ struct CosignImage {
 };
 
 // Pure: the image under the tag once `layer` (a DSSE envelope, already a blob) of
-// `predicateType` is added to `existing` (the manifest there now, or none). Corrupt when
+// `predicateType` is added to `existing` (the manifest there now, or none), without the layers
+// whose digests are in `replaced` (those isKernodeckStatement judged ours). Corrupt when
 // `existing` is not an image manifest (it is then not overwritten).
 Result<CosignImage> mergeCosignAttestation(std::optional<std::string_view> existing, const oci::Descriptor& layer,
-                                           const std::string& predicateType);
+                                           const std::string& predicateType,
+                                           const std::set<std::string>& replaced = {});
 
 // Adds the envelope `envelope` of `predicateType` to the attestation image of `subject` (read,
-// merge, write, read back; retried when a concurrent writer dropped it). Returns the manifest's
-// digest.
+// judge each layer there by its payload, read whole up to kMaxJudgedLayerBytes and
+// kMaxJudgedBytes in all, merge, write, read back; retried when a concurrent writer dropped
+// it). A layer past the bounds or that cannot be read is kept. Returns the manifest's digest.
 Result<oci::Digest> pushCosignAttestation(registry::Client& c, const oci::Digest& subject, const std::string& envelope,
                                           const std::string& predicateType);
 

@@ -2,10 +2,11 @@
 // their results through the cache repository, then audits its images from the shared results
 // and attaches each report to its image. Everything it does is kept in the registry, so a
 // worker killed mid-shard and run again redoes only what is missing: a layer whose result is
-// shared is not fetched again, and an image with a good report of this analysis version is
-// not audited again.
+// shared is not fetched again, and an image whose newest verified report is of this analysis
+// version (and, with reauditOlderThanS, was signed less long ago than that) is not audited again.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct RunOptions {
   std::vector<const attest::Key*> cacheKeys;
   // --exceptions: applied to every image's report before it is signed (report/exceptions.h).
   std::vector<report::ExceptionsFile> exceptions = {};
+  // Audit again an image whose newest verified report was signed longer ago than this, as of
+  // the run's start (--reaudit-older-than): what keeps a gate's --max-age from expiring it.
+  std::optional<int64_t> reauditOlderThanS;
 };
 
 struct RunOutcome {
