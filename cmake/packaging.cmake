@@ -8,6 +8,9 @@
 # The man pages and the completion script are made at build time from the binaries' own --help
 # (scripts/gen-man, `kernodeck completion bash`), so they cannot drift from it.
 include(GNUInstallDirs)
+# `cpack` and `make install` do not build the whole tree (the tests) first: scripts/package builds
+# everything before packaging, and a test build packages what it has built (ship_test.cc).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 set(KERNODECK_GENERATED_DOCS OFF)
 find_program(KERNODECK_GZIP gzip)
@@ -62,6 +65,11 @@ if(KERNODECK_PYTHON3 AND KERNODECK_GZIP AND NOT CMAKE_CROSSCOMPILING AND TARGET 
           COMPONENT kernodeck EXCLUDE_FROM_ALL)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT kernodeck EXCLUDE_FROM_ALL
           FILES_MATCHING PATTERN "*.md")
+  # Overrides of lintian's tags for what is so on purpose (the static binaries).
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/lintian-overrides-kernodeck RENAME kernodeck
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides COMPONENT kernodeck EXCLUDE_FROM_ALL)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/lintian-overrides-kernodeck-hook RENAME kernodeck-hook
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides COMPONENT hook EXCLUDE_FROM_ALL)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/demo DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT kernodeck EXCLUDE_FROM_ALL)
 
   # kernodeck-hook: the binary, its page, the installer and its files (hooks/install finds the
@@ -96,15 +104,18 @@ set(CPACK_DEBIAN_HOOK_PACKAGE_SECTION admin)
 # other dependency is what dpkg-shlibdeps reads from the binaries and plugins.
 set(CPACK_DEBIAN_KERNODECK_PACKAGE_DEPENDS "libarchive13, libcurl4")
 set(CPACK_DEBIAN_KERNODECK_PACKAGE_RECOMMENDS "ca-certificates, man-db")
+# CPack indents the lines after the first itself; each stays under 80 characters.
 set(CPACK_COMPONENT_KERNODECK_DESCRIPTION "reproducibility auditor for machine-learning containers
- Kernodeck audits a container image without running it (registry, OCI layout, archive or
- root filesystem): it verifies digests and inventories Python environments, PyTorch and CUDA
- and leaked credentials, and writes one report (text, JSON, SARIF, CycloneDX, SPDX, HTML).
- It also attaches signed reports to images, gates pods on them, and declares and checks
- references, sample outputs, resumed training and reproduction dossiers.")
-set(CPACK_COMPONENT_HOOK_DESCRIPTION "OCI runtime hook that checks a container's GPU needs against the node
- kernodeck-hook runs at every container start on a GPU node (podman, CRI-O, containerd via
- CDI, runc and crun), checks the container's declared GPU needs against the host and
- refuses, under --policy enforce, a container that cannot work. It is linked statically
- and has no runtime dependency. The installer is in /usr/share/kernodeck-hook.")
+Kernodeck audits a container image without running it (registry, OCI
+layout, archive or root filesystem): it verifies digests, inventories
+Python environments, PyTorch, CUDA and leaked credentials, and writes
+one report (text, JSON, SARIF, CycloneDX, SPDX, HTML). It also attaches
+signed reports to images, gates pods on them, and checks references,
+sample outputs, resumed training and reproduction dossiers.")
+set(CPACK_COMPONENT_HOOK_DESCRIPTION "OCI runtime hook that checks a container's GPU needs on the node
+kernodeck-hook runs at every container start on a GPU node (podman,
+CRI-O, containerd through CDI, runc, crun), checks the container's GPU
+needs against the host and, under --policy enforce, refuses a container
+that cannot work there. It is linked statically and has no runtime
+dependency. The installer is /usr/share/kernodeck-hook/install.")
 include(CPack)
