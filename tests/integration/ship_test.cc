@@ -93,7 +93,7 @@ std::string Shipped::why_;
 bool Shipped::ready_ = false;
 
 // What runs inside the package test's container; each step prints a marker line the test looks for.
-const char* kInstallUsePurge = R"(set -e
+const char* kInstallUsePurge = R"sh(set -e
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y -q --no-install-recommends /debs/kernodeck_*.deb /debs/kernodeck-hook_*.deb man-db \
   > /tmp/apt.log 2>&1 || { tail -40 /tmp/apt.log; exit 10; }
@@ -116,7 +116,7 @@ for d in /usr/lib/kernodeck /usr/share/doc/kernodeck /usr/share/doc/kernodeck-ho
 find / -xdev \( -path /debs -o -path /example -o -path /var/cache/man \) -prune -o -name '*kernodeck*' -print | sed 's/^/LEFT /'
 dpkg -s kernodeck >/dev/null 2>&1 && echo "LEFT dpkg status kernodeck"
 echo "== end"
-)";
+)sh";
 
 TEST_F(Shipped, PackagesInstallWorkAndPurgeInACleanDebianContainer) {
   EXPECT_NE(debs_->find("kernodeck_0.1.0_amd64.deb"), std::string::npos) << *debs_;
