@@ -32,7 +32,8 @@ const std::vector<Command>& commands() {
       {"fleet", "audit every image of a registry in shards (plan, run, summary), sharing layer results", runFleet},
       {"reports", "list, fetch and verify the audit reports attached to a registry image", runReports},
       {"host", "print this node's GPU facts (driver, GPUs, device nodes, MIG, ROCm)", runHost},
-      {"version", "print the version of kernodeck and its components", runVersion},
+      {"version", "print the version of kernodeck and its components (--json for scripts)", runVersion},
+      {"completion", "print a bash or zsh completion script", runCompletion},
   };
   return table;
 }

@@ -40,5 +40,7 @@ int runFleet(const std::vector<std::string>& args);
 int runReports(const std::vector<std::string>& args);
 int runHost(const std::vector<std::string>& args);
 int runVersion(const std::vector<std::string>& args);
+// `completion bash|zsh`: the completion script, from the commands' --help (help_text.h).
+int runCompletion(const std::vector<std::string>& args);
 
 }  // namespace kernodeck::cli

@@ -1,5 +1,5 @@
-// The rule texts of finding codes, read from the findings tables of README.md (rules.h). The
-// README's text is compiled in (readme_text.cc); what is written here is only what the README
+// The rule texts of finding codes, read from the findings tables of docs/findings.md (rules.h). The
+// findings text is compiled in (readme_text.cc); what is written here is only what docs/findings.md
 // does not say: which codes are security findings, and what to do per area of codes.
 #include "kernodeck/report/rules.h"
 
@@ -10,7 +10,7 @@
 
 namespace kernodeck::report {
 
-extern const char kReadmeMarkdown[];  // readme_text.cc, generated from README.md
+extern const char kReadmeMarkdown[];  // readme_text.cc, generated from docs/findings.md
 
 namespace {
 
@@ -202,9 +202,9 @@ RuleText ruleText(std::string_view code) {
   const DocumentedCode* d = documentedCode(code);
   if (!d) {
     r.shortText = "Kernodeck finding " + std::string(code) + ".";
-    r.fullText = r.shortText + " This code is not described in the README's findings tables.";
+    r.fullText = r.shortText + " This code is not described in Kernodeck's findings tables (docs/findings.md).";
     r.helpText = r.fullText + " " + remedy;
-    r.helpMarkdown = "`" + std::string(code) + "`: not described in the README's findings tables.\n\n" + remedy;
+    r.helpMarkdown = "`" + std::string(code) + "`: not described in Kernodeck's findings tables (docs/findings.md).\n\n" + remedy;
     r.defaultLevel = "warning";
     return r;
   }
@@ -218,9 +218,9 @@ RuleText ruleText(std::string_view code) {
   std::string first = util::toLower(severity.substr(0, severity.find_first_of(" /(")));
   r.defaultLevel = first == "error" ? "error" : first == "info" ? "note" : "warning";
   r.helpText = r.fullText + " Severity: " + severity + ". What to do: " + remedy +
-               " Documented in the Kernodeck README, section \"" + d->section + "\".";
+               " Documented in Kernodeck's docs/findings.md, section \"" + d->section + "\".";
   r.helpMarkdown = "**`" + std::string(code) + "`** (" + d->severity + "): " + d->meaning + "\n\n**What to do:** " +
-                   remedy + "\n\nDocumented in the Kernodeck README, section *" + d->section + "*.";
+                   remedy + "\n\nDocumented in Kernodeck's docs/findings.md, section *" + d->section + "*.";
   return r;
 }
 

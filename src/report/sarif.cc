@@ -1,5 +1,5 @@
 // SARIF 2.1.0 (OASIS) as GitHub code scanning accepts it (sarif-multitool's "Sarif;Gh" rules):
-// one rule per finding code, its description and help from the README's findings tables
+// one rule per finding code, its description and help from the findings tables of docs/findings.md
 // (rules.h), `security-severity` on security findings; one result per finding group (group.h)
 // with every path of the group as a location relative to the audited root filesystem (uriBaseId
 // ROOTFS), cut into parts of at most 1,000 locations (GitHub refuses more), and the image or tree

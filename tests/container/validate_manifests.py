@@ -185,11 +185,14 @@ check(all(x in readme for x in ("fleet plan", "job.yaml", "fleet summary", "crea
 
 with open(os.path.join(root, "container", "Dockerfile")) as f:
     docker = f.read()
-check(docker.count("FROM debian:bookworm") == 2, "the Dockerfile has two Debian bookworm stages")
-check("COPY --from=build" in docker, "the runtime stage copies from the build stage")
-copy = [line for line in docker.splitlines() if line.startswith("COPY --from=build")]
-check(any("/build/kernodeck-probe" in line for line in copy) and "statically linked" in docker,
+check("ARG BASE=debian:bookworm" in docker and docker.count("FROM ${BASE}") == 2,
+      "the Dockerfile has two stages from BASE, by default Debian bookworm")
+check("scripts/package" in docker and "COPY --from=packages /debs/" in docker,
+      "the packages stage builds the Debian packages (scripts/package) and the image installs them")
+check("ldd /usr/bin/kernodeck-probe" in docker and "not a dynamic executable" in docker,
       "the image holds the static kernodeck-probe, checked static at build time")
+check(all(p in docker for p in ("/usr/local/bin/", "/usr/share/kernodeck/hooks")),
+      "the paths the manifests name are there")
 check(any(line.startswith("USER ") and not line.split()[1].startswith("0") for line in docker.splitlines()),
       "the image runs as a non-root user")
 

@@ -336,17 +336,17 @@ TEST(Formats, FindingTablesParseEveryCodeForm) {
   EXPECT_EQ(codes[2].severity, "warning / info");
 }
 
-// The README compiled into the binary is the README of the tree: every code its tables list
-// has its rule text (cmake reconfigures when README.md changes).
+// The findings tables compiled into the binary are those of the tree (docs/findings.md): every
+// code they list has its rule text (cmake reconfigures when docs/findings.md changes).
 TEST(Formats, EveryReadmeCodeHasItsRuleText) {
-  std::ifstream in(std::string(SOURCE_DIR) + "/README.md");
+  std::ifstream in(std::string(SOURCE_DIR) + "/docs/findings.md");
   std::stringstream text;
   text << in.rdbuf();
   auto codes = parseFindingTables(text.str());
   EXPECT_GT(codes.size(), 100u);
   for (const auto& c : codes) {
     const DocumentedCode* d = documentedCode(c.code);
-    ASSERT_NE(d, nullptr) << c.code << " is in README.md but not in the compiled copy: re-run cmake";
+    ASSERT_NE(d, nullptr) << c.code << " is in docs/findings.md but not in the compiled copy: re-run cmake";
     EXPECT_EQ(d->meaning, c.meaning) << c.code;
   }
 }

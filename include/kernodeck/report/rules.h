@@ -1,6 +1,6 @@
 // What each finding code means, for the formats that describe their rules (SARIF's
-// reportingDescriptor: description, help, security severity). The findings tables of README.md
-// are the one place a code's meaning is written: the build compiles README.md into the binary
+// reportingDescriptor: description, help, security severity). The findings tables of docs/findings.md
+// are the one place a code's meaning is written: the build compiles docs/findings.md into the binary
 // (readme_text.cc, generated at configure time) and these functions read its tables, so a code
 // documented there has its rule text everywhere without a second copy.
 #pragma once
@@ -24,7 +24,7 @@ struct DocumentedCode {
 // before it), "`a.b`, `c.d`" is a.b and c.d. Rows of other tables are ignored.
 std::vector<DocumentedCode> parseFindingTables(std::string_view markdown);
 
-// The README's entry for `code`, or nullptr when no findings table of the README lists it.
+// docs/findings.md's entry for `code`, or nullptr when no findings table there lists it.
 const DocumentedCode* documentedCode(std::string_view code);
 
 // The fixed texts of one rule (one finding code), the same for every finding of the code.
@@ -40,7 +40,7 @@ struct RuleText {
   double securitySeverity = 0;
 };
 
-// The rule texts of `code`: from the README when it documents the code, else generic texts
+// The rule texts of `code`: from docs/findings.md when it documents the code, else generic texts
 // naming the code (still fixed per code).
 RuleText ruleText(std::string_view code);
 

@@ -1,0 +1,121 @@
+# What `cmake --install` puts where, per Debian package, and the two packages CPack makes from it
+# (scripts/package runs this from a clean tree):
+#   kernodeck       the CLI, the static kernodeck-probe, the plugins in /usr/lib/kernodeck (where
+#                   the binaries look: beside themselves, then ../lib/kernodeck), man pages, bash
+#                   completion, docs. Depends: from dpkg-shlibdeps, plus the two libraries kernodeck
+#                   opens with dlopen (libarchive, libcurl), which no ELF header names.
+#   kernodeck-hook  the static kernodeck-hook, its man page and installer: no runtime dependency.
+# The man pages and the completion script are made at build time from the binaries' own --help
+# (scripts/gen-man, `kernodeck completion bash`), so they cannot drift from it.
+include(GNUInstallDirs)
+# `cpack` and `make install` do not build the whole tree (the tests) first: scripts/package builds
+# everything before packaging, and a test build packages what it has built (ship_test.cc).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
+set(KERNODECK_GENERATED_DOCS OFF)
+find_program(KERNODECK_GZIP gzip)
+if(KERNODECK_PYTHON3 AND KERNODECK_GZIP AND NOT CMAKE_CROSSCOMPILING AND TARGET kernodeck AND TARGET kernodeck-hook)
+  set(KERNODECK_GENERATED_DOCS ON)
+  set(man_dir ${CMAKE_BINARY_DIR}/man)
+  set(probe_arg "")
+  set(probe_dep "")
+  if(TARGET kernodeck-probe)
+    set(probe_arg --probe $<TARGET_FILE:kernodeck-probe>)
+    set(probe_dep kernodeck-probe)
+  endif()
+  # One stamp for the pages: which pages there are follows the commands --help lists.
+  add_custom_command(OUTPUT ${man_dir}/.stamp
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${man_dir}
+    COMMAND ${KERNODECK_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/gen-man --kernodeck $<TARGET_FILE:kernodeck>
+      --hook $<TARGET_FILE:kernodeck-hook> ${probe_arg} --out ${man_dir} > ${CMAKE_BINARY_DIR}/man-pages.txt
+    COMMAND ${CMAKE_COMMAND} -E touch ${man_dir}/.stamp
+    DEPENDS kernodeck kernodeck-hook ${probe_dep} ${PROJECT_SOURCE_DIR}/scripts/gen-man
+    COMMENT "Man pages from --help (scripts/gen-man)" VERBATIM)
+  # The completion script, and the compressed copies the packages install (gzip -n: no name or
+  # time in the header, so two builds give the same bytes).
+  set(pkg_dir ${CMAKE_BINARY_DIR}/packaging)
+  add_custom_command(OUTPUT ${pkg_dir}/.stamp
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${pkg_dir}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${pkg_dir}/man1 ${pkg_dir}/man8 ${pkg_dir}/completions
+    COMMAND sh -c "$<TARGET_FILE:kernodeck> completion bash > ${pkg_dir}/completions/kernodeck"
+    COMMAND sh -c "for f in ${man_dir}/*.1; do gzip -9nc $f > ${pkg_dir}/man1/$(basename $f).gz; done"
+    COMMAND sh -c "for f in ${man_dir}/*.8; do gzip -9nc $f > ${pkg_dir}/man8/$(basename $f).gz; done"
+    COMMAND sh -c "gzip -9nc ${PROJECT_SOURCE_DIR}/packaging/changelog > ${pkg_dir}/changelog.gz"
+    COMMAND ${CMAKE_COMMAND} -E touch ${pkg_dir}/.stamp
+    DEPENDS ${man_dir}/.stamp kernodeck ${PROJECT_SOURCE_DIR}/packaging/changelog
+    COMMENT "Completion script and compressed man pages" VERBATIM)
+  add_custom_target(man_pages ALL DEPENDS ${man_dir}/.stamp ${pkg_dir}/.stamp)
+
+  # kernodeck
+  foreach(t kernodeck kernodeck-probe)
+    if(TARGET ${t})
+      install(TARGETS ${t} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT kernodeck EXCLUDE_FROM_ALL)
+    endif()
+  endforeach()
+  foreach(t kernodeck_rpm kernodeck_torch)
+    if(TARGET ${t})
+      install(TARGETS ${t} LIBRARY DESTINATION lib/kernodeck PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+              COMPONENT kernodeck EXCLUDE_FROM_ALL)
+    endif()
+  endforeach()
+  install(DIRECTORY ${pkg_dir}/man1/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT kernodeck EXCLUDE_FROM_ALL)
+  install(FILES ${pkg_dir}/completions/kernodeck DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+          COMPONENT kernodeck EXCLUDE_FROM_ALL)
+  install(FILES ${PROJECT_SOURCE_DIR}/README.md ${pkg_dir}/changelog.gz ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR}
+          COMPONENT kernodeck EXCLUDE_FROM_ALL)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT kernodeck EXCLUDE_FROM_ALL
+          FILES_MATCHING PATTERN "*.md")
+  # Overrides of lintian's tags for what is so on purpose (the static binaries).
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/lintian-overrides-kernodeck RENAME kernodeck
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides COMPONENT kernodeck EXCLUDE_FROM_ALL)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/lintian-overrides-kernodeck-hook RENAME kernodeck-hook
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides COMPONENT hook EXCLUDE_FROM_ALL)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/demo DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT kernodeck EXCLUDE_FROM_ALL)
+
+  # kernodeck-hook: the binary, its page, the installer and its files (hooks/install finds the
+  # binary beside itself in a checkout's build/, else the packaged /usr/bin/kernodeck-hook).
+  install(TARGETS kernodeck-hook RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT hook EXCLUDE_FROM_ALL)
+  install(FILES ${pkg_dir}/man8/kernodeck-hook.8.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT hook EXCLUDE_FROM_ALL)
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/hooks/install DESTINATION ${CMAKE_INSTALL_DATADIR}/kernodeck-hook COMPONENT hook EXCLUDE_FROM_ALL)
+  install(FILES ${PROJECT_SOURCE_DIR}/hooks/kernodeck-hook.json DESTINATION ${CMAKE_INSTALL_DATADIR}/kernodeck-hook COMPONENT hook EXCLUDE_FROM_ALL)
+  install(FILES ${PROJECT_SOURCE_DIR}/hooks/README.md ${pkg_dir}/changelog.gz ${PROJECT_SOURCE_DIR}/packaging/copyright
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/kernodeck-hook COMPONENT hook EXCLUDE_FROM_ALL)
+endif()
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME kernodeck)
+set(CPACK_PACKAGE_VENDOR "Kernodeck")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "Kernodeck maintainers <kernodeck@example.com>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL kernodeck hook)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.com/kernodeck")
+set(CPACK_DEBIAN_KERNODECK_PACKAGE_NAME kernodeck)
+set(CPACK_DEBIAN_HOOK_PACKAGE_NAME kernodeck-hook)
+set(CPACK_DEBIAN_KERNODECK_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_HOOK_PACKAGE_SECTION admin)
+# libarchive and libcurl are opened with dlopen (oci/archive_lib.h, registry/curl_lib.h); every
+# other dependency is what dpkg-shlibdeps reads from the binaries and plugins.
+set(CPACK_DEBIAN_KERNODECK_PACKAGE_DEPENDS "libarchive13, libcurl4")
+set(CPACK_DEBIAN_KERNODECK_PACKAGE_RECOMMENDS "ca-certificates, man-db")
+# CPack indents the lines after the first itself; each stays under 80 characters.
+set(CPACK_COMPONENT_KERNODECK_DESCRIPTION "reproducibility auditor for machine-learning containers
+Kernodeck audits a container image without running it (registry, OCI
+layout, archive or root filesystem): it verifies digests, inventories
+Python environments, PyTorch, CUDA and leaked credentials, and writes
+one report (text, JSON, SARIF, CycloneDX, SPDX, HTML). It also attaches
+signed reports to images, gates pods on them, and checks references,
+sample outputs, resumed training and reproduction dossiers.")
+set(CPACK_COMPONENT_HOOK_DESCRIPTION "OCI runtime hook that checks a container's GPU needs on the node
+kernodeck-hook runs at every container start on a GPU node (podman,
+CRI-O, containerd through CDI, runc, crun), checks the container's GPU
+needs against the host and, under --policy enforce, refuses a container
+that cannot work there. It is linked statically and has no runtime
+dependency. The installer is /usr/share/kernodeck-hook/install.")
+include(CPack)

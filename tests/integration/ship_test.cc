@@ -1,0 +1,216 @@
+// Kernodeck as it ships (issue 41): the two Debian packages cmake/packaging.cmake makes (the
+// same CPack configuration scripts/package runs, here over this build) installed with apt into
+// a clean Debian 12 container made from the debootstrap fixture, used there and purged; and
+// container/Dockerfile built with podman from a Debian base made here, the image then run as its
+// non-root user and audited by Kernodeck.
+//
+// apt inside the containers resolves against this host's package lists and takes the packages
+// this host already downloaded (hard links of /var/cache/apt/archives, as
+// tests/fixtures/podman-replay-image does); what the host lacks (man-db) comes from Debian's
+// mirror, so the containers run with --network host.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "support.h"
+
+using namespace kdktest;
+
+namespace {
+
+const std::string K = KERNODECK_BIN;
+const std::string kBuild = K.substr(0, K.rfind('/'));
+// podman as these test hosts allow it (as gate_pod_test.cc): runc (crun refuses hybrid cgroups
+// here) and the ulimits the VM permits.
+const std::string kPodman = "--runtime runc";
+const std::string kLimits = "--ulimit nofile=4096:4096 --ulimit nproc=4096:4096";
+
+std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+class Shipped : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (::geteuid() != 0 || !haveTool("podman") || !haveTool("cpack") || !haveTool("dpkg-shlibdeps") ||
+        !haveTool("debootstrap"))
+      return;
+    dir_ = new std::string(tempDir("ship"));
+    // The packages: CPack over this build (stripped copies; Depends from dpkg-shlibdeps).
+    RunResult p = run("cd " + kBuild + " && cpack -G DEB -B " + *dir_ + "/debs 2>&1 && rm -rf " + *dir_ +
+                      "/debs/_CPack_Packages && ls " + *dir_ + "/debs");
+    if (p.code != 0) {
+      why_ = "cpack failed: " + p.out + p.err;
+      return;
+    }
+    debs_ = new std::string(p.out);
+    // The clean Debian 12 root file system (cached debootstrap fixture).
+    RunResult base = run(std::string(SOURCE_DIR) + "/tests/fixtures/debootstrap-python");
+    if (base.code != 0) {
+      why_ = "debootstrap fixture: " + base.err;
+      return;
+    }
+    base_ = new std::string(base.out.substr(0, base.out.find('\n')));
+    ready_ = true;
+  }
+  static void TearDownTestSuite() {
+    if (dir_) run("umount " + *dir_ + "/rootfs/proc 2>/dev/null; true");
+  }
+  void SetUp() override {
+    if (!dir_) GTEST_SKIP() << "needs root, podman, cpack, dpkg-shlibdeps and debootstrap";
+    ASSERT_TRUE(ready_) << why_;
+  }
+
+  // A copy of the fixture with this host's package lists and downloaded packages (hard links),
+  // so that apt in it resolves to the versions the host has.
+  static std::string rootfsWithHostApt(const std::string& name) {
+    std::string root = *dir_ + "/" + name;
+    std::string cmd = "cp -a " + *base_ + " " + root + " && rm -f " + root + "/.complete && rm -rf " + root +
+                      "/var/lib/apt/lists " + root + "/etc/apt/sources.list.d && cp -a /var/lib/apt/lists " + root +
+                      "/var/lib/apt/lists && { [ ! -e /etc/apt/sources.list ] || cp -a /etc/apt/sources.list " +
+                      root + "/etc/apt/; } && { [ ! -d /etc/apt/sources.list.d ] || cp -a /etc/apt/sources.list.d " +
+                      root + "/etc/apt/; } && rm -rf " + root + "/var/cache/apt/archives && { cp -al " +
+                      "/var/cache/apt/archives " + root + "/var/cache/apt/archives 2>/dev/null || mkdir -p " + root +
+                      "/var/cache/apt/archives; } && rm -rf " + root + "/var/cache/apt/archives/partial " + root +
+                      "/var/cache/apt/archives/lock && mkdir -p " + root + "/var/cache/apt/archives/partial";
+    RunResult r = run(cmd);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return root;
+  }
+
+  static std::string* dir_;
+  static std::string* debs_;
+  static std::string* base_;
+  static std::string why_;
+  static bool ready_;
+};
+
+std::string* Shipped::dir_ = nullptr;
+std::string* Shipped::debs_ = nullptr;
+std::string* Shipped::base_ = nullptr;
+std::string Shipped::why_;
+bool Shipped::ready_ = false;
+
+// What runs inside the package test's container; each step prints a marker line the test looks for.
+const char* kInstallUsePurge = R"sh(set -e
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q --no-install-recommends /debs/kernodeck_*.deb /debs/kernodeck-hook_*.deb man-db \
+  > /tmp/apt.log 2>&1 || { tail -40 /tmp/apt.log; exit 10; }
+echo "== depends: $(dpkg-query -W -f '${Depends}' kernodeck) | hook: $(dpkg-query -W -f '${Depends}' kernodeck-hook)"
+echo "== version"; kernodeck version
+echo "== audit"; set +e; kernodeck audit oci:/example:1.0; echo "== audit exit $?"; set -e
+echo "== hook"; kernodeck-hook --version
+echo "== man"; man kernodeck-audit 2>&1 | col -b | head -40
+echo "== man8"; man 8 kernodeck-hook 2>&1 | col -b | head -5
+echo "== completion"; bash -c 'source /usr/share/bash-completion/completions/kernodeck && complete -p kernodeck'
+dpkg -L kernodeck kernodeck-hook > /tmp/owned
+echo "== owned $(wc -l < /tmp/owned)"
+apt-get purge -y -q kernodeck kernodeck-hook > /tmp/purge.log 2>&1 || { tail -20 /tmp/purge.log; exit 11; }
+echo "== purged"
+while read -r f; do [ -d "$f" ] && [ ! -L "$f" ] && continue; if [ -e "$f" ] || [ -L "$f" ]; then echo "LEFT $f"; fi; done < /tmp/owned
+for d in /usr/lib/kernodeck /usr/share/doc/kernodeck /usr/share/doc/kernodeck-hook /usr/share/kernodeck-hook; do
+  [ ! -e "$d" ] || echo "LEFT $d"; done
+# Every other file named after them; not /var/cache/man, man-db's cache of the pages `man` formatted
+# above, which man-db's own daily job drops once the page is gone.
+find / -xdev \( -path /debs -o -path /example -o -path /var/cache/man \) -prune -o -name '*kernodeck*' -print | sed 's/^/LEFT /'
+dpkg -s kernodeck >/dev/null 2>&1 && echo "LEFT dpkg status kernodeck"
+echo "== end"
+)sh";
+
+TEST_F(Shipped, PackagesInstallWorkAndPurgeInACleanDebianContainer) {
+  EXPECT_NE(debs_->find("kernodeck_0.1.0_amd64.deb"), std::string::npos) << *debs_;
+  EXPECT_NE(debs_->find("kernodeck-hook_0.1.0_amd64.deb"), std::string::npos) << *debs_;
+  // The hook package has no dependency at all; the CLI's come from dpkg-shlibdeps (libc6, libssl3, ...).
+  RunResult dep = run("dpkg-deb -f " + *dir_ + "/debs/kernodeck-hook_0.1.0_amd64.deb Depends; echo; dpkg-deb -f " +
+                      *dir_ + "/debs/kernodeck_0.1.0_amd64.deb Depends");
+  EXPECT_EQ(dep.out.substr(0, dep.out.find('\n')), "") << dep.out;
+  for (const char* lib : {"libc6", "libstdc++6", "libssl3", "libboost-program-options1.74.0", "librpm9",
+                          "libtorch1.13", "libarchive13", "libcurl4"})
+    EXPECT_NE(dep.out.find(lib), std::string::npos) << lib << " missing from Depends: " << dep.out;
+  std::string example = *dir_ + "/example";
+  ASSERT_EQ(run(std::string(MKIMAGE_BIN) + " " + SOURCE_DIR + "/examples/demo/image.json " + example).code, 0);
+  std::string root = rootfsWithHostApt("pkg-rootfs");
+  writeFile(*dir_ + "/install-use-purge.sh", kInstallUsePurge);
+  RunResult r = run("timeout 900 podman " + kPodman + " run --rm --network host " + kLimits + " -v " + *dir_ +
+                    "/debs:/debs:ro -v " + example + ":/example:ro -v " + *dir_ +
+                    "/install-use-purge.sh:/run-test.sh:ro --rootfs " + root + " /bin/bash /run-test.sh");
+  std::string o = r.out + r.err;
+  ASSERT_EQ(r.code, 0) << o;
+  // The plugins were found in /usr/lib/kernodeck (kernodeck version loads both).
+  EXPECT_NE(o.find("kernodeck 0.1.0 (analysis"), std::string::npos) << o;
+  EXPECT_NE(o.find("librpm 4.18"), std::string::npos) << o;
+  EXPECT_NE(o.find("(plugin)"), std::string::npos) << o;
+  EXPECT_NE(o.find("libtorch 1.13"), std::string::npos) << o;
+  // The bundled example audits as it does from the build: its digest, its credential, exit 1.
+  EXPECT_NE(o.find("sha256:af5951c6300fca3ed198df66e6a1f13ae55cecf7d88c6304f9d352437557a749"), std::string::npos) << o;
+  EXPECT_NE(o.find("image.secret.env"), std::string::npos) << o;
+  EXPECT_NE(o.find("== audit exit 1"), std::string::npos) << o;
+  EXPECT_NE(o.find("kernodeck-hook 0.1.0"), std::string::npos) << o;
+  std::string man = o.substr(o.find("== man"));
+  EXPECT_NE(man.find("KERNODECK-AUDIT(1)"), std::string::npos) << man;
+  EXPECT_NE(man.find("--fail-on"), std::string::npos) << man;
+  EXPECT_NE(man.find("KERNODECK-HOOK(8)"), std::string::npos) << man;
+  EXPECT_NE(o.find("complete -o filenames -F _kernodeck kernodeck"), std::string::npos) << o;
+  EXPECT_NE(o.find("== purged"), std::string::npos) << o;
+  EXPECT_EQ(o.find("LEFT "), std::string::npos) << o;
+  EXPECT_NE(o.find("== end"), std::string::npos) << o;
+}
+
+TEST_F(Shipped, TheDockerfileBuildsAnImageThatRunsAsNonRootAndAuditsItselfWithoutAnError) {
+  // The Debian base, made here: the fixture with this host's apt lists, imported.
+  std::string tag = "kdkship" + std::to_string(::getpid());
+  std::string base = "localhost/" + tag + "-debian:12", image = "localhost/" + tag + "-kernodeck:1";
+  std::string root = rootfsWithHostApt("image-rootfs");
+  ASSERT_EQ(run("rm -rf " + root + "/opt/venv " + root + "/var/cache/apt/archives && mkdir -p " + root +
+                "/var/cache/apt/archives/partial && tar -C " + root + " -cf " + *dir_ + "/base.tar . && podman import -q " +
+                *dir_ + "/base.tar " + base + " >/dev/null && rm -f " + *dir_ + "/base.tar")
+                .code,
+            0);
+  // The packages stage replaced by the packages built above (--build-context packages=DIR with
+  // DIR/debs/); the host's downloaded packages lent to apt through a hard-linked copy.
+  std::string ctx = *dir_ + "/packages";
+  std::string archives = *dir_ + "/archives";
+  ASSERT_EQ(run("mkdir -p " + ctx + " && cp -a " + *dir_ + "/debs " + ctx + "/debs && { cp -al /var/cache/apt/archives " +
+                archives + " 2>/dev/null || mkdir -p " + archives + "; } && rm -rf " + archives + "/partial " + archives +
+                "/lock && mkdir -p " + archives + "/partial")
+                .code,
+            0);
+  RunResult b = run("cd " + std::string(SOURCE_DIR) + " && timeout 900 podman --runtime runc build -q --network host " + kLimits + " --build-arg BASE=" +
+                    base + " --build-context packages=" + ctx + " -v " + archives +
+                    ":/var/cache/apt/archives -f container/Dockerfile -t " + image + " . 2>&1");
+  ASSERT_EQ(b.code, 0) << b.out << b.err;
+  auto inImage = [&](const std::string& args) {
+    return run("podman " + kPodman + " run --rm --network none " + kLimits + " " + args);
+  };
+  RunResult who = inImage("--entrypoint /usr/bin/id " + image + " -u");
+  EXPECT_EQ(who.out, "65532\n") << who.err;
+  RunResult gate = inImage(image + " gate --help");
+  EXPECT_EQ(gate.code, 0) << gate.err;
+  EXPECT_NE(gate.out.find("--key FILE"), std::string::npos) << gate.out;
+  // The static probe the init-container manifest copies, where it copies it from.
+  std::string manifest = readFile(std::string(SOURCE_DIR) + "/container/k8s/init-container.yaml");
+  ASSERT_NE(manifest.find("\"/usr/local/bin/kernodeck-probe\""), std::string::npos);
+  RunResult probe = inImage("--entrypoint /bin/sh " + image +
+                            " -c 'cp /usr/local/bin/kernodeck-probe /tmp/p && ldd /tmp/p; /tmp/p --help | head -1'");
+  EXPECT_NE((probe.out + probe.err).find("not a dynamic executable"), std::string::npos) << probe.out << probe.err;
+  EXPECT_NE(probe.out.find("usage: kernodeck-probe"), std::string::npos) << probe.out << probe.err;
+  // kernodeck audit as the image's user (65532: a cache under its HOME is not there to write).
+  std::string example = *dir_ + "/image-example";
+  ASSERT_EQ(run(std::string(MKIMAGE_BIN) + " " + SOURCE_DIR + "/examples/demo/image.json " + example).code, 0);
+  ASSERT_EQ(run("chmod -R a+rX " + *dir_).code, 0);
+  RunResult audit = inImage("-v " + example + ":/example:ro " + image + " audit --no-cache oci:/example:1.0");
+  EXPECT_EQ(audit.code, 1) << audit.out << audit.err;
+  EXPECT_NE(audit.out.find("image.secret.env"), std::string::npos) << audit.out << audit.err;
+  // The image, saved, audited by this build: no error finding.
+  std::string archive = *dir_ + "/image.tar";
+  ASSERT_EQ(run("podman save -q --format oci-archive -o " + archive + " " + image).code, 0);
+  RunResult a = run(K + " audit --no-cache --fail-on error oci-archive:" + archive + " 2>&1");
+  EXPECT_EQ(a.code, 0) << a.out;
+  EXPECT_NE(a.out.find("Debian GNU/Linux 12"), std::string::npos) << a.out;
+  RunResult size = run("podman image inspect " + image + " --format '{{.Size}}'");
+  std::printf("kernodeck image size: %s bytes (%s)\n", replaceAll(size.out, "\n", "").c_str(), image.c_str());
+  run("podman rmi -f " + image + " " + base + " >/dev/null 2>&1");
+}
+
+}  // namespace
