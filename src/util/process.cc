@@ -2,6 +2,7 @@
 // a poll loop over the captured pipes, stdin and a pidfd of the child, and a deadline that
 // kills the child's process group.
 #include "kernodeck/util/process.h"
+#include "kernodeck/util/unique_fd.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,18 +26,7 @@ namespace kernodeck::util {
 
 namespace {
 
-// A file descriptor closed when it goes out of scope.
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
+using Fd = UniqueFd;
 
 bool makePipe(Fd& r, Fd& w) {
   int p[2];

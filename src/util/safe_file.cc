@@ -98,7 +98,7 @@ Status writeFileAtomic(const std::string& path, std::string_view content, bool s
 
 namespace {
 
-using Fd = ResolvedOutput::Fd;
+using Fd = UniqueFd;
 
 // A directory others can write: group or world write permission (sticky or not).
 bool othersCanWrite(const struct stat& dir) { return (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
@@ -120,18 +120,6 @@ std::string linkRefusal(const struct stat& dst, uid_t linkUid) {
 }
 
 }  // namespace
-
-ResolvedOutput::Fd& ResolvedOutput::Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd >= 0) ::close(fd);
-    fd = std::exchange(o.fd, -1);
-  }
-  return *this;
-}
-
-ResolvedOutput::Fd::~Fd() {
-  if (fd >= 0) ::close(fd);
-}
 
 Result<ResolvedOutput> resolveOutputPath(const std::string& path) {
   if (path.empty()) return Error::Invalid("empty output path");

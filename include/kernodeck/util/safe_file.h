@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernodeck/util/result.h"
+#include "kernodeck/util/unique_fd.h"
 
 namespace kernodeck::util {
 
@@ -39,16 +40,7 @@ Status writeFileAtomic(const std::string& path, std::string_view content, bool s
 // links under /proc (/dev/stdout is /proc/self/fd/1) are left to the kernel. `dir` is an O_PATH
 // descriptor on the directory that holds `name`, the last component (absent or not).
 struct ResolvedOutput {
-  struct Fd {
-    int fd = -1;
-    Fd() = default;
-    explicit Fd(int f) : fd(f) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-    Fd& operator=(Fd&& o) noexcept;
-    ~Fd();
-  } dir;
+  UniqueFd dir;
   std::string name;
   bool kernelLink = false;  // `name` is a /proc link: open it following
 };
