@@ -33,7 +33,7 @@ struct RunOptions {
   std::vector<report::ExceptionsFile> exceptions = {};
   // Audit again an image whose newest verified report was signed longer ago than this, as of
   // the run's start (--reaudit-older-than): what keeps a gate's --max-age from expiring it.
-  std::optional<int64_t> reauditOlderThanS;
+  std::optional<int64_t> reauditOlderThanS = std::nullopt;
 };
 
 struct RunOutcome {
