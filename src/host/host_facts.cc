@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -123,6 +124,18 @@ HostFacts readHostFacts(const HostFs& fs) {
         continue;
       }
       if (g->busLocation.empty()) g->busLocation = bus;
+      // The PCI device id, for a model the driver shows without a name; only from a well-formed
+      // address, never a path the directory's name would make.
+      if (parsePciAddress(g->busLocation)) {
+        if (auto id = readSmall("/sys/bus/pci/devices/" + g->busLocation + "/device", 64)) {
+          std::string v(util::trim(*id));
+          if (v.size() == 6 && v.starts_with("0x")) {
+            g->pciDevice = v;
+            if (g->arch.empty())
+              if (auto n = std::strtoul(v.c_str() + 2, nullptr, 16); n > 0) g->arch = archForPciDevice(n);
+          }
+        }
+      }
       h.gpus.push_back(*g);
     }
     int nvMajor = devices.count("nvidia-frontend") ? devices["nvidia-frontend"]
@@ -160,6 +173,21 @@ HostFacts readHostFacts(const HostFs& fs) {
       if (!st.isChar) continue;
       std::string link = "/dev/char/" + std::to_string(st.major) + ":" + std::to_string(st.minor);
       if (!fs.lstat(link).exists) h.devCharMissing.push_back(link);
+    }
+  }
+
+  // A Jetson (L4T): no nvidia.ko, an integrated GPU through nvgpu and CSV mounts. Detected so that
+  // "no NVIDIA driver" is never said of it (hook.host.jetson).
+  if (!h.nvidia) {
+    auto release = readSmall("/etc/nv_tegra_release", 4096);
+    bool nvgpu = fs.lstat("/sys/module/nvgpu").exists;
+    if (release || nvgpu) {
+      TegraStack t;
+      if (release) t.release = parseTegraRelease(*release).value_or("");
+      t.nvgpu = nvgpu;
+      for (const auto& name : fs.list("/etc/nvidia-container-runtime/host-files-for-container.d"))
+        if (name.ends_with(".csv")) t.csvs.push_back(name);
+      h.tegra = std::move(t);
     }
   }
 
@@ -203,7 +231,8 @@ nlohmann::json HostFacts::toJson() const {
                     {"minor", g.minor},
                     {"excluded", g.excluded},
                     {"arch", g.arch},
-                    {"brand", g.brand}});
+                    {"brand", g.brand},
+                    {"pci_device", g.pciDevice}});
     nv["gpus"] = gs;
     json ns = json::array();
     for (const auto& n : nodes)
@@ -232,6 +261,10 @@ nlohmann::json HostFacts::toJson() const {
     amd["device_nodes"] = ns;
   }
   j["amd"] = amd;
+  if (tegra)
+    j["tegra"] = {{"release", tegra->release}, {"nvgpu", tegra->nvgpu}, {"csv_files", tegra->csvs}};
+  else
+    j["tegra"] = nullptr;
   j["problems"] = problems;
   return j;
 }
@@ -261,7 +294,10 @@ std::string HostFacts::toText() const {
       o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path
         << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
   }
-  if (!nvidia && !amdDriver) o << "no GPU driver: a CPU-only node\n";
+  if (tegra)
+    o << "NVIDIA Jetson (L4T " << (tegra->release.empty() ? "?" : tegra->release) << (tegra->nvgpu ? ", nvgpu" : "")
+      << "): an integrated GPU through CSV mounts, not checked by Kernodeck\n";
+  if (!nvidia && !amdDriver && !tegra) o << "no GPU driver: a CPU-only node\n";
   for (const auto& p : problems) o << "problem: " << p << "\n";
   return o.str();
 }
