@@ -67,6 +67,33 @@ std::set<std::tuple<int, int, int>> configuredMig(const HostFs& fs) {
   return out;
 }
 
+// The PCI device id, for a model the driver shows without a name; read only for a well-formed
+// address, never a path a directory's name would make.
+void readPciDevice(const HostFs& fs, NvidiaGpu& g) {
+  if (!parsePciAddress(g.busLocation)) return;
+  auto id = fs.read("/sys/bus/pci/devices/" + g.busLocation + "/device", 64);
+  if (!id) return;
+  std::string v(util::trim(*id));
+  if (v.size() != 6 || !v.starts_with("0x")) return;
+  g.pciDevice = v;
+  if (g.arch.empty())
+    if (auto n = std::strtoul(v.c_str() + 2, nullptr, 16); n > 0) g.arch = archForPciDevice(static_cast<uint32_t>(n));
+}
+
+// A Jetson (L4T): no nvidia.ko, an integrated GPU through nvgpu and CSV mounts. Detected so that
+// "no NVIDIA driver" is never said of it (hook.host.jetson).
+std::optional<TegraStack> readTegra(const HostFs& fs) {
+  auto release = fs.read("/etc/nv_tegra_release", 4096);
+  bool nvgpu = fs.lstat("/sys/module/nvgpu").exists;
+  if (!release && !nvgpu) return std::nullopt;
+  TegraStack t;
+  if (release) t.release = parseTegraRelease(*release).value_or("");
+  t.nvgpu = nvgpu;
+  for (const auto& name : fs.list("/etc/nvidia-container-runtime/host-files-for-container.d"))
+    if (name.ends_with(".csv")) t.csvs.push_back(name);
+  return t;
+}
+
 }  // namespace
 
 const DeviceNode* HostFacts::node(std::string_view path) const {
@@ -124,18 +151,7 @@ HostFacts readHostFacts(const HostFs& fs) {
         continue;
       }
       if (g->busLocation.empty()) g->busLocation = bus;
-      // The PCI device id, for a model the driver shows without a name; only from a well-formed
-      // address, never a path the directory's name would make.
-      if (parsePciAddress(g->busLocation)) {
-        if (auto id = readSmall("/sys/bus/pci/devices/" + g->busLocation + "/device", 64)) {
-          std::string v(util::trim(*id));
-          if (v.size() == 6 && v.starts_with("0x")) {
-            g->pciDevice = v;
-            if (g->arch.empty())
-              if (auto n = std::strtoul(v.c_str() + 2, nullptr, 16); n > 0) g->arch = archForPciDevice(n);
-          }
-        }
-      }
+      readPciDevice(fs, *g);
       h.gpus.push_back(*g);
     }
     int nvMajor = devices.count("nvidia-frontend") ? devices["nvidia-frontend"]
@@ -176,20 +192,7 @@ HostFacts readHostFacts(const HostFs& fs) {
     }
   }
 
-  // A Jetson (L4T): no nvidia.ko, an integrated GPU through nvgpu and CSV mounts. Detected so that
-  // "no NVIDIA driver" is never said of it (hook.host.jetson).
-  if (!h.nvidia) {
-    auto release = readSmall("/etc/nv_tegra_release", 4096);
-    bool nvgpu = fs.lstat("/sys/module/nvgpu").exists;
-    if (release || nvgpu) {
-      TegraStack t;
-      if (release) t.release = parseTegraRelease(*release).value_or("");
-      t.nvgpu = nvgpu;
-      for (const auto& name : fs.list("/etc/nvidia-container-runtime/host-files-for-container.d"))
-        if (name.ends_with(".csv")) t.csvs.push_back(name);
-      h.tegra = std::move(t);
-    }
-  }
+  if (!h.nvidia) h.tegra = readTegra(fs);
 
   if (auto v = readSmall("/sys/module/amdgpu/version", 256)) h.amdgpuVersion = std::string(util::trim(*v));
   std::string topo = "/sys/class/kfd/kfd/topology/nodes";

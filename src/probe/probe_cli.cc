@@ -120,14 +120,10 @@ int parseFlags(const std::vector<std::string>& args, const std::string& prog, Pr
       if (i + 1 >= args.size()) return std::nullopt;
       return args[++i];
     };
-    if (a == "-h" || a == "--help") {
-      f.help = true;
-      return -1;
-    }
-    // Alone, as every tool answers it; with anything else it would hide what the line asks.
-    if (a == "--version") {
-      if (args.size() != 1) return usage("--version goes alone on the line");
-      f.version = true;
+    if (a == "-h" || a == "--help" || a == "--version") {
+      // --version alone, as every tool answers it; with anything else it would hide what the line asks.
+      if (a == "--version" && args.size() != 1) return usage("--version goes alone on the line");
+      (a == "--version" ? f.version : f.help) = true;
       return -1;
     }
     if (a == "--json") {
