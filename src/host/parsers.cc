@@ -1,6 +1,6 @@
 // Pure parsers for the /proc and /sys files that describe GPUs.
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 
 #include "kernodeck/host/host_facts.h"
@@ -191,10 +191,10 @@ std::string archForPciDevice(uint32_t device) {
     const char* arch;
   };
   static const Row rows[] = {
-      {0x2330, "9.0"},  {0x2331, "9.0"},  {0x2321, "9.0"},  {0x2322, "9.0"},  {0x2324, "9.0"},  // H100, H800
-      {0x2335, "9.0"},  {0x233b, "9.0"},                                                       // H200
-      {0x2342, "9.0"},  {0x2343, "9.0"},  {0x2345, "9.0"},  {0x2348, "9.0"},                   // GH200
-      {0x2901, "10.0"}, {0x2941, "10.0"},                                                      // B200, GB200
+      {0x2330, "9.0"},  {0x2331, "9.0"},  {0x2321, "9.0"}, {0x2322, "9.0"}, {0x2324, "9.0"},  // H100, H800
+      {0x2335, "9.0"},  {0x233b, "9.0"},                                                      // H200
+      {0x2342, "9.0"},  {0x2343, "9.0"},  {0x2345, "9.0"}, {0x2348, "9.0"},                   // GH200
+      {0x2901, "10.0"}, {0x2941, "10.0"},                                                     // B200, GB200
   };
   for (const auto& r : rows)
     if (r.device == device) return r.arch;

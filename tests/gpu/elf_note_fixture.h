@@ -14,8 +14,8 @@ inline void putLe(std::string& b, size_t at, uint64_t v, size_t width) {
 
 // DESCRIPTION is the note's JSON, e.g. {"format":1,"CUDA version":"12.9","driver":[535,550]};
 // MACHINE the ELF e_machine (0x3e x86-64, 0xb7 aarch64: cuda-compat for arm64 SBSA).
-inline std::string elfWithFwdCompatNote(const std::string& description,
-                                        const std::string& owner = "NVIDIA Corporation", uint16_t machine = 0x3e) {
+inline std::string elfWithFwdCompatNote(const std::string& description, const std::string& owner = "NVIDIA Corporation",
+                                        uint16_t machine = 0x3e) {
   auto pad4 = [](std::string s) {
     while (s.size() % 4) s.push_back('\0');
     return s;
@@ -35,7 +35,7 @@ inline std::string elfWithFwdCompatNote(const std::string& description,
   b[4] = 2;  // 64-bit
   b[5] = 1;  // little-endian
   b[6] = 1;
-  putLe(b, 16, 3, 2);     // ET_DYN
+  putLe(b, 16, 3, 2);        // ET_DYN
   putLe(b, 18, machine, 2);  // e_machine
   putLe(b, 20, 1, 4);
   putLe(b, 0x28, shOff, 8);

@@ -111,37 +111,81 @@ struct Case {
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       // The amd64 build's table (hook_runc_test.cc).
-      {"h100 good", "h100-550-open", {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.1"}, nvDevices(2, 508),
-       true, ""},
-      {"470 vs cuda>=12.4", "driver-470", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"},
-       nvDevices(1, 509), false, "hook.require.unsatisfied"},
-      {"missing nvidia-uvm", "no-uvm", {"NVIDIA_VISIBLE_DEVICES=0"},
+      {"h100 good",
+       "h100-550-open",
+       {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.1"},
+       nvDevices(2, 508),
+       true,
+       ""},
+      {"470 vs cuda>=12.4",
+       "driver-470",
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"},
+       nvDevices(1, 509),
+       false,
+       "hook.require.unsatisfied"},
+      {"missing nvidia-uvm",
+       "no-uvm",
+       {"NVIDIA_VISIBLE_DEVICES=0"},
        json::array({{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
                     {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}}),
-       false, "nvidia-uvm"},
-      {"cpu-only, gpu container", "cpu-only", {"NVIDIA_VISIBLE_DEVICES=all"}, json::array(), false,
+       false,
+       "nvidia-uvm"},
+      {"cpu-only, gpu container",
+       "cpu-only",
+       {"NVIDIA_VISIBLE_DEVICES=all"},
+       json::array(),
+       false,
        "hook.driver.absent"},
       // Grace Hopper: the open module for aarch64, 550 (CUDA 12.4) and 570 (CUDA 12.8), sm 9.0.
-      {"gh200 550 cuda 12.4", "gh200-550-open", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"},
-       nvDevices(1, 507), true, ""},
-      {"gh200 550 cuda 12.8", "gh200-550-open", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.8"},
-       nvDevices(1, 507), false, "hook.require.unsatisfied"},
-      {"gh200 570 cuda 12.8 sm90", "gh200-570-open",
+      {"gh200 550 cuda 12.4",
+       "gh200-550-open",
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"},
+       nvDevices(1, 507),
+       true,
+       ""},
+      {"gh200 550 cuda 12.8",
+       "gh200-550-open",
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.8"},
+       nvDevices(1, 507),
+       false,
+       "hook.require.unsatisfied"},
+      {"gh200 570 cuda 12.8 sm90",
+       "gh200-570-open",
        {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.8", "NVIDIA_REQUIRE_ARCH=arch>=9.0"},
-       nvDevices(1, 509), true, ""},
-      {"gh200 570 cuda 12.9", "gh200-570-open", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.9"},
-       nvDevices(1, 509), false, "hook.require.unsatisfied"},
-      {"gh200 is not sm 10.0", "gh200-570-open", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_ARCH=arch>=10.0"},
-       nvDevices(1, 509), false, "hook.require.unsatisfied"},
+       nvDevices(1, 509),
+       true,
+       ""},
+      {"gh200 570 cuda 12.9",
+       "gh200-570-open",
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.9"},
+       nvDevices(1, 509),
+       false,
+       "hook.require.unsatisfied"},
+      {"gh200 is not sm 10.0",
+       "gh200-570-open",
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_ARCH=arch>=10.0"},
+       nvDevices(1, 509),
+       false,
+       "hook.require.unsatisfied"},
       // Grace Blackwell: four GB200 (sm 10.0) in PCI domains 0008, 0009, 0018, 0019.
-      {"gb200 570 sm100", "gb200-570-open",
+      {"gb200 570 sm100",
+       "gb200-570-open",
        {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.8", "NVIDIA_REQUIRE_ARCH=arch>=10.0"},
-       nvDevices(4, 510), true, ""},
-      {"gb200 a gpu not passed", "gb200-570-open", {"NVIDIA_VISIBLE_DEVICES=all"}, nvDevices(3, 510), false,
+       nvDevices(4, 510),
+       true,
+       ""},
+      {"gb200 a gpu not passed",
+       "gb200-570-open",
+       {"NVIDIA_VISIBLE_DEVICES=all"},
+       nvDevices(3, 510),
+       false,
        "hook.device.missing"},
       // A Jetson: another stack, said so, never "no driver".
-      {"jetson", "jetson-orin-l4t", {"NVIDIA_VISIBLE_DEVICES=all"},
-       json::array({{{"path", "/dev/nvhost-ctrl"}, {"type", "c"}, {"major", 489}, {"minor", 0}}}), true,
+      {"jetson",
+       "jetson-orin-l4t",
+       {"NVIDIA_VISIBLE_DEVICES=all"},
+       json::array({{{"path", "/dev/nvhost-ctrl"}, {"type", "c"}, {"major", 489}, {"minor", 0}}}),
+       true,
        "hook.host.jetson"},
   };
   return c;
@@ -209,8 +253,8 @@ TEST(Arm64Node, HookRecordsGraceFactsAndNamesAJetson) {
   Arm64 a = arm64Node();
   if (!a.skip.empty()) GTEST_SKIP() << a.skip;
   if (::geteuid() != 0) GTEST_SKIP() << "materialising the fixture hosts' device nodes needs root (mknod)";
-  HookRun gb = runHook(underQemu(a.hook), hostTree("gb200-570-open"), {"NVIDIA_VISIBLE_DEVICES=all"},
-                       nvDevices(4, 510));
+  HookRun gb =
+      runHook(underQemu(a.hook), hostTree("gb200-570-open"), {"NVIDIA_VISIBLE_DEVICES=all"}, nvDevices(4, 510));
   ASSERT_TRUE(gb.record.is_object()) << gb.err;
   const json& nv = gb.record["host"]["nvidia"];
   EXPECT_EQ(nv["driver_version"], "570.133.20");
@@ -305,10 +349,9 @@ TEST(Arm64Node, StaticProbeReadsDevicesAndTheHookRecordOnAGh200) {
   ASSERT_TRUE(h.record.is_object()) << h.err;
   std::string dir = tempDir("arm64probe");
   writeFile(dir + "/host.json", h.record.dump());
-  writeFile(dir + "/expect.json", json({{"schema", "kernodeck.expect/v1"},
-                                        {"accelerator", "cpu"},
-                                        {"nvidia", {{"require", {"cuda>=12.9"}}}}})
-                                      .dump());
+  writeFile(dir + "/expect.json",
+            json({{"schema", "kernodeck.expect/v1"}, {"accelerator", "cpu"}, {"nvidia", {{"require", {"cuda>=12.9"}}}}})
+                .dump());
   auto both = [&](const std::string& args) {
     RunResult arm = run(underQemu(a.probe) + args), amd = run(std::string(PROBE_BIN) + args);
     json ra = json::parse(arm.out, nullptr, false), rb = json::parse(amd.out, nullptr, false);
@@ -355,13 +398,15 @@ TEST(Arm64Image, TorchAarch64CudaWheelInInventoryAndExpectation) {
        {{"path", d + "METADATA"}, {"content", "Metadata-Version: 2.1\nName: torch\nVersion: 2.7.0+cu128\n"}},
        {{"path", d + "INSTALLER"}, {"content", "pip\n"}},
        {{"path", d + "WHEEL"},
-        {"content", "Wheel-Version: 1.0\nGenerator: bdist_wheel (0.43.0)\nRoot-Is-Purelib: false\n"
-                    "Tag: cp311-cp311-manylinux_2_28_aarch64\n"}}});
+        {"content",
+         "Wheel-Version: 1.0\nGenerator: bdist_wheel (0.43.0)\nRoot-Is-Purelib: false\n"
+         "Tag: cp311-cp311-manylinux_2_28_aarch64\n"}}});
   auto audit = [&](const std::string& arch, json* expect) {
-    json spec = {{"architecture", arch},
-                 // As NVIDIA's arm64 (SBSA) CUDA base images set them.
-                 {"config", {{"Env", {"PYTHON_VERSION=3.11.9", "CUDA_VERSION=12.8.1", "NVIDIA_REQUIRE_CUDA=cuda>=12.8"}}}},
-                 {"layers", json::array({{{"compression", "gzip"}, {"entries", entries}}})}};
+    json spec = {
+        {"architecture", arch},
+        // As NVIDIA's arm64 (SBSA) CUDA base images set them.
+        {"config", {{"Env", {"PYTHON_VERSION=3.11.9", "CUDA_VERSION=12.8.1", "NVIDIA_REQUIRE_CUDA=cuda>=12.8"}}}},
+        {"layers", json::array({{{"compression", "gzip"}, {"entries", entries}}})}};
     std::string base = tempDir("arm64img");
     EXPECT_FALSE(mkimage(spec, base + "/img").empty());
     RunResult raw =

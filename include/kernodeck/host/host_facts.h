@@ -26,8 +26,8 @@ struct NvidiaGpu {
   std::string model, uuid, busLocation, busType;
   int minor = -1;
   bool excluded = false;
-  std::string arch;   // compute capability inferred from the model ("9.0"), else from pciDevice; empty if unknown
-  std::string brand;  // inferred ("tesla", "geforce", "quadro", "nvidia"), empty if unknown
+  std::string arch;       // compute capability inferred from the model ("9.0"), else from pciDevice; empty if unknown
+  std::string brand;      // inferred ("tesla", "geforce", "quadro", "nvidia"), empty if unknown
   std::string pciDevice;  // /sys/bus/pci/devices/<bus location>/device ("0x2342"), empty if unread
 };
 
@@ -41,9 +41,9 @@ struct PciAddress {
 // An NVIDIA Jetson (L4T): an integrated GPU served by the nvgpu module and CSV mounts, with no
 // nvidia.ko and no /proc/driver/nvidia. Kernodeck does not check that stack; it says so.
 struct TegraStack {
-  std::string release;             // "R36.3.0" from /etc/nv_tegra_release, empty if unread
-  bool nvgpu = false;              // /sys/module/nvgpu exists
-  std::vector<std::string> csvs;   // /etc/nvidia-container-runtime/host-files-for-container.d/*.csv
+  std::string release;            // "R36.3.0" from /etc/nv_tegra_release, empty if unread
+  bool nvgpu = false;             // /sys/module/nvgpu exists
+  std::vector<std::string> csvs;  // /etc/nvidia-container-runtime/host-files-for-container.d/*.csv
 };
 
 struct MigDevice {
