@@ -83,6 +83,16 @@ class Checker {
   }
 
   void checkNvidia(bool nvDevices) {
+    if (!host_.nvidia && host_.tegra) {
+      // A Jetson: its GPU is served by nvgpu and CSV mounts, a stack Kernodeck does not check.
+      // Neither "no driver" (it works) nor a pass: a warning that names it, and no verdict.
+      add("hook.host.jetson", Severity::Warning,
+          "this node is an NVIDIA Jetson (L4T " + (host_.tegra->release.empty() ? "?" : host_.tegra->release) +
+              "): its integrated GPU comes through nvgpu and CSV mounts, which Kernodeck does not check; the "
+              "container's GPU requirements are not judged here",
+          {{"release", host_.tegra->release}});
+      return;
+    }
     if (!host_.nvidia) {
       add("hook.driver.absent", Severity::Error,
           "the container asks for an NVIDIA GPU but this node has no NVIDIA driver loaded; schedule it on a GPU node");

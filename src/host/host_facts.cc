@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -66,6 +67,33 @@ std::set<std::tuple<int, int, int>> configuredMig(const HostFs& fs) {
   return out;
 }
 
+// The PCI device id, for a model the driver shows without a name; read only for a well-formed
+// address, never a path a directory's name would make.
+void readPciDevice(const HostFs& fs, NvidiaGpu& g) {
+  if (!parsePciAddress(g.busLocation)) return;
+  auto id = fs.read("/sys/bus/pci/devices/" + g.busLocation + "/device", 64);
+  if (!id) return;
+  std::string v(util::trim(*id));
+  if (v.size() != 6 || !v.starts_with("0x")) return;
+  g.pciDevice = v;
+  if (g.arch.empty())
+    if (auto n = std::strtoul(v.c_str() + 2, nullptr, 16); n > 0) g.arch = archForPciDevice(static_cast<uint32_t>(n));
+}
+
+// A Jetson (L4T): no nvidia.ko, an integrated GPU through nvgpu and CSV mounts. Detected so that
+// "no NVIDIA driver" is never said of it (hook.host.jetson).
+std::optional<TegraStack> readTegra(const HostFs& fs) {
+  auto release = fs.read("/etc/nv_tegra_release", 4096);
+  bool nvgpu = fs.lstat("/sys/module/nvgpu").exists;
+  if (!release && !nvgpu) return std::nullopt;
+  TegraStack t;
+  if (release) t.release = parseTegraRelease(*release).value_or("");
+  t.nvgpu = nvgpu;
+  for (const auto& name : fs.list("/etc/nvidia-container-runtime/host-files-for-container.d"))
+    if (name.ends_with(".csv")) t.csvs.push_back(name);
+  return t;
+}
+
 }  // namespace
 
 const DeviceNode* HostFacts::node(std::string_view path) const {
@@ -123,6 +151,7 @@ HostFacts readHostFacts(const HostFs& fs) {
         continue;
       }
       if (g->busLocation.empty()) g->busLocation = bus;
+      readPciDevice(fs, *g);
       h.gpus.push_back(*g);
     }
     int nvMajor = devices.count("nvidia-frontend") ? devices["nvidia-frontend"]
@@ -162,6 +191,8 @@ HostFacts readHostFacts(const HostFs& fs) {
       if (!fs.lstat(link).exists) h.devCharMissing.push_back(link);
     }
   }
+
+  if (!h.nvidia) h.tegra = readTegra(fs);
 
   if (auto v = readSmall("/sys/module/amdgpu/version", 256)) h.amdgpuVersion = std::string(util::trim(*v));
   std::string topo = "/sys/class/kfd/kfd/topology/nodes";
@@ -203,7 +234,8 @@ nlohmann::json HostFacts::toJson() const {
                     {"minor", g.minor},
                     {"excluded", g.excluded},
                     {"arch", g.arch},
-                    {"brand", g.brand}});
+                    {"brand", g.brand},
+                    {"pci_device", g.pciDevice}});
     nv["gpus"] = gs;
     json ns = json::array();
     for (const auto& n : nodes)
@@ -232,6 +264,10 @@ nlohmann::json HostFacts::toJson() const {
     amd["device_nodes"] = ns;
   }
   j["amd"] = amd;
+  if (tegra)
+    j["tegra"] = {{"release", tegra->release}, {"nvgpu", tegra->nvgpu}, {"csv_files", tegra->csvs}};
+  else
+    j["tegra"] = nullptr;
   j["problems"] = problems;
   return j;
 }
@@ -261,7 +297,10 @@ std::string HostFacts::toText() const {
       o << "  " << (n.problem.empty() ? "ok     " : "PROBLEM") << " " << n.path
         << (n.problem.empty() ? "" : ": " + n.problem) << "\n";
   }
-  if (!nvidia && !amdDriver) o << "no GPU driver: a CPU-only node\n";
+  if (tegra)
+    o << "NVIDIA Jetson (L4T " << (tegra->release.empty() ? "?" : tegra->release) << (tegra->nvgpu ? ", nvgpu" : "")
+      << "): an integrated GPU through CSV mounts, not checked by Kernodeck\n";
+  if (!nvidia && !amdDriver && !tegra) o << "no GPU driver: a CPU-only node\n";
   for (const auto& p : problems) o << "problem: " << p << "\n";
   return o.str();
 }

@@ -64,7 +64,8 @@ Status parseNvidia(const JsonReader& nv, HostFacts& h, bool n) {
                             {"uuid", &gpu.uuid},
                             {"bus_location", &gpu.busLocation},
                             {"arch", &gpu.arch},
-                            {"brand", &gpu.brand}})
+                            {"brand", &gpu.brand},
+                            {"pci_device", &gpu.pciDevice}})
       KDK_TRY_STATUS(g.getOpt(key, *out, n));
     KDK_TRY_STATUS(getSmallInt(g, "minor", gpu.minor, n));
     KDK_TRY_STATUS(g.getOpt("excluded", gpu.excluded, n));
@@ -165,6 +166,14 @@ Result<HostFacts> parseHostFacts(const JsonReader& host, Nulls nulls) {
   if (nv) KDK_TRY_STATUS(parseNvidia(*nv, h, n));
   KDK_TRY_ASSIGN(auto amd, optObjectOrNull(host, "amd"));
   if (amd) KDK_TRY_STATUS(parseAmd(*amd, h, n));
+  KDK_TRY_ASSIGN(auto tegra, optObjectOrNull(host, "tegra"));
+  if (tegra) {
+    TegraStack t;
+    KDK_TRY_STATUS(tegra->getOpt("release", t.release, n));
+    KDK_TRY_STATUS(tegra->getOpt("nvgpu", t.nvgpu, n));
+    KDK_TRY_STATUS(tegra->getOpt("csv_files", t.csvs, n));
+    h.tegra = std::move(t);
+  }
   KDK_TRY_STATUS(host.getOpt("problems", h.problems, n));
   return h;
 }

@@ -1,4 +1,5 @@
 // Pure parsers for the /proc and /sys files that describe GPUs.
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 
@@ -180,6 +181,72 @@ std::pair<std::string, std::string> inferArchAndBrand(std::string_view modelRaw)
   if (model.find("quadro") != std::string::npos) return {"", "quadro"};
   if (model.find("tesla") != std::string::npos) return {"", "tesla"};
   return {"", ""};
+}
+
+std::string archForPciDevice(uint32_t device) {
+  // NVIDIA's PCI device ids (vendor 0x10de) of the data-centre GPUs whose model name a driver
+  // older than the GPU shows as "NVIDIA Graphics Device", Grace's among them.
+  struct Row {
+    uint32_t device;
+    const char* arch;
+  };
+  static const Row rows[] = {
+      {0x2330, "9.0"},  {0x2331, "9.0"},  {0x2321, "9.0"}, {0x2322, "9.0"}, {0x2324, "9.0"},  // H100, H800
+      {0x2335, "9.0"},  {0x233b, "9.0"},                                                      // H200
+      {0x2342, "9.0"},  {0x2343, "9.0"},  {0x2345, "9.0"}, {0x2348, "9.0"},                   // GH200
+      {0x2901, "10.0"}, {0x2941, "10.0"},                                                     // B200, GB200
+  };
+  for (const auto& r : rows)
+    if (r.device == device) return r.arch;
+  return {};
+}
+
+std::optional<PciAddress> parsePciAddress(std::string_view s) {
+  auto hex = [&s](size_t minDigits, size_t maxDigits, char stop, uint32_t& out) {
+    size_t n = 0;
+    uint32_t v = 0;
+    while (n < s.size() && n < maxDigits && std::isxdigit(static_cast<unsigned char>(s[n]))) {
+      char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[n])));
+      v = v * 16 + static_cast<uint32_t>(isDigit(c) ? c - '0' : c - 'a' + 10);
+      ++n;
+    }
+    if (n < minDigits) return false;
+    s.remove_prefix(n);
+    if (stop) {
+      if (s.empty() || s[0] != stop) return false;
+      s.remove_prefix(1);
+    }
+    out = v;
+    return true;
+  };
+  PciAddress a;
+  uint32_t bus = 0, dev = 0, fn = 0;
+  if (!hex(4, 8, ':', a.domain) || !hex(2, 2, ':', bus) || !hex(2, 2, '.', dev) || !hex(1, 1, 0, fn) || !s.empty())
+    return std::nullopt;
+  if (dev > 0x1f || fn > 7) return std::nullopt;
+  a.bus = bus;
+  a.device = dev;
+  a.function = fn;
+  return a;
+}
+
+std::optional<std::string> parseTegraRelease(std::string_view text) {
+  // "# R36 (release), REVISION: 3.0, GCID: 36923193, BOARD: generic, EABI: aarch64, DATE: ..."
+  std::string_view line = text.substr(0, text.find('\n'));
+  size_t r = line.find("# R");
+  if (r != 0) return std::nullopt;
+  size_t n = 3;
+  while (n < line.size() && isDigit(line[n])) ++n;
+  if (n == 3) return std::nullopt;
+  std::string release(line.substr(2, n - 2));
+  constexpr std::string_view kRevision = "REVISION: ";
+  if (size_t at = line.find(kRevision); at != std::string_view::npos) {
+    std::string_view rest = line.substr(at + kRevision.size());
+    size_t m = 0;
+    while (m < rest.size() && (isDigit(rest[m]) || rest[m] == '.')) ++m;
+    if (m > 0) release += "." + std::string(rest.substr(0, m));
+  }
+  return release;
 }
 
 }  // namespace kernodeck::host

@@ -10,6 +10,7 @@
 #include "kernodeck/util/safe_file.h"
 #include "kernodeck/util/strings.h"
 #include "kernodeck/util/time.h"
+#include "kernodeck/version.h"
 
 namespace kernodeck::probe {
 
@@ -31,7 +32,8 @@ const char* kHelp =
     "  -o, --output FILE            write the report to FILE\n"
     "  --fail-on LEVEL              exit 1 on findings at or above info, warning, error (default), none\n"
     "  --termination-log FILE       on failure, write a one-line verdict here (default /dev/termination-log if "
-    "present)\n\n"
+    "present)\n"
+    "  --version                    print the version and exit (alone on the line)\n\n"
     "attached report (run only audited images; kernodeck probe, not the probe-only kernodeck-probe):\n"
     "  --require-report             the image must carry a report attached by `kernodeck audit --attach --sign-key`,\n"
     "                               signed by --key, about this image, whose verdict is pass (else exit 1, whatever\n"
@@ -64,7 +66,8 @@ const char* kGateHelp =
     "  -o, --output FILE            write the report to FILE\n"
     "  --fail-on LEVEL              also exit 1 on other findings at or above LEVEL (default error)\n"
     "  --termination-log FILE       on failure, write a one-line verdict here (default /dev/termination-log if "
-    "present)\n\n"
+    "present)\n"
+    "  --version                    print the version and exit (alone on the line)\n\n"
     "exit codes: 0 a passing report, 1 none (missing, unverified, failed), 2 usage (no key, no image, no digest),\n"
     "3 the registry could not be asked\n";
 
@@ -89,7 +92,7 @@ struct ProbeFlags {
   ProbeOptions o;
   ReportRequirement req;
   std::string output, failOn = "error", terminationLog;
-  bool json = false, requireReport = false, reportFlag = false, help = false;
+  bool json = false, requireReport = false, reportFlag = false, help = false, version = false;
   std::string probeFlag;  // the first flag of the device and compute steps, which the gate refuses
 };
 
@@ -119,8 +122,10 @@ int parseFlags(const std::vector<std::string>& args, const std::string& prog, Pr
       if (i + 1 >= args.size()) return std::nullopt;
       return args[++i];
     };
-    if (a == "-h" || a == "--help") {
-      f.help = true;
+    if (a == "-h" || a == "--help" || a == "--version") {
+      // --version alone, as every tool answers it; with anything else it would hide what the line asks.
+      if (a == "--version" && args.size() != 1) return usage("--version goes alone on the line");
+      (a == "--version" ? f.version : f.help) = true;
       return -1;
     }
     if (a == "--json") {
@@ -255,6 +260,10 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
   if (int rc = parseFlags(args, prog, f); rc >= 0) return rc;
   if (f.help) {
     std::printf(mode == Mode::Gate ? kGateHelp : kHelp, prog.c_str());
+    return 0;
+  }
+  if (f.version) {
+    std::printf("%s %s\n", prog.c_str(), kVersion);
     return 0;
   }
   if (int rc = checkFlags(prog, reportCheck, mode, f); rc >= 0) return rc;

@@ -32,6 +32,18 @@ TEST(CudaFwdNote, ReadsTheNoteOfALibrary) {
   EXPECT_EQ((*upper)->cudaVersion, "13.1");
 }
 
+// cuda-compat for arm64 (SBSA, GH200/GB200 images) ships an aarch64 libcuda with the same note:
+// read the same way, whatever the build machine's architecture.
+TEST(CudaFwdNote, AnAarch64CompatLibraryIsReadTheSame) {
+  std::string arm = kdktest::elfWithFwdCompatNote(kNote575, "NVIDIA Corporation", 0xb7);
+  ASSERT_EQ(static_cast<unsigned char>(arm[18]), 0xb7u);
+  auto n = readFwdCompatNote(readerOf(arm));
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  ASSERT_TRUE(n->has_value());
+  EXPECT_EQ((*n)->cudaVersion, "12.9");
+  EXPECT_EQ((*n)->driverBranches, (std::vector<int>{535, 550, 560, 565, 570, 575}));
+}
+
 TEST(CudaFwdNote, WhatIsNoNoteAndWhatIsBroken) {
   // Another vendor's note in the section is no note, as the toolkit reads it.
   auto other = readFwdCompatNote(readerOf(kdktest::elfWithFwdCompatNote(kNote575, "Example Inc")));

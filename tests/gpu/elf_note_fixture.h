@@ -12,9 +12,10 @@ inline void putLe(std::string& b, size_t at, uint64_t v, size_t width) {
   for (size_t i = 0; i < width; ++i) b[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
-// DESCRIPTION is the note's JSON, e.g. {"format":1,"CUDA version":"12.9","driver":[535,550]}.
-inline std::string elfWithFwdCompatNote(const std::string& description,
-                                        const std::string& owner = "NVIDIA Corporation") {
+// DESCRIPTION is the note's JSON, e.g. {"format":1,"CUDA version":"12.9","driver":[535,550]};
+// MACHINE the ELF e_machine (0x3e x86-64, 0xb7 aarch64: cuda-compat for arm64 SBSA).
+inline std::string elfWithFwdCompatNote(const std::string& description, const std::string& owner = "NVIDIA Corporation",
+                                        uint16_t machine = 0x3e) {
   auto pad4 = [](std::string s) {
     while (s.size() % 4) s.push_back('\0');
     return s;
@@ -34,8 +35,8 @@ inline std::string elfWithFwdCompatNote(const std::string& description,
   b[4] = 2;  // 64-bit
   b[5] = 1;  // little-endian
   b[6] = 1;
-  putLe(b, 16, 3, 2);     // ET_DYN
-  putLe(b, 18, 0x3e, 2);  // x86-64
+  putLe(b, 16, 3, 2);        // ET_DYN
+  putLe(b, 18, machine, 2);  // e_machine
   putLe(b, 20, 1, 4);
   putLe(b, 0x28, shOff, 8);
   putLe(b, 0x34, 64, 2);  // e_ehsize

@@ -40,6 +40,69 @@ TEST_F(HostFactsTest, A100WithMig) {
   EXPECT_EQ(h.node("/dev/nvidia-caps/nvidia-cap12")->problem, "");
 }
 
+// Grace nodes (arm64): the open module built for aarch64, GPUs in PCI domains other than 0000.
+TEST_F(HostFactsTest, GraceHopperAndGraceBlackwell) {
+  HostFacts gh = fixtureFacts(fixtureDir("gh200-550-open"));
+  ASSERT_TRUE(gh.nvidia);
+  EXPECT_EQ(gh.nvidia->version, "550.90.07");
+  EXPECT_TRUE(gh.nvidia->openModule);
+  EXPECT_EQ(gh.maxCuda, "12.4");
+  ASSERT_EQ(gh.gpus.size(), 1u);
+  EXPECT_EQ(gh.gpus[0].busLocation, "0009:01:00.0");
+  EXPECT_EQ(gh.gpus[0].arch, "9.0");
+  EXPECT_EQ(gh.gpus[0].pciDevice, "0x2342");
+  for (const auto& n : gh.nodes) EXPECT_EQ(n.problem, "") << n.path;
+  EXPECT_TRUE(gh.problems.empty());
+  EXPECT_EQ(fixtureFacts(fixtureDir("gh200-570-open")).maxCuda, "12.8");
+
+  HostFacts gb = fixtureFacts(fixtureDir("gb200-570-open"));
+  ASSERT_TRUE(gb.nvidia);
+  EXPECT_EQ(gb.maxCuda, "12.8");
+  ASSERT_EQ(gb.gpus.size(), 4u);
+  std::vector<std::string> buses;
+  for (const auto& g : gb.gpus) {
+    buses.push_back(g.busLocation);
+    EXPECT_EQ(g.arch, "10.0") << g.busLocation;
+  }
+  EXPECT_EQ(buses, (std::vector<std::string>{"0008:01:00.0", "0009:01:00.0", "0018:01:00.0", "0019:01:00.0"}));
+  EXPECT_EQ(gb.gpus[3].minor, 3);
+  EXPECT_TRUE(gb.node("/dev/nvidia-caps-imex-channels/channel0"));
+  EXPECT_TRUE(gb.devCharMissing.empty());
+  EXPECT_FALSE(gb.tegra);
+}
+
+// A driver older than its GPU names it "NVIDIA Graphics Device": the PCI device id still tells
+// its compute capability; an id not in the table leaves it unknown, never guessed.
+TEST_F(HostFactsTest, UnnamedGpuIsKnownByItsPciDeviceId) {
+  std::string dir = kdktest::fixtureCopy("gh200-550-open");
+  ASSERT_FALSE(dir.empty());
+  std::string info = dir + "/proc/driver/nvidia/gpus/0009:01:00.0/information";
+  std::string text = kdktest::readText(info);
+  text.replace(text.find("NVIDIA GH200 480GB"), 18, "NVIDIA Graphics Device");
+  std::ofstream(info) << text;
+  HostFacts h = fixtureFacts(dir);
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].model, "NVIDIA Graphics Device");
+  EXPECT_EQ(h.gpus[0].arch, "9.0");
+  std::ofstream(dir + "/sys/bus/pci/devices/0009:01:00.0/device") << "0x1234\n";
+  EXPECT_EQ(fixtureFacts(dir).gpus[0].arch, "");
+}
+
+// A Jetson (L4T): no nvidia.ko, an integrated GPU through nvgpu and CSV mounts. Detected, so
+// that it is never "a CPU-only node" or "no NVIDIA driver".
+TEST_F(HostFactsTest, JetsonIsDetectedNotMistakenForCpuOnly) {
+  HostFacts h = fixtureFacts(fixtureDir("jetson-orin-l4t"));
+  EXPECT_FALSE(h.nvidia);
+  ASSERT_TRUE(h.tegra);
+  EXPECT_EQ(h.tegra->release, "R36.3.0");
+  EXPECT_TRUE(h.tegra->nvgpu);
+  EXPECT_EQ(h.tegra->csvs, (std::vector<std::string>{"l4t.csv"}));
+  EXPECT_EQ(h.toText().find("CPU-only"), std::string::npos) << h.toText();
+  EXPECT_NE(h.toText().find("NVIDIA Jetson (L4T R36.3.0, nvgpu)"), std::string::npos) << h.toText();
+  EXPECT_EQ(h.toJson()["tegra"]["release"], "R36.3.0");
+  EXPECT_FALSE(fixtureFacts(fixtureDir("cpu-only")).tegra);
+}
+
 // A real host, read by scripts/gpu-check (tests/fixtures/hosts/h200-580-fc/README.md).
 TEST_F(HostFactsTest, RealH200OnFirecracker) {
   HostFacts h = fixtureFacts(fixtureDir("h200-580-fc"));

@@ -84,3 +84,44 @@ TEST(HostParsers, MigMinorsWithHugeNumbersAreSkipped) {
   EXPECT_EQ(m[0].gpu, 1);
   EXPECT_EQ(m[0].minor, 7);
 }
+
+TEST(HostParsers, PciAddressesOfAnyDomain) {
+  auto a = parsePciAddress("0009:01:00.0");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->domain, 9u);
+  EXPECT_EQ(a->bus, 1u);
+  EXPECT_EQ(a->device, 0u);
+  EXPECT_EQ(a->function, 0u);
+  auto b = parsePciAddress("0019:1f:1c.7");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->domain, 0x19u);
+  EXPECT_EQ(b->bus, 0x1fu);
+  EXPECT_EQ(b->device, 0x1cu);
+  EXPECT_EQ(b->function, 7u);
+  EXPECT_EQ(parsePciAddress("10000:e1:00.0")->domain, 0x10000u);  // a VMD domain
+  EXPECT_EQ(parsePciAddress("0000:18:00.0")->bus, 0x18u);
+  for (const char* bad : {"", "01:00.0", "0009:01:00", "0009:01:00.8", "0009:01:20.0", "0009:01:00.0/../x",
+                          "../0009:01:00.0", "0009:1:00.0", " 0009:01:00.0", "0009:01:00.0 "})
+    EXPECT_FALSE(parsePciAddress(bad)) << bad;
+}
+
+TEST(HostParsers, PciDeviceIdsOfGrace) {
+  EXPECT_EQ(archForPciDevice(0x2342), "9.0");   // GH200 480GB
+  EXPECT_EQ(archForPciDevice(0x2348), "9.0");   // GH200 144G HBM3e
+  EXPECT_EQ(archForPciDevice(0x2941), "10.0");  // GB200
+  EXPECT_EQ(archForPciDevice(0x2901), "10.0");  // B200
+  EXPECT_EQ(archForPciDevice(0x1234), "");
+  EXPECT_EQ(inferArchAndBrand("NVIDIA GH200 480GB").first, "9.0");
+  EXPECT_EQ(inferArchAndBrand("NVIDIA GB200").first, "10.0");
+}
+
+TEST(HostParsers, TegraRelease) {
+  EXPECT_EQ(parseTegraRelease("# R36 (release), REVISION: 3.0, GCID: 36923193, BOARD: generic, EABI: aarch64\n"),
+            "R36.3.0");
+  EXPECT_EQ(parseTegraRelease("# R32 (release), REVISION: 7.4, GCID: 33514132, BOARD: t210ref, EABI: aarch64"),
+            "R32.7.4");
+  EXPECT_EQ(parseTegraRelease("# R35 (release)"), "R35");
+  EXPECT_FALSE(parseTegraRelease("R36 (release)"));
+  EXPECT_FALSE(parseTegraRelease("# Rx"));
+  EXPECT_FALSE(parseTegraRelease(""));
+}

@@ -9,7 +9,9 @@ What a test needs is read from its source, the way the tests themselves decide t
   podman   it checks haveTool("podman");
   network  it runs debootstrap (tests/fixtures/debootstrap-python fetches from Debian's mirror);
   gpu      it opens a real /dev/nvidia* device (no test does today: GPU facts come from fixture
-           trees, and scripts/gpu-check is the check on a real GPU).
+           trees, and scripts/gpu-check is the check on a real GPU);
+  arm64    it runs the arm64 cross build through qemu-aarch64-static (arm64Node(): `ctest -L arm64`
+           runs them; they skip, naming why, without the cross build or qemu).
 A test that needs something and lacks the label fails this check, so `ctest -LE
 "root|podman|network|gpu"` stays the hermetic set.
 
@@ -30,6 +32,7 @@ NEEDS = {
     'podman': re.compile(_checks('podman')),
     'network': re.compile(r'debootstrap-python'),
     'gpu': re.compile(r'(?:open|access|exists)\(\s*"/dev/nvidia'),
+    'arm64': re.compile(r'\barm64Node\s*\(\s*\)\s*;'),
 }
 TEST_MACRO = re.compile(r'^\s*(TEST|TEST_F|TEST_P)\(\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
 FUNCTION = re.compile(r'^[\w:<>,&* ]+?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{', re.M)

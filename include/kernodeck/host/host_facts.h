@@ -26,8 +26,24 @@ struct NvidiaGpu {
   std::string model, uuid, busLocation, busType;
   int minor = -1;
   bool excluded = false;
-  std::string arch;   // compute capability inferred from the model ("9.0"), empty if unknown
-  std::string brand;  // inferred ("tesla", "geforce", "quadro", "nvidia"), empty if unknown
+  std::string arch;       // compute capability inferred from the model ("9.0"), else from pciDevice; empty if unknown
+  std::string brand;      // inferred ("tesla", "geforce", "quadro", "nvidia"), empty if unknown
+  std::string pciDevice;  // /sys/bus/pci/devices/<bus location>/device ("0x2342"), empty if unread
+};
+
+// A PCI address as Linux writes it, DOMAIN:BUS:DEVICE.FUNCTION in hex ("0000:18:00.0"; Grace
+// systems put their GPUs in other domains: "0009:01:00.0"; VMD domains have 5 digits).
+struct PciAddress {
+  uint32_t domain = 0;
+  unsigned bus = 0, device = 0, function = 0;
+};
+
+// An NVIDIA Jetson (L4T): an integrated GPU served by the nvgpu module and CSV mounts, with no
+// nvidia.ko and no /proc/driver/nvidia. Kernodeck does not check that stack; it says so.
+struct TegraStack {
+  std::string release;            // "R36.3.0" from /etc/nv_tegra_release, empty if unread
+  bool nvgpu = false;             // /sys/module/nvgpu exists
+  std::vector<std::string> csvs;  // /etc/nvidia-container-runtime/host-files-for-container.d/*.csv
 };
 
 struct MigDevice {
@@ -61,6 +77,7 @@ struct HostFacts {
   std::string amdgpuVersion;
   std::vector<AmdAgent> amdAgents;
   std::vector<DeviceNode> amdNodes;   // /dev/kfd, /dev/dri/renderD*
+  std::optional<TegraStack> tegra;    // a Jetson (L4T), detected; nothing of it is checked
   std::vector<std::string> problems;  // unreadable or malformed files, one line each
 
   nlohmann::json toJson() const;
@@ -77,6 +94,13 @@ std::map<std::string, uint64_t> parseKfdProperties(std::string_view properties);
 std::string gfxName(uint64_t gfxTargetVersion);  // 90402 -> "gfx942"
 // Compute capability and brand of a GPU model name, from a small table.
 std::pair<std::string, std::string> inferArchAndBrand(std::string_view model);
+// Compute capability of an NVIDIA PCI device id (0x2342: GH200, "9.0"), for models whose name the
+// driver does not know yet ("NVIDIA Graphics Device"); empty if not in the table.
+std::string archForPciDevice(uint32_t device);
+// "0009:01:00.0" -> {9, 1, 0, 0}; nullopt for anything else (a path, spaces, a missing part).
+std::optional<PciAddress> parsePciAddress(std::string_view text);
+// /etc/nv_tegra_release's first line ("# R36 (release), REVISION: 3.0, ...") -> "R36.3.0".
+std::optional<std::string> parseTegraRelease(std::string_view text);
 
 // Whether `root` can serve as a host root: an existing, readable directory with a readable
 // proc/ directory. A wrong --host-root must not read as "no NVIDIA driver".
