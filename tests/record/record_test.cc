@@ -66,10 +66,14 @@ TEST(TensorFile, NpyHeaderScannerAgreesWithTheRegexesAndReadsLongHeaders) {
     }
     bool f = std::regex_search(h, m, fortranRe);
     EXPECT_EQ(got.fortran.has_value(), f) << h;
-    if (f && got.fortran) EXPECT_EQ(*got.fortran, m[1].str() == "True") << h;
+    if (f && got.fortran) {
+      EXPECT_EQ(*got.fortran, m[1].str() == "True") << h;
+    }
     bool sh = std::regex_search(h, m, shapeRe);
     EXPECT_EQ(got.shape.has_value(), sh) << h;
-    if (sh && got.shape) EXPECT_EQ(*got.shape, m[1].str()) << h;
+    if (sh && got.shape) {
+      EXPECT_EQ(*got.shape, m[1].str()) << h;
+    }
   };
   for (const std::string& h :
        {std::string("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }"), std::string("'descr':'|b1'"),
