@@ -104,6 +104,20 @@ HelpText parseHelp(const std::string& text) {
         items.push_back(o);
         at = comma == std::string::npos ? head.size() + 1 : comma + 2;
       }
+      if (!ok) {
+        // Boost pads the names to the longest one's width plus one space, so the longest option's
+        // line has a single space before its description: "--reaudit-older-than arg audit ...".
+        static const std::regex single(
+            R"(^((?:-[A-Za-z0-9] \[ --[A-Za-z0-9][A-Za-z0-9-]* \]|--[A-Za-z0-9][A-Za-z0-9-]*)(?: arg)?) (\S.*)$)");
+        std::smatch m;
+        HelpOption o;
+        if (std::regex_match(body, m, single) && readItem(m[1].str(), o)) {
+          items = {o};
+          desc = m[2].str();
+          while (!desc.empty() && desc.back() == ' ') desc.pop_back();
+          ok = true;
+        }
+      }
       if (ok) {
         // "-o, --output FILE": the short name is the long one's.
         if (items.size() == 2 && !items[0].shortName.empty() && items[0].longName.empty() &&

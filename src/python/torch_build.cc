@@ -7,7 +7,6 @@ namespace kernodeck::python {
 
 namespace {
 
-bool regexSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 bool identStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool identChar(char c) { return identStart(c) || (c >= '0' && c <= '9'); }
 
@@ -16,18 +15,18 @@ bool identChar(char c) { return identStart(c) || (c >= '0' && c <= '9'); }
 // file is the image's, and std::regex recursed once per character of a long line.
 bool assignment(std::string_view l, std::string& key, std::string& raw) {
   size_t i = 0;
-  while (i < l.size() && regexSpace(l[i])) ++i;
+  while (i < l.size() && util::isSpace(l[i])) ++i;
   if (i >= l.size() || !identStart(l[i])) return false;
   size_t k = i;
   while (i < l.size() && identChar(l[i])) ++i;
   key = std::string(l.substr(k, i - k));
-  while (i < l.size() && regexSpace(l[i])) ++i;
+  while (i < l.size() && util::isSpace(l[i])) ++i;
   if (i < l.size() && l[i] == ':') i = l.find('=', i);
   if (i == std::string_view::npos || i >= l.size() || l[i] != '=') return false;
   size_t afterEq = ++i;
-  while (i < l.size() && regexSpace(l[i])) ++i;
+  while (i < l.size() && util::isSpace(l[i])) ++i;
   size_t e = l.size();
-  while (e > i && regexSpace(l[e - 1])) --e;
+  while (e > i && util::isSpace(l[e - 1])) --e;
   if (e == i) {  // only spaces after '=': the regex took the last of them that is no line end
     for (size_t k = l.size(); k > afterEq; --k)
       if (l[k - 1] != '\r' && l[k - 1] != '\n') return raw = std::string(1, l[k - 1]), true;

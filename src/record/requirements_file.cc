@@ -75,7 +75,6 @@ std::optional<std::vector<std::string>> shlexSplit(std::string_view s) {
   return words;
 }
 
-bool regexSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 bool lineEnd(char c) { return c == '\n' || c == '\r'; }
 
 // `^[A-Za-z][A-Za-z0-9+.\-]*:.*` (the whole of v; `.` is no line end), scanned by hand: a
@@ -94,12 +93,12 @@ std::string stripComment(const std::string& l) {
   auto restOk = [&](size_t hash) { return std::none_of(l.begin() + hash + 1, l.end(), lineEnd); };
   if (!l.empty() && l[0] == '#' && restOk(0)) return "";
   for (size_t p = 0; p < l.size();) {
-    if (!regexSpace(l[p])) {
+    if (!util::isSpace(l[p])) {
       ++p;
       continue;
     }
     size_t q = p;
-    while (q < l.size() && regexSpace(l[q])) ++q;
+    while (q < l.size() && util::isSpace(l[q])) ++q;
     if (q < l.size() && l[q] == '#' && restOk(q)) return l.substr(0, p);
     p = q;
   }
@@ -109,7 +108,7 @@ std::string stripComment(const std::string& l) {
 // A line whose first non-space character is '#' (`^\s*#`).
 bool isCommentLine(const std::string& l) {
   size_t i = 0;
-  while (i < l.size() && regexSpace(l[i])) ++i;
+  while (i < l.size() && util::isSpace(l[i])) ++i;
   return i < l.size() && l[i] == '#';
 }
 

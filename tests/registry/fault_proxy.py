@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 PORT, UPSTREAM, MODE, LOG = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
@@ -69,7 +70,9 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                 import base64
                 if auth != "Basic " + base64.b64encode(b"alice:wonderland").decode():
                     return self.reply(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}')
-                if "scope=repository%3Ateam%2Fdemo%3Apull" not in self.path:
+                # Read as a token server reads it (percent-escapes of either case, as RFC 3986 allows).
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                if query.get("scope") != ["repository:team/demo:pull"] or query.get("service") != ["kdk-test"]:
                     return self.reply(403, b"{}")
                 t = secrets.token_hex(16)
                 tokens.add(t)

@@ -13,6 +13,8 @@ std::vector<std::string> split(std::string_view s, char sep);
 // Like split(), as views into `s` (valid while `s` is).
 std::vector<std::string_view> splitView(std::string_view s, char sep);
 std::string_view trim(std::string_view s);
+// The characters a regex's \s and C's isspace (C locale) match: space, \t, \n, \v, \f, \r.
+constexpr bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 std::string toLower(std::string_view s);
 bool iequals(std::string_view a, std::string_view b);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
