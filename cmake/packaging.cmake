@@ -14,6 +14,9 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 set(KERNODECK_GENERATED_DOCS OFF)
 find_program(KERNODECK_GZIP gzip)
+# Found here too: CMakeLists.txt looks for python3 after including this file, so on a first
+# configure (a fresh clone) it would not be known yet and no package rule would be made.
+find_program(KERNODECK_PYTHON3 python3)
 if(KERNODECK_PYTHON3 AND KERNODECK_GZIP AND NOT CMAKE_CROSSCOMPILING AND TARGET kernodeck AND TARGET kernodeck-hook)
   set(KERNODECK_GENERATED_DOCS ON)
   set(man_dir ${CMAKE_BINARY_DIR}/man)
