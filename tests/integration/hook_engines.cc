@@ -98,12 +98,13 @@ std::string lastLine(const std::string& file) {
 void expectOutcome(const RunResult& r, const std::string& log, bool starts, bool allowed, const std::string& where,
                    const std::string& reasonVisible) {
   json line = json::parse(lastLine(log), nullptr, false);
-  ASSERT_TRUE(line.is_object()) << where << ": no log line in " << log;
+  ASSERT_TRUE(line.is_object()) << where << ": no log line in " << log << " (exit " << r.code << ")\n"
+                                << r.out << r.err;
   if (starts) {
     ASSERT_EQ(r.code, 0) << where << "\n" << r.err;
     size_t brace = r.out.find('{');
     json rec = json::parse(brace == std::string::npos ? std::string() : r.out.substr(brace), nullptr, false);
-    ASSERT_TRUE(rec.is_object()) << where << "\n" << r.out;
+    ASSERT_TRUE(rec.is_object()) << where << "\n" << r.out << r.err << "\nlog: " << lastLine(log);
     EXPECT_EQ(rec["decision"], allowed ? "allow" : "warn") << where;
     EXPECT_EQ(rec["gpu_container"], true) << where;
     EXPECT_EQ(line["decision"], allowed ? "allow" : "warn") << where;
@@ -130,8 +131,13 @@ std::string bundleWithHook(const std::string& runtime, const std::string& policy
   cfg["linux"]["devices"] = {{{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}},
                              {{"path", "/dev/nvidia-uvm"}, {"type", "c"}, {"major", 508}, {"minor", 0}},
                              {{"path", "/dev/nvidia0"}, {"type", "c"}, {"major", 195}, {"minor", 0}}};
-  // Someone else's hook that must survive the merge.
-  cfg["hooks"] = {{"createRuntime", {{{"path", "/bin/true"}, {"args", {"true"}}}}}};
+  // Someone else's hook that must survive the merge. It reads the state, as hooks do (crun 1.8
+  // fails the start with EPIPE when a hook exits before crun has written it), and has a timeout:
+  // crun waits for a hook with a timeout by sigtimedwait with SIGCHLD blocked throughout, so an
+  // earlier hook without one leaves a stale SIGCHLD that swallows a fast next hook's exit
+  // ("timeout expired"; both seen under load on two cores, crun's run_process_with_stdin_timeout_envp).
+  cfg["hooks"] = {{"createRuntime",
+                   {{{"path", "/bin/sh"}, {"args", {"sh", "-c", "cat >/dev/null"}}, {"timeout", 10}}}}};
   cfg.update(extra, true);
   writeFile(b + "/config.json", cfg.dump(1));
   RunResult add = run(kHook + " runc-config " + b + "/config.json --binary " + kHook + " --policy " + policy +

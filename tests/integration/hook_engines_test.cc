@@ -65,7 +65,7 @@ void direct(const std::string& runtime, const json& extra, const std::string& re
       std::string b = bundleWithHook(runtime, policy, host, log, c.env, extra);
       json hooks = json::parse(readFile(b + "/config.json"))["hooks"]["createRuntime"];
       ASSERT_EQ(hooks.size(), 2u) << where;  // the other hook kept
-      EXPECT_EQ(hooks[0]["path"], "/bin/true");
+      EXPECT_EQ(hooks[0]["path"], "/bin/sh");
       std::string id = "kdk-engine-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
       // stderr through a pipe, as on a terminal: crun's hooks.stderr then reaches it.
       RunResult r = run("cd / && (timeout 60 " + runtime + " run --bundle " + b + " " + id +
