@@ -17,6 +17,7 @@
 #include "kernodeck/attest/dsse.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/json_read.h"
+#include "kernodeck/util/strings.h"
 
 namespace kernodeck::attest {
 
@@ -41,23 +42,6 @@ bool asciiEqualFold(std::string_view a, std::string_view b) {
   return true;
 }
 
-void appendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else {
-    out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  }
-}
 
 // The four hex digits at t[i..i+4) as a number; nullopt when they are not.
 std::optional<uint32_t> hex4(std::string_view t, size_t i) {
@@ -96,10 +80,10 @@ std::string readString(std::string_view t, size_t& i) {
         if (*cp >= 0xd800 && *cp < 0xdc00 && i + 1 < t.size() && t[i] == '\\' && t[i + 1] == 'u')
           if (auto lo = hex4(t, i + 2); lo && *lo >= 0xdc00 && *lo < 0xe000) {
             i += 6;
-            appendUtf8(out, 0x10000 + ((*cp - 0xd800) << 10) + (*lo - 0xdc00));
+            util::appendUtf8(out, 0x10000 + ((*cp - 0xd800) << 10) + (*lo - 0xdc00));
             break;
           }
-        appendUtf8(out, *cp >= 0xd800 && *cp < 0xe000 ? 0xfffd : *cp);
+        util::appendUtf8(out, *cp >= 0xd800 && *cp < 0xe000 ? 0xfffd : *cp);
         break;
       }
       default: out.push_back(e);

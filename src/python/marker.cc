@@ -28,18 +28,6 @@ namespace {
 // \x/\u/\U/\N form or a code point out of range is invalid. Unknown escapes (\d) stay as written.
 std::optional<std::string> unescapePython(std::string_view in) {
   std::string out;
-  auto utf8 = [&](uint32_t cp) {
-    if (cp < 0x80)
-      out.push_back(static_cast<char>(cp));
-    else if (cp < 0x800)
-      out += {static_cast<char>(0xc0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3f))};
-    else if (cp < 0x10000)
-      out += {static_cast<char>(0xe0 | (cp >> 12)), static_cast<char>(0x80 | ((cp >> 6) & 0x3f)),
-              static_cast<char>(0x80 | (cp & 0x3f))};
-    else
-      out += {static_cast<char>(0xf0 | (cp >> 18)), static_cast<char>(0x80 | ((cp >> 12) & 0x3f)),
-              static_cast<char>(0x80 | ((cp >> 6) & 0x3f)), static_cast<char>(0x80 | (cp & 0x3f))};
-  };
   auto hex = [&](size_t at, size_t n) -> std::optional<uint32_t> {
     if (at + n > in.size()) return std::nullopt;
     uint32_t v = 0;
@@ -79,7 +67,7 @@ std::optional<std::string> unescapePython(std::string_view in) {
         size_t n = c == 'x' ? 2 : c == 'u' ? 4 : 8;
         auto v = hex(i + 1, n);
         if (!v || *v > 0x10ffff) return std::nullopt;
-        utf8(*v);
+        util::appendUtf8(out, *v);
         i += n;
         break;
       }
@@ -90,7 +78,7 @@ std::optional<std::string> unescapePython(std::string_view in) {
           size_t k = 0;
           for (; k < 3 && i + k < in.size() && in[i + k] >= '0' && in[i + k] <= '7'; ++k)
             v = v * 8 + static_cast<uint32_t>(in[i + k] - '0');
-          utf8(v);
+          util::appendUtf8(out, v);
           i += k - 1;
         } else {
           out.push_back('\\');

@@ -18,6 +18,8 @@ constexpr bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c 
 std::string toLower(std::string_view s);
 bool iequals(std::string_view a, std::string_view b);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// Appends code point `cp` (at most 0x10FFFF; the caller has replaced surrogates) as UTF-8.
+void appendUtf8(std::string& out, uint32_t cp);
 // Levenshtein distance, for "did you mean".
 size_t editDistance(std::string_view a, std::string_view b);
 // Parses a non-negative decimal integer that fits in uint64; no sign, no spaces.
