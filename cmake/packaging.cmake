@@ -17,7 +17,14 @@ find_program(KERNODECK_GZIP gzip)
 # Found here too: CMakeLists.txt looks for python3 after including this file, so on a first
 # configure (a fresh clone) it would not be known yet and no package rule would be made.
 find_program(KERNODECK_PYTHON3 python3)
-if(KERNODECK_PYTHON3 AND KERNODECK_GZIP AND NOT CMAKE_CROSSCOMPILING AND TARGET kernodeck AND TARGET kernodeck-hook)
+# A cross build (arm64) makes its pages and completion by running its own binaries through the
+# emulator (qemu-aarch64-static, cmake/aarch64-linux-gnu.cmake); without one it packages nothing.
+set(run_built "")
+if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
+  list(JOIN CMAKE_CROSSCOMPILING_EMULATOR " " run_built)
+endif()
+if(KERNODECK_PYTHON3 AND KERNODECK_GZIP AND (NOT CMAKE_CROSSCOMPILING OR run_built) AND TARGET kernodeck
+   AND TARGET kernodeck-hook)
   set(KERNODECK_GENERATED_DOCS ON)
   set(man_dir ${CMAKE_BINARY_DIR}/man)
   set(probe_arg "")
@@ -30,7 +37,8 @@ if(KERNODECK_PYTHON3 AND KERNODECK_GZIP AND NOT CMAKE_CROSSCOMPILING AND TARGET 
   add_custom_command(OUTPUT ${man_dir}/.stamp
     COMMAND ${CMAKE_COMMAND} -E rm -rf ${man_dir}
     COMMAND ${KERNODECK_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/gen-man --kernodeck $<TARGET_FILE:kernodeck>
-      --hook $<TARGET_FILE:kernodeck-hook> ${probe_arg} --out ${man_dir} > ${CMAKE_BINARY_DIR}/man-pages.txt
+      --hook $<TARGET_FILE:kernodeck-hook> ${probe_arg} --out ${man_dir} "--emulator=${run_built}"
+      > ${CMAKE_BINARY_DIR}/man-pages.txt
     COMMAND ${CMAKE_COMMAND} -E touch ${man_dir}/.stamp
     DEPENDS kernodeck kernodeck-hook ${probe_dep} ${PROJECT_SOURCE_DIR}/scripts/gen-man
     COMMENT "Man pages from --help (scripts/gen-man)" VERBATIM)
@@ -40,7 +48,7 @@ if(KERNODECK_PYTHON3 AND KERNODECK_GZIP AND NOT CMAKE_CROSSCOMPILING AND TARGET 
   add_custom_command(OUTPUT ${pkg_dir}/.stamp
     COMMAND ${CMAKE_COMMAND} -E rm -rf ${pkg_dir}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${pkg_dir}/man1 ${pkg_dir}/man8 ${pkg_dir}/completions
-    COMMAND sh -c "$<TARGET_FILE:kernodeck> completion bash > ${pkg_dir}/completions/kernodeck"
+    COMMAND sh -c "${run_built} $<TARGET_FILE:kernodeck> completion bash > ${pkg_dir}/completions/kernodeck"
     COMMAND sh -c "for f in ${man_dir}/*.1; do gzip -9nc $f > ${pkg_dir}/man1/$(basename $f).gz; done"
     COMMAND sh -c "for f in ${man_dir}/*.8; do gzip -9nc $f > ${pkg_dir}/man8/$(basename $f).gz; done"
     COMMAND sh -c "gzip -9nc ${PROJECT_SOURCE_DIR}/packaging/changelog > ${pkg_dir}/changelog.gz"
@@ -95,6 +103,15 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL kernodeck hook)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# A cross build's packages are for its target (kernodeck-hook_<version>_arm64.deb), and
+# dpkg-shlibdeps reads their libraries from that architecture's multiarch folders and shlibs
+# (DEB_HOST_ARCH, set while cpack runs by the project config file).
+if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+  set(cross_config ${CMAKE_BINARY_DIR}/CPackCrossArch.cmake)
+  file(WRITE ${cross_config} "set(ENV{DEB_HOST_ARCH} arm64)\n")
+  set(CPACK_PROJECT_CONFIG_FILE ${cross_config})
+endif()
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)

@@ -11,9 +11,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
 #include "support.h"
 
 using namespace kdktest;
+using nlohmann::json;
 
 namespace {
 
@@ -211,6 +218,119 @@ TEST_F(Shipped, TheDockerfileBuildsAnImageThatRunsAsNonRootAndAuditsItselfWithou
   RunResult size = run("podman image inspect " + image + " --format '{{.Size}}'");
   std::printf("kernodeck image size: %s bytes (%s)\n", replaceAll(size.out, "\n", "").c_str(), image.c_str());
   run("podman rmi -f " + image + " " + base + " >/dev/null 2>&1");
+}
+
+// Issue 42 section 3: the image init-container.yaml names by digest is an index with linux/amd64
+// and linux/arm64 entries, each built from container/Dockerfile as the Dockerfile's header says
+// (podman build --platform P --manifest LIST, the packages of both architectures in one folder),
+// on Debian bases made here (the amd64 fixture; debootstrap --arch arm64 through qemu).
+TEST_F(Shipped, TheDockerfileBuildsOneIndexForAmd64AndArm64NodesThatAuditsClean) {
+  // The arm64 packages come from the whole arm64 cross build (scripts/build --arch arm64):
+  // scripts/test cross-builds only the hook and the probe, so this runs where that build is.
+  const char* env = std::getenv("KERNODECK_ARM64_BUILD");
+  std::string arm = env && *env ? env : std::string(SOURCE_DIR) + "/build-arm64";
+  if (!haveTool("qemu-aarch64-static") || ::access((arm + "/kernodeck").c_str(), X_OK) != 0 ||
+      ::access((arm + "/man/.stamp").c_str(), F_OK) != 0)
+    GTEST_SKIP() << "needs the whole arm64 cross build (kernodeck and its man pages) in " << arm
+                 << ": scripts/build --arch arm64 (scripts/test cross-builds only kernodeck-hook and kernodeck-probe)";
+  RunResult binfmt = run(std::string(SOURCE_DIR) + "/tests/fixtures/binfmt-arm64");
+  ASSERT_EQ(binfmt.code, 0) << binfmt.err;
+  // Both architectures' packages in one folder, as the Dockerfile's header builds them.
+  std::string ctx = *dir_ + "/packages2";
+  RunResult p = run("mkdir -p " + ctx + " && cp -a " + *dir_ + "/debs " + ctx + "/debs && cd " + arm +
+                    " && cmake --build . --target kernodeck kernodeck-hook kernodeck-probe man_pages >/dev/null && cpack -G DEB -B " +
+                    ctx + "/debs 2>&1 && rm -rf " + ctx + "/debs/_CPack_Packages && ls " + ctx + "/debs");
+  ASSERT_EQ(p.code, 0) << p.out << p.err;
+  EXPECT_NE(p.out.find("kernodeck_0.1.0_arm64.deb"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("kernodeck-hook_0.1.0_arm64.deb"), std::string::npos) << p.out;
+  // The arm64 hook package has no dependency either; the arm64 CLI's are arm64 libraries read by
+  // dpkg-shlibdeps (no LibTorch: the arm64 build has no plugin).
+  RunResult dep = run("cd " + ctx + "/debs && dpkg-deb -f kernodeck-hook_0.1.0_arm64.deb Architecture Depends; "
+                      "dpkg-deb -f kernodeck_0.1.0_arm64.deb Architecture Depends; dpkg-deb -c kernodeck_0.1.0_arm64.deb");
+  EXPECT_EQ(dep.out.substr(0, dep.out.find('\n')), "Architecture: arm64") << dep.out;
+  EXPECT_NE(dep.out.find("libcurl4"), std::string::npos) << dep.out;
+  EXPECT_NE(dep.out.find("libssl3"), std::string::npos) << dep.out;
+  EXPECT_EQ(dep.out.find("libtorch"), std::string::npos) << dep.out;
+  EXPECT_NE(dep.out.find("./usr/share/man/man1/kernodeck-audit.1.gz"), std::string::npos) << dep.out;
+
+  // The two bases: each a Debian 12 root file system with this host's apt lists (which hold
+  // arm64's too, the host having that architecture for the cross build), imported for its platform.
+  RunResult armBase = run(std::string(SOURCE_DIR) + "/tests/fixtures/debootstrap-arm64");
+  ASSERT_EQ(armBase.code, 0) << armBase.err;
+  std::string tag = "kdkindex" + std::to_string(::getpid());
+  std::string list = "localhost/" + tag + "-kernodeck:1";
+  auto importBase = [&](const std::string& from, const std::string& arch) {
+    std::string root = *dir_ + "/base-" + arch, name = "localhost/" + tag + "-debian-" + arch + ":12";
+    std::string copy = "rm -rf " + root + " && cp -a " + from + " " + root + " && rm -rf " + root + "/opt/venv " + root +
+                       "/var/lib/apt/lists && cp -a /var/lib/apt/lists " + root + "/var/lib/apt/lists && rm -rf " + root +
+                       "/etc/apt/sources.list.d && { [ ! -e /etc/apt/sources.list ] || cp -a /etc/apt/sources.list " + root +
+                       "/etc/apt/; } && { [ ! -d /etc/apt/sources.list.d ] || cp -a /etc/apt/sources.list.d " + root +
+                       "/etc/apt/; } && rm -f " + root + "/.complete && tar -C " + root + " -cf " + root + ".tar . && podman import -q --arch " +
+                       arch + " --os linux " + root + ".tar " + name + " >/dev/null && rm -rf " + root + " " + root + ".tar";
+    RunResult r = run(copy);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return name;
+  };
+  std::string amd64Base = importBase(*base_, "amd64"), arm64Base = importBase(armBase.out.substr(0, armBase.out.find('\n')), "arm64");
+  std::string archives = *dir_ + "/archives2";
+  ASSERT_EQ(run("{ cp -al /var/cache/apt/archives " + archives + " 2>/dev/null || mkdir -p " + archives + "; } && rm -rf " +
+                archives + "/partial " + archives + "/lock && mkdir -p " + archives + "/partial")
+                .code,
+            0);
+  std::map<std::string, std::string> built;  // platform -> image id (podman build -q prints it last)
+  for (auto [platform, base] : {std::pair{std::string("linux/amd64"), amd64Base}, std::pair{std::string("linux/arm64"), arm64Base}}) {
+    RunResult b = run("cd " + std::string(SOURCE_DIR) + " && timeout 1200 podman --runtime runc build -q --network host " + kLimits +
+                      " --platform " + platform + " --manifest " + list + " --build-arg BASE=" + base + " --build-context packages=" +
+                      ctx + " -v " + archives + ":/var/cache/apt/archives -f container/Dockerfile . 2>&1");
+    ASSERT_EQ(b.code, 0) << platform << ": " << b.out << b.err;
+    std::string out = b.out.substr(0, b.out.find_last_not_of("\n") + 1);
+    built[platform] = out.substr(out.rfind('\n') + 1);
+  }
+  // The arm64 entry runs, through qemu: its gate, and its static aarch64 probe.
+  auto inArm64 = [&](const std::string& args) {
+    return run("podman " + kPodman + " run --rm --network none --platform linux/arm64 " + kLimits + " " + args);
+  };
+  std::string arm64Image = built["linux/arm64"];
+  RunResult gate = inArm64(arm64Image + " gate --help");
+  EXPECT_EQ(gate.code, 0) << gate.out << gate.err;
+  EXPECT_NE(gate.out.find("--key FILE"), std::string::npos) << gate.out << gate.err;
+  RunResult probe = inArm64("--entrypoint /bin/sh " + arm64Image +
+                            " -c 'uname -m; /usr/local/bin/kernodeck-probe --version; id -u; ldd /usr/local/bin/kernodeck-probe 2>&1'");
+  EXPECT_NE(probe.out.find("aarch64\n"), std::string::npos) << probe.out << probe.err;
+  EXPECT_NE(probe.out.find("kernodeck-probe 0.1.0"), std::string::npos) << probe.out << probe.err;
+  EXPECT_NE(probe.out.find("65532\n"), std::string::npos) << probe.out << probe.err;
+  EXPECT_NE(probe.out.find("not a dynamic executable"), std::string::npos) << probe.out << probe.err;
+
+  // The index, pushed as an OCI layout: two entries, one per platform, under one digest.
+  std::string layout = *dir_ + "/index";
+  RunResult push = run("podman manifest push -q --all " + list + " oci:" + layout + ":1 2>&1");
+  ASSERT_EQ(push.code, 0) << push.out << push.err;
+  json top = json::parse(readFile(layout + "/index.json"));
+  ASSERT_EQ(top["manifests"].size(), 1u) << top.dump();
+  std::string indexDigest = top["manifests"][0]["digest"].get<std::string>();
+  json index = json::parse(readFile(layout + "/blobs/sha256/" + indexDigest.substr(7)));
+  std::set<std::string> platforms;
+  for (const auto& m : index["manifests"])
+    platforms.insert(m["platform"]["os"].get<std::string>() + "/" + m["platform"]["architecture"].get<std::string>());
+  EXPECT_EQ(platforms, (std::set<std::string>{"linux/amd64", "linux/arm64"})) << index.dump();
+  std::printf("kernodeck image index %s:\n", indexDigest.c_str());
+  for (const auto& m : index["manifests"])
+    std::printf("  %s/%s %s\n", m["platform"]["os"].get<std::string>().c_str(),
+                m["platform"]["architecture"].get<std::string>().c_str(), m["digest"].get<std::string>().c_str());
+  // Each entry audited by this build, chosen by --platform: Debian 12, aarch64 binaries in the
+  // arm64 one, and no error finding in either.
+  for (const char* platform : {"linux/amd64", "linux/arm64"}) {
+    RunResult a = run(K + " audit --no-cache --fail-on error --platform " + platform + " --format json oci:" + layout + ":1");
+    EXPECT_EQ(a.code, 0) << platform << ": " << a.out << a.err;
+    json report = json::parse(a.out, nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << a.out;
+    EXPECT_NE(report.dump().find(indexDigest), std::string::npos) << platform << ": the index's digest is not named";
+    EXPECT_NE(report.dump().find(std::string("\"") + (std::string(platform) == "linux/arm64" ? "arm64" : "amd64") + "\""),
+              std::string::npos)
+        << platform << ": " << report.dump().substr(0, 2000);
+  }
+  run("podman manifest rm " + list + " >/dev/null 2>&1; podman rmi -f " + built["linux/amd64"] + " " + built["linux/arm64"] + " " +
+      amd64Base + " " + arm64Base + " >/dev/null 2>&1");
 }
 
 }  // namespace
