@@ -256,3 +256,52 @@ TEST_F(Exceptions, TheSignedReportCarriesWhatWasWaivedAndTheFilesDigest) {
   EXPECT_NE(people.out.find("exceptions: 3 error, 0 warning, 0 info suppressed"), std::string::npos) << people.out;
   EXPECT_NE(people.out.find("sha256:" + kernodeck::util::sha256Hex(text)), std::string::npos) << people.out;
 }
+
+// The same file through `fleet run --exceptions` (every report of the worker waives what it lists),
+// and what the gate shows of it: the demo audited by the fleet without the file gets a signed
+// fail and the gate refuses; audited again with it, a signed pass, which the gate admits with a
+// `report.exceptions` line naming what that audit waived (shown, never deciding).
+TEST_F(Exceptions, FleetRunWaivesInItsSignedReportsAndTheGateShowsWhat) {
+  LocalRegistry reg;
+  if (!reg.start() || !haveTool("openssl")) GTEST_SKIP() << "docker-registry, skopeo or openssl unavailable";
+  ASSERT_TRUE(reg.push(*dir_ + "/demo", "1.0", "team/demo:1.0"));
+  std::string k = *dir_ + "/fleet-ed";
+  ASSERT_EQ(run("openssl genpkey -algorithm ed25519 -out " + k + ".pem && openssl pkey -in " + k + ".pem -pubout -out " +
+                k + ".pub")
+                .code,
+            0);
+  std::string ex = file("fleet.yaml", kHead + kPin + entry("image.secret.env", "", "a read-only mirror token", 30) +
+                                          entry("python.requirement.conflict", "", "numpy 1.26 is tested with it", 30));
+  std::string image = reg.host() + "/team/demo:1.0";
+  std::string byDigest = reg.host() + "/team/demo@" + reg.digestOf("team/demo:1.0");
+  writeFile(*dir_ + "/fleet-refs.txt", image + "\n");
+  std::string plan = *dir_ + "/fleet-plan.json";
+  RunResult p = run(K + " fleet plan " + *dir_ + "/fleet-refs.txt --shards 1 --cache-repo " + reg.host() +
+                    "/kernodeck/cache -o " + plan);
+  ASSERT_EQ(p.code, 0) << p.err;
+  std::string worker = K + " fleet run --plan " + plan + " --shard 0 --wait 0 --sign-key " + k + ".pem --cache-dir ";
+  std::string gate = K + " gate --retries 0 --key " + k + ".pub --image " + byDigest;
+
+  RunResult r = run(worker + tempDir("fleet-ex"));
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  RunResult g = run(gate);
+  EXPECT_EQ(g.code, 1) << g.out << g.err;
+  EXPECT_EQ((g.out + g.err).find("report.exceptions"), std::string::npos) << g.out << g.err;
+
+  r = run(worker + tempDir("fleet-ex") + " --redo --exceptions " + ex);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  g = run(gate);
+  EXPECT_EQ(g.code, 0) << g.out << g.err;
+  std::string o = g.out + g.err;
+  EXPECT_NE(o.find("report.exceptions"), std::string::npos) << o;
+  EXPECT_NE(o.find("suppressed 3 finding(s) by exceptions"), std::string::npos) << o;
+  EXPECT_NE(o.find("python.pin.mismatch"), std::string::npos) << o;
+  // The JSON report of the gate carries the signed exceptions under the chosen report.
+  RunResult gj = run(gate + " --json");
+  json j = json::parse(gj.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << gj.out << gj.err;
+  EXPECT_NE(j.dump().find("\"suppressed\""), std::string::npos) << gj.out;
+  const json* f = findingOf(j, "report.exceptions");
+  ASSERT_NE(f, nullptr) << gj.out;
+  EXPECT_EQ((*f)["severity"], "info");
+}
