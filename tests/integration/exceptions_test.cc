@@ -54,6 +54,19 @@ class Exceptions : public ::testing::Test {
     writeFile(p, text);
     return p;
   }
+  // An ed25519 key pair, NAME.pem and NAME.pub under the suite's folder; the common path of both.
+  static std::string edKey(const std::string& name) {
+    std::string k = *dir_ + "/" + name;
+    RunResult r = run("openssl genpkey -algorithm ed25519 -out " + k + ".pem && openssl pkey -in " + k +
+                      ".pem -pubout -out " + k + ".pub");
+    EXPECT_EQ(r.code, 0) << r.err;
+    return k;
+  }
+  // The three waivers the signed tests use: the pin mismatch, the credential, the conflict.
+  static std::string threeWaivers() {
+    return kHead + kPin + entry("image.secret.env", "", "a read-only mirror token", 30) +
+           entry("python.requirement.conflict", "", "numpy 1.26 is tested with it", 30);
+  }
   static std::string* dir_;
   static bool ok_;
 };
@@ -222,13 +235,8 @@ TEST_F(Exceptions, TheSignedReportCarriesWhatWasWaivedAndTheFilesDigest) {
   LocalRegistry reg;
   if (!reg.start() || !haveTool("openssl")) GTEST_SKIP() << "docker-registry, skopeo or openssl unavailable";
   ASSERT_TRUE(reg.push(*dir_ + "/demo", "1.0", "team/demo:1.0"));
-  std::string k = *dir_ + "/ed";
-  ASSERT_EQ(run("openssl genpkey -algorithm ed25519 -out " + k + ".pem && openssl pkey -in " + k + ".pem -pubout -out " +
-                k + ".pub")
-                .code,
-            0);
-  std::string text = kHead + kPin + entry("image.secret.env", "", "a read-only mirror token", 30) +
-                     entry("python.requirement.conflict", "", "numpy 1.26 is tested with it", 30);
+  std::string k = edKey("ed");
+  std::string text = threeWaivers();
   std::string ex = file("signed.yaml", text);
   std::string image = reg.host() + "/team/demo:1.0";
   RunResult audit = run(K + " audit --no-cache --attach --sign-key " + k + ".pem --exceptions " + ex + " " + image);
@@ -265,13 +273,8 @@ TEST_F(Exceptions, FleetRunWaivesInItsSignedReportsAndTheGateShowsWhat) {
   LocalRegistry reg;
   if (!reg.start() || !haveTool("openssl")) GTEST_SKIP() << "docker-registry, skopeo or openssl unavailable";
   ASSERT_TRUE(reg.push(*dir_ + "/demo", "1.0", "team/demo:1.0"));
-  std::string k = *dir_ + "/fleet-ed";
-  ASSERT_EQ(run("openssl genpkey -algorithm ed25519 -out " + k + ".pem && openssl pkey -in " + k + ".pem -pubout -out " +
-                k + ".pub")
-                .code,
-            0);
-  std::string ex = file("fleet.yaml", kHead + kPin + entry("image.secret.env", "", "a read-only mirror token", 30) +
-                                          entry("python.requirement.conflict", "", "numpy 1.26 is tested with it", 30));
+  std::string k = edKey("fleet-ed");
+  std::string ex = file("fleet.yaml", threeWaivers());
   std::string image = reg.host() + "/team/demo:1.0";
   std::string byDigest = reg.host() + "/team/demo@" + reg.digestOf("team/demo:1.0");
   writeFile(*dir_ + "/fleet-refs.txt", image + "\n");
