@@ -27,13 +27,20 @@ complete_words() {
   COMPREPLY=()
   "$fn" kernodeck "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 }
+# in_reply WORD: whether COMPREPLY holds WORD. Not "printf | grep -q": under pipefail, grep's early
+# exit on a first match can kill printf with SIGPIPE and fail the pipeline.
+in_reply() {
+  local w
+  for w in "${COMPREPLY[@]}"; do [ "$w" = "$1" ] && return 0; done
+  return 1
+}
 offers() {
   local words=() expected=()
   while [ "$1" != -- ]; do words+=("$1"); shift; done
   shift
   complete_words "${words[@]}"
   for e in "$@"; do
-    if ! printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$e"; then
+    if ! in_reply "$e"; then
       echo "FAIL: '${words[*]}' does not offer '$e' (offers: ${COMPREPLY[*]:0:12})"; fails=$((fails + 1))
     fi
   done
@@ -44,7 +51,7 @@ offers_not() {
   shift
   complete_words "${words[@]}"
   for e in "$@"; do
-    if printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$e"; then
+    if in_reply "$e"; then
       echo "FAIL: '${words[*]}' offers '$e'"; fails=$((fails + 1))
     fi
   done
