@@ -39,10 +39,11 @@ std::string replaceAll(std::string s, const std::string& from, const std::string
 
 // The two packages of this build, made by CPack into BUILD/ship-packages/debs by the first test
 // that needs them (under a lock) and reused while nothing they are made of has changed: the
-// binaries, the generated pages and completion, CPack's configuration and the packaged sources.
+// binaries, the generated pages and completion, the install rules, CPack's configuration, the packaged
+// sources and the host's installed packages (dpkg-shlibdeps reads them).
 const std::string kSharedPackages =
     "set -e; d=" + kBuild + "/ship-packages; mkdir -p $d; exec 9>$d/.lock; flock 9; "
-    "key=$({ cd " + kBuild + " && find kernodeck kernodeck-hook kernodeck-probe libkernodeck_*.so CPackConfig.cmake man "
+    "key=$({ cd " + kBuild + " && find kernodeck kernodeck-hook kernodeck-probe libkernodeck_*.so CPackConfig.cmake cmake_install.cmake man "
     "packaging -type f -print0 | sort -z | xargs -0 sha256sum; cd " + SOURCE_DIR + " && find CMakeLists.txt README.md "
     "cmake/packaging.cmake packaging docs hooks examples/demo -type f -print0 | sort -z | xargs -0 sha256sum; "
     "dpkg-query -W; } | sha256sum | cut -c1-64); "
