@@ -419,7 +419,8 @@ TEST_F(ReportWindow, SixtyFourHostileReferrersKeepTheGateUnder128MiB) {
 
 TEST_F(ReportWindow, FourHundredSignedReportsAreAllReadAndTheNewestDecides) {
   // An image audited daily for more than a year: 400 signed reports (a pass a day, the newest a
-  // fail), attached through the fallback tag. All are read (no bound tripped), the newest decides.
+  // fail), attached through the fallback tag. All are read and verified (no bound tripped, no
+  // report skipped), the newest decides.
   ASSERT_NO_FATAL_FAILURE(push({"year"}));
   ASSERT_EQ(attach(reg_->host(), "year"), 0);
   auto envs = envelopes(reg_->host(), "year");
@@ -455,13 +456,19 @@ TEST_F(ReportWindow, FourHundredSignedReportsAreAllReadAndTheNewestDecides) {
   int code = -1;
   auto t0 = std::chrono::steady_clock::now();
   long kib = peakRssKiB(bin() + " gate --retries 0 --key " + key("ed.pub") + " --image " +
-                            byDigest(reg_->host(), "year") + " -o " + *dir_ + "/year.txt",
+                            byDigest(reg_->host(), "year") + " --json -o " + *dir_ + "/year.json",
                         &code);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("[ gate, 401 signed reports: exit %d, %.2f s, peak RSS %ld KiB ]\n", code, s, kib);
-  EXPECT_EQ(code, 1) << readFile(*dir_ + "/year.txt");
-  EXPECT_NE(readFile(*dir_ + "/year.txt").find("probe.report.failed"), std::string::npos);
-  EXPECT_EQ(readFile(*dir_ + "/year.txt").find("too_many"), std::string::npos);
+  std::string out = readFile(*dir_ + "/year.json");
+  json j = json::parse(out, nullptr, false);
+  EXPECT_EQ(code, 1) << out.substr(0, 2000);
+  EXPECT_EQ(countFindings(j, "probe.report.failed"), 1) << out.substr(0, 2000);
+  EXPECT_EQ(out.find("too_many"), std::string::npos);
+  // All read: the 400 passes verified, none skipped (an unverifiable one is an error of its own).
+  int errors = 0;
+  for (const auto& f : j.value("findings", json::array())) errors += f.value("severity", "") == "error";
+  EXPECT_EQ(errors, 1) << out.substr(0, 2000);
   EXPECT_LT(kib, 128 * 1024);
 }
 
