@@ -1,6 +1,7 @@
 #include "local_registry.h"
 
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -30,7 +31,10 @@ bool LocalRegistry::start(bool inMemory) {
   logPath_ = dir_ + "/registry.log";
   std::string data = dir_ + "/data";
   char shm[] = "/dev/shm/kdk-localreg-XXXXXX";
-  if (inMemory && ::mkdtemp(shm)) data = memoryDir_ = shm;
+  // Only where /dev/shm has room (a container's is often 64 MiB): else on disk, as without.
+  struct statvfs fs {};
+  if (inMemory && ::statvfs("/dev/shm", &fs) == 0 && fs.f_bavail * fs.f_frsize >= (2ull << 30) && ::mkdtemp(shm))
+    data = memoryDir_ = shm;
   // In memory, garbage too: Go collects when the heap reaches 256 MiB, not at every few MiB
   // allocated (with its small heap, docker-registry spends a third of its CPU collecting).
   std::string gc = inMemory ? "GOGC=off GOMEMLIMIT=256MiB " : "";

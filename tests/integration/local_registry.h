@@ -10,7 +10,7 @@ namespace kdktest {
 class LocalRegistry {
  public:
   // False when docker-registry, skopeo or curl is missing or the registry did not come up.
-  // inMemory: its storage in a folder of /dev/shm (tmpfs) when there is one, removed with it:
+  // inMemory: its storage in a folder of /dev/shm (tmpfs) when that has 2 GiB free, removed with it:
   // docker-registry syncs every file it writes (blobs, links, upload state), which on a shared
   // disk is most of its CPU and wall time for a suite that pushes thousands of small artifacts;
   // and its garbage collected at 256 MiB of heap (GOMEMLIMIT), not every few MiB allocated.
