@@ -47,8 +47,8 @@ bool LocalRegistry::start(bool inMemory) {
               "    rootdirectory: " +
                   data + "\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:" + std::to_string(port_) +
                   "\n");
-    RunResult r =
-        run("setsid sh -c '" + gc + "exec docker-registry serve " + dir_ + "/config.yml > " + logPath_ + " 2>&1' & echo $!");
+    RunResult r = run("setsid sh -c '" + gc + "exec docker-registry serve " + dir_ + "/config.yml > " + logPath_ +
+                      " 2>&1' & echo $!");
     pid_ = std::atoi(r.out.c_str());
     if (waitHttp(port_) && run("grep -q 'address already in use' " + logPath_).code != 0) return true;
   }

@@ -47,7 +47,8 @@ class ReportWindow : public ::testing::Test {
     front_ = new ReferrersFront;
     plain_ = new ReferrersFront;
     // In memory: the suite pushes some 2,000 small artifacts and 150 MB of hostile envelopes.
-    if (!reg_->start(true) || !haveTool("openssl") || !front_->start(*reg_, 10, true) || !plain_->start(*reg_, 7, false))
+    if (!reg_->start(true) || !haveTool("openssl") || !front_->start(*reg_, 10, true) ||
+        !plain_->start(*reg_, 7, false))
       return;
     dir_ = new std::string(tempDir("report-window"));
     digests_ = new std::map<std::string, std::string>;
