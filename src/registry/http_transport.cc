@@ -1,8 +1,12 @@
-// See transport.h. The libcurl transport: one easy handle per exchange, the 2xx body handed to
-// the request's sink as it arrives, other bodies kept up to a cap.
+// See transport.h. The libcurl transport: an easy handle per exchange, taken from the transport's
+// idle handles (reset: the options go, the open connections stay) so that a client's exchanges
+// reuse one kept-alive connection instead of a TCP and TLS handshake each (a gate reading 400
+// referrers made 800); the 2xx body handed to the request's sink as it arrives, other bodies
+// kept up to a cap.
 #include <dirent.h>
 
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -98,9 +102,13 @@ class CurlTransport : public HttpTransport {
     }
   }
 
+  ~CurlTransport() override {
+    for (CURL* c : idle_) curl_easy_cleanup(c);
+  }
+
   HttpResponse perform(const HttpRequest& q) override {
     HttpResponse r;
-    CURL* c = curl_easy_init();
+    CURL* c = take();
     if (!c) {
       r.transportError = "cannot initialise libcurl";
       return r;
@@ -182,14 +190,35 @@ class CurlTransport : public HttpTransport {
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
     if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && r.aborted)) r.transportError = curl_easy_strerror(rc);
     curl_slist_free_all(hl);
-    curl_easy_cleanup(c);
+    give(c);
     return r;
   }
 
  private:
+  // An idle handle, reset, or a new one. Each handle serves one exchange at a time; the blob
+  // readers' threads each get their own.
+  CURL* take() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        CURL* c = idle_.back();
+        idle_.pop_back();
+        curl_easy_reset(c);
+        return c;
+      }
+    }
+    return curl_easy_init();
+  }
+  void give(CURL* c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(c);
+  }
+
   bool insecure_;
   long connectTimeoutS_, stallTimeoutS_;
   std::string caBlob_;
+  std::mutex mu_;
+  std::vector<CURL*> idle_;
 };
 
 }  // namespace

@@ -16,11 +16,11 @@
 #include <curl/curl.h>
 
 // Every libcurl function called in src/ (X-macro: X(name)).
-#define KDK_CURL_FUNCTIONS(X)                                                                         \
-  X(curl_easy_cleanup)                                                                                \
-  X(curl_easy_escape) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_perform) X(curl_easy_setopt) \
-      X(curl_easy_strerror) X(curl_free) X(curl_global_init) X(curl_slist_append) X(curl_slist_free_all)    \
-          X(curl_url) X(curl_url_cleanup) X(curl_url_get) X(curl_url_set)
+#define KDK_CURL_FUNCTIONS(X)                                                                            \
+  X(curl_easy_cleanup)                                                                                   \
+  X(curl_easy_escape) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_perform) X(curl_easy_reset)    \
+      X(curl_easy_setopt) X(curl_easy_strerror) X(curl_free) X(curl_global_init) X(curl_slist_append)    \
+          X(curl_slist_free_all) X(curl_url) X(curl_url_cleanup) X(curl_url_get) X(curl_url_set)
 
 namespace kernodeck::registry::curl_lib {
 
@@ -47,6 +47,7 @@ const Api& api();
 #define curl_easy_getinfo (::kernodeck::registry::curl_lib::api().curl_easy_getinfo)
 #define curl_easy_init (::kernodeck::registry::curl_lib::api().curl_easy_init)
 #define curl_easy_perform (::kernodeck::registry::curl_lib::api().curl_easy_perform)
+#define curl_easy_reset (::kernodeck::registry::curl_lib::api().curl_easy_reset)
 #define curl_easy_setopt (::kernodeck::registry::curl_lib::api().curl_easy_setopt)
 #define curl_easy_strerror (::kernodeck::registry::curl_lib::api().curl_easy_strerror)
 #define curl_free (::kernodeck::registry::curl_lib::api().curl_free)

@@ -1,7 +1,7 @@
 // The HTTP seam of the registry client: one exchange, no retry, no auth. The client's retry,
 // backoff, TLS fallback and auth logic (client.cc) sits above it and talks only to this
 // interface, so unit tests drive that logic with a scripted transport and no registry;
-// makeCurlTransport is the real one (libcurl, one easy handle per exchange).
+// makeCurlTransport is the real one (libcurl, kept-alive connections reused between exchanges).
 #pragma once
 
 #include <cstddef>
