@@ -10,7 +10,11 @@ namespace kdktest {
 class LocalRegistry {
  public:
   // False when docker-registry, skopeo or curl is missing or the registry did not come up.
-  bool start();
+  // inMemory: its storage in a folder of /dev/shm (tmpfs) when that has 2 GiB free, removed with it:
+  // docker-registry syncs every file it writes (blobs, links, upload state), which on a shared
+  // disk is most of its CPU and wall time for a suite that pushes thousands of small artifacts;
+  // and its garbage collected at 256 MiB of heap (GOMEMLIMIT), not every few MiB allocated.
+  bool start(bool inMemory = false);
   ~LocalRegistry();
 
   std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
@@ -23,7 +27,7 @@ class LocalRegistry {
 
  private:
   int port_ = 0, pid_ = 0;
-  std::string dir_, logPath_;
+  std::string dir_, logPath_, memoryDir_;
 };
 
 // tests/integration/referrers_front.py in front of a LocalRegistry: an OCI 1.1 referrers API
