@@ -9,6 +9,8 @@
 
 #include "kernodeck/util/time.h"
 
+namespace attest_decision_test {
+
 using namespace kernodeck;
 using namespace kernodeck::attest;
 
@@ -188,3 +190,5 @@ TEST(ReportDecision, OnlyAVerifiedSignatureCountsAndTheBoundBlocks) {
   EXPECT_EQ(count(b, "report.referrers.too_many", S::Error), 1);
   EXPECT_EQ(newestGood(many), nullptr);
 }
+
+}  // namespace attest_decision_test

@@ -9,6 +9,8 @@
 #include "kernodeck/attest/predicate.h"
 #include "kernodeck/attest/statement.h"
 
+namespace attest_dsse_test {
+
 using namespace kernodeck;
 using namespace kernodeck::attest;
 
@@ -156,3 +158,5 @@ TEST(Statement, RoundTripsAndRefusesWrongShapes) {
 }
 
 }  // namespace
+
+}  // namespace attest_dsse_test

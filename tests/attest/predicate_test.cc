@@ -9,6 +9,8 @@
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/time.h"
 
+namespace attest_predicate_test {
+
 using namespace kernodeck;
 using namespace kernodeck::attest;
 using nlohmann::json;
@@ -184,3 +186,5 @@ TEST(CosignLayout, KernodeckStatementsAreJudgedByTheirPayload) {
   // Only the top-level member: a Kernodeck payload nested in another tool's document is not ours.
   EXPECT_FALSE(isKernodeckStatement("{\"payload\":\"" + decoy + "\",\"inner\":{\"payload\":\"" + b64 + "\"}}"));
 }
+
+}  // namespace attest_predicate_test

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+namespace audit_result_cache_test {
+
 using namespace kernodeck;
 using namespace kernodeck::audit;
 
@@ -83,3 +85,5 @@ TEST(ResultCache, DamagedOrFailedEntriesAreIgnored) {
 }
 
 }  // namespace
+
+}  // namespace audit_result_cache_test

@@ -8,6 +8,8 @@
 
 #include "kernodeck/util/hash.h"
 
+namespace fleet_plan_test {
+
 using namespace kernodeck;
 using namespace kernodeck::fleet;
 
@@ -92,3 +94,5 @@ TEST(FleetPlan, RefusesWhatIsNotAPlan) {
 }
 
 }  // namespace
+
+}  // namespace fleet_plan_test

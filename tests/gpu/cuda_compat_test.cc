@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace gpu_cuda_compat_test {
+
 using namespace kernodeck::gpu;
 
 TEST(CudaCompat, CompareVersions) {
@@ -76,3 +78,5 @@ TEST(CudaCompat, ArchRunsOn) {
   EXPECT_EQ(smName("12.0"), "sm_120");
   EXPECT_EQ(smName("x"), "");
 }
+
+}  // namespace gpu_cuda_compat_test

@@ -4,6 +4,8 @@
 
 #include "elf_note_fixture.h"
 
+namespace gpu_cuda_fwd_note_test {
+
 using namespace kernodeck;
 using namespace kernodeck::gpu;
 
@@ -111,3 +113,5 @@ TEST(CudaFwdNote, AHugeSectionHeaderTableIsRefusedBeforeItIsRead) {
   EXPECT_FALSE(n.ok());
   EXPECT_LE(largest, size_t(4) << 20);
 }
+
+}  // namespace gpu_cuda_fwd_note_test

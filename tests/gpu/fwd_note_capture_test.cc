@@ -6,6 +6,8 @@
 
 #include "elf_note_fixture.h"
 
+namespace gpu_fwd_note_capture_test {
+
 using namespace kernodeck;
 using namespace kernodeck::gpu;
 
@@ -85,3 +87,5 @@ TEST(FwdNoteCapture, NoNoteAndBrokenNotesReadAsOverTheWholeFile) {
   EXPECT_FALSE(readKeptFwdCompatNote(lib).ok());
   EXPECT_FALSE(isKeptBytes(lib));
 }
+
+}  // namespace gpu_fwd_note_capture_test

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace gpu_requirement_test {
+
 using namespace kernodeck::gpu;
 
 // The NVIDIA container toolkit's own parser cases.
@@ -136,3 +138,5 @@ TEST(Requirement, EvaluateNamesTheFailedConditions) {
   EXPECT_EQ(failed[0].str(), "brand=tesla");
   EXPECT_EQ(failed[1].str(), "driver>=600");
 }
+
+}  // namespace gpu_requirement_test

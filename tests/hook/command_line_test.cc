@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace hook_command_line_test {
+
 using namespace kernodeck;
 using hook::Policy;
 
@@ -107,3 +109,5 @@ TEST(HookCommandLine, ValuesAreTakenAndTheLogIsKnownEvenOnAUsageError) {
   hook::CommandLine twoLogs = hook::parseCommandLine({"--log", "/a", "--log", "/b"});
   EXPECT_EQ(twoLogs.options.logFile, "");  // which one would be a guess
 }
+
+}  // namespace hook_command_line_test

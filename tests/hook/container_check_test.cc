@@ -6,6 +6,8 @@
 
 #include "../host/fixture.h"
 
+namespace hook_container_check_test {
+
 using namespace kernodeck;
 using namespace kernodeck::gpu;
 using namespace kernodeck::hook;
@@ -542,3 +544,5 @@ TEST(ContainerCheck, DeviceFindingsNameTheNode) {
     EXPECT_TRUE(named) << c.host << ": no error finding names " << c.node;
   }
 }
+
+}  // namespace hook_container_check_test

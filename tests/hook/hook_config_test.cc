@@ -4,6 +4,8 @@
 
 #include <functional>
 
+namespace hook_hook_config_test {
+
 using namespace kernodeck;
 using nlohmann::ordered_json;
 
@@ -131,3 +133,5 @@ TEST(HookConfig, AddingToARuntimeConfigKeepsEveryOtherHook) {
   EXPECT_FALSE(hook::addHookToRuntimeConfig(ordered_json::parse(R"({"hooks": {}})"), entry()).ok());  // not a config
   EXPECT_FALSE(hook::addHookToRuntimeConfig(ordered_json::parse(R"({"ociVersion": "1", "hooks": []})"), entry()).ok());
 }
+
+}  // namespace hook_hook_config_test

@@ -10,6 +10,8 @@
 
 #include "../host/fixture.h"
 
+namespace hook_hook_test {
+
 using namespace kernodeck;
 using nlohmann::json;
 
@@ -356,3 +358,5 @@ TEST(Hook, TheHostRecordsBytesMatchTheGolden) {
   std::string want((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
   EXPECT_EQ(bytes, want);
 }
+
+}  // namespace hook_hook_test

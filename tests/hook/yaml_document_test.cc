@@ -7,6 +7,8 @@
 
 #include "kernodeck/hook/hook_config.h"
 
+namespace hook_yaml_document_test {
+
 using namespace kernodeck;
 using nlohmann::ordered_json;
 
@@ -253,3 +255,5 @@ TEST(YamlDocument, LargeDocumentsStayLinear) {
   for (int i = 0; i < 100; ++i) deep = ordered_json::array({deep});
   EXPECT_FALSE(hook::emitYaml(deep).ok());
 }
+
+}  // namespace hook_yaml_document_test

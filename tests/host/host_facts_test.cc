@@ -8,6 +8,8 @@
 
 #include "fixture.h"
 
+namespace host_host_facts_test {
+
 using namespace kernodeck::host;
 
 // The fixture trees are read through a fixture HostFs: their device nodes are described in
@@ -254,3 +256,5 @@ TEST(HostFs, FixtureAndMaterialisedTreeAgree) {
     std::filesystem::remove_all(tmpl);
   }
 }
+
+}  // namespace host_host_facts_test

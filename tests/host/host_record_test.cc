@@ -4,6 +4,8 @@
 
 #include "fixture.h"
 
+namespace host_host_record_test {
+
 using namespace kernodeck::host;
 using nlohmann::json;
 
@@ -151,3 +153,5 @@ TEST(HostRecord, WhatTheRecordWritesReadsBackEqual) {
     EXPECT_EQ(none->toJson(), empty.toJson());
   }
 }
+
+}  // namespace host_host_record_test

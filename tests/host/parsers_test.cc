@@ -2,6 +2,8 @@
 
 #include "kernodeck/host/host_facts.h"
 
+namespace host_parsers_test {
+
 using namespace kernodeck::host;
 
 TEST(HostParsers, NvidiaVersionBothModules) {
@@ -125,3 +127,5 @@ TEST(HostParsers, TegraRelease) {
   EXPECT_FALSE(parseTegraRelease("# Rx"));
   EXPECT_FALSE(parseTegraRelease(""));
 }
+
+}  // namespace host_parsers_test

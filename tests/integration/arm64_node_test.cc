@@ -12,6 +12,8 @@
 
 #include "support.h"
 
+namespace integration_arm64_node_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -428,3 +430,5 @@ TEST(Arm64Image, TorchAarch64CudaWheelInInventoryAndExpectation) {
   ASSERT_TRUE(amd.is_object());
   EXPECT_EQ(countFindings(amd, "python.wheel.unsupported"), 1) << amd["findings"].dump(1);
 }
+
+}  // namespace integration_arm64_node_test

@@ -8,6 +8,8 @@
 
 #include "support.h"
 
+namespace integration_audit_cli_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -417,3 +419,5 @@ TEST(AuditCli, DockerArchiveWithOciLayoutInside) {
   EXPECT_EQ(code, 1);
   EXPECT_GE(countFindings(bad, "blob.digest.mismatch"), 1);
 }
+
+}  // namespace integration_audit_cli_test

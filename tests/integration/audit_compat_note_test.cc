@@ -10,6 +10,8 @@
 #include "../gpu/elf_note_fixture.h"
 #include "support.h"
 
+namespace integration_audit_compat_note_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -193,3 +195,5 @@ TEST(AuditCompatNote, NoNoteAndAMalformedNoteAreFindingsNotCrashes) {
   EXPECT_EQ(h.code, 1) << h.err;
   EXPECT_NE(h.err.find("hook.cuda.unsupported"), std::string::npos) << h.err;
 }
+
+}  // namespace integration_audit_compat_note_test

@@ -22,6 +22,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_cache_trust_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -266,3 +268,5 @@ TEST_F(CacheTrust, NoSharedTmpFallback) {
 }
 
 }  // namespace
+
+}  // namespace integration_cache_trust_test

@@ -12,6 +12,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_cosign_layout_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -247,3 +249,5 @@ TEST_F(CosignLayout, AnOldSignedPassRelabelledAsAnotherToolsIsReplacedByTheNextA
 }
 
 }  // namespace
+
+}  // namespace integration_cosign_layout_test

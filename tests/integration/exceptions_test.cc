@@ -14,6 +14,8 @@
 #include "npm_checkers.h"
 #include "support.h"
 
+namespace integration_exceptions_test {
+
 using nlohmann::json;
 using namespace kdktest;
 namespace fs = std::filesystem;
@@ -78,8 +80,6 @@ const json* findingOf(const json& r, const std::string& code) {
     if (f["code"] == code) return &f;
   return nullptr;
 }
-
-}  // namespace
 
 TEST_F(Exceptions, DemoPinMismatchWaivedInEveryFormat) {
   std::string ex = file("pin.yaml", kHead + kPin);
@@ -308,3 +308,6 @@ TEST_F(Exceptions, FleetRunWaivesInItsSignedReportsAndTheGateShowsWhat) {
   ASSERT_NE(f, nullptr) << gj.out;
   EXPECT_EQ((*f)["severity"], "info");
 }
+
+}  // namespace
+}  // namespace integration_exceptions_test

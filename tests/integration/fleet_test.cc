@@ -17,6 +17,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_fleet_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -411,3 +413,5 @@ TEST(FleetSummary, AnImageWhoseReportsCannotBeListedIsUnreadableNotMissing) {
   RunResult text = run(K + " fleet summary --retries 0 --plan " + d + "/plan.json");
   EXPECT_NE(text.out.find("missing 0 unreadable 1"), std::string::npos) << text.out;
 }
+
+}  // namespace integration_fleet_test

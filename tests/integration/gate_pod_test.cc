@@ -17,6 +17,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_gate_pod_test {
+
 using namespace kdktest;
 
 namespace {
@@ -235,3 +237,5 @@ TEST_F(GatePod, TheStaticProbeInsideAHostileImageStillFailsWithoutAGpu) {
 }
 
 }  // namespace
+
+}  // namespace integration_gate_pod_test

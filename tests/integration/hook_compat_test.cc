@@ -9,6 +9,8 @@
 #include "../gpu/elf_note_fixture.h"
 #include "support.h"
 
+namespace integration_hook_compat_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -91,3 +93,5 @@ TEST(HookCompat, ForwardCompatibilityIsDecidedByTheLibrarysNote) {
   EXPECT_NE(unlisted.record["forward_compat"][0]["why"].get<std::string>().find("not the host's 470"),
             std::string::npos);
 }
+
+}  // namespace integration_hook_compat_test

@@ -11,6 +11,8 @@
 
 #include "hook_engines.h"
 
+namespace integration_hook_containerd_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kdktest::engines;
@@ -315,3 +317,5 @@ TEST(HookEngines, ContainerdCdi) {
     EXPECT_EQ(lineCount(log), 4u) << policy << ":\n" << readFile(log);
   }
 }
+
+}  // namespace integration_hook_containerd_test

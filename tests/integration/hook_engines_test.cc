@@ -16,6 +16,8 @@
 
 #include "hook_engines.h"
 
+namespace integration_hook_engines_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kdktest::engines;
@@ -185,3 +187,5 @@ TEST(HookEngines, OwnCdiSpecDeviceRunsTheCheck) {
                   "kernodeck-hook: refused: hook.require.unsatisfied");
   }
 }
+
+}  // namespace integration_hook_engines_test

@@ -11,6 +11,8 @@
 
 #include "hook_engines.h"
 
+namespace integration_hook_install_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kdktest::engines;
@@ -262,3 +264,5 @@ TEST(HookRoutes, TwoEntriesKeepTheStricterRecordUnderRunc) { twoRoutes("runc", j
 TEST(HookRoutes, TwoEntriesKeepTheStricterRecordUnderCrun) {
   twoRoutes("crun", {{"annotations", {{"run.oci.hooks.stderr", "/dev/stderr"}}}});
 }
+
+}  // namespace integration_hook_install_test

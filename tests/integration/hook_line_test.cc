@@ -6,6 +6,8 @@
 
 #include "hook_engines.h"
 
+namespace integration_hook_line_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kdktest::engines;
@@ -109,3 +111,5 @@ TEST(HookLine, ASubcommandOnAHookLineRefusesUnderEnforce) {
   RunResult person = run("timeout 10 " + kHook + " hooks-d --policy enforce < /dev/null");
   EXPECT_EQ(person.err.find("is a subcommand"), std::string::npos) << person.err;
 }
+
+}  // namespace integration_hook_line_test

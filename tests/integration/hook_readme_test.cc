@@ -11,6 +11,8 @@
 
 #include "support.h"
 
+namespace integration_hook_readme_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -60,3 +62,5 @@ TEST(HookReadme, TheCdiRecipeCreatesEveryDirectoryItNames) {
   std::string after = readFile(written);
   EXPECT_NE(after.find("kernodeck-hook"), std::string::npos) << after;
 }
+
+}  // namespace integration_hook_readme_test

@@ -8,6 +8,8 @@
 
 #include "support.h"
 
+namespace integration_hook_runc_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -522,3 +524,5 @@ TEST(HookInstall, CdiDaemonSetKeeperInjectsYamlAndJsonSpecs) {
   EXPECT_EQ(readFile(host + "/etc/cdi/other-vendor.yaml"), "cdiVersion: 0.5.0\nkind: example.com/x\ndevices: []\n");
   EXPECT_EQ(readFile(host + "/etc/cdi/nvidia.yaml.kernodeck-backup"), nvidiaYaml);
 }
+
+}  // namespace integration_hook_runc_test

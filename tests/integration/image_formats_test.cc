@@ -11,6 +11,8 @@
 #include "kernodeck/util/hash.h"
 #include "support.h"
 
+namespace integration_image_formats_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using kernodeck::util::sha256Hex;
@@ -620,3 +622,5 @@ TEST(ImageFormats, RootEntriesAreNormal) {
   expectClean(r, code, "root entries");
   EXPECT_EQ(r["os"]["id"], "rooted");
 }
+
+}  // namespace integration_image_formats_test

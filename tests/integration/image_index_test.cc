@@ -12,6 +12,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_image_index_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using kernodeck::util::sha256Hex;
@@ -317,3 +319,5 @@ TEST(ImageIndexes, DockerArchiveLayoutWithANestedIndex) {
   EXPECT_EQ(r["os"]["id"], "kdk-amd64");
   EXPECT_EQ(r["subject"]["manifest_digest"], l.platforms[0]["digest"]) << r["subject"].dump();
 }
+
+}  // namespace integration_image_index_test

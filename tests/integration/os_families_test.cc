@@ -13,6 +13,8 @@
 #include "npm_checkers.h"
 #include "support.h"
 
+namespace integration_os_families_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -391,3 +393,5 @@ TEST(OsFamilies, ApkImage) {
   EXPECT_EQ(countFindings(r, "os.package.unverifiable"), 0) << r["findings"].dump(1);
   EXPECT_EQ(r["os_packages"]["files_verified"], 4);
 }
+
+}  // namespace integration_os_families_test

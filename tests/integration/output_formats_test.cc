@@ -15,6 +15,8 @@
 #include "npm_checkers.h"
 #include "support.h"
 
+namespace integration_output_formats_test {
+
 using nlohmann::json;
 using namespace kdktest;
 namespace fs = std::filesystem;
@@ -425,3 +427,5 @@ TEST(OutputFormats, DiffOfTwoAuditsSummaryFirst) {
   writeFile(base + "/junk.json", "not json");
   EXPECT_EQ(run(K + " diff " + base + "/a.json " + base + "/junk.json").code, 2);
 }
+
+}  // namespace integration_output_formats_test

@@ -5,6 +5,8 @@
 
 #include "support.h"
 
+namespace integration_probe_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -271,3 +273,5 @@ TEST(Probe, InsideRuncBehindTheHook) {
   EXPECT_NE(termlog.find("step devices failed"), std::string::npos) << termlog;
   EXPECT_NE(termlog.find("cgroup"), std::string::npos) << termlog;
 }
+
+}  // namespace integration_probe_test

@@ -7,6 +7,8 @@
 #include "kernodeck/util/hash.h"
 #include "support.h"
 
+namespace integration_pylock_cli_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -64,3 +66,5 @@ TEST(PylockCli, AValidLockWithAToolTableOfFloatsAndMultiLineStringsIsRecorded) {
   EXPECT_NE(bad.err.find("line 2"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
+
+}  // namespace integration_pylock_cli_test

@@ -10,6 +10,8 @@
 
 #include "support.h"
 
+namespace integration_python_audit_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -346,3 +348,5 @@ TEST(PythonAudit, AListedFileReplacedByASymlinkIsJudgedByWhatItPointsTo) {
   EXPECT_EQ(findingsAt(dangling, "python.record.missing", a), 1) << dangling["findings"].dump(1);
   EXPECT_EQ(countFindings(dangling, "python.record.modified"), 0) << dangling["findings"].dump(1);
 }
+
+}  // namespace integration_python_audit_test

@@ -11,6 +11,8 @@
 #include "kernodeck/util/hash.h"
 #include "support.h"
 
+namespace integration_python_envs_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -259,3 +261,5 @@ TEST(PythonEnvs, EditableInstallMadeByPip) {
   EXPECT_EQ((*hit)["package"], "demo-ed");
   EXPECT_EQ(loud(r).size(), 1u) << r["findings"].dump(1);
 }
+
+}  // namespace integration_python_envs_test

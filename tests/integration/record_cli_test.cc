@@ -6,6 +6,8 @@
 
 #include "support.h"
 
+namespace integration_record_cli_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -387,3 +389,5 @@ TEST(Record, A120KBNpyHeaderIsParsedNotACrash) {
   EXPECT_EQ(stepStatus(j, "load"), "passed") << r.out;
   EXPECT_EQ(stepStatus(j, "compare"), "passed") << r.out;
 }
+
+}  // namespace integration_record_cli_test

@@ -14,6 +14,8 @@
 #include "kernodeck/util/process.h"
 #include "support.h"
 
+namespace integration_record_declared_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -234,3 +236,5 @@ TEST(RecordDeclared, ResumeInspectOfAFileThatIsNoCheckpointExits2) {
   // A file that is not there is still exit 3: it could not be read.
   EXPECT_EQ(kdk({"resume", "inspect", "missing.pt"}, base).code, 3);
 }
+
+}  // namespace integration_record_declared_test

@@ -13,6 +13,8 @@
 #include "kernodeck/util/strings.h"
 #include "support.h"
 
+namespace integration_record_dossier_trust_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -300,3 +302,5 @@ TEST(RecordDossierTrust, AnOutputFolderLinkPlantedByAnotherUserIsNotFollowed) {
   EXPECT_NE((r.err + r.out).find("uid 65534"), std::string::npos) << r.err << r.out;
   EXPECT_TRUE(std::filesystem::is_empty(base + "/target")) << "the replay wrote through the link";
 }
+
+}  // namespace integration_record_dossier_trust_test

@@ -14,6 +14,8 @@
 #include "kernodeck/util/strings.h"
 #include "support.h"
 
+namespace integration_record_replay_env_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -199,3 +201,5 @@ TEST(RecordReplayEnv, ABrokenDependencyContractStopsTheReplayAndTheExamplePasses
       << bj.dump(1);
   EXPECT_EQ(stepStatus(bj, "run"), "not_reached");
 }
+
+}  // namespace integration_record_replay_env_test

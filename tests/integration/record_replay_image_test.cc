@@ -10,6 +10,8 @@
 #include "kernodeck/util/strings.h"
 #include "support.h"
 
+namespace integration_record_replay_image_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -90,3 +92,5 @@ TEST(RecordReplayImage, TheExampleReplaysInsideAnImageNamedByDigest) {
   EXPECT_EQ(stepStatus(mj, "environment"), "failed") << mj.dump(1);
   EXPECT_FALSE(std::filesystem::exists(base + "/w2/venv/bin/python"));
 }
+
+}  // namespace integration_record_replay_image_test

@@ -14,6 +14,8 @@
 #include "kernodeck/util/strings.h"
 #include "support.h"
 
+namespace integration_record_replay_sealed_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -266,3 +268,5 @@ TEST(RecordReplaySealed, NoNetworkNamespaceFailsClosedUnlessAllowed) {
   // Only with --run.
   EXPECT_EQ(run(K + " dossier verify --allow-network " + f.dossier).code, 2);
 }
+
+}  // namespace integration_record_replay_sealed_test

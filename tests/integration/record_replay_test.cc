@@ -10,6 +10,8 @@
 #include "kernodeck/util/strings.h"
 #include "support.h"
 
+namespace integration_record_replay_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -333,3 +335,5 @@ TEST(RecordReplay, ReplaysFromHashedWheelsAndStopsOnAChangedByte) {
       << bj.dump(1);
   EXPECT_EQ(stepStatus(bj, "run"), "not_reached");
 }
+
+}  // namespace integration_record_replay_test

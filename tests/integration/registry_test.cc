@@ -11,6 +11,8 @@
 #include "kernodeck/util/hash.h"
 #include "support.h"
 
+namespace integration_registry_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -136,8 +138,6 @@ Process* Registry::proc_ = nullptr;
 int Registry::port_ = 0;
 bool Registry::pushed_ = false;
 std::string Registry::digest_;
-
-}  // namespace
 
 TEST_F(Registry, ByTagAndByDigest) {
   std::string cache = tempDir("cache");
@@ -474,3 +474,6 @@ TEST_F(Registry, ApkChecksumsAreKeptInTheLayerCache) {
     EXPECT_EQ(run("grep -l " + sha1 + " " + cache + "/layers/sha256/*.tsv").code, 0) << extra;
   }
 }
+
+}  // namespace
+}  // namespace integration_registry_test

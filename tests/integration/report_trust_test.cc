@@ -14,6 +14,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_report_trust_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -231,3 +233,5 @@ TEST_F(ReportTrust, AMalformedReferrerBesideAGoodReportIsSkippedAndNamed) {
 }
 
 }  // namespace
+
+}  // namespace integration_report_trust_test

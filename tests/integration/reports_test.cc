@@ -12,6 +12,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_reports_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -388,3 +390,5 @@ TEST_F(Reports, GateDecidesFromTheAttachedReportsAlone) {
 }
 
 }  // namespace
+
+}  // namespace integration_reports_test

@@ -8,6 +8,8 @@
 
 #include "support.h"
 
+namespace integration_resume_command_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -303,3 +305,5 @@ TEST(ResumeCommand, UsageErrorsStartNothing) {
                         "--weights", "--criterion", "never\nthrough a shell"})
     EXPECT_NE(help.out.find(s), std::string::npos) << s;
 }
+
+}  // namespace integration_resume_command_test

@@ -6,6 +6,8 @@
 
 #include "support.h"
 
+namespace integration_rpm_plugin_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -111,3 +113,5 @@ TEST(RpmPlugin, WithoutAUsablePluginAnRpmImageIsAnErrorNamingIt) {
     EXPECT_TRUE(findings(p, "os.package.reader-missing").empty()) << c.what;
   }
 }
+
+}  // namespace integration_rpm_plugin_test

@@ -4,6 +4,8 @@
 
 #include "support.h"
 
+namespace integration_secrets_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -55,3 +57,5 @@ TEST(Secrets, NeverPrintedAnywhere) {
   everything += run("cat " + base + "/dossier/* " + base + "/dossier/*/* 2>/dev/null").out;
   for (const auto& s : secrets) EXPECT_EQ(everything.find(s), std::string::npos) << "leaked: " << s;
 }
+
+}  // namespace integration_secrets_test

@@ -8,6 +8,8 @@
 
 #include "support.h"
 
+namespace integration_stage_profile_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -63,3 +65,5 @@ TEST(StageProfile, AuditPrintsEachStageAndTheSameReport) {
     if (name != "total (process)") sum += s;
   EXPECT_NEAR(sum, seconds["total (process)"], 0.01) << profiled.err;
 }
+
+}  // namespace integration_stage_profile_test

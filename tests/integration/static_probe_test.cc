@@ -6,6 +6,8 @@
 
 #include "support.h"
 
+namespace integration_static_probe_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -75,3 +77,5 @@ TEST_F(StaticProbe, RequireReportIsTheGatesJob) {
 }
 
 }  // namespace
+
+}  // namespace integration_static_probe_test

@@ -12,6 +12,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_warm_libraries_test {
+
 using nlohmann::json;
 using namespace kdktest;
 
@@ -130,3 +132,5 @@ TEST(WarmLibraries, WithoutLibcurlOnlyARegistryAuditStopsWithOneLineAndExit3) {
   EXPECT_NE(remote.err.find("kernodeck: cannot load libcurl (libcurl.so.4)"), std::string::npos) << remote.err;
   EXPECT_EQ(std::count(remote.err.begin(), remote.err.end(), '\n'), 1) << remote.err;
 }
+
+}  // namespace integration_warm_libraries_test

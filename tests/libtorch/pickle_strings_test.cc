@@ -10,6 +10,8 @@
 
 #include "kernodeck/record/tensor_file.h"
 
+namespace libtorch_pickle_strings_test {
+
 using namespace std::string_literals;
 
 namespace {
@@ -42,3 +44,5 @@ TEST(PickleStrings, ACheckpointsKeysAreFound) {
   for (const char* k : {"model", "optimizer", "losses", "weight", "bias", "momentum_buffer"})
     EXPECT_TRUE(keys.count(k)) << k;
 }
+
+}  // namespace libtorch_pickle_strings_test

@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
-namespace kernodeck::libtorch {
+namespace libtorch_plugin_test {
+
+using namespace kernodeck;
+using namespace kernodeck::libtorch;
+
 namespace {
 
 struct Refusal {
@@ -63,4 +67,4 @@ TEST(LibtorchPlugin, ReportEntriesNeedTheSameCompilerAndLibraryAbi) {
 }
 
 }  // namespace
-}  // namespace kernodeck::libtorch
+}  // namespace libtorch_plugin_test

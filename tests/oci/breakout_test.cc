@@ -15,6 +15,8 @@
 #include "kernodeck/oci/fs_view.h"
 #include "tar_builder.h"
 
+namespace oci_breakout_test {
+
 using namespace kernodeck::oci;
 using kdktest::TarEntry;
 
@@ -349,3 +351,5 @@ void runTable(const std::vector<Case>& cases) {
 TEST(Breakouts, ContainerdTestBreakouts) { runTable(containerdBreakouts()); }
 
 TEST(Breakouts, UmociExtractTests) { runTable(umociBreakouts()); }
+
+}  // namespace oci_breakout_test

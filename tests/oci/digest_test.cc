@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace oci_digest_test {
+
 using namespace kernodeck::oci;
 
 TEST(Digest, Grammar) {
@@ -34,3 +36,5 @@ TEST(Digest, Grammar) {
     }
   }
 }
+
+}  // namespace oci_digest_test

@@ -9,6 +9,8 @@
 #include "kernodeck/oci/source.h"
 #include "tar_builder.h"
 
+namespace oci_file_access_test {
+
 using namespace kernodeck::oci;
 using kdktest::makeTar;
 using kdktest::TarEntry;
@@ -61,3 +63,5 @@ TEST(TarAccess, LinksAreFollowedAndWhatStopsThemIsNamed) {
     ::unlink(file.c_str());
   }
 }
+
+}  // namespace oci_file_access_test

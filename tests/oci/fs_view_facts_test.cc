@@ -14,6 +14,8 @@
 #include "kernodeck/oci/fs_view.h"
 #include "tar_builder.h"
 
+namespace oci_fs_view_facts_test {
+
 using namespace kernodeck;
 using namespace kernodeck::oci;
 using kdktest::makeTar;
@@ -118,3 +120,5 @@ TEST(DirView, ListsItsRootEveryTime) {
   }
   std::filesystem::remove_all(root);
 }
+
+}  // namespace oci_fs_view_facts_test

@@ -12,6 +12,8 @@
 #include "kernodeck/util/hash.h"
 #include "tar_builder.h"
 
+namespace oci_fs_view_test {
+
 using namespace kernodeck;
 using namespace kernodeck::oci;
 using kdktest::makeTar;
@@ -342,3 +344,5 @@ TEST(RawDigest, HexRoundTripsAndOtherSpellingsAreRefused) {
   ASSERT_TRUE(m.assignHex("0cc175b9c0f1b6a831c399e269772661"));
   EXPECT_EQ(m.hex(), "0cc175b9c0f1b6a831c399e269772661");
 }
+
+}  // namespace oci_fs_view_test

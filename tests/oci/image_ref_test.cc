@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+namespace oci_image_ref_test {
+
 using namespace kernodeck::oci;
 
 TEST(ImageRef, Transports) {
@@ -93,3 +95,5 @@ TEST(ImageRefResolve, OneFunctionDecides) {
             "registry.example/app@sha256:" + std::string(64, 'a'));
   std::filesystem::remove_all(root);
 }
+
+}  // namespace oci_image_ref_test

@@ -10,6 +10,8 @@
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/util/hash.h"
 
+namespace oci_index_walk_test {
+
 using namespace kernodeck;
 using namespace kernodeck::oci;
 using nlohmann::json;
@@ -161,3 +163,5 @@ TEST(IndexWalk, DepthIsBoundedAndCyclesNamed) {
   EXPECT_NE(cyc.error().message.find("sha256:" + std::string(64, 'c')), std::string::npos) << cyc.error().message;
   EXPECT_NE(cyc.error().message.find("cycle"), std::string::npos) << cyc.error().message;
 }
+
+}  // namespace oci_index_walk_test

@@ -14,6 +14,8 @@
 #include "kernodeck/version.h"
 #include "tar_builder.h"
 
+namespace oci_layer_scan_test {
+
 using namespace kernodeck;
 using namespace kernodeck::oci;
 using kdktest::makeTar;
@@ -412,3 +414,5 @@ TEST(LayerScan, EntriesAndCapturedBytesAreBounded) {
   EXPECT_FALSE(s.error) << s.error->message;
   EXPECT_EQ(s.entries.size(), 3u);
 }
+
+}  // namespace oci_layer_scan_test

@@ -5,6 +5,8 @@
 #include <random>
 #include <regex>
 
+namespace oci_manifest_test {
+
 using namespace kernodeck::oci;
 using nlohmann::json;
 
@@ -140,3 +142,5 @@ TEST(Manifest, ValidMediaTypeAgreesWithTheRegexItReplaced) {
   }
   for (const auto& s : cases) EXPECT_EQ(validMediaType(s), old(s)) << json(s).dump();
 }
+
+}  // namespace oci_manifest_test

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace oci_platform_test {
+
 using namespace kernodeck::oci;
 
 namespace {
@@ -54,3 +56,5 @@ TEST(Platform, Selection) {
   Index v5only = indexOf({{"linux", "arm", "v7", ""}});
   EXPECT_FALSE(selectPlatform(v5only, {"linux", "arm", "v6", ""}).ok());  // v6 cannot run v7
 }
+
+}  // namespace oci_platform_test

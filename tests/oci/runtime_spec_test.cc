@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace oci_runtime_spec_test {
+
 using namespace kernodeck;
 using nlohmann::json;
 
@@ -43,3 +45,5 @@ TEST(RuntimeSpec, WhatTheHookReadsSurvivesEverythingAroundIt) {
   EXPECT_FALSE(oci::parseContainerConfig("[1, 2]", "/b").ok());
   EXPECT_FALSE(oci::parseContainerConfig(R"({"root": {"path": "x"}, )", "/b").ok());
 }
+
+}  // namespace oci_runtime_spec_test

@@ -7,6 +7,8 @@
 
 #include "kernodeck/util/hash.h"
 
+namespace oci_schema_check_test {
+
 using namespace kernodeck::oci;
 using nlohmann::json;
 
@@ -126,3 +128,5 @@ TEST(SchemaCheck, IndexPlatformAndUri) {
   EXPECT_FALSE(isUri("/relative/path"));
   EXPECT_FALSE(isUri("1http://x"));
 }
+
+}  // namespace oci_schema_check_test

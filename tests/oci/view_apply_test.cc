@@ -12,6 +12,8 @@
 
 #include "kernodeck/oci/fs_view.h"
 
+namespace oci_view_apply_test {
+
 using namespace kernodeck::oci;
 
 namespace {
@@ -169,3 +171,5 @@ TEST(LayeredView, LookupsAfterReclaimingAndAcrossViews) {
   for (auto& r : readers) r.join();
   EXPECT_EQ(wrong, std::vector<int>(4, 0));
 }
+
+}  // namespace oci_view_apply_test

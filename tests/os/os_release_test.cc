@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace os_os_release_test {
+
 using namespace kernodeck::os;
 
 TEST(OsRelease, ParsesQuotedAndBareValues) {
@@ -14,3 +16,5 @@ TEST(OsRelease, ParsesQuotedAndBareValues) {
   EXPECT_EQ(kv["Q"], "a \"b\"");
   EXPECT_EQ(kv.count("BAD LINE"), 0u);
 }
+
+}  // namespace os_os_release_test

@@ -13,6 +13,8 @@
 #include "kernodeck/os/rpm.h"
 #include "kernodeck/util/hash.h"
 
+namespace os_package_db_test {
+
 using namespace kernodeck;
 using namespace kernodeck::os;
 
@@ -216,3 +218,5 @@ TEST(Conda, ADeeplyNestedRecordIsOneLineError) {
   ASSERT_TRUE(parseCondaMeta(R"({"name":"numpy","version":"1.26.4","files":[]})", "opt/conda", good).ok());
   ASSERT_EQ(good.packages.size(), 1u);
 }
+
+}  // namespace os_package_db_test

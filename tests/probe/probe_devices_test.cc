@@ -9,6 +9,8 @@
 #include "../host/fixture.h"
 #include "kernodeck/probe/probe.h"
 
+namespace probe_probe_devices_test {
+
 using namespace kernodeck;
 using nlohmann::json;
 
@@ -164,3 +166,5 @@ TEST(ProbeDevices, NodesTheValidatorMissesAreFindingsNamingThem) {
       0);
   EXPECT_EQ(missingFindingsNaming(kdktest::fixtureDir("no-uvm"), {}, "/dev/nvidia-uvm"), 1);
 }
+
+}  // namespace probe_probe_devices_test

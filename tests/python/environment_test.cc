@@ -9,6 +9,8 @@
 #include "kernodeck/python/record_check.h"
 #include "kernodeck/util/hash.h"
 
+namespace python_environment_test {
+
 using namespace kernodeck;
 using namespace kernodeck::python;
 
@@ -234,3 +236,5 @@ TEST(Environment, CaptureLimitByBaseAndParent) {
   };
   for (const auto& c : cases) EXPECT_EQ(captureLimit(c.path), c.limit) << c.path;
 }
+
+}  // namespace python_environment_test

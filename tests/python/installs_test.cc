@@ -7,6 +7,8 @@
 #include "../oci/tar_builder.h"
 #include "kernodeck/python/environment.h"
 
+namespace python_installs_test {
+
 using namespace kernodeck;
 using namespace kernodeck::python;
 
@@ -130,3 +132,5 @@ TEST(PythonInstalls, CondaNamedEnvironments) {
   EXPECT_TRUE(train->find("numpy"));
   EXPECT_FALSE(base->find("numpy"));
 }
+
+}  // namespace python_installs_test

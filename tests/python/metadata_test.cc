@@ -6,6 +6,8 @@
 #include "kernodeck/python/torch_build.h"
 #include "kernodeck/util/strings.h"
 
+namespace python_metadata_test {
+
 using namespace kernodeck::python;
 
 TEST(Metadata, CoreMetadataHeadersOnly) {
@@ -290,3 +292,5 @@ TEST(Metadata, TorchVersionPy) {
   EXPECT_EQ(t->gitVersion, "abc123");
   EXPECT_FALSE(parseTorchVersionPy("garbage"));
 }
+
+}  // namespace python_metadata_test

@@ -12,6 +12,8 @@
 #include "kernodeck/python/version.h"
 #include "pypa_vectors.inc"
 
+namespace python_pypa_vectors_test {
+
 using namespace kernodeck::python;
 
 TEST(PypaVectors, EveryVersionParsesAndTheListIsOrdered) {
@@ -191,3 +193,5 @@ TEST(PypaVectors, RequirementEquality) {
   for (const auto& [a, b] : pypa::kReqEquivalent) EXPECT_TRUE(same(a, b)) << a << " == " << b;
   for (const auto& [a, b] : pypa::kReqDifferent) EXPECT_FALSE(same(a, b)) << a << " != " << b;
 }
+
+}  // namespace python_pypa_vectors_test

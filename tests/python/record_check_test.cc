@@ -16,6 +16,8 @@
 #include "kernodeck/python/record_check.h"
 #include "kernodeck/util/hash.h"
 
+namespace python_record_check_test {
+
 using namespace kernodeck;
 using namespace kernodeck::python;
 
@@ -434,3 +436,5 @@ TEST(RecordChecker, DigestSpellingsAreJudgedAsBefore) {
     EXPECT_EQ(got, cases[i].want) << i << ": " << cases[i].digest;
   }
 }
+
+}  // namespace python_record_check_test

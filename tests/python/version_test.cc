@@ -7,6 +7,8 @@
 #include "kernodeck/python/requirement.h"
 #include "kernodeck/python/specifier.h"
 
+namespace python_version_test {
+
 using namespace kernodeck::python;
 
 TEST(Pep440, Normalisation) {
@@ -265,3 +267,5 @@ TEST(Pep508, Requirements) {
   for (const char* bad : {"", "-bad", "name[", "name >= 1.0 ;", "name @ ", "na me"})
     EXPECT_FALSE(Requirement::parse(bad).ok()) << bad;
 }
+
+}  // namespace python_version_test

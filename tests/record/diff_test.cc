@@ -8,6 +8,8 @@
 
 #include "kernodeck/record/record.h"
 
+namespace record_diff_test {
+
 using namespace kernodeck;
 using namespace kernodeck::record;
 using nlohmann::json;
@@ -265,3 +267,5 @@ TEST(Diff, ReferencesEveryFieldChangedIsNamed) {
   for (const auto& f : sys.findings())
     EXPECT_EQ(f.severity, f.evidence.at("name") == "code.repo" ? report::Severity::Info : report::Severity::Warning);
 }
+
+}  // namespace record_diff_test

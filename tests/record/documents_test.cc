@@ -8,6 +8,8 @@
 #include "kernodeck/record/record.h"
 #include "kernodeck/util/json_read.h"
 
+namespace record_documents_test {
+
 using namespace kernodeck;
 using namespace kernodeck::record;
 using nlohmann::json;
@@ -273,3 +275,5 @@ TEST(Diff, InventoryLikeWithLike) {
       }
   }
 }
+
+}  // namespace record_documents_test

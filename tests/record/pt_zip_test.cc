@@ -13,6 +13,8 @@
 
 #include "kernodeck/record/tensor_file.h"
 
+namespace record_pt_zip_test {
+
 using namespace kernodeck::record;
 
 namespace {
@@ -197,3 +199,5 @@ TEST(PtZip, TorchZipPickleIsTheDataPkl) {
   EXPECT_EQ(pickle->back(), '.');               // STOP
   EXPECT_FALSE(torchZipPickle("PK\x03\x04 not a zip").ok());
 }
+
+}  // namespace record_pt_zip_test

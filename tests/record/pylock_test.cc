@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+namespace record_pylock_test {
+
 using namespace kernodeck::record;
 
 namespace {
@@ -110,3 +112,5 @@ TEST(Pylock, LockRoundTripsAndBecomesHashedRequirements) {
 }
 
 }  // namespace
+
+}  // namespace record_pylock_test

@@ -7,6 +7,8 @@
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/tensor_file.h"
 
+namespace record_record_test {
+
 using namespace kernodeck::record;
 
 TEST(TensorFile, NpyRoundTripAndDtypes) {
@@ -259,3 +261,5 @@ TEST(Criterion, ImpossibleCriteriaAreRefused) {
   EXPECT_NE(parseCriterion("cosine>=1.5").error().message.find("a cosine is at most 1"), std::string::npos);
   EXPECT_NE(parseCriterion("knn:0>=0.9").error().message.find("K must be 1 or more"), std::string::npos);
 }
+
+}  // namespace record_record_test

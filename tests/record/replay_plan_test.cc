@@ -7,6 +7,8 @@
 
 #include "kernodeck/record/record.h"
 
+namespace record_replay_plan_test {
+
 using namespace kernodeck::record;
 
 namespace {
@@ -175,3 +177,5 @@ TEST(ReplayPlan, InAnImageTheInterpreterIsNotLookedForOnThisHost) {
   ASSERT_NE(venv, nullptr);
   EXPECT_EQ(describe(*venv, image).rfind("[in app@sha256:", 0), 0u) << describe(*venv, image);
 }
+
+}  // namespace record_replay_plan_test

@@ -7,6 +7,8 @@
 
 #include <map>
 
+namespace record_requirements_file_test {
+
 using namespace kernodeck;
 using namespace kernodeck::record;
 
@@ -121,3 +123,5 @@ TEST(RequirementsFile, NoBinaryOnlyWithAllowSdistAndUnreadableIncludesWaitForThe
 }
 
 }  // namespace
+
+}  // namespace record_requirements_file_test

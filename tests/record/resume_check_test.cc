@@ -9,6 +9,8 @@
 #include "kernodeck/record/resume_locate.h"
 #include "kernodeck/util/process.h"
 
+namespace record_resume_check_test {
+
 using namespace kernodeck;
 using namespace kernodeck::record;
 
@@ -285,3 +287,5 @@ TEST(ResumeLocate, BlamesWhatTheProbesShow) {
   EXPECT_EQ(pieceOfKey("epoch_perm"), "data order");
   EXPECT_EQ(pieceOfKey("encoder"), "");
 }
+
+}  // namespace record_resume_check_test

@@ -7,6 +7,8 @@
 
 #include "kernodeck/record/tensor_file.h"
 
+namespace record_tensor_limits_test {
+
 using namespace kernodeck::record;
 
 namespace {
@@ -65,3 +67,5 @@ TEST(TensorBudget, SafetensorsHeaderIsBoundedInDepthAndValues) {
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->at(0).shape, (std::vector<int64_t>{1, 2}));
 }
+
+}  // namespace record_tensor_limits_test

@@ -10,6 +10,8 @@
 #include "kernodeck/registry/transport.h"
 #include "kernodeck/util/hash.h"
 
+namespace registry_client_test {
+
 using namespace kernodeck;
 using namespace kernodeck::registry;
 
@@ -269,3 +271,5 @@ TEST(RegistryClient, ReferrersAreAskedEncodedAndEveryPageIsRead) {
   EXPECT_NE(off.error().message.find("another origin"), std::string::npos) << off.error().message;
   EXPECT_EQ(away.requests.size(), 1u);
 }
+
+}  // namespace registry_client_test

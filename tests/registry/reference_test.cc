@@ -9,6 +9,8 @@
 
 #include "kernodeck/registry/auth.h"
 
+namespace registry_reference_test {
+
 using namespace kernodeck::registry;
 
 TEST(Reference, Normalisation) {
@@ -150,3 +152,5 @@ TEST(Auth, CredentialFiles) {
   std::remove((dir + "/auth.json").c_str());
   std::remove((dir + "/docker.json").c_str());
 }
+
+}  // namespace registry_reference_test

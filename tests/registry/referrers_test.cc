@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+namespace registry_referrers_test {
+
 using namespace kernodeck;
 
 namespace {
@@ -86,3 +88,5 @@ TEST(Referrers, DocumentsNestedPastTheBoundAreRefusedBeforeParsing) {
                    shallow + "}}";
   EXPECT_TRUE(registry::parseArtifact(ok, "the artifact").ok());
 }
+
+}  // namespace registry_referrers_test

@@ -11,6 +11,8 @@
 #include "kernodeck/report/formats.h"
 #include "kernodeck/report/report_doc.h"
 
+namespace report_exceptions_test {
+
 using namespace kernodeck;
 using namespace kernodeck::report;
 using nlohmann::json;
@@ -321,3 +323,5 @@ TEST(ExceptionsDiff, MarkdownOfAnImageBump) {
   // The pin mismatch suppressed in B is not new: it is the same finding.
   EXPECT_EQ(m.find("new in B: python.pin.mismatch"), std::string::npos) << m;
 }
+
+}  // namespace report_exceptions_test

@@ -11,6 +11,8 @@
 #include "kernodeck/report/group.h"
 #include "kernodeck/report/rules.h"
 
+namespace report_formats_test {
+
 using namespace kernodeck;
 using namespace kernodeck::report;
 using nlohmann::json;
@@ -405,3 +407,5 @@ TEST(Formats, SbomsListRpmApkAndCondaPackagesWithQualifiersAndHashes) {
   }
   EXPECT_TRUE(spdxRpm && spdxConda) << s.dump(1);
 }
+
+}  // namespace report_formats_test

@@ -6,6 +6,8 @@
 
 #include "kernodeck/os/dpkg.h"
 
+namespace report_purl_test {
+
 using namespace kernodeck::report;
 using nlohmann::json;
 
@@ -123,3 +125,5 @@ TEST(Purl, DpkgSourceFieldGivesNameAndVersion) {
   EXPECT_EQ(pkgs[1].sourceVersion, "1:2.4.47-2");
   EXPECT_EQ(pkgs[2].source, "");
 }
+
+}  // namespace report_purl_test

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace report_redact_test {
+
 using namespace kernodeck::report;
 
 // What reaches redactText may be an image's text of any length (a config's Env): 1 MB of a token's
@@ -171,3 +173,5 @@ TEST(Redact, LooksLikeSecretAgreesWithTheRegexes) {
   EXPECT_GT(secrets, 2000u);  // the random strings reach both answers
   EXPECT_LT(secrets, cases.size() - 2000);
 }
+
+}  // namespace report_redact_test

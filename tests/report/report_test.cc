@@ -10,6 +10,8 @@
 
 #include "kernodeck/report/report_doc.h"
 
+namespace report_report_test {
+
 using namespace kernodeck;
 using namespace kernodeck::report;
 
@@ -220,3 +222,5 @@ TEST(Documents, NoRawJsonParseOutsideTheReaders) {
   EXPECT_TRUE(std::regex_search(std::string("doc = nlohmann::ordered_json::parse (t);"), raw));
   EXPECT_FALSE(std::regex_search(std::string("util::parseUntrustedJson(text)"), raw));
 }
+
+}  // namespace report_report_test

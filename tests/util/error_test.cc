@@ -8,6 +8,8 @@
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/result.h"
 
+namespace util_error_test {
+
 using kernodeck::Error;
 using kernodeck::ErrorKind;
 using kernodeck::Result;
@@ -97,3 +99,5 @@ TEST(ErrorKinds, ResultAndStatusCarryTheErrorWhole) {
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(*v, 7);
 }
+
+}  // namespace util_error_test

@@ -5,6 +5,8 @@
 
 #include "kernodeck/util/hash.h"
 
+namespace util_file_digests_test {
+
 using kernodeck::util::FileDigests;
 
 TEST(FileDigests, KnownVectorsFileAfterFile) {
@@ -32,3 +34,5 @@ TEST(FileDigests, KnownVectorsFileAfterFile) {
   EXPECT_EQ(e5, "d41d8cd98f00b204e9800998ecf8427e");
   EXPECT_TRUE(e256.empty());
 }
+
+}  // namespace util_file_digests_test

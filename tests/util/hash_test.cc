@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+namespace util_hash_test {
+
 using namespace kernodeck::util;
 
 TEST(Hash, Sha256KnownVectors) {
@@ -103,3 +105,5 @@ TEST(KeyedHash, NamesChosenToCollideUnderStdHashSpreadUnderTheKeyedHash) {
   // And the tables' hasher is the keyed one (a transparent functor for unordered sets).
   EXPECT_EQ(kernodeck::util::KeyedHash{}(names[0]), kernodeck::util::keyedHash(names[0]));
 }
+
+}  // namespace util_hash_test

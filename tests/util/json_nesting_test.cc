@@ -6,6 +6,8 @@
 
 #include "kernodeck/util/json_read.h"
 
+namespace util_json_nesting_test {
+
 using kernodeck::util::checkJsonNesting;
 using kernodeck::util::kMaxJsonDepth;
 using kernodeck::util::parseJsonText;
@@ -47,3 +49,5 @@ TEST(JsonNesting, ParseJsonTextRefusesDeepDocuments) {
   nlohmann::json copy = *fine;  // copying is what recursed
   EXPECT_EQ(copy["a"][0][1], 2);
 }
+
+}  // namespace util_json_nesting_test

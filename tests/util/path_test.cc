@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
-namespace kernodeck::util {
+namespace util_path_test {
+
+using namespace kernodeck;
+using namespace kernodeck::util;
+
 namespace {
 
 using namespace std::string_literals;
@@ -135,4 +139,4 @@ TEST(Path, NormalNamesShortcutAgreesWithTheComponentRules) {
 }
 
 }  // namespace
-}  // namespace kernodeck::util
+}  // namespace util_path_test

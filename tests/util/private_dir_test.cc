@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+namespace util_private_dir_test {
+
 namespace {
 
 using kernodeck::util::openPrivateDir;
@@ -74,3 +76,5 @@ TEST(PrivateDir, RefusedWhenAnotherUserOwnsIt) {
 }
 
 }  // namespace
+
+}  // namespace util_private_dir_test

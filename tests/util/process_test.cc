@@ -12,6 +12,8 @@
 
 #include "kernodeck/util/process.h"
 
+namespace util_process_test {
+
 using namespace kernodeck::util;
 
 namespace {
@@ -193,3 +195,5 @@ TEST(Process, OnlyProcessCcStartsPrograms) {
   EXPECT_FALSE(std::regex_search(std::string("readFileSystem(x)"), call));
   EXPECT_FALSE(std::regex_search(std::string("if (first.find(\"/bin/sh\") == npos)"), shell));
 }
+
+}  // namespace util_process_test

@@ -11,6 +11,8 @@
 
 #include "kernodeck/util/safe_file.h"
 
+namespace util_safe_file_test {
+
 namespace {
 
 bool isDir(const std::string& p) {
@@ -160,3 +162,5 @@ TEST(SafeFile, WriteOutputFileFollowsOnlyTrustedLinks) {
   }
   std::filesystem::remove_all(d);
 }
+
+}  // namespace util_safe_file_test

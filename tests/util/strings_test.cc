@@ -5,6 +5,8 @@
 
 #include <ctime>
 
+namespace util_strings_test {
+
 using namespace kernodeck::util;
 
 TEST(Strings, SplitKeepsEmptyFields) {
@@ -53,3 +55,5 @@ TEST(Strings, UtcTimestampIsRfc3339InUtc) {
   EXPECT_TRUE(t == before || t == after) << t << " between " << before << " and " << after;
   EXPECT_EQ(t.size(), 20u) << t;
 }
+
+}  // namespace util_strings_test

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+namespace util_time_test {
+
 using namespace kernodeck::util;
 
 TEST(Time, TimestampsRoundTripAndOffsetsAreApplied) {
@@ -31,3 +33,5 @@ TEST(Time, DurationsNeedAUnit) {
   for (const char* bad : {"", "30", "d", "0s", "-1d", "1.5h", "1y", "1d ", "99999999999999d"})
     EXPECT_FALSE(parseDurationSeconds(bad).has_value()) << bad;
 }
+
+}  // namespace util_time_test
