@@ -15,6 +15,8 @@
 #include "kernodeck/util/strings.h"
 #include "support.h"
 
+namespace integration_record_documents_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -490,3 +492,5 @@ TEST(RecordDocuments, HelpAndUsageErrors) {
     EXPECT_EQ(r.err.find("internal error"), std::string::npos);
   }
 }
+
+}  // namespace integration_record_documents_test

@@ -27,6 +27,8 @@
 #include "local_registry.h"
 #include "support.h"
 
+namespace integration_report_window_test {
+
 using nlohmann::json;
 using namespace kdktest;
 using namespace kernodeck;
@@ -474,3 +476,5 @@ TEST_F(ReportWindow, FourHundredSignedReportsAreAllReadAndTheNewestDecides) {
 }
 
 }  // namespace
+
+}  // namespace integration_report_window_test

@@ -19,6 +19,8 @@
 
 #include "support.h"
 
+namespace integration_ship_test {
+
 using namespace kdktest;
 using nlohmann::json;
 
@@ -348,3 +350,5 @@ TEST_F(Shipped, TheDockerfileBuildsOneIndexForAmd64AndArm64NodesThatAuditsClean)
 }
 
 }  // namespace
+
+}  // namespace integration_ship_test
