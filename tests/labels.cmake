@@ -23,7 +23,7 @@ endforeach()
 set(label_script ${CMAKE_CURRENT_BINARY_DIR}/kdk_labels.cmake)
 file(WRITE ${label_script} "# Generated from tests/labels.txt by tests/labels.cmake.\n${label_rules}"
 [==[
-foreach(target unit_tests integration_tests)
+foreach(target unit_tests unit_tests_o2 integration_tests)
   set(base "")
   if(target STREQUAL "integration_tests")
     set(base integration)

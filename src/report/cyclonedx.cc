@@ -57,7 +57,7 @@ json toCycloneDx(const Report& r, int failOn) {
     props.push_back({{"name", "kernodeck:findings:" + sev}, {"value", std::to_string(n)}});
   return {{"bomFormat", "CycloneDX"},
           {"specVersion", "1.5"},
-          {"serialNumber", "urn:uuid:" + uuidFrom(r.toJson(failOn).dump())},
+          {"serialNumber", "urn:uuid:" + reportUuid(r, failOn)},
           {"version", 1},
           {"metadata",
            {{"timestamp", util::utcTimestamp()},

@@ -51,4 +51,10 @@ std::string uuidFrom(const std::string& seed) {
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20, 12);
 }
 
+std::string reportUuid(const Report& r, int failOn) {
+  nlohmann::json content = r.toJson(failOn);
+  content.erase("created");
+  return uuidFrom(content.dump());
+}
+
 }  // namespace kernodeck::report

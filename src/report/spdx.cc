@@ -67,7 +67,7 @@ json toSpdx(const Report& r, int failOn) {
             ? json{{"spdxElementId", "SPDXRef-DOCUMENT"}, {"relationshipType", "DESCRIBES"}, {"relatedSpdxElement", id}}
             : json{{"spdxElementId", "SPDXRef-subject"}, {"relationshipType", "CONTAINS"}, {"relatedSpdxElement", id}});
   }
-  std::string uuid = uuidFrom(r.toJson(failOn).dump());
+  std::string uuid = reportUuid(r, failOn);
   return {{"spdxVersion", "SPDX-2.3"},
           {"dataLicense", "CC0-1.0"},
           {"SPDXID", "SPDXRef-DOCUMENT"},

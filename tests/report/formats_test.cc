@@ -3,9 +3,11 @@
 // tests/integration/output_formats_test.cc.)
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "kernodeck/report/formats.h"
 #include "kernodeck/report/group.h"
@@ -218,6 +220,11 @@ TEST(Formats, SbomsListOsAndPythonComponentsWithHashesAndVerification) {
   // The same report gives the same serial number; another report another.
   EXPECT_EQ(toCycloneDx(r, 2)["serialNumber"], c["serialNumber"]);
   EXPECT_NE(toCycloneDx(Report("audit"), 2)["serialNumber"], c["serialNumber"]);
+  // And a second later: the report's JSON says when it was written ("created"), which is not
+  // what the numbers name.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(toCycloneDx(r, 2)["serialNumber"], c["serialNumber"]);
+  EXPECT_EQ(toSpdx(r, 2)["documentNamespace"], s["documentNamespace"]);
 }
 
 TEST(Formats, HtmlIsStandaloneAndEscapes) {

@@ -64,7 +64,10 @@ constexpr size_t kMarkdownMaxChars = 65536;
 // most `maxChars` characters: past it, whole lines are left out and a last line says how many.
 std::string toMarkdown(const Report& r, int failOn, size_t maxChars = kMarkdownMaxChars);
 
-// A stable RFC 4122-shaped UUID derived from `seed` (SBOM serial numbers and namespaces).
+// A stable RFC 4122-shaped UUID derived from `seed`.
 std::string uuidFrom(const std::string& seed);
+// The UUID of the report's content (SBOM serial numbers and namespaces): from its JSON without
+// the time it is written at ("created"), so the same report gives the same UUID a second later.
+std::string reportUuid(const Report& r, int failOn);
 
 }  // namespace kernodeck::report
