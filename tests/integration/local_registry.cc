@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
 #include <random>
 #include <sstream>
 
@@ -57,7 +58,8 @@ bool LocalRegistry::start(bool inMemory) {
 
 LocalRegistry::~LocalRegistry() {
   if (pid_ > 0) ::kill(-pid_, SIGKILL);
-  if (!memoryDir_.empty()) run("rm -rf " + memoryDir_);
+  std::error_code ec;
+  if (!memoryDir_.empty()) std::filesystem::remove_all(memoryDir_, ec);
 }
 
 bool LocalRegistry::push(const std::string& layout, const std::string& tag, const std::string& repoTag) const {
