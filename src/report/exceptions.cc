@@ -64,11 +64,6 @@ std::string normalName(std::string_view s) {
   return out;
 }
 
-std::string evidence(const Finding& f, const char* key) {
-  auto it = f.evidence.find(key);
-  return it == f.evidence.end() ? std::string() : it->second;
-}
-
 bool glob(const std::string& pattern, const std::string& text) {
   return !text.empty() && ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
@@ -86,21 +81,21 @@ void purlParts(std::string_view purl, std::string& name, std::string& version) {
 }
 
 bool packageMatches(const std::string& want, const Finding& f) {
-  std::string pkg = evidence(f, "package");
-  if (pkg.empty()) pkg = evidence(f, "name");
+  std::string pkg = f.evidenceOf("package");
+  if (pkg.empty()) pkg = f.evidenceOf("name");
   if (pkg.empty()) return false;
   if (!want.starts_with("pkg:")) return normalName(want) == normalName(pkg);
   std::string name, version;
   purlParts(want, name, version);
   if (normalName(name) != normalName(pkg)) return false;
   if (version.empty()) return true;
-  std::string installed = evidence(f, "installed");
-  if (installed.empty()) installed = evidence(f, "version");
+  std::string installed = f.evidenceOf("installed");
+  if (installed.empty()) installed = f.evidenceOf("version");
   return installed == version;
 }
 
 bool pathMatches(const std::string& pattern, const Finding& f) {
-  std::string p = evidence(f, "path");
+  std::string p = f.evidenceOf("path");
   if (p.empty()) return false;
   std::string bare = p;
   while (!bare.empty() && bare[0] == '/') bare.erase(0, 1);

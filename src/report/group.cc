@@ -6,19 +6,10 @@
 
 namespace kernodeck::report {
 
-namespace {
-
-std::string evidence(const Finding& f, const char* key) {
-  auto it = f.evidence.find(key);
-  return it == f.evidence.end() ? std::string() : it->second;
-}
-
-}  // namespace
-
 std::vector<std::string> FindingGroup::paths() const {
   std::vector<std::string> out;
   for (const Finding* f : members)
-    if (auto p = evidence(*f, "path"); !p.empty()) out.push_back(p);
+    if (auto p = f->evidenceOf("path"); !p.empty()) out.push_back(p);
   return out;
 }
 
@@ -36,8 +27,8 @@ std::vector<FindingGroup> groupFindings(const std::vector<Finding>& findings) {
   std::vector<FindingGroup> groups;
   std::map<std::tuple<int, std::string, std::string, std::string, std::string, int>, size_t> index;
   for (const auto& f : findings) {
-    std::string package = evidence(f, "package");
-    std::string layer = package.empty() ? evidence(f, "layer") : "";
+    std::string package = f.evidenceOf("package");
+    std::string layer = package.empty() ? f.evidenceOf("layer") : "";
     auto key = std::make_tuple(static_cast<int>(f.severity), f.code, package, layer,
                                f.suppression ? f.suppression->file : std::string(),
                                f.suppression ? f.suppression->entry : -1);

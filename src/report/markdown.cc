@@ -72,11 +72,6 @@ std::string code(const std::string& s, bool inTable = false) {
   return "`" + (out.empty() ? std::string(" ") : out) + "`";
 }
 
-std::string evidenceOf(const Finding& f, const char* key) {
-  auto it = f.evidence.find(key);
-  return it == f.evidence.end() ? std::string() : it->second;
-}
-
 const char* badge(const std::string& verdict) {
   return verdict == "pass" ? "✅ PASS" : verdict == "fail" ? "❌ FAIL" : "⚠️ INCOMPLETE";
 }
@@ -134,7 +129,7 @@ void findingLines(Page& p, const std::vector<FindingGroup>& groups) {
       if (g.severity != sev) continue;
       std::string line = "- " + code(g.code) + " " + md(g.headline());
       if (g.count() == 1) {
-        std::string where = evidenceOf(*g.members.front(), "path");
+        std::string where = g.members.front()->evidenceOf("path");
         if (!where.empty()) line += " (" + code(where) + ")";
       }
       p.body.push_back(line);
@@ -200,7 +195,7 @@ std::string diffMarkdown(const Report& r, int failOn, size_t maxChars) {
   std::vector<const Finding*> os, py, torch, fresh, gone, excAdded, excExpired, other;
   for (const auto& f : r.findings()) {
     if (f.code.starts_with("diff.package.")) {
-      std::string env = evidenceOf(f, "environment");
+      std::string env = f.evidenceOf("environment");
       (env == "dpkg" ? os : py).push_back(&f);
     } else if (f.code == "diff.torch.changed") {
       torch.push_back(&f);
@@ -226,9 +221,9 @@ std::string diffMarkdown(const Report& r, int failOn, size_t maxChars) {
     for (const char* what : {"added", "removed", "changed"})
       for (const Finding* f : list) {
         if (f->code != std::string("diff.package.") + what) continue;
-        std::string a = evidenceOf(*f, "version_a"), b = evidenceOf(*f, "version_b");
-        p.body.push_back("| " + std::string(what) + " | " + code(evidenceOf(*f, "package"), true) + " | " +
-                         (withEnv ? md(evidenceOf(*f, "environment")) + " | " : "") + (a.empty() ? "—" : md(a)) +
+        std::string a = f->evidenceOf("version_a"), b = f->evidenceOf("version_b");
+        p.body.push_back("| " + std::string(what) + " | " + code(f->evidenceOf("package"), true) + " | " +
+                         (withEnv ? md(f->evidenceOf("environment")) + " | " : "") + (a.empty() ? "—" : md(a)) +
                          " | " + (b.empty() ? "—" : md(b)) + " |");
       }
   };
@@ -238,7 +233,7 @@ std::string diffMarkdown(const Report& r, int failOn, size_t maxChars) {
     p.body.push_back("### " + title + " (" + std::to_string(list.size()) + ")");
     p.body.push_back("");
     for (const Finding* f : list) {
-      std::string inner = evidenceOf(*f, "finding");
+      std::string inner = f->evidenceOf("finding");
       p.body.push_back("- " + std::string(toString(f->severity)) + " " + (inner.empty() ? "" : code(inner) + " ") +
                        md(f->message));
     }

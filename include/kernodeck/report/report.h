@@ -50,6 +50,11 @@ struct Finding {
   std::map<std::string, std::string> evidence;
   std::optional<Suppression> suppression = std::nullopt;  // set by applyExceptions
   bool suppressed() const { return suppression.has_value(); }
+  // The evidence field `key`, or "" where the finding has none.
+  std::string evidenceOf(const std::string& key) const {
+    auto it = evidence.find(key);
+    return it == evidence.end() ? std::string() : it->second;
+  }
 };
 
 struct Step {
