@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 #include "kernodeck/report/formats.h"
 #include "kernodeck/report/group.h"
@@ -109,9 +110,8 @@ std::vector<Part> partsOf(const FindingGroup& g) {
   std::vector<std::pair<std::string, const Finding*>> withPath;
   std::vector<const Finding*> without;
   for (const Finding* f : g.members) {
-    auto it = f->evidence.find("path");
-    if (it != f->evidence.end() && !it->second.empty())
-      withPath.emplace_back(it->second, f);
+    if (std::string path = f->evidenceOf("path"); !path.empty())
+      withPath.emplace_back(std::move(path), f);
     else
       without.push_back(f);
   }
