@@ -64,13 +64,18 @@ class GatePod : public ::testing::Test {
          image("evil-env", hostile, "KERNODECK_TORCH_PLUGIN=/lib/kdk-exit-zero.so", true) &&
          image("evil-preload", hostile + " && echo /lib/kdk-exit-zero.so > ROOT/etc/ld.so.preload", "", true);
     ok = ok && attach("good") == 0 && attach("failing") == 1 && attach("evil-preload") == 0;
+    // The ConfigMap under a name of this process's: podman keeps a ConfigMap's volume under the
+    // ConfigMap's name, one for the whole host, and rewrites its files at each kube play, so two
+    // test processes at once each read the other's key (ctest -j4: a pass turned into
+    // report.signature.invalid).
     writeFile(d + "/key-configmap.yaml",
-              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kernodeck-audit-key\ndata:\n  audit.pub: |\n" +
+              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + keyMap() + "\ndata:\n  audit.pub: |\n" +
                   replaceAll("    " + readFile(d + "/key.pub"), "\n", "\n    ") + "\n");
     ready_ = ok;
   }
 
   static void TearDownTestSuite() {
+    if (tag_) run("podman volume rm -f " + keyMap() + " >/dev/null 2>&1");
     if (tag_)
       run("podman images --format '{{.ID}} {{.Repository}}' | grep -e '" + *tag_ + "' -e '" +
           (reg_ ? reg_->host() : std::string("none")) +
@@ -112,6 +117,7 @@ class GatePod : public ::testing::Test {
     if (r.code != 0) ADD_FAILURE() << name << ": " << r.err;
     return r.code == 0;
   }
+  static std::string keyMap() { return "kernodeck-audit-key-" + *tag_; }
   static std::string repo(const std::string& name) {
     return (name == "kernodeck" ? "platform/" : "team/") + name + ":1";
   }
@@ -129,6 +135,7 @@ class GatePod : public ::testing::Test {
     std::string out, err;
     std::map<std::string, std::string> status;  // container (without the pod's prefix) -> podman's status
     std::string workloadLog;
+    std::string initLogs;  // what the init containers printed (the gate's verdict line among it)
   };
 
   // `podman kube play` of MANIFEST (default: the shipped init-container.yaml) with the workload
@@ -148,6 +155,7 @@ class GatePod : public ::testing::Test {
     yaml = replaceAll(yaml, "[\"/opt/venv/bin/python\", \"train.py\"]",
                       "[\"/bin/busybox\", \"echo\", \"workload-started\"]");
     yaml = replaceAll(yaml, "path: /opt/kernodeck\n", "path: " + bin + "\n");
+    yaml = replaceAll(yaml, "name: kernodeck-audit-key\n", "name: " + keyMap() + "\n");
     if (cpu) yaml = replaceAll(yaml, "\"--expect\", \"cuda\"", "\"--expect\", \"cpu\"");
     std::string file = *dir_ + "/" + pod + ".yaml";
     writeFile(file, yaml);
@@ -165,6 +173,8 @@ class GatePod : public ::testing::Test {
       if (cname.rfind(pod + "-", 0) == 0) o.status[cname.substr(pod.size() + 1)] = line.substr(sp + 1);
     }
     o.workloadLog = run("podman logs " + pod + "-trainer 2>&1").out;
+    for (const char* c : {"kernodeck-gate", "kernodeck-probe"})
+      if (o.status.count(c)) o.initLogs += std::string(c) + ": " + run("podman logs " + pod + "-" + c + " 2>&1").out;
     run("podman pod rm -f -t 0 " + pod + " >/dev/null 2>&1");
     return o;
   }
@@ -172,7 +182,7 @@ class GatePod : public ::testing::Test {
   static std::string describe(const Outcome& o) {
     std::string s = "kube play exit " + std::to_string(o.playCode) + "\n" + o.out + o.err + "\ncontainers:\n";
     for (const auto& [k, v] : o.status) s += "  " + k + ": " + v + "\n";
-    return s + "workload log: " + o.workloadLog;
+    return s + o.initLogs + "workload log: " + o.workloadLog;
   }
   static bool started(const Outcome& o) {
     return o.status.count("trainer") && o.status.at("trainer").rfind("Exited (0)", 0) == 0 &&
