@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <ctime>
 
 namespace util_strings_test {
@@ -43,8 +44,11 @@ TEST(Strings, HtmlEscapeEscapesEveryMarkupCharacter) {
 // The hook's clock: the same text strftime gives for UTC, without glibc's time functions (which
 // read the time zone file).
 TEST(Strings, UtcTimestampIsRfc3339InUtc) {
+  // The same clock as utcTimestamp (system_clock, CLOCK_REALTIME): time(2) reads the kernel's
+  // coarse clock, up to a tick behind, and across a second's boundary it named the second before
+  // both readings (a fresh-clone run: 23:58:07 "between" 23:58:06 and 23:58:06).
   auto viaStrftime = [] {
-    std::time_t now = std::time(nullptr);
+    std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     struct tm tm {};
     ::gmtime_r(&now, &tm);
     char buf[32];
