@@ -75,11 +75,12 @@ class GatePod : public ::testing::Test {
   }
 
   static void TearDownTestSuite() {
-    if (tag_) run("podman volume rm -f " + keyMap() + " >/dev/null 2>&1");
-    if (tag_)
+    if (tag_) {
+      run("podman volume rm -f " + keyMap() + " >/dev/null 2>&1");
       run("podman images --format '{{.ID}} {{.Repository}}' | grep -e '" + *tag_ + "' -e '" +
           (reg_ ? reg_->host() : std::string("none")) +
           "' | cut -d' ' -f1 | sort -u | xargs -r podman rmi -f >/dev/null 2>&1");
+    }
     delete reg_;
   }
 
