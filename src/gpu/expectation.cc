@@ -106,12 +106,31 @@ Result<Expectation> expectationFromJson(const json& j) {
     KDK_TRY_STATUS(ints("devices", c.note.devices));
     e.compatLibraries.push_back(std::move(c));
   }
+  KDK_TRY_ASSIGN(const json* code, at(j, {"gpu_code"}, name));
+  if (code && !code->is_array())
+    return Error::Invalid("expectation field 'gpu_code' is " + std::string(code->type_name()) + ", not an array");
+  for (size_t i = 0; code && i < code->size(); ++i) {
+    const json& l = (*code)[i];
+    if (!l.is_object())
+      return Error::Invalid("expectation field 'gpu_code[" + std::to_string(i) + "]' is not an object");
+    GpuCode g;
+    KDK_TRY_ASSIGN(g.library, getStr(l, {"library"}));
+    KDK_TRY_ASSIGN(g.layer, getStr(l, {"layer"}));
+    KDK_TRY_ASSIGN(g.sass, getList(l, {"sass"}));
+    KDK_TRY_ASSIGN(g.ptx, getList(l, {"ptx"}));
+    if (l.contains("compressed") && !l["compressed"].is_null()) {
+      if (!l["compressed"].is_boolean())
+        return Error::Invalid("expectation field 'gpu_code[" + std::to_string(i) + "].compressed' is not a boolean");
+      g.compressed = l["compressed"].get<bool>();
+    }
+    e.gpuCode.push_back(std::move(g));
+  }
   return e;
 }
 
 json Expectation::toJson() const {
   auto orNull = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
-  return {{"schema", "kernodeck.expect/v1"},
+  json out = {{"schema", "kernodeck.expect/v1"},
           {"accelerator", orNull(accelerator)},
           {"image", {{"digest", orNull(imageDigest)}}},
           {"torch",
@@ -134,6 +153,14 @@ json Expectation::toJson() const {
                return libs;
              }()}}},
           {"nvidia", {{"require", nvidiaRequire}}}};
+  // Only when the audit read GPU code: an image without any keeps the document it had.
+  for (const auto& g : gpuCode)
+    out["gpu_code"].push_back({{"library", g.library},
+                               {"layer", orNull(g.layer)},
+                               {"sass", g.sass},
+                               {"ptx", g.ptx},
+                               {"compressed", g.compressed}});
+  return out;
 }
 
 }  // namespace kernodeck::gpu

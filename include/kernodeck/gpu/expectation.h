@@ -20,6 +20,18 @@ struct CompatLibraryNote {
   FwdCompatNote note;
 };
 
+// The GPU code one library of the image carries, as its ELF's fatbins list it (cuobjdump
+// --list-elf / --list-ptx): machine code per architecture ("sm_80", "sm_90a", "sm_100f") and PTX
+// per virtual architecture ("compute_90"). Read by `audit` (oci layer scan), judged against a GPU
+// by gpu::archRunsOn's rule (per library: the hook, the probe, `audit --gpu`).
+struct GpuCode {
+  std::string library;            // its path in the image: "/usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so"
+  std::string layer;              // the digest of the layer it came from (empty for a rootfs: directory)
+  std::vector<std::string> sass;  // sorted, unique
+  std::vector<std::string> ptx;   // sorted, unique
+  bool compressed = false;        // some entry's payload is compressed (not read)
+};
+
 struct Expectation {
   std::string accelerator;  // "cuda", "rocm", "cpu" or empty
   std::string imageDigest;
@@ -33,6 +45,9 @@ struct Expectation {
   std::vector<CompatLibraryNote> compatLibraries;  // the libraries whose note was read
   std::vector<std::string> nvidiaRequire;          // NVIDIA_REQUIRE_* values
   std::vector<std::string> torchArchList;          // "sm_80", "sm_90" when known
+  // Every library of the image with GPU code (gpu_code), torch's own among them; empty when the
+  // audit read none (or an older audit wrote the file).
+  std::vector<GpuCode> gpuCode;
 
   nlohmann::json toJson() const;
 };
