@@ -29,7 +29,7 @@ struct AuditFlags {
   bool json = false, help = false, reanalyze = false;
   RegistryFlags rf;
   // Fleet and attestation options (reports attached to the image, shared layer results).
-  bool attach = false;
+  bool attach = false, unsignedAttach = false;
   std::string signKey, cacheRepo;
   std::vector<std::string> cacheKeys;
 };
@@ -40,9 +40,9 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
       "platform", po::value(&f.platform),
       "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")(
       "format", po::value(&f.format),
-      "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON), html or markdown (a CI job summary or PR comment)")(
-      "json", po::bool_switch(&f.json), "the same as --format json")("output,o", po::value(&f.output),
-                                                                     "write the report to FILE instead of stdout")(
+      "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON), html or "
+      "markdown (a CI job summary or PR comment)")("json", po::bool_switch(&f.json), "the same as --format json")(
+      "output,o", po::value(&f.output), "write the report to FILE instead of stdout")(
       "fail-on", po::value(&f.failOn), "exit 1 on findings at or above: info, warning, error (default), none")(
       "requirements,r", po::value(&f.requirements)->composing(),
       "check installed packages against this requirements file (repeatable)")(
@@ -50,9 +50,9 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
       "audit exactly this Python environment (an interpreter or an environment root in the image or tree; repeatable) "
       "instead of searching")("exceptions", po::value(&f.exceptions)->composing(),
                               "waive the findings this kernodeck.exceptions/v1 file (YAML or JSON) lists, each until "
-                              "its expiry date (repeatable; docs/exceptions.md)")("expect-out", po::value(&f.expectOut),
-                              "write the image's kernodeck.expect/v1 expectation to FILE");
-  f.rf.add(opts, /*transfers=*/true);
+                              "its expiry date (repeatable; docs/exceptions.md)")(
+      "expect-out", po::value(&f.expectOut), "write the image's kernodeck.expect/v1 expectation to FILE");
+  f.rf.add(opts, /*transfers=*/true, /*defaultTimeoutS=*/3600);
   opts.add_options()(
       "reanalyze", po::bool_switch(&f.reanalyze),
       "registry: analyse again rather than replay the cached outcome of the same analysis of the same image");
@@ -63,7 +63,10 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
                                   "with --cache-repo: trust shared results signed by this PEM key (repeatable; "
                                   "--sign-key's is trusted too); others are ignored and the layer walked here")(
       "attach", po::bool_switch(&f.attach),
-      "push the report to the image's repository as an OCI artifact whose subject is the audited manifest")(
+      "push the report to the image's repository as an OCI artifact whose subject is the audited manifest (needs "
+      "--sign-key, or --unsigned)")("unsigned", po::bool_switch(&f.unsignedAttach),
+                                    "with --attach and no --sign-key: attach the report unsigned, on purpose (no gate "
+                                    "counts it; it never replaces a signed one)")(
       "sign-key", po::value(&f.signKey),
       "sign the report --attach pushes (DSSE, in-toto Statement) and the layer results --cache-repo shares with this "
       "PEM key (ECDSA P-256 or Ed25519)");
@@ -75,6 +78,13 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
 // else the usage exit code (after one line).
 int readKeysAndStore(const AuditFlags& f, const registry::ClientOptions& ro, std::optional<attest::Key>& key,
                      std::vector<attest::Key>& trusted, audit::AuditOptions& ao) {
+  // A forgotten --sign-key must not push an unsigned report that every gate refuses.
+  if (f.attach && f.signKey.empty() && !f.unsignedAttach)
+    return usageError("audit",
+                      "--attach needs --sign-key KEY (gates count only signed reports); to attach an unsigned report "
+                      "on purpose, add --unsigned");
+  if (f.unsignedAttach && (!f.attach || !f.signKey.empty()))
+    return usageError("audit", "--unsigned goes with --attach and without --sign-key");
   if (!f.signKey.empty() && !f.attach && f.cacheRepo.empty())
     return usageError("audit", "--sign-key signs what --attach or --cache-repo pushes; give one of them too");
   if (!f.signKey.empty()) {

@@ -153,6 +153,25 @@ check(gate_age == 30 * 86400 and ky_age == [gate_age] and pc_age == gate_age,
       "the gate's --max-age (%s s), Kyverno's (%s) and policy-controller's (%s s) maximum age are the same 30 days"
       % (gate_age, ky_age, pc_age))
 cron_args = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+
+# Deadlines (issue 49, section 2): every wait ends. The gate's overall registry deadline is well
+# under a minute, so a pod never sits in Init behind a slow registry; the probe Job's
+# activeDeadlineSeconds leaves the probe its --python-timeout and a minute more; a nightly fleet
+# run ends before the next night's starts.
+gate_timeout = duration_s(flag(gate_cmd, "--timeout"))
+check(gate_timeout is not None and gate_timeout <= 60,
+      "init-container.yaml: the gate runs with --timeout of at most a minute (%s s)" % gate_timeout)
+probe_args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+probe_python = int(flag(probe_args, "--python-timeout") or 60)
+probe_deadline = job["spec"].get("activeDeadlineSeconds")
+check(isinstance(probe_deadline, int) and probe_python + 60 <= probe_deadline <= 3600,
+      "probe-job.yaml: activeDeadlineSeconds (%s) leaves the probe its --python-timeout (%s s) and a minute more"
+      % (probe_deadline, probe_python))
+for name, args in (("fleet/cronjob.yaml", cron_args),
+                   ("fleet/job.yaml", load("fleet/job.yaml")["spec"]["template"]["spec"]["containers"][0]["args"])):
+    fleet_timeout = duration_s(flag(args, "--timeout"))
+    check(fleet_timeout is not None and fleet_timeout < 86400,
+          "%s: fleet run has a --timeout shorter than a day, the cron interval (%s s)" % (name, fleet_timeout))
 reaudit = duration_s(flag(cron_args, "--reaudit-older-than"))
 minute, hour, dom, month, dow = cron["spec"]["schedule"].split()
 check(reaudit is not None and dom == month == dow == "*" and minute.isdigit() and hour.isdigit(),

@@ -155,6 +155,57 @@ TEST(HookRunc, WarnAlwaysStartsEnforceRefusesWhatCannotWork) {
   }
 }
 
+// Issue 49, section 5: what an image (or a runtime's environment) sets reaches nothing the hook
+// decides. The container's process environment and the hook's own carry LD_PRELOAD,
+// LD_LIBRARY_PATH and every KERNODECK_* name; the hook refuses and allows exactly as without them.
+TEST(HookRunc, AnImagesEnvironmentChangesNothingTheHookDecides) {
+  if (::geteuid() != 0 || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, runc and busybox";
+  json hostile =
+      json::array({"LD_PRELOAD=/nonexistent/evil.so", "LD_LIBRARY_PATH=/nonexistent/lib", "KERNODECK_POLICY=warn",
+                   "KERNODECK_HOST_ROOT=/", "KERNODECK_LOG=/tmp/kdk-evil.log", "KERNODECK_IMAGE=evil",
+                   "KERNODECK_EXPECT=/nonexistent", "KERNODECK_PROFILE=stages", "KERNODECK_DEBUG=1"});
+  struct {
+    const char* host;
+    std::vector<std::string> env;
+    int gpus, uvm;
+    const char* decision;
+  } cases[] = {{"driver-470", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"}, 1, 509, "block"},
+               {"h100-550-open", {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.1"}, 2, 508, "allow"}};
+  int n = 0;
+  for (const auto& c : cases) {
+    std::string host = hostTree(c.host);
+    ASSERT_FALSE(host.empty()) << c.host;
+    std::vector<json> logs;
+    for (bool evil : {false, true}) {
+      json env = json::array();
+      for (const auto& e : c.env) env.push_back(e);
+      if (evil)
+        for (const auto& e : hostile) env.push_back(e);
+      Bundle b = makeBundle("enforce", host, env, nvDevices(c.gpus, c.uvm));
+      if (evil) {  // the hook's own environment too, as a careless hook definition would pass it
+        json cfg = json::parse(readFile(b.dir + "/config.json"));
+        json hookEnv = hostile;
+        hookEnv.push_back("PATH=/usr/bin:/bin");
+        cfg["hooks"]["createRuntime"][0]["env"] = hookEnv;
+        writeFile(b.dir + "/config.json", cfg.dump(1));
+      }
+      std::string id = "kdk-hook-env-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+      RunResult r = run("timeout 60 runc run --bundle " + b.dir + " " + id);
+      run("runc delete -f " + id + " >/dev/null 2>&1");
+      std::string where = std::string(c.host) + (evil ? " [hostile environment]" : "");
+      EXPECT_EQ(r.code == 0, std::string(c.decision) == "allow") << where << "\n" << r.err;
+      json line = json::parse(readFile(b.log), nullptr, false);
+      ASSERT_TRUE(line.is_object()) << where << ": " << readFile(b.log);
+      EXPECT_EQ(line["decision"], c.decision) << where;
+      json codes = json::array();
+      for (const auto& f : line.value("findings", json::array())) codes.push_back(f.value("code", ""));
+      logs.push_back(codes);
+    }
+    EXPECT_EQ(logs[0], logs[1]) << c.host << ": the environment changed the hook's findings";
+  }
+  EXPECT_FALSE(exists("/tmp/kdk-evil.log"));
+}
+
 TEST(HookRunc, GarbageStdinNeverHangs) {
   RunResult w = run("printf 'garbage' | timeout 10 " + std::string(HOOK_BIN) + " --policy warn");
   EXPECT_EQ(w.code, 0);

@@ -78,6 +78,38 @@ TEST(Probe, ATerminationLogLinkPlantedByAnotherUserIsNotFollowed) {
   EXPECT_NE(err.find("--termination-log: refusing to write"), std::string::npos) << err;
 }
 
+// Issue 49, section 3: root never writes its verdict into another user's regular file, planted
+// where others can write (the kernel's protected_regular rule, whatever the sysctl) or reached
+// through that user's hard link; its own new file is still written.
+TEST(Probe, ATerminationLogFileOfAnotherUserIsNotWrittenInto) {
+  if (::geteuid() != 0) GTEST_SKIP() << "planting another user's file needs root";
+  std::string dir = tempDir("probe-termfile");
+  ASSERT_EQ(run("mkdir -m 1777 " + dir + "/sticky && mkdir -m 0755 " + dir + "/shared " + dir + "/home && " +
+                "echo planted > " + dir + "/sticky/termlog && chown nobody " + dir + "/sticky/termlog && " +
+                "echo precious > " + dir + "/home/notes && chown nobody " + dir + "/home/notes && " + "ln " + dir +
+                "/home/notes " + dir + "/shared/termlog")
+                .code,
+            0);
+  for (const std::string& target : {dir + "/sticky/termlog", dir + "/shared/termlog"}) {
+    int code = -1;
+    std::string err;
+    json r = probe("--expect cuda --dev-root " + dir + " --termination-log " + target, &code, &err);
+    ASSERT_TRUE(r.is_object()) << err;
+    EXPECT_EQ(code, 3);  // the probe's own verdict, unchanged
+    EXPECT_NE(err.find("--termination-log: refusing to write " + target), std::string::npos) << err;
+  }
+  EXPECT_EQ(readFile(dir + "/sticky/termlog"), "planted\n");
+  EXPECT_EQ(readFile(dir + "/home/notes"), "precious\n") << "written through nobody's hard link";
+  // Root's own file in the sticky directory, and a new one, are written.
+  int code = -1;
+  std::string err;
+  writeFile(dir + "/sticky/own", "old\n");
+  probe("--expect cuda --dev-root " + dir + " --termination-log " + dir + "/sticky/own", &code, &err);
+  EXPECT_NE(readFile(dir + "/sticky/own").find("exit 3"), std::string::npos) << err;
+  probe("--expect cuda --dev-root " + dir + " --termination-log " + dir + "/sticky/new", &code, &err);
+  EXPECT_NE(readFile(dir + "/sticky/new").find("exit 3"), std::string::npos) << err;
+}
+
 TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
   std::string dir = tempDir("probe-rec");
   writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
