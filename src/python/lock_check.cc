@@ -40,6 +40,45 @@ std::string describe(const MarkerEnv& m) {
 
 std::string join(const std::string& dir, const std::string& rel) { return dir.empty() ? rel : dir + "/" + rel; }
 
+// Files in the package's own folders that the wheel does not hold, into `out`. A folder the
+// wheel gives no __init__.py may be a namespace package other distributions share: only its own
+// files are compared there, and the folder is named as not searched.
+void addedFiles(const oci::FsView& view, const Distribution& dist, const WheelFile& wheel,
+                const std::set<std::string>& tops, const std::set<std::string>& expected, WheelComparison& out) {
+  std::vector<std::string> searched = {join(dist.location, wheel.distInfo)};
+  for (const auto& t : tops) {
+    if (t == wheel.distInfo) continue;
+    if (expected.count(join(dist.location, t + "/__init__.py")))
+      searched.push_back(join(dist.location, t));
+    else
+      out.notChecked.push_back("/" + join(dist.location, t) + "/: a namespace folder, not searched for added files");
+  }
+  const std::set<std::string> installerFiles = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"};
+  size_t budget = 1000000;
+  std::vector<std::pair<std::string, int>> stack;
+  for (auto it = searched.rbegin(); it != searched.rend(); ++it) stack.push_back({*it, 0});
+  while (!stack.empty() && budget) {
+    auto [dir, depth] = stack.back();
+    stack.pop_back();
+    bool distInfo = dir == searched[0];
+    auto entries = view.listKinds(dir);
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+      if (!budget--) break;
+      const auto& [name, kind] = *it;
+      std::string path = dir + "/" + name;
+      if (kind == oci::EntryKind::Dir) {
+        if (depth < 32) stack.push_back({path, depth + 1});
+        continue;
+      }
+      if (expected.count(path)) continue;
+      if (distInfo && depth == 0 && installerFiles.count(name)) continue;
+      if (name.ends_with(".pyc") && dir.ends_with("/__pycache__")) continue;
+      auto info = view.info(path);
+      out.issues.push_back({WheelFileIssue::Added, path, "", "", info ? info->layer : -1});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> unknownLockGroups(const Lock& lock, const std::vector<std::string>& groups) {
@@ -175,41 +214,7 @@ WheelComparison compareWithWheel(const oci::FsView& view, const PythonEnv& env, 
       out.issues.push_back({WheelFileIssue::Changed, p.path, p.sha256,
                             actual.empty() ? std::string("not a readable regular file") : actual, f->layer});
   }
-  // Files in the package's own folders that the wheel does not hold. A folder the wheel gives no
-  // __init__.py may be a namespace package other distributions share: only its own files are
-  // compared there, and the folder is named as not searched.
-  std::vector<std::string> searched = {join(dist.location, wheel.distInfo)};
-  for (const auto& t : tops) {
-    if (t == wheel.distInfo) continue;
-    if (expected.count(join(dist.location, t + "/__init__.py")))
-      searched.push_back(join(dist.location, t));
-    else
-      out.notChecked.push_back("/" + join(dist.location, t) + "/: a namespace folder, not searched for added files");
-  }
-  const std::set<std::string> installerFiles = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"};
-  size_t budget = 1000000;
-  std::vector<std::pair<std::string, int>> stack;
-  for (auto it = searched.rbegin(); it != searched.rend(); ++it) stack.push_back({*it, 0});
-  while (!stack.empty() && budget) {
-    auto [dir, depth] = stack.back();
-    stack.pop_back();
-    bool distInfo = dir == searched[0];
-    auto entries = view.listKinds(dir);
-    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-      if (!budget--) break;
-      const auto& [name, kind] = *it;
-      std::string path = dir + "/" + name;
-      if (kind == oci::EntryKind::Dir) {
-        if (depth < 32) stack.push_back({path, depth + 1});
-        continue;
-      }
-      if (expected.count(path)) continue;
-      if (distInfo && depth == 0 && installerFiles.count(name)) continue;
-      if (name.ends_with(".pyc") && dir.ends_with("/__pycache__")) continue;
-      auto info = view.info(path);
-      out.issues.push_back({WheelFileIssue::Added, path, "", "", info ? info->layer : -1});
-    }
-  }
+  addedFiles(view, dist, wheel, tops, expected, out);
   return out;
 }
 

@@ -64,6 +64,39 @@ std::string archiveError(struct archive* a) {
   return e ? util::printable(e, 120) : "no detail from libarchive";
 }
 
+// The members whose bytes the wheel's own RECORD (`record`, the text at `recordPath`) does not
+// give: another hash, or no row at all (RECORD itself and its signatures excepted).
+std::vector<std::string> recordDisagreements(const WheelFile& w, const std::string& record,
+                                             const std::string& recordPath) {
+  std::map<std::string, std::string> listed;  // path -> sha256 hex
+  RecordReader reader(record);
+  RecordRowView row;
+  while (reader.next(row)) {
+    if (row.algorithm != "sha256") continue;
+    bool hex = false;
+    std::string digest = decodeRecordDigest(row.algorithm, row.digest, &hex);
+    auto clean = util::cleanConfined(row.path);
+    if (clean) listed[*clean] = digest;
+  }
+  std::vector<std::string> out;
+  for (const auto& m : w.members) {
+    if (m.path == recordPath || m.path == w.distInfo + "/RECORD.jws" || m.path == w.distInfo + "/RECORD.p7s") continue;
+    auto it = listed.find(m.path);
+    if (it == listed.end() || it->second != m.sha256) out.push_back(m.path);
+  }
+  return out;
+}
+
+// Reads what is left of the descriptor into the reader's hash; false on a read error.
+bool drain(Reader& r) {
+  const void* block;
+  for (;;) {
+    la_ssize_t n = readBlock(nullptr, &r, &block);
+    if (n < 0) return false;
+    if (n == 0) return true;
+  }
+}
+
 }  // namespace
 
 Result<WheelFile> readWheelFile(const std::string& path, const std::vector<std::string>& accepted) {
@@ -78,12 +111,7 @@ Result<WheelFile> readWheelFile(const std::string& path, const std::vector<std::
   WheelFile out;
   {
     Reader first{f.fd};
-    const void* block;
-    for (;;) {
-      la_ssize_t n = readBlock(nullptr, &first, &block);
-      if (n < 0) return Error::Io(shown + ": " + std::string(std::strerror(errno)));
-      if (n == 0) break;
-    }
+    if (!drain(first)) return Error::Io(shown + ": " + std::string(std::strerror(errno)));
     out.sha256 = first.hash.hex();
   }
   if (std::find(accepted.begin(), accepted.end(), out.sha256) == accepted.end())
@@ -147,32 +175,11 @@ Result<WheelFile> readWheelFile(const std::string& path, const std::vector<std::
   }
   if (out.distInfo.empty()) return Error::Invalid(shown + " has no .dist-info/RECORD: not a wheel");
   // What libarchive did not need (the central directory) is hashed too, then compared.
-  const void* block;
-  for (;;) {
-    la_ssize_t n = readBlock(nullptr, &second, &block);
-    if (n < 0) return Error::Io(shown + ": " + std::string(std::strerror(errno)));
-    if (n == 0) break;
-  }
+  if (!drain(second)) return Error::Io(shown + ": " + std::string(std::strerror(errno)));
   if (second.failed || second.hash.hex() != out.sha256)
     return Error::Corrupt(shown + " changed while it was read");
 
-  // The wheel's own RECORD against its members.
-  std::map<std::string, std::string> listed;  // path -> sha256 hex
-  RecordReader reader(record);
-  RecordRowView row;
-  while (reader.next(row)) {
-    if (row.algorithm != "sha256") continue;
-    bool hex = false;
-    std::string digest = decodeRecordDigest(row.algorithm, row.digest, &hex);
-    auto clean = util::cleanConfined(row.path);
-    if (clean) listed[*clean] = digest;
-  }
-  for (const auto& m : out.members) {
-    if (m.path == recordPath || m.path == out.distInfo + "/RECORD.jws" || m.path == out.distInfo + "/RECORD.p7s")
-      continue;
-    auto it = listed.find(m.path);
-    if (it == listed.end() || it->second != m.sha256) out.recordDisagrees.push_back(m.path);
-  }
+  out.recordDisagrees = recordDisagreements(out, record, recordPath);
   return out;
 }
 

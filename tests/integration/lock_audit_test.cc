@@ -108,7 +108,7 @@ json audit(const std::string& root, const std::string& lock, const std::string& 
 }
 
 const json* packageOf(const json& report, const std::string& name) {
-  for (const auto& e : report["sections"]["python"]["environments"])
+  for (const auto& e : report.at("python").at("environments"))
     for (const auto& p : e["packages"])
       if (p["name"] == name) return &p;
   return nullptr;
@@ -143,7 +143,7 @@ TEST(LockAudit, TheCleanImageMatchesItsLockAndItsWheels) {
   const json* pip = packageOf(r, "pip");
   ASSERT_NE(pip, nullptr);
   EXPECT_EQ((*pip)["lock"]["files_evidence"], "wheel");
-  EXPECT_GT((*pip)["lock"]["files_checked"].get<int>(), 500);
+  EXPECT_GT((*pip)["lock"]["files_checked"].get<int>(), 400);
   const json* plainPure = packageOf(plain, "lockpure");
   ASSERT_NE(plainPure, nullptr);
   EXPECT_EQ((*plainPure)["lock"]["files_evidence"], "image RECORD");

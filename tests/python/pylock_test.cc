@@ -86,11 +86,10 @@ TEST(Pylock, ReadsAValidLockWhateverItsToolTablesHold) {
 TEST(Pylock, LockRoundTripsAndBecomesHashedRequirements) {
   Lock lock;
   lock.lockVersion = "1.0";
-  lock.packages.push_back(
-      {"embeddings_example",
-       "1.0",
-       {{"embeddings_example-1.0-py3-none-any.whl", "wheels/embeddings_example-1.0-py3-none-any.whl", kHash}},
-       false});
+  LockedPackage p;
+  p.name = "embeddings_example", p.version = "1.0";
+  p.wheels = {{"embeddings_example-1.0-py3-none-any.whl", "wheels/embeddings_example-1.0-py3-none-any.whl", kHash}};
+  lock.packages.push_back(p);
   auto back = parsePylock(writePylock(lock));
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_EQ(back->packages.size(), 1u);
