@@ -249,7 +249,13 @@ std::string writePylock(const Lock& lock) {
       auto hashes = w.hashes;
       hashes["sha256"] = w.sha256;
       bool first = true;
-      for (const auto& [alg, hex] : hashes) out += (first ? "" : ", ") + q(alg) + " = " + q(hex), first = false;
+      for (const auto& [alg, hex] : hashes) {
+        // A bare key where TOML allows one (sha256 = "..."), as other writers do; quoted otherwise.
+        bool bare = !alg.empty() && std::all_of(alg.begin(), alg.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        });
+        out += (first ? "" : ", ") + (bare ? alg : q(alg)) + " = " + q(hex), first = false;
+      }
       out += " }\n";
     }
   }
