@@ -124,6 +124,7 @@ class Pipeline {
     ctx.imageDigest = manifestDigest_;
     ctx.requirementsFiles = opts_.requirementsFiles;
     ctx.pythonTargets = opts_.pythonTargets;
+    ctx.lock = opts_.lock;
     out_.expectation = auditPackages(*out_.view, ctx, r_);
   }
 

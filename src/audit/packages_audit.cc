@@ -246,6 +246,7 @@ class PackagesAudit {
     json conda = condaEnvironments();
     json envsJson = json::array();
     for (const auto& e : envs_) envsJson.push_back(checkEnv(e));
+    auditLocks(v_, envs_, ctx_.architecture, ctx_.lock, r_, envsJson);
     json section = {{"environments", envsJson}, {"not_searched", found.notSearched}};
     if (!ctx_.pythonTargets.empty()) section["targets"] = ctx_.pythonTargets;
     if (!conda.empty()) section["conda"] = conda;

@@ -1,5 +1,6 @@
 // kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--format FORMAT] [-o FILE] [--fail-on LEVEL] [--python PATH]...
-//   [--exceptions FILE]...
+//   [--exceptions FILE]... [--lock [ENV=]FILE]... [--lock-group NAME]... [--wheels DIR]
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -9,6 +10,7 @@
 #include "kernodeck/attest/audit_attach.h"
 #include "kernodeck/audit/exceptions_file.h"
 #include "kernodeck/audit/image_audit.h"
+#include "kernodeck/audit/lock_audit.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/scan_store.h"
 #include "kernodeck/report/formats.h"
@@ -26,6 +28,8 @@ namespace {
 struct AuditFlags {
   std::string platform, output, expectOut, failOn = "error", format;
   std::vector<std::string> requirements, pythonTargets, exceptions;
+  std::vector<std::string> locks, lockGroups;  // --lock, --lock-group; --wheels below
+  std::string wheels;
   bool json = false, help = false, reanalyze = false;
   RegistryFlags rf;
   // Fleet and attestation options (reports attached to the image, shared layer results).
@@ -50,8 +54,17 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
       "audit exactly this Python environment (an interpreter or an environment root in the image or tree; repeatable) "
       "instead of searching")("exceptions", po::value(&f.exceptions)->composing(),
                               "waive the findings this kernodeck.exceptions/v1 file (YAML or JSON) lists, each until "
-                              "its expiry date (repeatable; docs/exceptions.md)")(
-      "expect-out", po::value(&f.expectOut), "write the image's kernodeck.expect/v1 expectation to FILE");
+                              "its expiry date (repeatable; docs/exceptions.md)")("expect-out", po::value(&f.expectOut),
+                              "write the image's kernodeck.expect/v1 expectation to FILE");
+  opts.add_options()("lock", po::value(&f.locks)->composing(),
+                     "check the Python environment against this lock: a PEP 751 pylock.toml, or a requirements "
+                     "file pinning each package with == (its --hash lines the wheels' hashes); ENV=FILE for the "
+                     "environment at ENV in the image (repeatable)")(
+      "lock-group", po::value(&f.lockGroups)->composing(),
+      "with --lock: select this extra or dependency group of the lock instead of its default-groups (repeatable)")(
+      "wheels", po::value(&f.wheels),
+      "with --lock: a folder of the locked wheels; each is checked against the lock's hash, then every file the "
+      "image installed from it against the wheel's own");
   f.rf.add(opts, /*transfers=*/true, /*defaultTimeoutS=*/3600);
   opts.add_options()(
       "reanalyze", po::bool_switch(&f.reanalyze),
@@ -116,6 +129,28 @@ int readKeysAndStore(const AuditFlags& f, const registry::ClientOptions& ro, std
   return -1;
 }
 
+// --lock, --lock-group, --wheels into `lock`: each lock read and parsed now, so that a lock that
+// is not one is one line and exit 2 before the image is read. -1 to go on, else the exit code.
+int readLocks(const AuditFlags& f, audit::LockOptions& lock) {
+  if (f.locks.empty() && (!f.lockGroups.empty() || !f.wheels.empty()))
+    return usageError("audit", std::string(f.wheels.empty() ? "--lock-group" : "--wheels") + " is for --lock");
+  for (const auto& spec : f.locks) {
+    auto l = audit::readLockFile(spec);
+    if (!l.ok()) {
+      std::fprintf(stderr, "kernodeck audit: --lock: %s\n", l.error().message.c_str());
+      return report::exitCodeOf(l.error());
+    }
+    lock.locks.push_back(std::move(*l));
+  }
+  lock.groups = f.lockGroups;
+  if (auto st = audit::checkLockGroups(lock); !st.ok()) return usageError("audit", st.error().message);
+  struct stat st {};
+  if (!f.wheels.empty() && (::stat(f.wheels.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)))
+    return usageError("audit", "--wheels " + f.wheels + " is not a directory");
+  lock.wheelsDir = f.wheels;
+  return -1;
+}
+
 }  // namespace
 
 int runAudit(const std::vector<std::string>& args) {
@@ -146,6 +181,7 @@ int runAudit(const std::vector<std::string>& args) {
     ao.platform = *p;
   }
   ao.requirementsFiles = f.requirements;
+  if (int rc = readLocks(f, ao.lock); rc >= 0) return rc;
   for (const auto& file : f.exceptions) {
     auto ex = audit::loadExceptionsFile(file, report::todayUtc());
     if (!ex.ok()) return usageError("audit", "--exceptions: " + ex.error().message);

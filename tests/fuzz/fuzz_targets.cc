@@ -50,7 +50,8 @@
 #include "kernodeck/python/torch_build.h"
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/documents.h"
-#include "kernodeck/record/pylock.h"
+#include "kernodeck/python/lock_check.h"
+#include "kernodeck/python/pylock.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/record/requirements_file.h"
 #include "kernodeck/record/resume_check.h"
@@ -193,9 +194,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)record::scanRequirements("requirements.txt", s, o);
   } else if (t == "pylock") {
     // A lock that reads must write back to one that reads.
-    auto lock = record::parsePylock(in);
-    if (lock.ok() && !record::parsePylock(record::writePylock(*lock)).ok()) __builtin_trap();
-    (void)record::parseToml(in);
+    auto lock = python::parsePylock(in);
+    if (lock.ok() && !python::parsePylock(python::writePylock(*lock)).ok()) __builtin_trap();
+    (void)python::parseToml(in);
+    // What `audit --lock` evaluates of it: requires-python, environments, markers with the
+    // extras and dependency groups chosen; a selection never names a package the lock lacks.
+    if (lock.ok()) {
+      python::LockTarget target;
+      target.markers = python::imageMarkerEnv("3.11.2", "amd64");
+      for (auto groups : {std::vector<std::string>{}, lock->extras, lock->dependencyGroups}) {
+        target.groups = groups;
+        auto sel = python::selectLocked(*lock, target);
+        if (sel.packages.size() > lock->packages.size() || (!sel.applies && !sel.packages.empty())) __builtin_trap();
+      }
+    }
+    // The same bytes as a requirements file read as a lock (audit --lock requirements.txt).
+    auto read = [&](const std::string& p) { return p == "r.txt" ? std::optional<std::string>(in) : std::nullopt; };
+    (void)python::lockFromRequirements(python::loadRequirements("r.txt", read));
   } else if (t == "cuda_fwd_note") {
     // A cuda-compat libcuda.so's note, over the whole file and over the bytes an audit keeps as the
     // file streams by in blocks: the kept bytes never give a note the whole file does not.

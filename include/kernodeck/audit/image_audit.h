@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernodeck/audit/lock_audit.h"
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/manifest.h"
@@ -40,6 +41,8 @@ struct AuditOptions {
   std::shared_ptr<oci::SharedScanStore> sharedScans;
   // --exceptions: applied to the report when the audit ends (report/exceptions.h).
   std::vector<report::ExceptionsFile> exceptions;
+  // --lock, --lock-group, --wheels (lock_audit.h).
+  LockOptions lock;
 };
 
 struct AuditResult {
