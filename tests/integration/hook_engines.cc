@@ -38,7 +38,7 @@ std::string containersConf() {
   static std::string conf;
   if (!conf.empty()) return conf;
   conf = tempDir("podmanconf") + "/containers.conf";
-  writeFile(conf, "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n");
+  writeFile(conf, "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n[engine]\n" + noHostHooks());
   return conf;
 }
 

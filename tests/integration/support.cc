@@ -55,6 +55,11 @@ std::string tempDir(const std::string& tag) {
   return buf.data();
 }
 
+std::string noHostHooks() {
+  static const std::string dir = tempDir("nohooks");
+  return "hooks_dir = [\"" + dir + "\"]\n";
+}
+
 RunResult run(const std::string& cmd) {
   static int counter = 0;
   std::string errFile = "/tmp/kdk-stderr-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
