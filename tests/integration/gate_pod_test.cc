@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "local_registry.h"
+#include "no_host_hooks.h"
 #include "support.h"
 
 namespace integration_gate_pod_test {

@@ -1,5 +1,6 @@
 // See hook_engines.h.
 #include "hook_engines.h"
+#include "no_host_hooks.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "kernodeck/util/hash.h"
+#include "no_host_hooks.h"
 #include "support.h"
 
 namespace integration_image_formats_test {

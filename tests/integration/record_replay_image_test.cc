@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "kernodeck/util/strings.h"
+#include "no_host_hooks.h"
 #include "support.h"
 
 namespace integration_record_replay_image_test {

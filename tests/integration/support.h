@@ -38,10 +38,6 @@ int countFindings(const nlohmann::json& report, const std::string& code);
 std::string stepStatus(const nlohmann::json& report, const std::string& step);
 // A step's error text ("" when it has none or there is no such step).
 std::string stepError(const nlohmann::json& report, const std::string& step);
-// A containers.conf line for its [engine] section that gives podman an empty hooks folder of its
-// own: a host with kernodeck-hook registered (/usr/share/containers/oci/hooks.d,
-// /etc/containers/oci/hooks.d) does not run it in the tests' containers (issue 51).
-std::string noHostHooks();
 // Whether a path exists, its last link followed (exists) or not (lexists).
 bool exists(const std::string& path);
 bool lexists(const std::string& path);
