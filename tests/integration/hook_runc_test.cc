@@ -396,6 +396,7 @@ TEST(HookInstall, RoutesReplaceEachOtherWholeAndUninstallLeavesNothing) {
   // With the spec there, CDI replaces hooks.d; then hooks.d replaces CDI, restoring the spec.
   std::string spec = "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n"
                      "    deviceNodes:\n    - path: /dev/nvidia0\n";
+  ASSERT_EQ(run("mkdir -p " + dest + "/etc/cdi").code, 0);
   writeFile(dest + "/etc/cdi/nvidia.yaml", spec);
   RunResult cdi = run(install + " --policy enforce --cdi-inject /etc/cdi/nvidia.yaml");
   ASSERT_EQ(cdi.code, 0) << cdi.err;
