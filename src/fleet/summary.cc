@@ -26,7 +26,8 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
   json images = json::array();
   std::map<std::string, int> verdicts;
   for (const char* v : kVerdicts) verdicts[v] = 0;
-  std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity)
+  std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity), live findings
+  std::map<std::string, int> suppressedCodes;                 // code -> images where it is waived
   std::map<std::string, int> failingLayers;                  // layer -> failing images that have it
   for (const auto& img : plan.images) {
     json row = {{"image", img.ref()},
@@ -55,11 +56,21 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
           verdict = attest::verdictOf(*full, failOn);
           row["report"] = best->artifact.digest.str();
           row["signature"] = best->signature;
+          // Live findings by severity; a suppressed (waived) one counts apart, as no verdict
+          // counts it: three waived errors beside a pass are not three errors.
           json counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
-          std::map<std::string, bool> seen;
+          json suppressed = counts;  // as the report's summary.suppressed
+          std::map<std::string, bool> seen, seenSuppressed;
           auto doc = report::parseReportDoc(*full);
           if (!doc.ok()) row["problem"] = "report " + best->artifact.digest.str() + ": " + doc.error().message;
           for (const auto& f : doc.ok() ? doc->findings : std::vector<report::ReportDoc::Finding>{}) {
+            if (f.suppressed) {
+              if (suppressed.contains(f.severity)) suppressed[f.severity] = suppressed[f.severity].get<int>() + 1;
+              if (!seenSuppressed[f.code]) suppressedCodes[f.code]++;
+              seenSuppressed[f.code] = true;
+              if (!codes.count(f.code)) codes[f.code] = {0, f.severity};
+              continue;
+            }
             if (counts.contains(f.severity)) counts[f.severity] = counts[f.severity].get<int>() + 1;
             if (!seen[f.code]) {
               codes[f.code].first++;
@@ -68,6 +79,7 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
             }
           }
           row["findings"] = counts;
+          if (suppressed != json{{"info", 0}, {"warning", 0}, {"error", 0}}) row["suppressed"] = suppressed;
         }
       } else {
         row["problem"] = reports->empty()                    ? "no report attached"
@@ -82,7 +94,11 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
     images.push_back(row);
   }
   json byCode = json::array();
-  for (const auto& [code, v] : codes) byCode.push_back({{"code", code}, {"severity", v.second}, {"images", v.first}});
+  for (const auto& [code, v] : codes) {
+    json c = {{"code", code}, {"severity", v.second}, {"images", v.first}};
+    if (auto sup = suppressedCodes.find(code); sup != suppressedCodes.end()) c["suppressed_images"] = sup->second;
+    byCode.push_back(c);
+  }
   std::stable_sort(byCode.begin(), byCode.end(),
                    [](const json& a, const json& b) { return a["images"].get<int>() > b["images"].get<int>(); });
   json layers = json::array();
@@ -127,7 +143,11 @@ std::string summaryText(const json& s) {
     out += "\nFindings by code (images)\n";
     for (const auto& c : s["findings_by_code"])
       out += "  " + std::to_string(c["images"].get<int>()) + "  " + c["code"].get<std::string>() + " (" +
-             c["severity"].get<std::string>() + ")\n";
+             c["severity"].get<std::string>() +
+             (c.contains("suppressed_images")
+                  ? "; suppressed in " + std::to_string(c["suppressed_images"].get<int>())
+                  : std::string()) +
+             ")\n";
   }
   if (!s["failing_layers"].empty()) {
     out += "\nLayers most common among failing images\n";
@@ -152,14 +172,15 @@ std::string summaryHtml(const json& s) {
   for (const char* v : kVerdicts)
     o += std::string("<span class=\"") + v + "\">" + v + ": " + std::to_string(s["verdicts"].value(v, 0)) + "</span> ";
   o += "</p>\n<h2>Images</h2>\n<table>\n<tr><th>image</th><th>tags</th><th>verdict</th><th>errors</th><th>warnings</"
-       "th></tr>\n";
+       "th><th>suppressed</th></tr>\n";
   for (const auto& row : s["images"]) {
     std::string tags;
     for (const auto& t : row["tags"]) tags += (tags.empty() ? "" : ", ") + t.get<std::string>();
     std::string v = row["verdict"].get<std::string>();
-    json f = row.value("findings", json::object());
+    json f = row.value("findings", json::object()), sup = row.value("suppressed", json::object());
     o += "<tr><td>" + esc(row["image"].get<std::string>()) + "</td><td>" + esc(tags) + "</td><td class=\"" + v + "\">" +
          v + "</td><td>" + std::to_string(f.value("error", 0)) + "</td><td>" + std::to_string(f.value("warning", 0)) +
+         "</td><td>" + std::to_string(sup.value("error", 0) + sup.value("warning", 0) + sup.value("info", 0)) +
          "</td></tr>\n";
   }
   o += "</table>\n<h2>Findings by code</h2>\n<table>\n<tr><th>code</th><th>severity</th><th>images</th></tr>\n";

@@ -172,4 +172,42 @@ Result<ordered_json> addHookToRuntimeConfig(ordered_json config, const HookEntry
   return config;
 }
 
+namespace {
+
+// `hooks` without kernodeck-hook entries.
+ordered_json withoutOurHook(const ordered_json& hooks) {
+  ordered_json out = ordered_json::array();
+  for (const auto& h : hooks)
+    if (!isKernodeckHook(h)) out.push_back(h);
+  return out;
+}
+
+}  // namespace
+
+Result<ordered_json> removeHookFromCdiSpec(ordered_json spec) {
+  KDK_TRY_STATUS(validateCdiSpec(spec));
+  if (!spec.contains("containerEdits") || !spec["containerEdits"].contains("hooks")) return spec;
+  ordered_json& edits = spec["containerEdits"];
+  edits["hooks"] = withoutOurHook(edits["hooks"]);
+  if (edits["hooks"].empty()) edits.erase("hooks");
+  if (edits.empty()) spec.erase("containerEdits");
+  KDK_TRY_STATUS(validateCdiSpec(spec));
+  return spec;
+}
+
+Result<ordered_json> removeHookFromRuntimeConfig(ordered_json config) {
+  if (!config.is_object()) return Error::Invalid("a runtime config.json is a JSON object");
+  if (!config.contains("ociVersion") || !config["ociVersion"].is_string())
+    return Error::Invalid("ociVersion is missing: not an OCI runtime config");
+  if (!config.contains("hooks")) return config;
+  if (!config["hooks"].is_object()) return Error::Invalid("hooks is not an object");
+  ordered_json& hooks = config["hooks"];
+  if (!hooks.contains("createRuntime")) return config;
+  if (!hooks["createRuntime"].is_array()) return Error::Invalid("hooks.createRuntime is not an array");
+  hooks["createRuntime"] = withoutOurHook(hooks["createRuntime"]);
+  if (hooks["createRuntime"].empty()) hooks.erase("createRuntime");
+  if (hooks.empty()) config.erase("hooks");
+  return config;
+}
+
 }  // namespace kernodeck::hook

@@ -63,6 +63,15 @@ bool speaksOnlyTls(const HttpResponse& r) {
                              r.body.find("plain HTTP request was sent to HTTPS port") != std::string::npos);
 }
 
+// ERR with a hint when an HTTPS request was answered in plain HTTP (OpenSSL: "wrong version
+// number", "packet length too long"): a registry that speaks only HTTP, which --insecure reaches.
+std::string withPlainHttpHint(std::string err, const std::string& base) {
+  if (base.rfind("https://", 0) == 0 && (err.find("wrong version number") != std::string::npos ||
+                                         err.find("packet length too long") != std::string::npos))
+    err += " (the registry answers plain HTTP, not HTTPS: use --insecure for a registry without TLS)";
+  return err;
+}
+
 bool retryable(const HttpResponse& r) {
   return (!r.transportError.empty() && !r.aborted) || r.status == 429 || r.status >= 500;
 }
@@ -262,7 +271,7 @@ Result<Manifest> Client::manifest(const std::string& tagOrDigest, uint64_t maxBy
   std::string what = "manifest " + tagOrDigest;
   if (tooLarge) return Error::Invalid(impl_->where(what) + ": larger than " + util::humanBytes(maxBytes));
   if (r.status == 404) return Error::NotFound(impl_->where(what) + ": " + err);
-  if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
+  if (!err.empty()) return Error::Io(impl_->where(what) + ": " + withPlainHttpHint(err, impl_->baseUrl()));
   Manifest m;
   m.bytes = body;
   m.digest = oci::Digest{"sha256", util::sha256Hex(body)};

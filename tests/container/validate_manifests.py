@@ -3,6 +3,7 @@
 hooks.d file: the fields the examples rely on. Run by ctest; needs python3-yaml."""
 import json
 import os
+import re
 import sys
 
 import yaml
@@ -204,8 +205,19 @@ check(all(x in readme for x in ("fleet plan", "job.yaml", "fleet summary", "crea
 
 with open(os.path.join(root, "container", "Dockerfile")) as f:
     docker = f.read()
-check("ARG BASE=debian:bookworm" in docker and docker.count("FROM ${BASE}") == 2,
-      "the Dockerfile has two stages from BASE, by default Debian bookworm")
+check("ARG BASE=debian:bookworm" in docker and docker.count("FROM ${BASE}") == 3,
+      "the Dockerfile has three stages from BASE (packages, the gate's root, the full image), by default Debian bookworm")
+# Issue 51 §2: the package stage installs every build dependency scripts/deps names (but the
+# test tools and LibTorch-free extras), and the gate image is a stage of its own, from scratch.
+with open(os.path.join(root, "scripts", "deps")) as f:
+    deps = f.read()
+build_pkgs = re.search(r"^build_pkgs=\(([^)]*)\)", deps, re.M).group(1).split()
+missing = [p for p in build_pkgs if p not in ("libgtest-dev", "googletest", "mold") and p not in docker]
+check(not missing, "the packages stage installs every build dependency of scripts/deps (missing: %s)" % missing)
+check("FROM scratch AS gate" in docker and "container/gate-root" in docker,
+      "the gate image is its own target, from scratch, made by container/gate-root")
+init_doc = open(os.path.join(root, "container", "k8s", "init-container.yaml")).read()
+check("platform/kernodeck-gate@sha256:" in init_doc, "init-container.yaml gates with the gate image")
 check("scripts/package" in docker and "COPY --from=packages /debs/" in docker,
       "the packages stage builds the Debian packages (scripts/package) and the image installs them")
 check("ldd /usr/bin/kernodeck-probe" in docker and "not a dynamic executable" in docker,

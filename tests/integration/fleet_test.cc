@@ -414,4 +414,49 @@ TEST(FleetSummary, AnImageWhoseReportsCannotBeListedIsUnreadableNotMissing) {
   EXPECT_NE(text.out.find("missing 0 unreadable 1"), std::string::npos) << text.out;
 }
 
+// Issue 51 §3: a finding an exceptions file waived is counted apart from the live ones: an image
+// whose only error is waived passes, and its row and the findings by code say "suppressed".
+TEST(FleetSummary, SuppressedFindingsAreCountedApartFromLiveOnes) {
+  LocalRegistry reg;
+  if (!reg.start()) GTEST_SKIP() << "docker-registry, skopeo or curl unavailable";
+  std::string d = tempDir("fleet-suppressed");
+  ASSERT_EQ(run(std::string(MKIMAGE_BIN) + " " + SOURCE_DIR + "/examples/demo/image.json " + d + "/demo").code, 0);
+  ASSERT_TRUE(reg.push(d + "/demo", "1.0", "team/demo:1.0"));
+  ASSERT_EQ(run("openssl genpkey -algorithm ed25519 -out " + d + "/key.pem && openssl pkey -in " + d +
+                "/key.pem -pubout -out " + d + "/key.pub")
+                .code,
+            0);
+  std::string expires = run("date -u -d '+60 days' +%F").out;  // within the year an exception may run
+  expires.erase(expires.find_last_not_of('\n') + 1);
+  // The demo image's three errors waived (the issue's case: three waived errors beside a pass).
+  std::string ex = "schema: kernodeck.exceptions/v1\nexceptions:\n";
+  for (const char* code : {"image.secret.env", "python.pin.mismatch", "python.requirement.conflict"})
+    ex += std::string("  - code: ") + code + "\n    reason: \"waived in a test\"\n    expires: " + expires + "\n";
+  writeFile(d + "/exceptions.yaml", ex);
+  RunResult a = run(K + " audit --no-cache --exceptions " + d + "/exceptions.yaml --attach --sign-key " + d + "/key.pem " +
+                    reg.host() + "/team/demo:1.0 2>&1");
+  ASSERT_EQ(a.code, 0) << a.out;
+  writeFile(d + "/refs.txt", reg.host() + "/team/demo:1.0\n");
+  RunResult p = run(K + " fleet plan " + d + "/refs.txt --shards 1 --cache-repo " + reg.host() + "/cache -o " + d +
+                    "/plan.json 2>&1");
+  ASSERT_EQ(p.code, 0) << p.out;
+  RunResult r = run(K + " fleet summary --json --plan " + d + "/plan.json --key " + d + "/key.pub");
+  json s = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << r.out << r.err;
+  ASSERT_EQ(s["images"].size(), 1u);
+  EXPECT_EQ(s["images"][0]["verdict"], "pass") << s.dump(1);
+  EXPECT_EQ(s["images"][0]["findings"]["error"], 0) << s.dump(1);
+  EXPECT_EQ(s["images"][0]["suppressed"]["error"], 3) << s.dump(1);
+  bool listed = false;
+  for (const auto& c : s["findings_by_code"])
+    if (c["code"] == "image.secret.env") {
+      listed = true;
+      EXPECT_EQ(c["images"], 0) << c.dump();
+      EXPECT_EQ(c["suppressed_images"], 1) << c.dump();
+    }
+  EXPECT_TRUE(listed) << s.dump(1);
+  RunResult text = run(K + " fleet summary --plan " + d + "/plan.json --key " + d + "/key.pub");
+  EXPECT_NE(text.out.find("0  image.secret.env (error; suppressed in 1)"), std::string::npos) << text.out;
+}
+
 }  // namespace integration_fleet_test

@@ -423,6 +423,76 @@ TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
   }
 }
 
+// Issue 51 §1: the installer's registrations come and go whole. A failed CDI install leaves the
+// hooks.d route as it was; another route replaces the earlier one only once it is written (the
+// injected spec restored byte for byte); a CDI entry made by hand is named in a warning; and
+// uninstall --purge leaves nothing of ours under the root, every spec as it was before.
+TEST(HookInstall, RoutesReplaceEachOtherWholeAndUninstallLeavesNothing) {
+  std::string dest = tempDir("routes");
+  std::string install = std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + dest;
+  std::string hooksD = dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json";
+  RunResult first = run(install + " --policy warn");
+  ASSERT_EQ(first.code, 0) << first.err;
+  std::string registered = readFile(hooksD);
+  EXPECT_NE(registered.find("\"warn\""), std::string::npos) << registered;
+  EXPECT_NE(readFile(dest + "/var/lib/kernodeck-hook/registered").find("hooks-d /etc/containers/oci/hooks.d/kernodeck-hook.json"),
+            std::string::npos);
+  // No spec there: the CDI install fails, and the hooks.d route is intact (it was deleted first
+  // before issue 51, leaving the node with no hook at all).
+  RunResult failed = run(install + " --policy enforce --cdi-inject /etc/cdi/nvidia.yaml");
+  EXPECT_EQ(failed.code, 3) << failed.err;
+  EXPECT_NE(failed.err.find("nvidia.yaml"), std::string::npos) << failed.err;
+  EXPECT_EQ(readFile(hooksD), registered);
+  EXPECT_EQ(readFile(dest + "/usr/share/containers/oci/hooks.d/kernodeck-hook.json"), registered);
+  // With the spec there, CDI replaces hooks.d; then hooks.d replaces CDI, restoring the spec.
+  std::string spec = "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n"
+                     "    deviceNodes:\n    - path: /dev/nvidia0\n";
+  ASSERT_EQ(run("mkdir -p " + dest + "/etc/cdi").code, 0);
+  writeFile(dest + "/etc/cdi/nvidia.yaml", spec);
+  RunResult cdi = run(install + " --policy enforce --cdi-inject /etc/cdi/nvidia.yaml");
+  ASSERT_EQ(cdi.code, 0) << cdi.err;
+  EXPECT_NE(cdi.err.find("removing the earlier hooks-d registration in /etc/containers/oci/hooks.d/kernodeck-hook.json"),
+            std::string::npos)
+      << cdi.err;
+  EXPECT_FALSE(exists(hooksD));
+  EXPECT_NE(readFile(dest + "/etc/cdi/nvidia.yaml").find("kernodeck-hook"), std::string::npos);
+  RunResult back = run(install + " --policy warn");
+  ASSERT_EQ(back.code, 0) << back.err;
+  EXPECT_NE(back.err.find("removing the earlier cdi-inject registration in /etc/cdi/nvidia.yaml"), std::string::npos)
+      << back.err;
+  EXPECT_EQ(readFile(dest + "/etc/cdi/nvidia.yaml"), spec);
+  EXPECT_FALSE(exists(dest + "/etc/cdi/nvidia.yaml.orig"));
+  EXPECT_FALSE(exists(dest + "/etc/cdi/nvidia.yaml.kernodeck-backup"));
+  EXPECT_TRUE(exists(hooksD));
+  // A CDI entry no install recorded: both routes would run; the install says so, naming it.
+  ASSERT_EQ(run(std::string(HOOK_BIN) + " cdi inject " + dest + "/etc/cdi/nvidia.yaml --binary " + HOOK_BIN).code, 0);
+  RunResult both = run(install + " --policy warn");
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_NE(both.err.find("warning: /etc/cdi/nvidia.yaml runs kernodeck-hook too"), std::string::npos) << both.err;
+  // Uninstall: every registration, the hand-made one included, the copy, the record, the log.
+  RunResult un = run(std::string(SOURCE_DIR) + "/hooks/install --uninstall --purge --dest-root " + dest);
+  ASSERT_EQ(un.code, 0) << un.err;
+  EXPECT_EQ(readFile(dest + "/etc/cdi/nvidia.yaml"), spec);
+  RunResult left = run("cd " + dest + " && find . -name '*kernodeck*' && find . -type f | xargs grep -l kernodeck-hook");
+  EXPECT_EQ(left.out, "") << left.out;
+}
+
+// `kernodeck-hook COMMAND --help` answers for every command, with an example, and the hook's own
+// --help says where it logs, how to switch warn and enforce and how to uninstall.
+TEST(HookInstall, EverySubcommandAnswersHelp) {
+  for (const char* cmd : {"cdi spec", "cdi inject", "cdi remove", "runc-config", "hooks-d", "install", "uninstall"}) {
+    RunResult r = run(std::string(HOOK_BIN) + " " + cmd + " --help </dev/null");
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("usage: kernodeck-hook ", 0), 0u) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("kernodeck-hook " + std::string(cmd)), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("example"), std::string::npos) << cmd << ": " << r.out;
+  }
+  RunResult h = run(std::string(HOOK_BIN) + " --help </dev/null");
+  EXPECT_NE(h.out.find("/var/log/kernodeck/hook.log"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("kernodeck-hook install [--policy warn|enforce]"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("kernodeck-hook uninstall"), std::string::npos) << h.out;
+}
+
 // `cdi inject` and `runc-config` on files: exit 2 for what is not the document they take, 3 when
 // the file cannot be read; a second run changes nothing; the replaced file is kept.
 TEST(HookInstall, ConfigCommandsRefuseWhatTheyDoNotTakeAndAreIdempotent) {
