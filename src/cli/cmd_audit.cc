@@ -1,5 +1,5 @@
 // kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--format FORMAT] [-o FILE] [--fail-on LEVEL] [--python PATH]...
-//   [--exceptions FILE]...
+//   [--exceptions FILE]... [--gpu ARCH|MODEL]...
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -25,7 +25,7 @@ namespace {
 // The options of `kernodeck audit`, as given.
 struct AuditFlags {
   std::string platform, output, expectOut, failOn = "error", format;
-  std::vector<std::string> requirements, pythonTargets, exceptions;
+  std::vector<std::string> requirements, pythonTargets, exceptions, gpus;
   bool json = false, help = false, reanalyze = false;
   RegistryFlags rf;
   // Fleet and attestation options (reports attached to the image, shared layer results).
@@ -52,6 +52,9 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
                               "waive the findings this kernodeck.exceptions/v1 file (YAML or JSON) lists, each until "
                               "its expiry date (repeatable; docs/exceptions.md)")("expect-out", po::value(&f.expectOut),
                               "write the image's kernodeck.expect/v1 expectation to FILE");
+  opts.add_options()("gpu", po::value(&f.gpus)->composing(),
+                     "judge the image's GPU code against this GPU: a compute capability (9.0), an architecture "
+                     "(sm_120) or a model (H100, B200, RTX 5090) (repeatable; docs/audit.md)");
   f.rf.add(opts, /*transfers=*/true);
   opts.add_options()(
       "reanalyze", po::bool_switch(&f.reanalyze),
@@ -136,6 +139,11 @@ int runAudit(const std::vector<std::string>& args) {
     ao.platform = *p;
   }
   ao.requirementsFiles = f.requirements;
+  for (const auto& g : f.gpus) {
+    auto t = gpu::parseGpuTarget(g);
+    if (!t.ok()) return usageError("audit", "--gpu: " + t.error().message);
+    ao.gpus.push_back(std::move(*t));
+  }
   for (const auto& file : f.exceptions) {
     auto ex = audit::loadExceptionsFile(file, report::todayUtc());
     if (!ex.ok()) return usageError("audit", "--exceptions: " + ex.error().message);

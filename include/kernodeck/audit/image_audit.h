@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernodeck/gpu/expectation.h"
+#include "kernodeck/gpu/gpu_models.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/scan_cache.h"
@@ -40,6 +41,8 @@ struct AuditOptions {
   std::shared_ptr<oci::SharedScanStore> sharedScans;
   // --exceptions: applied to the report when the audit ends (report/exceptions.h).
   std::vector<report::ExceptionsFile> exceptions;
+  // --gpu: the GPUs the image's GPU code is judged against (audit/gpu_support.h).
+  std::vector<gpu::GpuTarget> gpus;
 };
 
 struct AuditResult {
