@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "kernodeck/audit/gpu_support.h"
 #include "kernodeck/audit/layer_checks.h"
 #include "kernodeck/audit/layer_reader.h"
 #include "kernodeck/audit/packages_audit.h"
@@ -577,6 +578,7 @@ class Pipeline {
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts) {
   AuditResult out;
   Pipeline(reference, opts, out).run();
+  if (!out.report.failed()) judgeGpuSupport(out.report, out.expectation, opts.gpus);
   if (!opts.exceptions.empty()) report::applyExceptions(out.report, opts.exceptions, report::todayUtc());
   return out;
 }

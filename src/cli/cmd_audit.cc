@@ -1,5 +1,5 @@
 // kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--format FORMAT] [-o FILE] [--fail-on LEVEL] [--python PATH]...
-//   [--exceptions FILE]... [--lock [ENV=]FILE]... [--lock-group NAME]... [--wheels DIR]
+//   [--exceptions FILE]... [--lock [ENV=]FILE]... [--lock-group NAME]... [--wheels DIR] [--gpu ARCH|MODEL]...
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ namespace {
 // The options of `kernodeck audit`, as given.
 struct AuditFlags {
   std::string platform, output, expectOut, failOn = "error", format;
-  std::vector<std::string> requirements, pythonTargets, exceptions;
+  std::vector<std::string> requirements, pythonTargets, exceptions, gpus;
   std::vector<std::string> locks, lockGroups;  // --lock, --lock-group; --wheels below
   std::string wheels;
   bool json = false, help = false, reanalyze = false;
@@ -65,6 +65,9 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
       "wheels", po::value(&f.wheels),
       "with --lock: a folder of the locked wheels; each is checked against the lock's hash, then every file the "
       "image installed from it against the wheel's own");
+  opts.add_options()("gpu", po::value(&f.gpus)->composing(),
+                     "judge the image's GPU code against this GPU: a compute capability (9.0), an architecture "
+                     "(sm_120) or a model (H100, B200, RTX 5090) (repeatable; docs/audit.md)");
   f.rf.add(opts, /*transfers=*/true, /*defaultTimeoutS=*/3600);
   opts.add_options()(
       "reanalyze", po::bool_switch(&f.reanalyze),
@@ -182,6 +185,11 @@ int runAudit(const std::vector<std::string>& args) {
   }
   ao.requirementsFiles = f.requirements;
   if (int rc = readLocks(f, ao.lock); rc >= 0) return rc;
+  for (const auto& g : f.gpus) {
+    auto t = gpu::parseGpuTarget(g);
+    if (!t.ok()) return usageError("audit", "--gpu: " + t.error().message);
+    ao.gpus.push_back(std::move(*t));
+  }
   for (const auto& file : f.exceptions) {
     auto ex = audit::loadExceptionsFile(file, report::todayUtc());
     if (!ex.ok()) return usageError("audit", "--exceptions: " + ex.error().message);

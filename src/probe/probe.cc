@@ -16,6 +16,7 @@
 
 #include "kernodeck/gpu/cuda_build.h"
 #include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/gpu/gpu_code_judge.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/host/host_fs.h"
@@ -504,8 +505,9 @@ class Probe {
       for (const auto& a : (*pythonTorch_)["arch_list"])
         if (a.is_string()) archList.push_back(a.get<std::string>());
     if (!archList.empty()) rec["arch_list"] = archList;
+    bool judgedCode = judgeLibraries(rec);
     for (const auto& g : hostFacts_.gpus) {
-      if (gpu::archRunsOn(archList, g.arch) != false) continue;
+      if (judgedCode || gpu::archRunsOn(archList, g.arch) != false) continue;
       std::string sm = gpu::smName(g.arch);
       r_.add("probe.arch.unsupported", Severity::Error,
              (g.model.empty() ? std::string("GPU") : g.model) + " is " + sm + " but torch was built for " +
@@ -515,6 +517,32 @@ class Probe {
     }
     r_.section("reconcile") = rec;
     return {};
+  }
+
+  // The expectation's gpu_code, every library of it, against the node's GPUs, once per compute
+  // capability (gpu/gpu_code_judge.h; the hook's rule). False when the expectation lists none:
+  // torch's arch list is judged instead.
+  bool judgeLibraries(json& rec) {
+    if (!expect_ || expect_->gpuCode.empty()) return false;
+    std::map<std::string, std::vector<std::string>> byArch;  // capability -> GPU models
+    for (const auto& g : hostFacts_.gpus)
+      if (!g.arch.empty()) byArch[g.arch].push_back(g.model.empty() ? std::string("GPU") : g.model);
+    json judged = json::object();
+    for (const auto& [arch, models] : byArch) {
+      std::string who = util::join(models, ", ") + ", compute capability " + arch;
+      auto verdicts = gpu::judgeGpuCode(expect_->gpuCode, arch);
+      judged[arch] = gpu::toString(gpu::worstFit(verdicts));
+      for (const auto& v : verdicts) {
+        if (v.fit != gpu::CodeFit::None && v.fit != gpu::CodeFit::Ptx) continue;
+        std::map<std::string, std::string> ev = {{"arch", gpu::smName(arch)}, {"library", v.library}};
+        if (v.fit == gpu::CodeFit::None)
+          r_.add("probe.arch.unsupported", Severity::Error, gpu::explainVerdict(v, who, arch), ev);
+        else
+          r_.add("probe.arch.ptx_only", Severity::Warning, gpu::explainVerdict(v, who, arch), ev);
+      }
+    }
+    rec["gpu_code"] = {{"libraries", expect_->gpuCode.size()}, {"fit", judged}};
+    return true;
   }
 
   const ProbeOptions& o_;

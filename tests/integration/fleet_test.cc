@@ -10,6 +10,8 @@
 
 #include <set>
 
+#include "kernodeck/attest/attached_report.h"
+#include "kernodeck/gpu/gpu_code_judge.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/registry/client.h"
 #include "kernodeck/registry/referrers.h"
@@ -457,6 +459,86 @@ TEST(FleetSummary, SuppressedFindingsAreCountedApartFromLiveOnes) {
   EXPECT_TRUE(listed) << s.dump(1);
   RunResult text = run(K + " fleet summary --plan " + d + "/plan.json --key " + d + "/key.pub");
   EXPECT_NE(text.out.find("0  image.secret.env (error; suppressed in 1)"), std::string::npos) << text.out;
+}
+
+// Issue 50: `fleet summary`'s matrix of images x GPU generations, from real audits of three images
+// in a registry whose reports are attached signed. Each report carries the gpu_support section an
+// audit writes for the GPU code it read (until the layer scan reads fatbins, the section is made
+// here from a hand-written gpu_code by the same code the audit uses); a fourth report has none.
+TEST(FleetSummary, ShowsTheGpuGenerationsOfSeveralImages) {
+  LocalRegistry reg;
+  if (!reg.start(/*inMemory=*/true) || !haveTool("openssl")) GTEST_SKIP() << "docker-registry or openssl unavailable";
+  std::string d = tempDir("fleet-gpu");
+  ASSERT_EQ(run("openssl genpkey -algorithm ed25519 -out " + d + "/sign.pem && openssl pkey -in " + d +
+                "/sign.pem -pubout -out " + d + "/sign.pub")
+                .code,
+            0);
+  auto key = attest::Key::fromFile(d + "/sign.pem");
+  ASSERT_TRUE(key.ok());
+  struct Image {
+    const char* tag;
+    std::vector<std::string> sass, ptx;
+    bool gpu;
+  } images[] = {
+      {"cu118", {"sm_70", "sm_75", "sm_80", "sm_86", "sm_90"}, {}, true},
+      {"cu121", {"sm_80", "sm_90"}, {"compute_90"}, true},
+      {"cu128", {"sm_80", "sm_90", "sm_100", "sm_120"}, {"compute_120"}, true},
+      {"cpu", {}, {}, false},
+  };
+  std::string refs;
+  for (const auto& img : images) {
+    std::string layout = d + "/" + img.tag;
+    json spec = {{"tag", img.tag},
+                 {"layers", json::array({{{"compression", "gzip"},
+                                          {"entries", json::array({{{"path", "etc/os-release"},
+                                                                    {"content", "ID=debian\nVERSION_ID=12\n"}},
+                                                                   {{"path", "app/" + std::string(img.tag)},
+                                                                    {"content", img.tag}}})}}})}};
+    ASSERT_FALSE(mkimage(spec, layout).empty()) << img.tag;
+    std::string digest = pushLayout(layout, reg.host(), "team/gpu", img.tag);
+    std::string ref = reg.host() + "/team/gpu@" + digest;
+    RunResult a = run(K + " audit --json --cache-dir " + tempDir("gpu-audit") + " " + ref);
+    json report = json::parse(a.out, nullptr, false);
+    ASSERT_TRUE(report.is_object()) << img.tag << ": " << a.err;
+    if (img.gpu) {
+      std::vector<gpu::GpuCode> code = {{"/opt/torch/lib/libtorch_cuda.so", "", img.sass, img.ptx, false}};
+      report["gpu_support"] = {{"libraries", 1}, {"generations", gpu::generationSupport(code)}};
+    }
+    auto attached = attest::attachReport(report, registry::ClientOptions{.noCache = true}, &*key);
+    ASSERT_TRUE(attached.ok()) << img.tag << ": " << attached.error().message;
+    refs += reg.host() + "/team/gpu:" + img.tag + "\n";
+  }
+  writeFile(d + "/refs.txt", refs);
+  RunResult p = run(K + " fleet plan " + d + "/refs.txt --shards 1 --cache-repo " + reg.host() +
+                    "/kernodeck/cache -o " + d + "/plan.json");
+  ASSERT_EQ(p.code, 0) << p.err;
+  RunResult r = run(K + " fleet summary --json --plan " + d + "/plan.json --key " + d + "/sign.pub");
+  EXPECT_EQ(r.code, 0) << r.err;
+  json s = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << r.out << r.err;
+  EXPECT_EQ(s["gpu_generations"], json({"Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell"}));
+  std::map<std::string, json> byTag;
+  for (const auto& row : s["images"]) byTag[row["tags"][0]] = row;
+  ASSERT_EQ(byTag.size(), 4u) << s.dump(1);
+  EXPECT_EQ(byTag["cu118"]["gpu_generations"]["Volta"], "sass");
+  EXPECT_EQ(byTag["cu118"]["gpu_generations"]["Blackwell"], "none");
+  EXPECT_EQ(byTag["cu121"]["gpu_generations"]["Turing"], "none");
+  EXPECT_EQ(byTag["cu121"]["gpu_generations"]["Blackwell"], "ptx");
+  EXPECT_EQ(byTag["cu128"]["gpu_generations"]["Blackwell"], "sass");
+  EXPECT_FALSE(byTag["cpu"].contains("gpu_generations"));
+  RunResult text = run(K + " fleet summary --plan " + d + "/plan.json --key " + d + "/sign.pub");
+  EXPECT_NE(text.out.find("GPU generations"), std::string::npos) << text.out;
+  std::string host = reg.host() + "/team/gpu:";
+  for (const auto& [tag, cells] : std::map<std::string, std::string>{
+           {"cu118", "sass      sass      sass      sass      sass      none"},
+           {"cu121", "none      none      sass      sass      sass      ptx"},
+           {"cu128", "none      none      sass      sass      sass      sass"},
+           {"cpu", "-         -         -         -         -         -"}}) {
+    size_t at = text.out.find("  " + host + tag + " ");
+    ASSERT_NE(at, std::string::npos) << tag << "\n" << text.out;
+    std::string line = text.out.substr(at, text.out.find('\n', at) - at);
+    EXPECT_NE(line.find(cells), std::string::npos) << line;
+  }
 }
 
 }  // namespace integration_fleet_test

@@ -206,6 +206,80 @@ TEST(HookRunc, AnImagesEnvironmentChangesNothingTheHookDecides) {
   EXPECT_FALSE(exists("/tmp/kdk-evil.log"));
 }
 
+// Issue 50: expect.json's gpu_code judged per library against the node's real GPUs, known here
+// only by their PCI device ids (the driver calls both "NVIDIA Graphics Device"). torch with
+// sm_80;sm_90 SASS and no PTX starts on the H100 and is refused on the B200, naming the library;
+// with compute_90 PTX it starts on both, with a warning on the B200.
+TEST(HookRunc, GpuCodeOfEachLibraryIsJudgedAgainstTheNodesGpus) {
+  if (::geteuid() != 0 || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, runc and busybox";
+  auto expectation = [](const json& ptx) {
+    return json({{"schema", "kernodeck.expect/v1"},
+                 {"accelerator", "cuda"},
+                 {"gpu_code",
+                  {{{"library", "/usr/local/lib/python3.11/dist-packages/torch/lib/libtorch_cuda.so"},
+                    {"layer", "sha256:" + std::string(64, 'a')},
+                    {"sass", {"sm_80", "sm_90"}},
+                    {"ptx", ptx}},
+                   {{"library", "/usr/local/lib/python3.11/dist-packages/torch/lib/libc10_cuda.so"},
+                    {"sass", {"sm_80", "sm_90", "sm_100"}},
+                    {"ptx", json::array()}}}}})
+        .dump();
+  };
+  struct Case {
+    const char* host;
+    bool ptx;
+    const char* policy;
+    bool starts;
+    const char* code;  // the one verdict expected, nullptr for none
+  } cases[] = {
+      {"h100-pci-580", false, "enforce", true, nullptr},
+      {"b200-pci-580", false, "enforce", false, "hook.arch.unsupported"},
+      {"b200-pci-580", false, "warn", true, "hook.arch.unsupported"},
+      {"h100-pci-580", true, "enforce", true, nullptr},
+      {"b200-pci-580", true, "enforce", true, "hook.arch.ptx_only"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    std::string where = std::string(c.host) + (c.ptx ? " with PTX" : " SASS only") + " [" + c.policy + "]";
+    std::string host = hostTree(c.host);
+    ASSERT_FALSE(host.empty()) << where;
+    Bundle b = makeBundle(c.policy, host, json::array({"NVIDIA_VISIBLE_DEVICES=all"}), nvDevices(1, 508));
+    run("mkdir -p " + b.dir + "/rootfs/etc/kernodeck");
+    writeFile(b.dir + "/rootfs/etc/kernodeck/expect.json",
+              expectation(c.ptx ? json::array({"compute_90"}) : json::array()));
+    std::string id = "kdk-gpucode-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+    RunResult r = run("timeout 60 runc run --bundle " + b.dir + " " + id);
+    run("runc delete -f " + id + " >/dev/null 2>&1");
+    json logLine = json::parse(readFile(b.log), nullptr, false);
+    ASSERT_TRUE(logLine.is_object()) << where << ": " << readFile(b.log);
+    std::vector<std::string> codes;
+    for (const auto& v : logLine["verdicts"]) codes.push_back(v.value("code", ""));
+    if (!c.code) {
+      EXPECT_TRUE(codes.empty()) << where << ": " << logLine.dump();
+    } else {
+      // Only libtorch_cuda.so lacks code for the B200: libc10_cuda.so carries sm_100.
+      ASSERT_EQ(codes, std::vector<std::string>{c.code}) << where << ": " << logLine.dump();
+      std::string msg = logLine["verdicts"][0].value("message", "");
+      EXPECT_NE(msg.find("libtorch_cuda.so"), std::string::npos) << where << ": " << msg;
+      EXPECT_EQ(msg.find("libc10_cuda.so"), std::string::npos) << where << ": " << msg;
+      EXPECT_NE(msg.find("NVIDIA Graphics Device [B200] (0000:1b:00.0), compute capability 10.0"), std::string::npos)
+          << where << ": " << msg;
+    }
+    if (c.starts) {
+      ASSERT_EQ(r.code, 0) << where << "\n" << r.err;
+      json rec = json::parse(r.out, nullptr, false);
+      ASSERT_TRUE(rec.is_object()) << where << "\n" << r.out;
+      EXPECT_EQ(logLine["decision"], c.code && std::string(c.code) == "hook.arch.unsupported" ? "warn" : "allow")
+          << where;
+    } else {
+      EXPECT_NE(r.code, 0) << where;
+      EXPECT_NE(r.err.find("refused: hook.arch.unsupported"), std::string::npos) << where << "\n" << r.err;
+      EXPECT_NE(r.err.find("libtorch_cuda.so"), std::string::npos) << where << "\n" << r.err;
+      EXPECT_EQ(logLine["decision"], "block") << where;
+    }
+  }
+}
+
 TEST(HookRunc, GarbageStdinNeverHangs) {
   RunResult w = run("printf 'garbage' | timeout 10 " + std::string(HOOK_BIN) + " --policy warn");
   EXPECT_EQ(w.code, 0);

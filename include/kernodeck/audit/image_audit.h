@@ -12,6 +12,7 @@
 
 #include "kernodeck/audit/lock_audit.h"
 #include "kernodeck/gpu/expectation.h"
+#include "kernodeck/gpu/gpu_models.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/scan_cache.h"
@@ -43,6 +44,8 @@ struct AuditOptions {
   std::vector<report::ExceptionsFile> exceptions;
   // --lock, --lock-group, --wheels (lock_audit.h).
   LockOptions lock;
+  // --gpu: the GPUs the image's GPU code is judged against (audit/gpu_support.h).
+  std::vector<gpu::GpuTarget> gpus;
 };
 
 struct AuditResult {
