@@ -29,6 +29,7 @@ std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest,
   h.update(manifest.str() + "\n" + config.str() + "\n");
   h.update((opts.platform ? oci::normalize(*opts.platform).str() : oci::hostPlatform().str()) + "\n");
   for (const auto& t : opts.pythonTargets) h.update("python " + t + "\n");
+  if (!opts.gpuCode) h.update("no gpu code\n");
   // A result built from shared layer results holds what the keys trusted then vouched for: it is
   // replayed only under the same trust (a report signed now never rests on a key not trusted now).
   if (opts.sharedScans) h.update("shared " + opts.sharedScans->trustId() + "\n");

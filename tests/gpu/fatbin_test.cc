@@ -10,7 +10,7 @@
 
 #include "kernodeck/gpu/fatbin.h"
 #include "kernodeck/gpu/gpu_code_scan.h"
-#include "kernodeck/oci/view_entry.h"
+#include "kernodeck/oci/partial_content.h"
 #include "kernodeck/util/strings.h"
 
 namespace gpu_fatbin_test {

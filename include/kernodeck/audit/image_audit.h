@@ -40,6 +40,9 @@ struct AuditOptions {
   std::shared_ptr<oci::SharedScanStore> sharedScans;
   // --exceptions: applied to the report when the audit ends (report/exceptions.h).
   std::vector<report::ExceptionsFile> exceptions;
+  // Read the NVIDIA GPU code (fatbins) of the image's ELF files as the layers stream by
+  // (gpu/gpu_code_scan.h); off only to measure what it costs (bench/run).
+  bool gpuCode = true;
 };
 
 struct AuditResult {
