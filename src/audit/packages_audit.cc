@@ -258,6 +258,9 @@ class PackagesAudit {
     for (const auto& s : inconsistencies)
       r_.add("python.torch.inconsistent", Severity::Error, s, {{"package", "torch"}});
     expectation_ = gpu::expectationOf(facts, cuda, ctx_.imageDigest);
+    GpuCodeContext gpuCode = ctx_.gpuCode;
+    gpuCode.torchLocation = build.torch ? build.torchLocation : "";
+    auditGpuCode(v_, gpuCode, expectation_, r_);
     json torch = nullptr;
     if (build.torch)
       torch = {{"version", build.torch->version}, {"cuda", build.torch->cuda},

@@ -1,6 +1,8 @@
 // kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--format FORMAT] [-o FILE] [--fail-on LEVEL] [--python PATH]...
 //   [--exceptions FILE]... [--lock [ENV=]FILE]... [--lock-group NAME]... [--wheels DIR] [--gpu ARCH|MODEL]...
 #include <sys/stat.h>
+
+#include <cstdlib>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -200,6 +202,8 @@ int runAudit(const std::vector<std::string>& args) {
   ro.progress = ::isatty(2) != 0;
   ao.registry = ro;
   ao.reuseResults = !f.reanalyze;
+  // KERNODECK_GPU_CODE=off: the layer walk reads no fatbins (bench/gpucode measures the cost).
+  if (const char* g = std::getenv("KERNODECK_GPU_CODE"); g && std::string_view(g) == "off") ao.gpuCode = false;
   std::optional<attest::Key> key;
   std::vector<attest::Key> trusted;  // --cache-key; outlives the store, which holds pointers
   if (int rc = readKeysAndStore(f, ro, key, trusted, ao); rc >= 0) return rc;

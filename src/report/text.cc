@@ -147,6 +147,29 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
     field(o, "cuda", "none in the image");
 }
 
+// The libraries with NVIDIA GPU code (the audit's gpu_code section): one line each, its path,
+// then its SASS and PTX as cuobjdump names them.
+void describeGpuCode(std::ostringstream& o, const nlohmann::json& sections) {
+  if (!sections.contains("gpu_code") || !sections["gpu_code"].is_object()) return;
+  const auto& libs = sections["gpu_code"].value("libraries", nlohmann::json::array());
+  if (!libs.is_array()) return;
+  bool first = true;
+  for (const auto& l : libs) {
+    if (!l.is_object()) continue;
+    auto names = [&](const char* k) {
+      std::string out;
+      if (l.contains(k) && l[k].is_array())
+        for (const auto& n : l[k])
+          if (n.is_string()) out += (out.empty() ? "" : " ") + n.get<std::string>();
+      return out.empty() ? std::string("none") : out;
+    };
+    field(o, first ? "gpu code" : "",
+          stringAt(l, "library") + "  SASS " + names("sass") + "  PTX " + names("ptx") +
+              (l.value("compressed", false) ? "  (compressed)" : ""));
+    first = false;
+  }
+}
+
 // The summary's counts: live findings by severity and by code, then those suppressed.
 void countLines(std::ostringstream& o, const std::vector<Finding>& findings, const std::vector<FindingGroup>& groups,
                 const std::vector<FindingGroup>& waived) {
@@ -220,6 +243,7 @@ std::string Report::toText(int failOn) const {
   for (auto& g : groupFindings(findings_)) (g.suppression ? waived : groups).push_back(std::move(g));
   countLines(o, findings_, groups, waived);
   describeFound(o, sections_);
+  describeGpuCode(o, sections_);
 
   o << "\nSteps\n";
   for (const auto& s : steps_) {

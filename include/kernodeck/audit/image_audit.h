@@ -46,6 +46,9 @@ struct AuditOptions {
   LockOptions lock;
   // --gpu: the GPUs the image's GPU code is judged against (audit/gpu_support.h).
   std::vector<gpu::GpuTarget> gpus;
+  // Read the NVIDIA GPU code (fatbins) of the image's ELF files as the layers stream by
+  // (gpu/gpu_code_scan.h); off only to measure what it costs (bench/run).
+  bool gpuCode = true;
 };
 
 struct AuditResult {

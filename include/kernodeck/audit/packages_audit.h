@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernodeck/audit/lock_audit.h"
+#include "kernodeck/audit/gpu_code_audit.h"
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/report/report.h"
@@ -27,6 +28,8 @@ struct PackagesContext {
   // environments are audited (no search).
   std::vector<std::string> pythonTargets;
   LockOptions lock;  // --lock, --lock-group, --wheels
+  // The files the layer walk kept GPU code of, and the layers' digests (torchLocation is found here).
+  GpuCodeContext gpuCode;
 };
 
 // Paths the layer walk must keep for this analysis (size limit, 0: none).
