@@ -13,13 +13,13 @@ namespace kernodeck::gpu {
 
 namespace {
 
-constexpr uint64_t kMaxSectionTable = uint64_t(65535) * 64;
+constexpr uint64_t kMaxScanSectionTable = uint64_t(65535) * 64;
 constexpr size_t kMaxNamePlaces = 4096;
 constexpr std::string_view kNameEnd("fatbin\0", 7);  // the end of both section names
 constexpr size_t kTail = 16;                         // >= the longest pattern ("__nv_relfatbin\0") - 1
 constexpr uint32_t kShtNobits = 8;
 
-uint64_t getInt(std::string_view b, size_t at, size_t width, bool little) {
+uint64_t elfInt(std::string_view b, size_t at, size_t width, bool little) {
   uint64_t v = 0;
   for (size_t i = 0; i < width; ++i) v = (v << 8) | static_cast<unsigned char>(b[at + (little ? width - 1 - i : i)]);
   return v;
@@ -52,9 +52,9 @@ void GpuCodeScanner::readElfHeader() {
   const std::string_view h = head_;
   if (h.size() < 64 || (h[4] != 1 && h[4] != 2) || (h[5] != 1 && h[5] != 2)) return;
   bool is64 = h[4] == 2, little = h[5] == 1;
-  uint64_t shoff = is64 ? getInt(h, 0x28, 8, little) : getInt(h, 0x20, 4, little);
-  uint64_t entsize = getInt(h, is64 ? 0x3A : 0x2E, 2, little), num = getInt(h, is64 ? 0x3C : 0x30, 2, little);
-  if (shoff >= 64 && entsize * num <= kMaxSectionTable && shoff <= size_ && entsize * num <= size_ - shoff) {
+  uint64_t shoff = is64 ? elfInt(h, 0x28, 8, little) : elfInt(h, 0x20, 4, little);
+  uint64_t entsize = elfInt(h, is64 ? 0x3A : 0x2E, 2, little), num = elfInt(h, is64 ? 0x3C : 0x30, 2, little);
+  if (shoff >= 64 && entsize * num <= kMaxScanSectionTable && shoff <= size_ && entsize * num <= size_ - shoff) {
     shtBegin_ = shoff;
     shtEnd_ = shoff + entsize * num;
   }
@@ -175,12 +175,12 @@ FileGpuCode GpuCodeScanner::finish() {
   const std::string_view h = head_;
   if (shtEnd_ > shtBegin_ && sht_.size() == shtEnd_ - shtBegin_ && h.size() == 64) {
     bool is64 = h[4] == 2, little = h[5] == 1;
-    uint64_t entsize = getInt(h, is64 ? 0x3A : 0x2E, 2, little), strndx = getInt(h, is64 ? 0x3E : 0x32, 2, little);
+    uint64_t entsize = elfInt(h, is64 ? 0x3A : 0x2E, 2, little), strndx = elfInt(h, is64 ? 0x3E : 0x32, 2, little);
     size_t need = is64 ? 0x28 : 0x18;
     uint64_t count = entsize >= need ? sht_.size() / entsize : 0;
     const std::string_view t = sht_;
     auto field = [&](uint64_t i, size_t at32, size_t at64, bool wide) {
-      return getInt(t, i * entsize + (is64 ? at64 : at32), is64 && wide ? 8 : 4, little);
+      return elfInt(t, i * entsize + (is64 ? at64 : at32), is64 && wide ? 8 : 4, little);
     };
     uint64_t strtab = strndx < count ? field(strndx, 0x10, 0x18, true) : UINT64_MAX;
     for (uint64_t i = 0; i < count; ++i) {
