@@ -212,15 +212,14 @@ void checkEnvelope(registry::Client& c, const oci::Descriptor& envDesc, const oc
 // One signed statement in several layouts (Kernodeck's referrer and a Sigstore bundle, or
 // bundles that differ only in their unsigned parts) is one report: entries whose signatures
 // verified over the same payload bytes are merged into the first (the others become its
-// re-wraps). With a key only verified ones: a copy that does not verify never stands for one
-// that does. Without a key (nothing counts, the listing only shows what is attached) those of
-// one payload and one signature state.
-void mergeSameStatements(std::vector<AttachedReport>& out, bool keyGiven) {
+// re-wraps). Only entries of one signature state are merged: a copy that does not verify never
+// stands for one that does (copies that do not verify, or read without a key, count for nothing
+// either way and are named once).
+void mergeSameStatements(std::vector<AttachedReport>& out) {
   std::map<std::string, size_t> first;
   std::vector<AttachedReport> kept;
   for (auto& r : out) {
-    bool mergeable = keyGiven ? r.signature == "verified" : r.signature == "unchecked" || r.signature == "unsigned";
-    if (mergeable && !r.statement.encoded.empty()) {
+    if (!r.signature.empty() && !r.statement.encoded.empty()) {
       auto [it, fresh] = first.emplace(r.signature + " " + r.statement.str(), kept.size());
       if (!fresh) {
         AttachedReport& k = kept[it->second];
@@ -334,7 +333,7 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
   }
   // 3. Each distinct envelope, once.
   for (size_t i = 0; i < out.size(); ++i) checkEnvelope(c, envelopes[i], manifest, key, out[i]);
-  mergeSameStatements(out, key != nullptr);
+  mergeSameStatements(out);
   for (auto& p : problems) out.push_back(std::move(p));
   return out;
 }

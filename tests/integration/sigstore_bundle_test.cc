@@ -63,7 +63,7 @@ class SigstoreBundle : public ::testing::Test {
     std::string k = *dir_ + "/";
     writeFile(k + "req.txt", "kernodeck-absent-package==1.0\n");
     writeFile(k + "waive.yaml",
-              "schema: kernodeck.exceptions/v1\nexceptions:\n  - code: python.requirement.missing\n"
+              "schema: kernodeck.exceptions/v1\nexceptions:\n  - code: python.pin.missing\n"
               "    reason: \"tested without it\"\n    expires: " +
                   util::utcTimestampMs(util::nowMs() + 30LL * 86400000).substr(0, 10) + "\n");
     ready_ = run("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + k + "ci.pem && openssl pkey -in " +
@@ -289,9 +289,24 @@ TEST_F(SigstoreBundle, TheGatePassesAndFailsOnBundleOnlyImages) {
   ASSERT_EQ(j["reports"].size(), 1u) << r.out;
   EXPECT_EQ(j["reports"][0]["layout"], "sigstore-bundle") << r.out;
   EXPECT_EQ(j["newest"]["signature"], "verified") << r.out;
-  // Through the referrers API too (the bundle type asked for, percent-encoded, filtered).
-  RunResult api = gate("pass", "", front_->host());
+  // Through the referrers API too (attached through the front, which indexes what is pushed
+  // through it): the bundle type is asked for (percent-encoded) and read, one report with
+  // Kernodeck's referrer.
+  RunResult viaApi = run(K + " audit --no-cache --attach --sign-key " + key("ci.pem") + " " + front_->host() +
+                         "/team/bundle:api");
+  ASSERT_EQ(viaApi.code, 0) << viaApi.err;
+  RunResult listed = run("curl -sf 'http://" + front_->host() + "/v2/team/bundle/referrers/" + digest("api").str() +
+                         "?artifactType=application%2Fvnd.dev.sigstore.bundle.v0.3%2Bjson'");
+  ASSERT_EQ(listed.code, 0);
+  EXPECT_EQ(json::parse(listed.out)["manifests"].size(), 1u) << listed.out;
+  RunResult api = gate("api", "", front_->host());
   EXPECT_EQ(api.code, 0) << api.out << api.err;
+  RunResult apiReports = run(K + " reports --no-cache --json --key " + key("ci.pub") + " " + front_->host() +
+                             "/team/bundle:api");
+  json aj = parsed(apiReports);
+  EXPECT_EQ(apiReports.code, 0) << apiReports.out;
+  ASSERT_EQ(aj["reports"].size(), 1u) << apiReports.out;
+  EXPECT_EQ(aj["reports"][0]["rewraps"].size(), 1u) << apiReports.out;
 
   // A newer signed fail, bundles only: the gate fails; then the older pass re-wrapped under a
   // new manifest claiming 2099, and re-encoded (the same envelope in other bundle bytes, a hint
@@ -346,6 +361,7 @@ TEST_F(SigstoreBundle, BundleAttacksWithoutTheKeyFailClosed) {
   ASSERT_NO_FATAL_FAILURE(pushBundle("copy", bundleOf(st.dump(), "other.pem")));
   // The fail's own signature over a changed payload (the bytes moved, the signature kept).
   json forged = json::parse(found[0].bundle);
+  st["predicate"]["time"] = "2098-01-01T00:00:00.000Z";
   forged["dsseEnvelope"]["payload"] = util::base64Encode(st.dump());
   ASSERT_NO_FATAL_FAILURE(pushBundle("copy", forged.dump()));
   RunResult g = gate("copy");
@@ -430,7 +446,7 @@ TEST_F(SigstoreBundle, TheImageValidatingPolicyAdmitsOnlyAYoungUnsuppressedPassF
   });
   std::string policy = *dir_ + "/ivpol.json", input = *dir_ + "/ivpol-input.json";
   RunResult y = run("python3 -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "
-                    "\"w\"))' " SOURCE_DIR "/container/k8s/admission/kyverno-ivpol.yaml " + policy);
+                    "\"w\"))' " + std::string(SOURCE_DIR) + "/container/k8s/admission/kyverno-ivpol.yaml " + policy);
   ASSERT_EQ(y.code, 0) << y.err;
   writeFile(input, json{{"policy", json::parse(readFile(policy))}, {"cases", cases}}.dump());
   RunResult r = run("KERNODECK_NPM_DIR=" + npmDir() + " node " + SOURCE_DIR + "/tests/container/kyverno_ivpol.js " + input);
@@ -442,7 +458,9 @@ TEST_F(SigstoreBundle, TheImageValidatingPolicyAdmitsOnlyAYoungUnsuppressedPassF
   for (const auto& c : out["cases"]) {
     EXPECT_EQ(c["admitted"], c["name"] == "pass") << c.dump();
     EXPECT_TRUE(c["errors"].empty()) << c.dump();
-    if (c["name"] != "pass") EXPECT_EQ(c["failed"].size(), 1u) << c.dump();
+    if (c["name"] != "pass") {
+      EXPECT_EQ(c["failed"].size(), 1u) << c.dump();
+    }
   }
 }
 
