@@ -10,6 +10,8 @@
 
 #include "kernodeck/registry/referrers.h"
 
+namespace attest_sigstore_bundle_test {
+
 namespace {
 
 using nlohmann::json;
@@ -98,3 +100,5 @@ TEST(SigstoreBundle, TheReferrerIsCosign3s) {
 }
 
 }  // namespace
+
+}  // namespace attest_sigstore_bundle_test
