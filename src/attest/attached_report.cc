@@ -1,6 +1,8 @@
 // See attached_report.h.
 #include "kernodeck/attest/attached_report.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -64,7 +66,8 @@ Result<Attached> attachReport(const json& rep, const registry::ClientOptions& op
   Attached out;
   KDK_TRY_ASSIGN(out.referrer, registry::pushArtifact(c, a));
   out.cosignTag = cosignAttestationTag(m.digest);
-  KDK_TRY_ASSIGN(out.cosignManifest, pushCosignAttestation(c, m.digest, envelope, kReportPredicateType));
+  KDK_TRY_ASSIGN(out.cosignManifest,
+                 pushCosignAttestation(c, m.digest, envelope, kReportPredicateType, /*replaces=*/key != nullptr));
   if (key) {
     KDK_TRY_ASSIGN(out.bundle, pushSigstoreBundle(c, sd, env, *key, kReportPredicateType));
   }
@@ -103,10 +106,9 @@ ListedArtifact readListed(registry::Client& c, const registry::Referrer& ref, co
                                                   " is not a valid descriptor (" + ref.problem + "); skipped");
   }
   if (ref.desc.size < 0 || static_cast<uint64_t>(ref.desc.size) > kMaxReportManifestBytes)
-    return problem("report.artifact.too_large",
-                   "report " + where + " is listed with " + std::to_string(ref.desc.size) +
-                       " bytes, more than a report's manifest can need (" +
-                       std::to_string(kMaxReportManifestBytes) + "); not fetched");
+    return problem("report.artifact.too_large", "report " + where + " is listed with " + std::to_string(ref.desc.size) +
+                                                    " bytes, more than a report's manifest can need (" +
+                                                    std::to_string(kMaxReportManifestBytes) + "); not fetched");
   auto art = registry::fetchArtifact(c, ref.desc.digest.str(), kMaxReportManifestBytes);
   if (!art.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + art.error().message);
   if (!art->subject || !(art->subject->digest == manifest))
@@ -146,7 +148,7 @@ ListedArtifact readListed(registry::Client& c, const registry::Referrer& ref, co
 // that does not verify is named and its payload never read. Without a key the payload is read
 // only to be listed (signature "unsigned" or "unchecked"): decide() counts only verified reports.
 void checkEnvelope(registry::Client& c, const oci::Descriptor& envDesc, const oci::Digest& manifest, const Key* key,
-                   AttachedReport& out) {
+                   const std::vector<std::string>& trusted, AttachedReport& out) {
   std::string where = repoOf(c) + "@" + out.artifact.digest.str();
   std::map<std::string, std::string> ev = {
       {"artifact", out.artifact.digest.str()}, {"envelope", envDesc.digest.str()}, {"image", manifest.str()}};
@@ -185,13 +187,24 @@ void checkEnvelope(registry::Client& c, const oci::Descriptor& envDesc, const oc
   }
   auto st = parseStatement(env->payload);
   if (!st.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + st.error().message);
-  bool names = false;
-  for (const auto& s : st->subjects)
-    if (auto it = s.digest.find(manifest.algorithm); it != s.digest.end() && it->second == manifest.encoded)
-      names = true;
-  if (!names)
+  // One subject, naming this manifest and this repository: a statement for several images is not
+  // what `audit --attach` signs, and which of its subjects a verdict was given for is unknowable.
+  if (st->subjects.size() != 1)
+    return problem("report.subject.multiple", "report " + where + ": its signed statement names " +
+                                                  std::to_string(st->subjects.size()) +
+                                                  " subjects; a Kernodeck report is about one image");
+  const Subject& subject = st->subjects.front();
+  if (auto it = subject.digest.find(manifest.algorithm); it == subject.digest.end() || it->second != manifest.encoded)
     return problem("report.subject.mismatch",
                    "report " + where + ": its signed statement is about another image than " + manifest.str());
+  out.subjectName = util::printable(subject.name, 300);
+  if (!subjectNamesRepository(subject.name, c.reference(), trusted)) {
+    ev["signed_for"] = out.subjectName;
+    return problem("report.subject.repository",
+                   "report " + where + " was signed for " + out.subjectName + ", not for " + repoOf(c) +
+                       ": a verdict given under one repository's policy does not decide for another (allow a "
+                       "mirror explicitly with --trust-repository)");
+  }
   if (st->predicateType == kReportPredicateTypeV1 || st->predicateType == kReportPredicateTypeV2)
     return problem("report.predicate.outdated",
                    "report " + where + " has an earlier Kernodeck's predicate (" +
@@ -237,7 +250,8 @@ void mergeSameStatements(std::vector<AttachedReport>& out) {
 AttachedReport tooMany(registry::Client& c, const oci::Digest& manifest, const std::string& what) {
   AttachedReport r;
   r.blocksAll = true;
-  r.problems.push_back({"report.referrers.too_many", Severity::Error,
+  r.problems.push_back({"report.referrers.too_many",
+                        Severity::Error,
                         util::printable(what, 600) + " attached to " + manifest.str() + " in " + repoOf(c) +
                             ": more than a gate reads, so no report of this image can pass (an honest image "
                             "re-audited daily for years stays far below; remove the surplus referrers)",
@@ -247,7 +261,19 @@ AttachedReport tooMany(registry::Client& c, const oci::Digest& manifest, const s
 
 }  // namespace
 
-Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key) {
+bool subjectNamesRepository(const std::string& name, const registry::Reference& judged,
+                            const std::vector<std::string>& trusted) {
+  auto named = registry::parseReference(name);
+  if (!named.ok() || named->digest || named->tagGiven) return false;
+  if (named->registry == judged.registry && named->repository == judged.repository) return true;
+  std::string full = named->registry + "/" + named->repository;
+  for (const auto& glob : trusted)
+    if (::fnmatch(glob.c_str(), full.c_str(), 0) == 0) return true;
+  return false;
+}
+
+Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key,
+                                                const std::vector<std::string>& trustedRepositories) {
   bool truncated = false, bundlesTruncated = false;
   KDK_TRY_ASSIGN(std::vector<registry::Referrer> refs,
                  registry::listReferrers(c, manifest, kReportArtifactType, &truncated));
@@ -314,7 +340,8 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
   }
   if (invalid > kMaxInvalidReferrersNamed) {
     AttachedReport rest;
-    rest.problems.push_back({"report.referrer.invalid", Severity::Error,
+    rest.problems.push_back({"report.referrer.invalid",
+                             Severity::Error,
                              std::to_string(invalid - kMaxInvalidReferrersNamed) + " more referrers of " +
                                  manifest.str() + " in " + repoOf(c) + " are not valid descriptors; skipped",
                              {{"image", manifest.str()}, {"count", std::to_string(invalid)}}});
@@ -325,24 +352,35 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
   if (inBundles > kMaxReportEnvelopes || out.size() - inBundles > kMaxReportEnvelopes) {
     size_t n = std::max(inBundles, out.size() - inBundles);
     out.clear();
-    out.push_back(tooMany(c, manifest,
-                          std::to_string(n) + " distinct report envelopes are (more than " +
-                              std::to_string(kMaxReportEnvelopes) + ")"));
+    out.push_back(tooMany(
+        c, manifest,
+        std::to_string(n) + " distinct report envelopes are (more than " + std::to_string(kMaxReportEnvelopes) + ")"));
     for (auto& p : problems) out.push_back(std::move(p));
     return out;
   }
   // 3. Each distinct envelope, once.
-  for (size_t i = 0; i < out.size(); ++i) checkEnvelope(c, envelopes[i], manifest, key, out[i]);
+  for (size_t i = 0; i < out.size(); ++i) checkEnvelope(c, envelopes[i], manifest, key, trustedRepositories, out[i]);
   mergeSameStatements(out);
   for (auto& p : problems) out.push_back(std::move(p));
   return out;
+}
+
+Result<Key> loadVerifyKey(const std::string& path, const std::string& flag) {
+  KDK_TRY_ASSIGN(Key k, Key::fromFile(path));
+  if (k.isPrivate())
+    return Error::Invalid(flag + " " + util::printable(path, 200) +
+                          " is a private key: give the public key instead (openssl pkey -in " +
+                          util::printable(path, 200) +
+                          " -pubout -out ci.pub); a signing key does not belong where reports are only checked");
+  return k;
 }
 
 Result<nlohmann::json> fetchReport(registry::Client& c, const AttachedReport& r) {
   if (!r.predicate) return Error::Invalid("report " + r.artifact.digest.str() + " has no readable predicate");
   KDK_TRY_ASSIGN(std::string bytes, c.smallBlob(r.predicate->report, kMaxReportBlobBytes));
   auto rep = checkReportBlob(*r.predicate, bytes);
-  if (!rep.ok()) return Error::Corrupt("report " + repoOf(c) + "@" + r.artifact.digest.str() + ": " + rep.error().message);
+  if (!rep.ok())
+    return Error::Corrupt("report " + repoOf(c) + "@" + r.artifact.digest.str() + ": " + rep.error().message);
   return rep;
 }
 

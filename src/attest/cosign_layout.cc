@@ -42,7 +42,6 @@ bool asciiEqualFold(std::string_view a, std::string_view b) {
   return true;
 }
 
-
 // The four hex digits at t[i..i+4) as a number; nullopt when they are not.
 std::optional<uint32_t> hex4(std::string_view t, size_t i) {
   if (i + 4 > t.size()) return std::nullopt;
@@ -123,9 +122,7 @@ std::vector<std::string> topLevelStrings(std::string_view t, std::string_view ke
         expectKey = depth == 1;
         afterColon = false;
         break;
-      case ':':
-        afterColon = depth == 1;
-        break;
+      case ':': afterColon = depth == 1; break;
       case '"': {
         std::string v = readString(t, i);
         if (depth != 1) break;
@@ -203,7 +200,7 @@ Result<CosignImage> mergeCosignAttestation(std::optional<std::string_view> exist
 }
 
 Result<oci::Digest> pushCosignAttestation(registry::Client& c, const oci::Digest& subject, const std::string& envelope,
-                                          const std::string& predicateType) {
+                                          const std::string& predicateType, bool replaces) {
   std::string tag = cosignAttestationTag(subject);
   std::string where = c.reference().registry + "/" + c.reference().repository + ":" + tag;
   KDK_TRY_ASSIGN(oci::Digest blob, c.pushBlob(envelope));
@@ -249,7 +246,7 @@ Result<oci::Digest> pushCosignAttestation(registry::Client& c, const oci::Digest
     auto now = c.manifest(tag);
     if (now.ok()) {
       existing = now->bytes;
-      replaced = replacedIn(now->bytes);
+      if (replaces) replaced = replacedIn(now->bytes);
     } else if (!now.error().is(ErrorKind::NotFound)) {
       return Error::Io(where + ": " + now.error().message);
     }

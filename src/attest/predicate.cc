@@ -47,19 +47,27 @@ ReportPredicate makePredicate(const json& report, int failOn, int64_t timeMs) {
   p.report.digest = oci::Digest{"sha256", util::sha256Hex(bytes)};
   p.report.size = static_cast<int64_t>(bytes.size());
   p.exceptions = report::exceptionsSummary(report);
+  if (report.contains("subject") && report["subject"].is_object()) {
+    const json& sub = report["subject"];
+    if (sub.contains("registry") && sub["registry"].is_string() && sub.contains("repository") &&
+        sub["repository"].is_string())
+      p.repository = sub["registry"].get<std::string>() + "/" + sub["repository"].get<std::string>();
+  }
   return p;
 }
 
 json predicateJson(const ReportPredicate& p) {
-  json j = {{"verdict", p.verdict},
-          {"findings", {{"info", p.info}, {"warning", p.warning}, {"error", p.error}}},
-          {"fail_on", p.failOn},
-          {"kernodeck_version", p.kernodeckVersion},
-          {"analysis_version", p.analysisVersion},
-          {"time", p.time},
-          {"report", {{"mediaType", p.report.mediaType}, {"digest", p.report.digest.str()}, {"size", p.report.size}}}};
+  json j = {
+      {"verdict", p.verdict},
+      {"findings", {{"info", p.info}, {"warning", p.warning}, {"error", p.error}}},
+      {"fail_on", p.failOn},
+      {"kernodeck_version", p.kernodeckVersion},
+      {"analysis_version", p.analysisVersion},
+      {"time", p.time},
+      {"report", {{"mediaType", p.report.mediaType}, {"digest", p.report.digest.str()}, {"size", p.report.size}}}};
   // What --exceptions waived (report/exceptions.h), signed beside the verdict; absent without.
   if (!p.exceptions.is_null()) j["exceptions"] = p.exceptions;
+  if (!p.repository.empty()) j["repository"] = p.repository;
   return j;
 }
 
@@ -76,9 +84,11 @@ Result<ReportPredicate> parsePredicate(const json& j) {
   KDK_TRY_STATUS(str("fail_on", p.failOn));
   KDK_TRY_STATUS(str("kernodeck_version", p.kernodeckVersion));
   KDK_TRY_STATUS(str("time", p.time));
+  if (j.contains("repository")) KDK_TRY_STATUS(str("repository", p.repository));
   if (p.verdict != "pass" && p.verdict != "fail" && p.verdict != "incomplete")
     return Error::Corrupt("predicate.verdict: '" + p.verdict + "' is not pass, fail or incomplete");
-  if (failOnLevel(p.failOn) == -2) return Error::Corrupt("predicate.fail_on: '" + p.failOn + "' is not info, warning, error or none");
+  if (failOnLevel(p.failOn) == -2)
+    return Error::Corrupt("predicate.fail_on: '" + p.failOn + "' is not info, warning, error or none");
   auto t = util::parseTimestampMs(p.time);
   if (!t) return Error::Corrupt("predicate.time: '" + p.time + "' is not an RFC 3339 timestamp");
   p.timeMs = *t;

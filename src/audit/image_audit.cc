@@ -7,10 +7,12 @@
 #include <set>
 #include <thread>
 
+#include "kernodeck/audit/gpu_support.h"
 #include "kernodeck/audit/layer_checks.h"
 #include "kernodeck/audit/layer_reader.h"
 #include "kernodeck/audit/packages_audit.h"
 #include "kernodeck/audit/result_cache.h"
+#include "kernodeck/gpu/gpu_code_scan.h"
 #include "kernodeck/oci/image_ref.h"
 #include "kernodeck/oci/index_walk.h"
 #include "kernodeck/oci/platform.h"
@@ -124,6 +126,9 @@ class Pipeline {
     ctx.imageDigest = manifestDigest_;
     ctx.requirementsFiles = opts_.requirementsFiles;
     ctx.pythonTargets = opts_.pythonTargets;
+    ctx.lock = opts_.lock;
+    ctx.gpuCode.files = gpuCodeFiles_;
+    for (const auto& l : manifest_.layers) ctx.gpuCode.layerDigests.push_back(l.digest.str());
     out_.expectation = auditPackages(*out_.view, ctx, r_);
   }
 
@@ -502,6 +507,8 @@ class Pipeline {
                    layers.push_back(lj);
                    return;
                  }
+                 for (const auto& e : scan.entries)
+                   if (e.content && gpu::isGpuCodeBytes(*e.content)) gpuCodeFiles_.push_back(e.path);
                  std::vector<oci::UnsafeEntry> refused, suspicious = scan.suspicious;
                  {
                    util::StageTimer t(util::Stage::View);
@@ -563,6 +570,7 @@ class Pipeline {
   oci::Manifest manifest_;
   oci::ImageConfig config_;
   std::set<std::string> unverifiable_;  // digests already reported as unverifiable
+  std::vector<std::string> gpuCodeFiles_;  // entries whose GPU code the walk kept (gpu/gpu_code_scan.h)
   // What the report's subject says, kept typed for the steps that use it.
   std::optional<registry::Reference> registryRef_;                 // a registry image's reference
   std::string indexDigest_;                                        // the index the manifest was chosen from
@@ -576,6 +584,7 @@ class Pipeline {
 AuditResult auditImage(const std::string& reference, const AuditOptions& opts) {
   AuditResult out;
   Pipeline(reference, opts, out).run();
+  if (!out.report.failed()) judgeGpuSupport(out.report, out.expectation, opts.gpus);
   if (!opts.exceptions.empty()) report::applyExceptions(out.report, opts.exceptions, report::todayUtc());
   return out;
 }

@@ -246,6 +246,7 @@ class PackagesAudit {
     json conda = condaEnvironments();
     json envsJson = json::array();
     for (const auto& e : envs_) envsJson.push_back(checkEnv(e));
+    auditLocks(v_, envs_, ctx_.architecture, ctx_.lock, r_, envsJson);
     json section = {{"environments", envsJson}, {"not_searched", found.notSearched}};
     if (!ctx_.pythonTargets.empty()) section["targets"] = ctx_.pythonTargets;
     if (!conda.empty()) section["conda"] = conda;
@@ -257,6 +258,9 @@ class PackagesAudit {
     for (const auto& s : inconsistencies)
       r_.add("python.torch.inconsistent", Severity::Error, s, {{"package", "torch"}});
     expectation_ = gpu::expectationOf(facts, cuda, ctx_.imageDigest);
+    GpuCodeContext gpuCode = ctx_.gpuCode;
+    gpuCode.torchLocation = build.torch ? build.torchLocation : "";
+    auditGpuCode(v_, gpuCode, expectation_, r_);
     json torch = nullptr;
     if (build.torch)
       torch = {{"version", build.torch->version}, {"cuda", build.torch->cuda},

@@ -29,6 +29,11 @@ std::string resultPath(const std::string& cacheDir, const oci::Digest& manifest,
   h.update(manifest.str() + "\n" + config.str() + "\n");
   h.update((opts.platform ? oci::normalize(*opts.platform).str() : oci::hostPlatform().str()) + "\n");
   for (const auto& t : opts.pythonTargets) h.update("python " + t + "\n");
+  // --lock: each lock's bytes; --wheels: the wheels' bytes are not hashed here, so no result is kept.
+  if (!opts.lock.wheelsDir.empty()) return {};
+  for (const auto& l : opts.lock.locks) h.update("lock " + l.environment + "=" + l.file + " " + l.sha256 + "\n");
+  for (const auto& g : opts.lock.groups) h.update("lock-group " + g + "\n");
+  if (!opts.gpuCode) h.update("no gpu code\n");
   // A result built from shared layer results holds what the keys trusted then vouched for: it is
   // replayed only under the same trust (a report signed now never rests on a key not trusted now).
   if (opts.sharedScans) h.update("shared " + opts.sharedScans->trustId() + "\n");

@@ -1,5 +1,8 @@
 // kernodeck audit IMAGE [--platform OS/ARCH[/VARIANT]] [--format FORMAT] [-o FILE] [--fail-on LEVEL] [--python PATH]...
-//   [--exceptions FILE]...
+//   [--exceptions FILE]... [--lock [ENV=]FILE]... [--lock-group NAME]... [--wheels DIR] [--gpu ARCH|MODEL]...
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -9,6 +12,7 @@
 #include "kernodeck/attest/audit_attach.h"
 #include "kernodeck/audit/exceptions_file.h"
 #include "kernodeck/audit/image_audit.h"
+#include "kernodeck/audit/lock_audit.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/registry/scan_store.h"
 #include "kernodeck/report/formats.h"
@@ -25,11 +29,13 @@ namespace {
 // The options of `kernodeck audit`, as given.
 struct AuditFlags {
   std::string platform, output, expectOut, failOn = "error", format;
-  std::vector<std::string> requirements, pythonTargets, exceptions;
+  std::vector<std::string> requirements, pythonTargets, exceptions, gpus;
+  std::vector<std::string> locks, lockGroups;  // --lock, --lock-group; --wheels below
+  std::string wheels;
   bool json = false, help = false, reanalyze = false;
   RegistryFlags rf;
   // Fleet and attestation options (reports attached to the image, shared layer results).
-  bool attach = false;
+  bool attach = false, unsignedAttach = false;
   std::string signKey, cacheRepo;
   std::vector<std::string> cacheKeys;
 };
@@ -40,9 +46,9 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
       "platform", po::value(&f.platform),
       "OS/ARCH[/VARIANT] to select from a multi-platform image (default: this host's)")(
       "format", po::value(&f.format),
-      "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON), html or markdown (a CI job summary or PR comment)")(
-      "json", po::bool_switch(&f.json), "the same as --format json")("output,o", po::value(&f.output),
-                                                                     "write the report to FILE instead of stdout")(
+      "text (default), json (kernodeck.report/v1), sarif (2.1.0), cyclonedx (1.5 JSON), spdx (2.3 JSON), html or "
+      "markdown (a CI job summary or PR comment)")("json", po::bool_switch(&f.json), "the same as --format json")(
+      "output,o", po::value(&f.output), "write the report to FILE instead of stdout")(
       "fail-on", po::value(&f.failOn), "exit 1 on findings at or above: info, warning, error (default), none")(
       "requirements,r", po::value(&f.requirements)->composing(),
       "check installed packages against this requirements file (repeatable)")(
@@ -52,7 +58,19 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
                               "waive the findings this kernodeck.exceptions/v1 file (YAML or JSON) lists, each until "
                               "its expiry date (repeatable; docs/exceptions.md)")("expect-out", po::value(&f.expectOut),
                               "write the image's kernodeck.expect/v1 expectation to FILE");
-  f.rf.add(opts, /*transfers=*/true);
+  opts.add_options()("lock", po::value(&f.locks)->composing(),
+                     "check the Python environment against this lock: a PEP 751 pylock.toml, or a requirements "
+                     "file pinning each package with == (its --hash lines the wheels' hashes); ENV=FILE for the "
+                     "environment at ENV in the image (repeatable)")(
+      "lock-group", po::value(&f.lockGroups)->composing(),
+      "with --lock: select this extra or dependency group of the lock instead of its default-groups (repeatable)")(
+      "wheels", po::value(&f.wheels),
+      "with --lock: a folder of the locked wheels; each is checked against the lock's hash, then every file the "
+      "image installed from it against the wheel's own");
+  opts.add_options()("gpu", po::value(&f.gpus)->composing(),
+                     "judge the image's GPU code against this GPU: a compute capability (9.0), an architecture "
+                     "(sm_120) or a model (H100, B200, RTX 5090) (repeatable; docs/audit.md)");
+  f.rf.add(opts, /*transfers=*/true, /*defaultTimeoutS=*/3600);
   opts.add_options()(
       "reanalyze", po::bool_switch(&f.reanalyze),
       "registry: analyse again rather than replay the cached outcome of the same analysis of the same image");
@@ -63,7 +81,10 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
                                   "with --cache-repo: trust shared results signed by this PEM key (repeatable; "
                                   "--sign-key's is trusted too); others are ignored and the layer walked here")(
       "attach", po::bool_switch(&f.attach),
-      "push the report to the image's repository as an OCI artifact whose subject is the audited manifest")(
+      "push the report to the image's repository as an OCI artifact whose subject is the audited manifest (needs "
+      "--sign-key, or --unsigned)")("unsigned", po::bool_switch(&f.unsignedAttach),
+                                    "with --attach and no --sign-key: attach the report unsigned, on purpose (no gate "
+                                    "counts it; it never replaces a signed one)")(
       "sign-key", po::value(&f.signKey),
       "sign the report --attach pushes (DSSE, in-toto Statement) and the layer results --cache-repo shares with this "
       "PEM key (ECDSA P-256 or Ed25519)");
@@ -75,6 +96,13 @@ void addAuditOptions(po::options_description& opts, AuditFlags& f) {
 // else the usage exit code (after one line).
 int readKeysAndStore(const AuditFlags& f, const registry::ClientOptions& ro, std::optional<attest::Key>& key,
                      std::vector<attest::Key>& trusted, audit::AuditOptions& ao) {
+  // A forgotten --sign-key must not push an unsigned report that every gate refuses.
+  if (f.attach && f.signKey.empty() && !f.unsignedAttach)
+    return usageError("audit",
+                      "--attach needs --sign-key KEY (gates count only signed reports); to attach an unsigned report "
+                      "on purpose, add --unsigned");
+  if (f.unsignedAttach && (!f.attach || !f.signKey.empty()))
+    return usageError("audit", "--unsigned goes with --attach and without --sign-key");
   if (!f.signKey.empty() && !f.attach && f.cacheRepo.empty())
     return usageError("audit", "--sign-key signs what --attach or --cache-repo pushes; give one of them too");
   if (!f.signKey.empty()) {
@@ -103,6 +131,28 @@ int readKeysAndStore(const AuditFlags& f, const registry::ClientOptions& ro, std
     if (!store.ok()) return usageError("audit", store.error().message);
     ao.sharedScans = *store;
   }
+  return -1;
+}
+
+// --lock, --lock-group, --wheels into `lock`: each lock read and parsed now, so that a lock that
+// is not one is one line and exit 2 before the image is read. -1 to go on, else the exit code.
+int readLocks(const AuditFlags& f, audit::LockOptions& lock) {
+  if (f.locks.empty() && (!f.lockGroups.empty() || !f.wheels.empty()))
+    return usageError("audit", std::string(f.wheels.empty() ? "--lock-group" : "--wheels") + " is for --lock");
+  for (const auto& spec : f.locks) {
+    auto l = audit::readLockFile(spec);
+    if (!l.ok()) {
+      std::fprintf(stderr, "kernodeck audit: --lock: %s\n", l.error().message.c_str());
+      return report::exitCodeOf(l.error());
+    }
+    lock.locks.push_back(std::move(*l));
+  }
+  lock.groups = f.lockGroups;
+  if (auto st = audit::checkLockGroups(lock); !st.ok()) return usageError("audit", st.error().message);
+  struct stat st {};
+  if (!f.wheels.empty() && (::stat(f.wheels.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)))
+    return usageError("audit", "--wheels " + f.wheels + " is not a directory");
+  lock.wheelsDir = f.wheels;
   return -1;
 }
 
@@ -136,6 +186,12 @@ int runAudit(const std::vector<std::string>& args) {
     ao.platform = *p;
   }
   ao.requirementsFiles = f.requirements;
+  if (int rc = readLocks(f, ao.lock); rc >= 0) return rc;
+  for (const auto& g : f.gpus) {
+    auto t = gpu::parseGpuTarget(g);
+    if (!t.ok()) return usageError("audit", "--gpu: " + t.error().message);
+    ao.gpus.push_back(std::move(*t));
+  }
   for (const auto& file : f.exceptions) {
     auto ex = audit::loadExceptionsFile(file, report::todayUtc());
     if (!ex.ok()) return usageError("audit", "--exceptions: " + ex.error().message);
@@ -146,6 +202,8 @@ int runAudit(const std::vector<std::string>& args) {
   ro.progress = ::isatty(2) != 0;
   ao.registry = ro;
   ao.reuseResults = !f.reanalyze;
+  // KERNODECK_GPU_CODE=off: the layer walk reads no fatbins (bench/gpucode measures the cost).
+  if (const char* g = std::getenv("KERNODECK_GPU_CODE"); g && std::string_view(g) == "off") ao.gpuCode = false;
   std::optional<attest::Key> key;
   std::vector<attest::Key> trusted;  // --cache-key; outlives the store, which holds pointers
   if (int rc = readKeysAndStore(f, ro, key, trusted, ao); rc >= 0) return rc;

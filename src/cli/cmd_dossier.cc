@@ -124,7 +124,7 @@ int dossierBuild(const std::string& cmd, const DossierFlags& f) {
 
 // `dossier replay --run`: the project itself replayed in a fresh folder, sealed (or in --image).
 int replayRun(const std::string& cmd, DossierFlags f, record::ReplayOptions o, record::Reference ref,
-              const std::optional<record::Lock>& lock) {
+              const std::optional<python::Lock>& lock) {
   // The interpreter runs with the code's folder as its working directory: made absolute here.
   if (std::error_code ec; !f.python.empty() && f.python.find('/') != std::string::npos)
     f.python = std::filesystem::absolute(f.python, ec).string();
@@ -186,11 +186,11 @@ int dossierReplay(const std::string& cmd, const DossierFlags& f, std::vector<rec
   auto ref = loadReference(dir + "/reference.json");
   if (!ref.ok()) return named(ref.error());
   // The dossier's lock, when it carries one (dossier build --wheels), parsed before use.
-  std::optional<record::Lock> lock;
+  std::optional<python::Lock> lock;
   if (std::any_of(o.manifest.begin(), o.manifest.end(), [](const auto& e) { return e.path == "pylock.toml"; })) {
     auto text = util::readFileLimited(dir + "/pylock.toml", 16u << 20);
     if (!text.ok()) return named(text.error());
-    auto l = record::parsePylock(*text);
+    auto l = python::parsePylock(*text);
     if (!l.ok()) return named(Error::Corrupt(dir + "/pylock.toml: " + l.error().message));
     lock = std::move(l).value();
   }

@@ -49,7 +49,7 @@ int runPlan(const std::vector<std::string>& args) {
       "cache-repo", po::value(&cacheRepo), "REGISTRY/REPO where the workers share layer results (required)")(
       "platform", po::value(&platform), "OS/ARCH[/VARIANT] picked from multi-platform images (default: this host's)")(
       "output,o", po::value(&output), "write the plan to FILE instead of stdout");
-  rf.add(opts);
+  rf.add(opts, false, /*defaultTimeoutS=*/1800);
   std::vector<std::string> files;
   if (int rc = parseOptions("fleet plan", args, opts, &files); rc >= 0) return rc;
   if (help) return printHelp(opts, "exit codes: 0 ok, 2 usage, 3 a reference could not be resolved\n");
@@ -103,12 +103,12 @@ int runWorker(const std::vector<std::string>& args) {
       "redo", po::bool_switch(&redo), "audit again images that already have a good report")(
       "reaudit-older-than", po::value(&reaudit),
       "audit again images whose newest verified report was signed longer ago than this (e.g. 7d; keep it below "
-      "the gate's --max-age)")(
-      "output,o", po::value(&output), "write the worker's JSON outcome to FILE instead of stdout");
+      "the gate's --max-age)")("output,o", po::value(&output),
+                               "write the worker's JSON outcome to FILE instead of stdout");
   std::vector<std::string> exceptionFiles;  // --exceptions, as in audit
   opts.add_options()("exceptions", po::value(&exceptionFiles)->composing(),
                      "waive the findings this kernodeck.exceptions/v1 file lists in every report (repeatable)");
-  rf.add(opts);
+  rf.add(opts, false, /*defaultTimeoutS=*/6 * 3600);
   if (int rc = parseOptions("fleet run", args, opts); rc >= 0) return rc;
   if (help)
     return printHelp(opts, "exit codes: 0 ok, 2 usage, 3 some layer or image could not be done (run it again)\n");
@@ -172,7 +172,7 @@ int runSummary(const std::vector<std::string>& args) {
       "html", po::value(&html), "also write an HTML page to FILE")(
       "fail-on", po::value(&failOn), "an image fails on findings at or above: info, warning, error (default), none")(
       "output,o", po::value(&output), "write the summary to FILE instead of stdout");
-  rf.add(opts);
+  rf.add(opts, false, /*defaultTimeoutS=*/1800);
   if (int rc = parseOptions("fleet summary", args, opts); rc >= 0) return rc;
   if (help)
     return printHelp(
@@ -185,7 +185,7 @@ int runSummary(const std::vector<std::string>& args) {
   if (!plan.ok()) return usageError("fleet summary", plan.error().message);
   std::optional<attest::Key> key;
   if (!keyFile.empty()) {
-    auto k = attest::Key::fromFile(keyFile);
+    auto k = attest::loadVerifyKey(keyFile, "--key");
     if (!k.ok()) return usageError("fleet summary", k.error().message);
     key = std::move(*k);
   }

@@ -23,17 +23,23 @@ Result<probe::ReportCheck> makeReportCheck(const probe::ReportRequirement& req) 
     return Error::Invalid(
         "image '" + req.image +
         "' is not named by digest (REF@sha256:...): a tag may name another image than the one running");
-  KDK_TRY_ASSIGN(attest::Key k, attest::Key::fromFile(req.keyFile));
+  KDK_TRY_ASSIGN(attest::Key k, attest::loadVerifyKey(req.keyFile, "--key"));
   auto key = std::make_shared<const attest::Key>(std::move(k));
   registry::ClientOptions opts;
   opts.insecure = req.insecure;
   opts.certDir = req.certDir;
   opts.noCache = true;  // a pod's file system may be read-only; a few small documents are read
   opts.retries = req.retries;
-  opts.connectTimeoutS = req.timeoutS;
+  opts.connectTimeoutS = req.connectTimeoutS;
+  registry::setTimeout(opts, req.timeoutS);
   opts.auth = registry::defaultAuthSources(req.authfile);
-  attest::RequiredReport required{ref, oci::hostPlatform(), opts, key, req.maxAgeS};
-  if (req.maxClockSkewS >= 0) required.maxClockSkewS = req.maxClockSkewS;
+  attest::RequiredReport required{ref,
+                                  oci::hostPlatform(),
+                                  opts,
+                                  key,
+                                  req.maxAgeS,
+                                  req.maxClockSkewS >= 0 ? req.maxClockSkewS : attest::kDefaultMaxClockSkewS,
+                                  req.trustRepositories};
   return probe::ReportCheck(
       [required](report::Report& r) -> Status { return attest::checkRequiredReport(required, r); });
 }

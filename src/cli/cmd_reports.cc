@@ -29,13 +29,15 @@ namespace {
 struct ReportsFlags {
   std::string keyFile, fetch, output, platform, failOn = "error", maxAge, maxClockSkew;
   bool asJson = false, help = false;
+  std::vector<std::string> trustRepositories;
   RegistryFlags rf;
 };
 
 // Declares every option of `kernodeck reports` into `opts`, filling `f`.
 void addReportsOptions(po::options_description& opts, ReportsFlags& f) {
   opts.add_options()("help,h", po::bool_switch(&f.help), "show this help")(
-      "key", po::value(&f.keyFile), "verify each report's signature with this PEM public (or private) key")(
+      "key", po::value(&f.keyFile),
+      "verify each report's signature with this PEM public key (the CI's; a private key is refused)")(
       "fetch", po::value(&f.fetch),
       "write the report that decides (the newest pass, else the newest failing one; the audit's JSON report) to FILE "
       "('-': stdout)")("max-age", po::value(&f.maxAge),
@@ -43,10 +45,13 @@ void addReportsOptions(po::options_description& opts, ReportsFlags& f) {
       "max-clock-skew", po::value(&f.maxClockSkew),
       "a report signed for a time more than this ahead of this host's clock does not count (default: 5m)")(
       "platform", po::value(&f.platform), "OS/ARCH[/VARIANT] of a multi-platform image (default: this host's)")(
+      "trust-repository", po::value(&f.trustRepositories)->composing(),
+      "also count reports signed for a repository matching this glob (REGISTRY/REPO, '*' matches '/'; a mirror's "
+      "source; repeatable; default: only the image's own repository)")(
       "json", po::bool_switch(&f.asJson), "print the kernodeck.report/v1 JSON report instead of text")(
       "output,o", po::value(&f.output), "write the listing to FILE instead of stdout")(
       "fail-on", po::value(&f.failOn), "exit 1 on findings at or above: info, warning, error (default), none");
-  f.rf.add(opts);
+  f.rf.add(opts, false, /*defaultTimeoutS=*/120);
 }
 
 // The flags checked and read: the decision's policy (--max-age), the platform and the key.
@@ -73,7 +78,7 @@ std::string readRequest(const ReportsFlags& f, ReportsRequest& q) {
     q.want = *p;
   }
   if (!f.keyFile.empty()) {
-    auto k = attest::Key::fromFile(f.keyFile);
+    auto k = attest::loadVerifyKey(f.keyFile, "--key");
     if (!k.ok()) return k.error().message;
     q.key = std::move(*k);
   }
@@ -114,7 +119,7 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
     return {};
   });
   rep.runStep("referrers", [&]() -> Status {
-    KDK_TRY_ASSIGN(found, attest::readReports(*client, manifest.digest, key ? &*key : nullptr));
+    KDK_TRY_ASSIGN(found, attest::readReports(*client, manifest.digest, key ? &*key : nullptr, f.trustRepositories));
     return {};
   });
   json list = json::array();
@@ -126,6 +131,7 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
               {"annotations", r.annotations}};
     if (!r.envelope.encoded.empty()) j["envelope"] = r.envelope.str();
     if (!r.layout.empty()) j["layout"] = "sigstore-bundle";  // `envelope` is then the bundle's digest
+    if (!r.subjectName.empty()) j["signed_for"] = r.subjectName;
     if (!r.rewraps.empty()) {
       j["rewraps"] = json::array();
       for (const auto& w : r.rewraps) j["rewraps"].push_back(w.str());

@@ -40,7 +40,7 @@ int printVersion(bool json) {
     if (t.available)
       j["libtorch"] = {{"version", t.version}, {"build", torchBuild}};
     else
-      j["missing"]["libtorch"] = "not built in";
+      j["missing"]["libtorch"] = t.unavailable.empty() ? "not built in" : t.unavailable;
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -55,7 +55,7 @@ int printVersion(bool json) {
   if (t.available)
     std::printf("libtorch %s (%s build)\n", t.version.c_str(), torchBuild.c_str());
   else
-    std::printf("libtorch not built in\n");
+    std::printf("libtorch not loaded: %s\n", t.unavailable.empty() ? "not built in" : t.unavailable.c_str());
   return 0;
 }
 

@@ -27,6 +27,22 @@ int parseOptions(const std::string& command, const std::vector<std::string>& arg
     po::variables_map vm;
     po::store(po::command_line_parser(args).options(all).positional(pos).style(style).run(), vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    // As a misspelt command is answered (main.cc): the nearest option of this command, when
+    // one is within two edits (--fromat: --format).
+    std::string given = e.get_option_name(), best;
+    std::string bare = given.substr(0, given.find('='));
+    size_t bestDist = 3;
+    for (const auto& o : all.options()) {
+      std::string name = o->long_name();
+      if (name.empty() || name == "positional") continue;
+      size_t d = util::editDistance(bare, "--" + name);
+      if (d < bestDist) {
+        bestDist = d;
+        best = "--" + name;
+      }
+    }
+    return usageError(command, std::string(e.what()) + (best.empty() ? "" : ", did you mean '" + best + "'?"));
   } catch (const po::error& e) {
     return usageError(command, e.what());
   }

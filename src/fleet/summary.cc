@@ -7,6 +7,7 @@
 
 #include "kernodeck/attest/attached_report.h"
 #include "kernodeck/attest/decision.h"
+#include "kernodeck/gpu/gpu_models.h"
 #include "kernodeck/registry/reference.h"
 #include "kernodeck/report/report.h"
 #include "kernodeck/report/report_doc.h"
@@ -20,13 +21,33 @@ namespace {
 // Every verdict a row can have, in the order the summary counts and prints them.
 constexpr const char* kVerdicts[] = {"pass", "fail", "incomplete", "missing", "unreadable"};
 
+// What a cell of the GPU matrix may say.
+bool isFit(const std::string& f) {
+  return f == "sass" || f == "ptx" || f == "partial" || f == "none" || f == "unknown";
+}
+
 }  // namespace
+
+json gpuGenerationsOf(const json& report) {
+  if (!report.is_object() || !report.contains("gpu_support") || !report["gpu_support"].is_object()) return nullptr;
+  const json& gens = report["gpu_support"].value("generations", json::array());
+  if (!gens.is_array()) return nullptr;
+  json out = json::object();
+  for (const auto& g : gpu::judgedGenerations()) out[g.name] = "unknown";
+  for (const auto& g : gens) {
+    if (!g.is_object() || !g.contains("generation") || !g["generation"].is_string()) continue;
+    std::string name = g["generation"], fit = g.contains("fit") && g["fit"].is_string() ? g["fit"] : "unknown";
+    if (out.contains(name)) out[name] = isFit(fit) ? fit : "unknown";
+  }
+  return out;
+}
 
 json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const attest::Key* key, int failOn) {
   json images = json::array();
   std::map<std::string, int> verdicts;
   for (const char* v : kVerdicts) verdicts[v] = 0;
-  std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity)
+  std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity), live findings
+  std::map<std::string, int> suppressedCodes;                 // code -> images where it is waived
   std::map<std::string, int> failingLayers;                  // layer -> failing images that have it
   for (const auto& img : plan.images) {
     json row = {{"image", img.ref()},
@@ -55,11 +76,21 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
           verdict = attest::verdictOf(*full, failOn);
           row["report"] = best->artifact.digest.str();
           row["signature"] = best->signature;
+          // Live findings by severity; a suppressed (waived) one counts apart, as no verdict
+          // counts it: three waived errors beside a pass are not three errors.
           json counts = {{"info", 0}, {"warning", 0}, {"error", 0}};
-          std::map<std::string, bool> seen;
+          json suppressed = counts;  // as the report's summary.suppressed
+          std::map<std::string, bool> seen, seenSuppressed;
           auto doc = report::parseReportDoc(*full);
           if (!doc.ok()) row["problem"] = "report " + best->artifact.digest.str() + ": " + doc.error().message;
           for (const auto& f : doc.ok() ? doc->findings : std::vector<report::ReportDoc::Finding>{}) {
+            if (f.suppressed) {
+              if (suppressed.contains(f.severity)) suppressed[f.severity] = suppressed[f.severity].get<int>() + 1;
+              if (!seenSuppressed[f.code]) suppressedCodes[f.code]++;
+              seenSuppressed[f.code] = true;
+              if (!codes.count(f.code)) codes[f.code] = {0, f.severity};
+              continue;
+            }
             if (counts.contains(f.severity)) counts[f.severity] = counts[f.severity].get<int>() + 1;
             if (!seen[f.code]) {
               codes[f.code].first++;
@@ -68,6 +99,9 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
             }
           }
           row["findings"] = counts;
+          if (suppressed != json{{"info", 0}, {"warning", 0}, {"error", 0}}) row["suppressed"] = suppressed;
+          if (doc.ok())
+            if (json g = gpuGenerationsOf(doc->json); !g.is_null()) row["gpu_generations"] = std::move(g);
         }
       } else {
         row["problem"] = reports->empty()                    ? "no report attached"
@@ -82,7 +116,11 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
     images.push_back(row);
   }
   json byCode = json::array();
-  for (const auto& [code, v] : codes) byCode.push_back({{"code", code}, {"severity", v.second}, {"images", v.first}});
+  for (const auto& [code, v] : codes) {
+    json c = {{"code", code}, {"severity", v.second}, {"images", v.first}};
+    if (auto sup = suppressedCodes.find(code); sup != suppressedCodes.end()) c["suppressed_images"] = sup->second;
+    byCode.push_back(c);
+  }
   std::stable_sort(byCode.begin(), byCode.end(),
                    [](const json& a, const json& b) { return a["images"].get<int>() > b["images"].get<int>(); });
   json layers = json::array();
@@ -95,11 +133,17 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
     // A layer of one image is that image's own; the question is which shared (base) layers fail.
     if (total >= 2) layers.push_back({{"layer", fl[i].first}, {"failing_images", fl[i].second}, {"images", total}});
   }
-  return {{"schema", "kernodeck.fleet-summary/v1"},
-          {"images", images},
-          {"verdicts", verdicts},
-          {"findings_by_code", byCode},
-          {"failing_layers", layers}};
+  json out = {{"schema", "kernodeck.fleet-summary/v1"},
+              {"images", images},
+              {"verdicts", verdicts},
+              {"findings_by_code", byCode},
+              {"failing_layers", layers}};
+  if (std::any_of(images.begin(), images.end(), [](const json& r) { return r.contains("gpu_generations"); })) {
+    json names = json::array();
+    for (const auto& g : gpu::judgedGenerations()) names.push_back(g.name);
+    out["gpu_generations"] = names;
+  }
+  return out;
 }
 
 int summaryExitCode(const json& s) {
@@ -127,7 +171,46 @@ std::string summaryText(const json& s) {
     out += "\nFindings by code (images)\n";
     for (const auto& c : s["findings_by_code"])
       out += "  " + std::to_string(c["images"].get<int>()) + "  " + c["code"].get<std::string>() + " (" +
-             c["severity"].get<std::string>() + ")\n";
+             c["severity"].get<std::string>() +
+             (c.contains("suppressed_images")
+                  ? "; suppressed in " + std::to_string(c["suppressed_images"].get<int>())
+                  : std::string()) +
+             ")\n";
+  }
+  if (s.contains("gpu_generations") && s["gpu_generations"].is_array()) {
+    // images x GPU generations, each image by its first tag (else its digest), the column as wide
+    // as its longest name (at most 80).
+    auto label = [](const json& row) {
+      if (row.contains("tags") && row["tags"].is_array() && !row["tags"].empty() && row["tags"][0].is_string() &&
+          row.contains("repository") && row["repository"].is_string())
+        return row["repository"].get<std::string>() + ":" + row["tags"][0].get<std::string>();
+      return row["image"].get<std::string>();
+    };
+    size_t w = 5;
+    for (const auto& row : s["images"]) w = std::max(w, label(row).size());
+    w = std::min<size_t>(w, 80);
+    out += "\nGPU generations (sass: runs; ptx: through PTX JIT only; partial: on some of its GPUs; none: cannot "
+           "run; -: no GPU code read)\n  " +
+           std::string("image") + std::string(w - 5 + 2, ' ');
+    for (const auto& g : s["gpu_generations"]) {
+      std::string name = g.get<std::string>();
+      out += name + std::string(name.size() < 9 ? 10 - name.size() : 1, ' ');
+    }
+    while (out.back() == ' ') out.pop_back();
+    out += "\n";
+    for (const auto& row : s["images"]) {
+      std::string image = label(row);
+      if (image.size() > w) image = image.substr(0, w - 3) + "...";
+      out += "  " + image + std::string(w - image.size() + 2, ' ');
+      for (const auto& g : s["gpu_generations"]) {
+        std::string name = g.get<std::string>();
+        std::string cell = "-";
+        if (row.contains("gpu_generations")) cell = row["gpu_generations"].value(name, std::string("unknown"));
+        out += cell + std::string(std::max<size_t>(name.size(), 9) + 1 - cell.size(), ' ');
+      }
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      out += "\n";
+    }
   }
   if (!s["failing_layers"].empty()) {
     out += "\nLayers most common among failing images\n";
@@ -152,14 +235,15 @@ std::string summaryHtml(const json& s) {
   for (const char* v : kVerdicts)
     o += std::string("<span class=\"") + v + "\">" + v + ": " + std::to_string(s["verdicts"].value(v, 0)) + "</span> ";
   o += "</p>\n<h2>Images</h2>\n<table>\n<tr><th>image</th><th>tags</th><th>verdict</th><th>errors</th><th>warnings</"
-       "th></tr>\n";
+       "th><th>suppressed</th></tr>\n";
   for (const auto& row : s["images"]) {
     std::string tags;
     for (const auto& t : row["tags"]) tags += (tags.empty() ? "" : ", ") + t.get<std::string>();
     std::string v = row["verdict"].get<std::string>();
-    json f = row.value("findings", json::object());
+    json f = row.value("findings", json::object()), sup = row.value("suppressed", json::object());
     o += "<tr><td>" + esc(row["image"].get<std::string>()) + "</td><td>" + esc(tags) + "</td><td class=\"" + v + "\">" +
          v + "</td><td>" + std::to_string(f.value("error", 0)) + "</td><td>" + std::to_string(f.value("warning", 0)) +
+         "</td><td>" + std::to_string(sup.value("error", 0) + sup.value("warning", 0) + sup.value("info", 0)) +
          "</td></tr>\n";
   }
   o += "</table>\n<h2>Findings by code</h2>\n<table>\n<tr><th>code</th><th>severity</th><th>images</th></tr>\n";
@@ -172,7 +256,24 @@ std::string summaryHtml(const json& s) {
     o += "<tr><td>" + esc(l["layer"].get<std::string>()) + "</td><td>" +
          std::to_string(l["failing_images"].get<int>()) + "</td><td>" + std::to_string(l["images"].get<int>()) +
          "</td></tr>\n";
-  return o + "</table>\n</body></html>\n";
+  o += "</table>\n";
+  if (s.contains("gpu_generations") && s["gpu_generations"].is_array()) {
+    o += "<h2>GPU generations</h2>\n<table>\n<tr><th>image</th>";
+    for (const auto& g : s["gpu_generations"]) o += "<th>" + esc(g.get<std::string>()) + "</th>";
+    o += "</tr>\n";
+    for (const auto& row : s["images"]) {
+      o += "<tr><td>" + esc(row["image"].get<std::string>()) + "</td>";
+      for (const auto& g : s["gpu_generations"]) {
+        std::string cell = row.contains("gpu_generations")
+                               ? row["gpu_generations"].value(g.get<std::string>(), std::string("unknown"))
+                               : "-";
+        o += "<td>" + esc(cell) + "</td>";
+      }
+      o += "</tr>\n";
+    }
+    o += "</table>\n";
+  }
+  return o + "</body></html>\n";
 }
 
 }  // namespace kernodeck::fleet

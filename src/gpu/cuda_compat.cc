@@ -1,5 +1,7 @@
 #include "kernodeck/gpu/cuda_compat.h"
 
+#include "kernodeck/gpu/gpu_code_judge.h"
+
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::gpu {
@@ -121,30 +123,12 @@ std::string smName(std::string_view gpuArch) {
 }
 
 std::optional<bool> archRunsOn(const std::vector<std::string>& archList, std::string_view gpuArch) {
-  auto gpu = parseCapability(gpuArch);
-  if (!gpu || archList.empty()) return std::nullopt;
+  if (!parseCapability(gpuArch) || archList.empty()) return std::nullopt;
   bool known = false;
   for (std::string_view a : archList) {
-    bool ptx = a.substr(0, 8) == "compute_";
-    if (!ptx && a.substr(0, 3) != "sm_") continue;
-    std::string_view digits = a.substr(ptx ? 8 : 3);
-    char suffix = 0;  // "a": architecture-specific, "f": family-specific
-    if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
-      suffix = digits.back();
-      digits.remove_suffix(1);
-    }
-    auto n = util::parseUint(digits);
-    if (!n || digits.size() < 2 || *n > 999) continue;
-    known = true;
-    int major = static_cast<int>(*n / 10), minor = static_cast<int>(*n % 10);
-    if (ptx) {
-      if (suffix == 0 && (gpu->major > major || (gpu->major == major && gpu->minor >= minor))) return true;
-      if (suffix != 0 && gpu->major == major && gpu->minor == minor) return true;
-    } else if (suffix == 'a') {
-      if (gpu->major == major && gpu->minor == minor) return true;
-    } else if (gpu->major == major && gpu->minor >= minor) {
-      return true;
-    }
+    CodeFit f = entryFits(a, gpuArch);
+    if (f == CodeFit::Sass || f == CodeFit::Ptx) return true;
+    known |= f == CodeFit::None;
   }
   return known ? std::optional<bool>(false) : std::nullopt;
 }

@@ -207,12 +207,23 @@ const char* usageText() {
          "it start, logged, under warn. --help and --version answer only when alone and stdin\n"
          "is not a runtime state; on a hook's line they are such a mistake.\n"
          "\n"
-         "installing (see hooks/README.md):\n"
+         "installing on a node (as root; see hooks/README.md and kernodeck-hook COMMAND --help):\n"
+         "  kernodeck-hook install [--policy warn|enforce] [--cdi-inject SPEC | --cdi-dir DIR]\n"
+         "                         register the hook (hooks.d for podman and CRI-O, or CDI); run again\n"
+         "                         with --policy enforce (or warn) to switch: the earlier registration is\n"
+         "                         replaced only once the new one is written\n"
+         "  kernodeck-hook uninstall [--purge]\n"
+         "                         unregister it from every place install wrote (hooks.d, CDI, the copy in\n"
+         "                         /usr/local/bin), restoring the CDI specs it edited; --purge also drops\n"
+         "                         the log. Removing the kernodeck-hook package does this itself.\n"
          "  kernodeck-hook cdi spec [--output FILE] [HOOK FLAGS]     a CDI spec whose device runs the hook\n"
          "  kernodeck-hook cdi inject SPEC [HOOK FLAGS]              add the hook to a CDI spec's top-level edits "
          "(YAML or JSON)\n"
-         "  kernodeck-hook runc-config CONFIG.json [HOOK FLAGS]      add the hook to a runc/crun config.json\n"
-         "  kernodeck-hook hooks-d [HOOK FLAGS]                      print an OCI hooks.d file\n";
+         "  kernodeck-hook cdi remove SPEC                           take it out again\n"
+         "  kernodeck-hook runc-config CONFIG.json [--remove] [HOOK FLAGS]  add (remove) it in a runc/crun config.json\n"
+         "  kernodeck-hook hooks-d [HOOK FLAGS]                      print an OCI hooks.d file\n"
+         "The installed line logs to /var/log/kernodeck/hook.log unless --log says otherwise, and runs\n"
+         "under --policy warn unless --policy enforce is given.\n";
 }
 
 }  // namespace kernodeck::hook

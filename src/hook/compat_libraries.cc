@@ -2,11 +2,14 @@
 #include "kernodeck/hook/compat_libraries.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <set>
 
 #include "kernodeck/oci/fs_view.h"
+#include "kernodeck/util/safe_file.h"
+#include "kernodeck/util/unique_fd.h"
 
 namespace kernodeck::hook {
 
@@ -14,14 +17,24 @@ namespace {
 
 constexpr size_t kMaxLibraries = 16;
 
-// The note of the file at `path` (a resolved path inside the root, so no link to follow).
-CompatLibrary readOne(const std::string& root, const std::string& resolved, const std::string& name) {
+}  // namespace
+
+CompatLibrary readCompatLibrary(int rootFd, const std::string& resolved, const std::string& name) {
   CompatLibrary lib;
   lib.path = resolved.starts_with("/") ? resolved : "/" + resolved;
   lib.driver = gpu::compatLibraryDriver(name);
-  int fd = ::open((root + lib.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    lib.problem = "cannot open it";
+  // Opened beneath the root by descriptor, never by the string root + path: a directory swapped for
+  // a link to the host since `resolved` was resolved cannot lead out of the container.
+  auto opened = util::openInRoot(rootFd, resolved, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  if (!opened.ok()) {
+    lib.problem = "cannot open it: " + opened.error().message;
+    return lib;
+  }
+  int fd = *opened;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    lib.problem = "not a regular file";
     return lib;
   }
   auto reader = [fd](uint64_t offset, size_t len) {
@@ -44,11 +57,11 @@ CompatLibrary readOne(const std::string& root, const std::string& resolved, cons
   return lib;
 }
 
-}  // namespace
-
 std::vector<CompatLibrary> readCompatLibraries(const oci::FsView& view, const std::string& root) {
   std::vector<CompatLibrary> out;
   std::set<std::string> seen;
+  util::UniqueFd rootFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (rootFd.fd < 0) return out;
   for (const auto& dir : view.list("usr/local")) {
     if (!dir.starts_with("cuda")) continue;
     auto compat = view.resolve("usr/local/" + dir + "/compat", true);
@@ -59,7 +72,7 @@ std::vector<CompatLibrary> readCompatLibraries(const oci::FsView& view, const st
       if (!resolved.ok() || !seen.insert(*resolved).second) continue;
       auto node = view.stat(*resolved);
       if (!node || node->kind != oci::EntryKind::File) continue;
-      out.push_back(readOne(root, *resolved, name));
+      out.push_back(readCompatLibrary(rootFd.fd, *resolved, name));
       if (out.size() >= kMaxLibraries) return out;
     }
   }

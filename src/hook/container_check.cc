@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
 #include <set>
 
 #include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/gpu/gpu_code_judge.h"
+#include "kernodeck/gpu/gpu_models.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::hook {
@@ -156,22 +160,48 @@ class Checker {
               "(\"Failed to initialize NVML: Unknown Error\"); run nvidia-ctk system create-dev-char-symlinks");
   }
 
-  // The expectation's torch architectures against the GPUs passed in (all of them when the
-  // spec names no GPU node).
+  // The expectation's GPU code against the GPUs passed in (all of them when the spec names no GPU
+  // node): every library of its gpu_code (gpu/gpu_code_judge.h), once per compute capability;
+  // else, from an expectation without gpu_code, torch's arch_list.
   void checkArchitectures() {
     bool anyGpu = std::any_of(spec_.devices.begin(), spec_.devices.end(),
                               [](const oci::LinuxDevice& d) { return isGpuNode(d.path); });
+    std::map<std::string, std::vector<const host::NvidiaGpu*>> byArch;  // capability -> GPUs
     for (const auto& g : host_.gpus) {
       bool passed = std::any_of(spec_.devices.begin(), spec_.devices.end(), [&](const oci::LinuxDevice& d) {
         return d.path == "/dev/nvidia" + std::to_string(g.minor);
       });
-      if (g.excluded || (anyGpu && !passed) || archRunsOn(expect_->torchArchList, g.arch) != false) continue;
+      if (g.excluded || (anyGpu && !passed)) continue;
+      if (!expect_->gpuCode.empty()) {
+        if (!g.arch.empty()) byArch[g.arch].push_back(&g);
+        continue;
+      }
+      if (archRunsOn(expect_->torchArchList, g.arch) != false) continue;
       std::string sm = smName(g.arch);
       add("hook.arch.unsupported", Severity::Error,
           g.model + " (" + g.busLocation + ") is " + sm + " but torch " + expect_->torchVersion + " was built for " +
               util::join(expect_->torchArchList, ", ") +
               ": kernels would fail with \"no kernel image is available\"; use a torch build that includes " + sm,
           {{"arch", sm}});
+    }
+    for (const auto& [arch, gpus] : byArch) {
+      std::vector<std::string> names;
+      for (const auto* g : gpus) {
+        // A driver older than the GPU calls it "NVIDIA Graphics Device": the model its PCI id names.
+        auto id = static_cast<uint32_t>(std::strtoul(g->pciDevice.c_str(), nullptr, 16));
+        std::string known = g->pciDevice.empty() ? "" : gpuForPciDevice(id).model;
+        bool add = !known.empty() && g->model.find(known) == std::string::npos;
+        names.push_back(g->model + (add ? " [" + known + "]" : "") + " (" + g->busLocation + ")");
+      }
+      std::string who = util::join(names, ", ") + ", compute capability " + arch;
+      for (const auto& v : judgeGpuCode(expect_->gpuCode, arch)) {
+        if (v.fit != CodeFit::None && v.fit != CodeFit::Ptx) continue;
+        std::map<std::string, std::string> ev = {{"arch", smName(arch)}, {"library", v.library}};
+        if (v.fit == CodeFit::None)
+          add("hook.arch.unsupported", Severity::Error, explainVerdict(v, who, arch), ev);
+        else
+          add("hook.arch.ptx_only", Severity::Warning, explainVerdict(v, who, arch), ev);
+      }
     }
   }
 

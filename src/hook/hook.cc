@@ -360,6 +360,7 @@ Outcome run(const Options& opts, std::string_view stateJson) {
   Outcome out;
   Policy policy = opts.policy;
   json log = {{"time", util::utcTimestamp()},
+              {"hook_version", kVersion},  // which binary ran: an upgrade's reaches the log at once
               {"stage", opts.stage},
               {"node_policy", opts.policy == Policy::Enforce ? "enforce" : "warn"}};
   std::string logProblem;

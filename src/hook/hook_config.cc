@@ -44,9 +44,15 @@ bool isKernodeckHook(const ordered_json& hook) {
   return p == "kernodeck-hook" || p.ends_with("/kernodeck-hook");
 }
 
+// The environment every hook definition we write gives the hook, explicitly: a fixed PATH and
+// nothing else, so the hook inherits nothing from the runtime's or the container's environment
+// (no LD_PRELOAD, LD_LIBRARY_PATH or KERNODECK_* an image could set; NVIDIA's 2024-2025 toolkit
+// advisories). The hook is static and reads no variable of its own environment to decide.
+static ordered_json hookEnv() { return ordered_json::array({"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}); }
+
 ordered_json hooksDFile(const HookEntry& e) {
   return {{"version", "1.0.0"},
-          {"hook", {{"path", e.path}, {"args", e.args}, {"timeout", e.timeoutSeconds}}},
+          {"hook", {{"path", e.path}, {"args", e.args}, {"env", hookEnv()}, {"timeout", e.timeoutSeconds}}},
           {"when", {{"always", true}}},
           {"stages", {"createRuntime"}}};
 }
@@ -54,7 +60,11 @@ ordered_json hooksDFile(const HookEntry& e) {
 namespace {
 
 ordered_json cdiHook(const HookEntry& e) {
-  return {{"hookName", "createRuntime"}, {"path", e.path}, {"args", e.args}, {"timeout", e.timeoutSeconds}};
+  return {{"hookName", "createRuntime"},
+          {"path", e.path},
+          {"args", e.args},
+          {"env", hookEnv()},
+          {"timeout", e.timeoutSeconds}};
 }
 
 // CDI's kind: VENDOR/CLASS, vendor a domain-like name, class alphanumerics, '-' and '_'.
@@ -157,8 +167,46 @@ Result<ordered_json> addHookToRuntimeConfig(ordered_json config, const HookEntry
   if (hooks.is_null()) hooks = ordered_json::object();
   if (hooks.contains("createRuntime") && !hooks["createRuntime"].is_array())
     return Error::Invalid("hooks.createRuntime is not an array");
-  ordered_json ours = {{"path", e.path}, {"args", e.args}, {"timeout", e.timeoutSeconds}};
+  ordered_json ours = {{"path", e.path}, {"args", e.args}, {"env", hookEnv()}, {"timeout", e.timeoutSeconds}};
   hooks["createRuntime"] = withOurHook(hooks.value("createRuntime", ordered_json::array()), ours);
+  return config;
+}
+
+namespace {
+
+// `hooks` without kernodeck-hook entries.
+ordered_json withoutOurHook(const ordered_json& hooks) {
+  ordered_json out = ordered_json::array();
+  for (const auto& h : hooks)
+    if (!isKernodeckHook(h)) out.push_back(h);
+  return out;
+}
+
+}  // namespace
+
+Result<ordered_json> removeHookFromCdiSpec(ordered_json spec) {
+  KDK_TRY_STATUS(validateCdiSpec(spec));
+  if (!spec.contains("containerEdits") || !spec["containerEdits"].contains("hooks")) return spec;
+  ordered_json& edits = spec["containerEdits"];
+  edits["hooks"] = withoutOurHook(edits["hooks"]);
+  if (edits["hooks"].empty()) edits.erase("hooks");
+  if (edits.empty()) spec.erase("containerEdits");
+  KDK_TRY_STATUS(validateCdiSpec(spec));
+  return spec;
+}
+
+Result<ordered_json> removeHookFromRuntimeConfig(ordered_json config) {
+  if (!config.is_object()) return Error::Invalid("a runtime config.json is a JSON object");
+  if (!config.contains("ociVersion") || !config["ociVersion"].is_string())
+    return Error::Invalid("ociVersion is missing: not an OCI runtime config");
+  if (!config.contains("hooks")) return config;
+  if (!config["hooks"].is_object()) return Error::Invalid("hooks is not an object");
+  ordered_json& hooks = config["hooks"];
+  if (!hooks.contains("createRuntime")) return config;
+  if (!hooks["createRuntime"].is_array()) return Error::Invalid("hooks.createRuntime is not an array");
+  hooks["createRuntime"] = withoutOurHook(hooks["createRuntime"]);
+  if (hooks["createRuntime"].empty()) hooks.erase("createRuntime");
+  if (hooks.empty()) config.erase("hooks");
   return config;
 }
 

@@ -59,7 +59,8 @@ static bool stdinMayHoldState() {
 
 int main(int argc, char** argv) {
   std::string first = argc > 1 ? argv[1] : "";
-  bool configCommand = first == "cdi" || first == "runc-config" || first == "hooks-d";
+  bool configCommand =
+      first == "cdi" || first == "runc-config" || first == "hooks-d" || first == "install" || first == "uninstall";
   hook::CommandLine cl = hook::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   gEnforce = cl.options.policy == hook::Policy::Enforce;
   signal(SIGALRM, onAlarm);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "kernodeck/gpu/gpu_models.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/util/strings.h"
 
@@ -153,52 +154,22 @@ std::string gfxName(uint64_t v) {
 }
 
 std::pair<std::string, std::string> inferArchAndBrand(std::string_view modelRaw) {
+  // The model table is gpu::capabilityForModel's (gpu/gpu_models.cc: Volta to Blackwell).
   std::string model = util::toLower(modelRaw);
-  struct Row {
-    const char* needle;
-    const char* arch;
-    const char* brand;
-  };
-  // Order matters: the first match wins (H200 before H20, L40 before L4...).
-  static const Row rows[] = {
-      {"b200", "10.0", "nvidia"},   {"b100", "10.0", "nvidia"},   {"gb200", "10.0", "nvidia"},
-      {"h200", "9.0", "nvidia"},    {"h100", "9.0", "nvidia"},    {"gh200", "9.0", "nvidia"},
-      {"h20", "9.0", "nvidia"},     {"l40", "8.9", "nvidia"},     {"l4", "8.9", "nvidia"},
-      {"rtx 40", "8.9", "geforce"}, {"a100", "8.0", "nvidia"},    {"a30", "8.0", "nvidia"},
-      {"a800", "8.0", "nvidia"},    {"a40", "8.6", "nvidia"},     {"a10", "8.6", "nvidia"},
-      {"a16", "8.6", "nvidia"},     {"a2", "8.6", "nvidia"},      {"rtx 30", "8.6", "geforce"},
-      {"t4", "7.5", "tesla"},       {"rtx 20", "7.5", "geforce"}, {"v100", "7.0", "tesla"},
-      {"p100", "6.0", "tesla"},     {"p40", "6.1", "tesla"},      {"p4", "6.1", "tesla"},
-      {"k80", "3.7", "tesla"},
-  };
-  for (const auto& r : rows)
-    if (model.find(r.needle) != std::string::npos) {
-      std::string brand = r.brand;
-      if (model.find("tesla") != std::string::npos) brand = "tesla";
-      return {r.arch, brand};
-    }
-  if (model.find("geforce") != std::string::npos) return {"", "geforce"};
-  if (model.find("quadro") != std::string::npos) return {"", "quadro"};
-  if (model.find("tesla") != std::string::npos) return {"", "tesla"};
-  return {"", ""};
+  std::string arch = gpu::capabilityForModel(modelRaw);
+  std::string brand = gpu::brandForModel(modelRaw);
+  if (!arch.empty() && model.find("tesla") != std::string::npos) brand = "tesla";
+  if (!brand.empty()) return {arch, brand};
+  if (model.find("geforce") != std::string::npos) return {arch, "geforce"};
+  if (model.find("quadro") != std::string::npos) return {arch, "quadro"};
+  if (model.find("tesla") != std::string::npos) return {arch, "tesla"};
+  return {arch, ""};
 }
 
 std::string archForPciDevice(uint32_t device) {
-  // NVIDIA's PCI device ids (vendor 0x10de) of the data-centre GPUs whose model name a driver
-  // older than the GPU shows as "NVIDIA Graphics Device", Grace's among them.
-  struct Row {
-    uint32_t device;
-    const char* arch;
-  };
-  static const Row rows[] = {
-      {0x2330, "9.0"},  {0x2331, "9.0"},  {0x2321, "9.0"}, {0x2322, "9.0"}, {0x2324, "9.0"},  // H100, H800
-      {0x2335, "9.0"},  {0x233b, "9.0"},                                                      // H200
-      {0x2342, "9.0"},  {0x2343, "9.0"},  {0x2345, "9.0"}, {0x2348, "9.0"},                   // GH200
-      {0x2901, "10.0"}, {0x2941, "10.0"},                                                     // B200, GB200
-  };
-  for (const auto& r : rows)
-    if (r.device == device) return r.arch;
-  return {};
+  // The table is gpu::gpuForPciDevice's (gpu/gpu_models.cc: NVIDIA's open-gpu-kernel-modules list
+  // and pci.ids), read for the models a driver older than the GPU shows as "NVIDIA Graphics Device".
+  return gpu::gpuForPciDevice(device).capability;
 }
 
 std::optional<PciAddress> parsePciAddress(std::string_view s) {

@@ -39,7 +39,9 @@ const Loaded& loaded() {
     }
     if (p.error.empty())
       p.error =
-          "this kernodeck has no LibTorch plugin (built without LibTorch, or libkernodeck_torch.so is not beside it)";
+          "this kernodeck has no LibTorch plugin (built without LibTorch, or libkernodeck_torch.so is not beside it: "
+          "install the kernodeck-torch package); without it the probe's compute check, `resume check` and legacy .pt "
+          "files are unavailable";
   });
   return p;
 }

@@ -280,7 +280,9 @@ bool TarWalk::next() {
       return false;
     }
     captured_ += kept.size();
-    le.content = std::make_shared<const std::string>(std::move(kept));
+    // "" keeps nothing: the entry has no content, as when nothing is captured (an ELF file
+    // without GPU code, say).
+    if (!kept.empty()) le.content = std::make_shared<const std::string>(std::move(kept));
   }
   dataComplete_ = le.size > 0 && readBytes_ >= static_cast<uint64_t>(le.size);
   if (s.hashing) {

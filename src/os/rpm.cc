@@ -78,7 +78,8 @@ const Loaded& loaded() {
       p.error = std::string("this kernodeck has no rpm plugin ") + rp::kFileName + ": " +
                 (candidates.empty() ? "the executable's directory is unknown"
                                     : "neither " + util::join(candidates, " nor ") + " exists") +
-                " (build with librpm-dev and install it beside kernodeck)";
+                " (install the kernodeck-rpm package, or build with librpm-dev); without it the OS packages of an "
+                "rpm-based image (RHEL, Fedora, SUSE, Amazon Linux) are not read";
   });
   return p;
 }

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <regex>
@@ -15,6 +16,7 @@
 
 #include "kernodeck/gpu/cuda_build.h"
 #include "kernodeck/gpu/cuda_compat.h"
+#include "kernodeck/gpu/gpu_code_judge.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/host/host_facts.h"
 #include "kernodeck/host/host_fs.h"
@@ -503,8 +505,9 @@ class Probe {
       for (const auto& a : (*pythonTorch_)["arch_list"])
         if (a.is_string()) archList.push_back(a.get<std::string>());
     if (!archList.empty()) rec["arch_list"] = archList;
+    bool judgedCode = judgeLibraries(rec);
     for (const auto& g : hostFacts_.gpus) {
-      if (gpu::archRunsOn(archList, g.arch) != false) continue;
+      if (judgedCode || gpu::archRunsOn(archList, g.arch) != false) continue;
       std::string sm = gpu::smName(g.arch);
       r_.add("probe.arch.unsupported", Severity::Error,
              (g.model.empty() ? std::string("GPU") : g.model) + " is " + sm + " but torch was built for " +
@@ -514,6 +517,32 @@ class Probe {
     }
     r_.section("reconcile") = rec;
     return {};
+  }
+
+  // The expectation's gpu_code, every library of it, against the node's GPUs, once per compute
+  // capability (gpu/gpu_code_judge.h; the hook's rule). False when the expectation lists none:
+  // torch's arch list is judged instead.
+  bool judgeLibraries(json& rec) {
+    if (!expect_ || expect_->gpuCode.empty()) return false;
+    std::map<std::string, std::vector<std::string>> byArch;  // capability -> GPU models
+    for (const auto& g : hostFacts_.gpus)
+      if (!g.arch.empty()) byArch[g.arch].push_back(g.model.empty() ? std::string("GPU") : g.model);
+    json judged = json::object();
+    for (const auto& [arch, models] : byArch) {
+      std::string who = util::join(models, ", ") + ", compute capability " + arch;
+      auto verdicts = gpu::judgeGpuCode(expect_->gpuCode, arch);
+      judged[arch] = gpu::toString(gpu::worstFit(verdicts));
+      for (const auto& v : verdicts) {
+        if (v.fit != gpu::CodeFit::None && v.fit != gpu::CodeFit::Ptx) continue;
+        std::map<std::string, std::string> ev = {{"arch", gpu::smName(arch)}, {"library", v.library}};
+        if (v.fit == gpu::CodeFit::None)
+          r_.add("probe.arch.unsupported", Severity::Error, gpu::explainVerdict(v, who, arch), ev);
+        else
+          r_.add("probe.arch.ptx_only", Severity::Warning, gpu::explainVerdict(v, who, arch), ev);
+      }
+    }
+    rec["gpu_code"] = {{"libraries", expect_->gpuCode.size()}, {"fit", judged}};
+    return true;
   }
 
   const ProbeOptions& o_;
@@ -542,14 +571,35 @@ std::string terminationMessage(const report::Report& r, int exitCode) {
       msg += "; step " + s.name + " failed: " + s.error;
       break;
     }
+  // Each distinct code once, in the order met, with how many times when more than once.
   int errors = 0;
-  std::string codes;
+  std::vector<std::pair<std::string, int>> codes;
   for (const auto& f : r.findings())
     if (f.severity == report::Severity::Error) {
       ++errors;
-      if (codes.size() < 512) codes += (codes.empty() ? "" : ", ") + f.code;
+      auto it = std::find_if(codes.begin(), codes.end(), [&](const auto& c) { return c.first == f.code; });
+      if (it == codes.end())
+        codes.push_back({f.code, 1});
+      else
+        ++it->second;
     }
-  if (errors) msg += "; " + std::to_string(errors) + " error finding(s): " + codes;
+  std::string list;
+  for (const auto& [code, n] : codes)
+    if (list.size() < 512) list += (list.empty() ? "" : ", ") + code + (n > 1 ? " (x" + std::to_string(n) + ")" : "");
+  if (errors) msg += "; " + std::to_string(errors) + " error finding(s): " + list;
+  // A wrong key is the commonest mistake: name the key given and the keys the reports carry.
+  auto sec = r.sections().find("attached_report");
+  if (errors && sec != r.sections().end() && sec->is_object() && sec->contains("keyid") &&
+      std::any_of(codes.begin(), codes.end(), [](const auto& c) { return c.first == "report.signature.invalid"; })) {
+    std::vector<std::string> seen;
+    if (sec->contains("reports") && (*sec)["reports"].is_array())
+      for (const auto& e : (*sec)["reports"])
+        if (e.is_object() && e.value("keyid", "") != "" &&
+            std::find(seen.begin(), seen.end(), e.value("keyid", "")) == seen.end())
+          seen.push_back(e.value("keyid", ""));
+    msg += "; --key is " + (*sec)["keyid"].get<std::string>() +
+           (seen.empty() ? std::string() : ", the reports are signed by " + util::join(seen, ", "));
+  }
   msg = util::printable(msg, 4000);
   return msg;
 }

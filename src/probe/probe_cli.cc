@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include "kernodeck/probe/probe.h"
@@ -41,11 +42,16 @@ const char* kHelp =
     "  --key FILE                   PEM public key the report must be signed with (required by --require-report)\n"
     "  --image REF@sha256:DIGEST    the image this probe runs from (default $KERNODECK_IMAGE), named by digest\n"
     "  --max-age DURATION           a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)\n"
-    "  --max-clock-skew DURATION    a report signed for a time further ahead of this clock does not count (default 5m)\n"
+    "  --max-clock-skew DURATION    a report signed for a time further ahead of this clock does not count (default "
+    "5m)\n"
     "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
     "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
     "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
-    "  --retries N, --timeout S     registry: retries of a failed request (default 2), connect timeout (default 10)\n\n"
+    "  --trust-repository GLOB     also count reports signed for a repository matching GLOB (REGISTRY/REPO, '*'\n"
+    "                               matches '/'; a mirror's source; repeatable; default: only the image's own)\n"
+    "  --timeout DURATION           registry: the overall deadline of the check (default 30s; past it, exit 3)\n"
+    "  --retries N                  registry: retries of a failed request (default 2)\n"
+    "  --connect-timeout S          registry: connect timeout in seconds (default 10)\n\n"
     "exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage, 3 a step failed\n";
 
 const char* kGateHelp =
@@ -57,11 +63,16 @@ const char* kGateHelp =
     "  --key FILE                   PEM public key the report must be signed with (required)\n"
     "  --image REF@sha256:DIGEST    the image to judge (default $KERNODECK_IMAGE), named by digest (required)\n"
     "  --max-age DURATION           a report signed longer ago does not count (e.g. 30d, 12h, 1w2d; default: any age)\n"
-    "  --max-clock-skew DURATION    a report signed for a time further ahead of this clock does not count (default 5m)\n"
+    "  --max-clock-skew DURATION    a report signed for a time further ahead of this clock does not count (default "
+    "5m)\n"
     "  --authfile FILE              registry credentials (auth.json or docker config.json format)\n"
     "  --cert-dir DIR               registry: extra CA certificates (*.crt)\n"
     "  --insecure                   registry: allow plain HTTP and unverified TLS (always allowed for loopback)\n"
-    "  --retries N, --timeout S     registry: retries of a failed request (default 2), connect timeout (default 10)\n"
+    "  --trust-repository GLOB     also count reports signed for a repository matching GLOB (REGISTRY/REPO, '*'\n"
+    "                               matches '/'; a mirror's source; repeatable; default: only the image's own)\n"
+    "  --timeout DURATION           registry: the overall deadline of the check (default 30s; past it, exit 3)\n"
+    "  --retries N                  registry: retries of a failed request (default 2)\n"
+    "  --connect-timeout S          registry: connect timeout in seconds (default 10)\n"
     "  --json                       print the kernodeck.report/v1 JSON report\n"
     "  -o, --output FILE            write the report to FILE\n"
     "  --fail-on LEVEL              also exit 1 on other findings at or above LEVEL (default error)\n"
@@ -96,10 +107,53 @@ struct ProbeFlags {
   std::string probeFlag;  // the first flag of the device and compute steps, which the gate refuses
 };
 
+// The last usage error's line, for the termination message (kubectl describe shows it).
+std::string& lastUsage() {
+  static std::string line;
+  return line;
+}
+
 // Prints "PROG: MSG (try --help)"; returns the usage exit code.
 int usageLine(const std::string& prog, const std::string& msg) {
+  lastUsage() = prog + ": exit 2; usage: " + util::printable(msg);
   std::fprintf(stderr, "%s: %s (try --help)\n", prog.c_str(), util::printable(msg).c_str());
   return 2;
+}
+
+constexpr int kNotMine = -2;
+
+// The attached report's registry flags that take a value (--retries, --connect-timeout,
+// --timeout, --trust-repository) into `req`: kNotMine when `a` is none of them, -1 when read,
+// else the usage exit code (after one line).
+int registryValueFlag(const std::string& a, const std::function<std::optional<std::string>()>& next,
+                      ReportRequirement& req, const std::function<int(const std::string&)>& usage) {
+  if (a == "--retries" || a == "--connect-timeout") {
+    auto v = next();
+    auto d = v ? parseDouble(*v) : std::nullopt;
+    if (!d || *d > 100 || (a == "--connect-timeout" && *d < 1))
+      return usage("option " + a + " needs a number from " + (a == "--connect-timeout" ? "1" : "0") + " to 100");
+    if (a == "--retries")
+      req.retries = static_cast<int>(*d);
+    else
+      req.connectTimeoutS = static_cast<long>(*d);
+    return -1;
+  }
+  if (a == "--timeout") {
+    auto v = next();
+    auto d = v ? util::parseDurationSeconds(*v) : std::nullopt;
+    if (!d || *d > 3600)
+      return usage("option --timeout needs a duration up to 1h such as 30s or 2m, not '" + v.value_or("") +
+                   "' (the connect timeout in seconds is --connect-timeout)");
+    req.timeoutS = *d;
+    return -1;
+  }
+  if (a == "--trust-repository") {
+    auto v = next();
+    if (!v || v->empty()) return usage("option --trust-repository needs a glob such as registry.example/team/*");
+    req.trustRepositories.push_back(*v);
+    return -1;
+  }
+  return kNotMine;
 }
 
 // Reads ARGS into `f`; -1 to go on, else the exit code (after one usage line).
@@ -172,15 +226,8 @@ int parseFlags(const std::vector<std::string>& args, const std::string& prog, Pr
       reportFlag = true;
       continue;
     }
-    if (a == "--retries" || a == "--timeout") {
-      auto v = next();
-      auto d = v ? parseDouble(*v) : std::nullopt;
-      if (!d || *d > 100 || (a == "--timeout" && *d < 1))
-        return usage("option " + a + " needs a number from " + (a == "--timeout" ? "1" : "0") + " to 100");
-      if (a == "--retries")
-        req.retries = static_cast<int>(*d);
-      else
-        req.timeoutS = static_cast<long>(*d);
+    if (int rc = registryValueFlag(a, next, req, usage); rc != kNotMine) {
+      if (rc >= 0) return rc;
       reportFlag = true;
       continue;
     }
@@ -215,7 +262,7 @@ int checkFlags(const std::string& prog, const ReportCheckFactory& reportCheck, M
   auto threshold = report::parseFailOn(f.failOn);
   if (!threshold.ok()) return usage(threshold.error().message);
   if (f.reportFlag && !f.requireReport)
-    return usage("--key, --image, --max-age and the registry options go with --require-report");
+    return usage("--key, --image, --max-age, --trust-repository and the registry options go with --require-report");
   if (f.requireReport) {
     // Never a silent pass: a build that cannot ask a registry says so and stops.
     if (!reportCheck) {
@@ -238,15 +285,16 @@ int checkFlags(const std::string& prog, const ReportCheckFactory& reportCheck, M
   return -1;
 }
 
-// On a failure, the one-line verdict in --termination-log (default /dev/termination-log when present).
-void writeTerminationLog(const std::string& prog, const std::string& terminationLog, const report::Report& r, int rc) {
+// On a failure, the one-line verdict `message` in --termination-log (default /dev/termination-log
+// when present), whatever the exit code: a usage error too, so that `kubectl describe` says why.
+void writeTerminationLog(const std::string& prog, const std::string& terminationLog, const std::string& message) {
   struct stat st {};
   std::string path = !terminationLog.empty()                    ? terminationLog
                      : ::stat("/dev/termination-log", &st) == 0 ? "/dev/termination-log"
                                                                 : "";
   if (path.empty()) return;
   // Written in place (kubelet bind-mounts the file), never through another user's link.
-  if (auto w = util::writeOutputFile(path, terminationMessage(r, rc) + "\n", util::OutputWrite::InPlace); !w.ok())
+  if (auto w = util::writeOutputFile(path, message + "\n", util::OutputWrite::InPlace); !w.ok())
     std::fprintf(stderr, "%s: --termination-log: %s\n", prog.c_str(), w.error().message.c_str());
 }
 
@@ -257,7 +305,10 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
   ProbeFlags f;
   f.o.loadsLibraries = mode != Mode::Static;
   f.requireReport = mode == Mode::Gate;
-  if (int rc = parseFlags(args, prog, f); rc >= 0) return rc;
+  if (int rc = parseFlags(args, prog, f); rc >= 0) {
+    if (rc != 0) writeTerminationLog(prog, f.terminationLog, lastUsage());
+    return rc;
+  }
   if (f.help) {
     std::printf(mode == Mode::Gate ? kGateHelp : kHelp, prog.c_str());
     return 0;
@@ -266,7 +317,10 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     std::printf("%s %s\n", prog.c_str(), kVersion);
     return 0;
   }
-  if (int rc = checkFlags(prog, reportCheck, mode, f); rc >= 0) return rc;
+  if (int rc = checkFlags(prog, reportCheck, mode, f); rc >= 0) {
+    if (rc != 0) writeTerminationLog(prog, f.terminationLog, lastUsage().empty() ? prog + ": exit 2" : lastUsage());
+    return rc;
+  }
   auto threshold = report::parseFailOn(f.failOn);
 
   report::Report r = mode == Mode::Gate ? runGate(f.o.checkReport, f.req.image) : runProbe(f.o);
@@ -281,13 +335,14 @@ int probeCommand(const std::vector<std::string>& args, const std::string& prog, 
     std::fflush(stdout);
   } else if (auto st = util::writeOutputFile(f.output, text); !st.ok()) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), st.error().message.c_str());
+    writeTerminationLog(prog, f.terminationLog, prog + ": exit 3; " + st.error().message);
     return 3;
   }
   if (r.failed())
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), r.firstError().c_str());
   else if (mode == Mode::Gate && rc != 0)  // the gate's refusal is one line, as its other failures
     std::fprintf(stderr, "%s\n", terminationMessage(r, rc).c_str());
-  if (rc != 0) writeTerminationLog(prog, f.terminationLog, r, rc);
+  if (rc != 0) writeTerminationLog(prog, f.terminationLog, terminationMessage(r, rc));
   return rc;
 }
 

@@ -21,7 +21,10 @@ void addRow(void* ctx, const libtorch::ComputeRow* c) {
 LibtorchInfo libtorchInfo() {
   LibtorchInfo info;
   const libtorch::PluginAbi* abi = libtorch::plugin();
-  if (!abi) return info;
+  if (!abi) {
+    info.unavailable = libtorch::pluginError();
+    return info;
+  }
   libtorch::TorchInfo t;
   abi->torch_info(&t, &info.version, appendTo);
   info.available = true;

@@ -92,6 +92,8 @@ std::optional<std::string> unescapePython(std::string_view in) {
 const char* kVariables[] = {"python_version", "python_full_version", "os_name", "sys_platform", "platform_release",
                             "platform_system", "platform_version", "platform_machine", "platform_python_implementation",
                             "implementation_name", "implementation_version", "extra",
+                            // PEP 751's sets, in a lock's markers only (`'gpu' in extras`)
+                            "extras", "dependency_groups",
                             // legacy spellings, normalised below
                             "os.name", "sys.platform", "platform.version", "platform.machine",
                             "platform.python_implementation", "python_implementation"};
@@ -273,6 +275,18 @@ Tri eval(const Marker::Node& n, const MarkerEnv& env, std::string_view extra) {
     out = it->second;
     return true;
   };
+  // PEP 751's `extras` and `dependency_groups` are sets of names: the environment holds them
+  // normalised and joined with commas; a name is tested for membership, nothing else.
+  bool setLhs = n.lhsVar && (n.lhs == "extras" || n.lhs == "dependency_groups");
+  bool setRhs = n.rhsVar && (n.rhs == "extras" || n.rhs == "dependency_groups");
+  if (setLhs || setRhs) {
+    auto it = env.find(n.rhs);
+    if (setLhs || n.lhsVar || (n.op != "in" && n.op != "not in") || it == env.end()) return Tri::Unknown;
+    bool has = false;
+    for (const auto& name : util::split(it->second, ','))
+      if (!name.empty() && name == canonicalizeName(n.lhs)) has = true;
+    return has == (n.op == "in") ? Tri::True : Tri::False;
+  }
   std::string l, r;
   if (!value(n.lhs, n.lhsVar, l) || !value(n.rhs, n.rhsVar, r)) return Tri::Unknown;
   if ((n.lhsVar && n.lhs == "extra") || (n.rhsVar && n.rhs == "extra")) {

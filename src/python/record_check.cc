@@ -8,6 +8,7 @@
 #include <system_error>
 #include <thread>
 
+#include "kernodeck/oci/partial_content.h"
 #include "kernodeck/util/hash.h"
 #include "kernodeck/util/path.h"
 #include "kernodeck/util/stage_profile.h"
@@ -273,7 +274,7 @@ bool RecordChecker::rehash(std::string_view algorithm, const std::string& resolv
     return true;
   }
   auto content = view_->readResolved(resolved, 64u << 20);
-  if (!content.ok()) return false;
+  if (!content.ok() || oci::isPartialContent(*content)) return false;  // kept in part: not the file's bytes
   util::Hasher hasher(algorithm);
   if (!hasher.valid()) return false;
   hasher.update(*content);
@@ -303,6 +304,7 @@ void RecordChecker::compare(size_t index, const RecordRowView& row, const std::s
     return;
   }
   auto content = view_->readResolved(resolved, 64u << 10);
+  if (content.ok() && oci::isPartialContent(*content)) content = Error::Unsupported("kept in part");
   std::string quirk = classifyRecordQuirk(row.path, path == dist_->metadataDir + "/METADATA",
                                           content.ok() ? &*content : nullptr, row.algorithm, want);
   if (!quirk.empty())

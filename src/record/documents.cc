@@ -155,17 +155,17 @@ Status parseTorch(const JsonReader& packages) {
 Status parseLockRecord(const JsonReader& lock, Reference::Packages& out) {
   KDK_TRY_STATUS(lock.get("path", out.lockPath));
   KDK_TRY_STATUS(getSha256(lock, "sha256", out.lockSha256));
-  Lock l;
+  python::Lock l;
   l.lockVersion = "1.0";
   KDK_TRY_ASSIGN(auto packages, lock.array("packages"));
   for (const auto& p : packages) {
-    LockedPackage pkg;
+    python::LockedPackage pkg;
     KDK_TRY_STATUS(p.get("name", pkg.name));
     KDK_TRY_STATUS(p.get("version", pkg.version));
     KDK_TRY_STATUS(p.getOpt("sdist_only", pkg.sdistOnly));
     KDK_TRY_ASSIGN(auto wheels, p.array("wheels"));
     for (const auto& w : wheels) {
-      LockedWheel lw;
+      python::LockedWheel lw;
       KDK_TRY_STATUS(w.get("name", lw.name));
       KDK_TRY_STATUS(getSha256(w, "sha256", lw.sha256));
       pkg.wheels.push_back(std::move(lw));

@@ -56,7 +56,7 @@ void checkAgainstReferenceLock(const Reference& ref, const std::string& file, co
                                const std::string& sha, report::Report& r) {
   if (!ref.packages.lock) return;
   std::string key = python::canonicalizeName(name);
-  const LockedPackage* locked = nullptr;
+  const python::LockedPackage* locked = nullptr;
   for (const auto& p : ref.packages.lock->packages) {
     if (python::canonicalizeName(p.name) == key) locked = &p;
     for (const auto& w : p.wheels) {
@@ -80,27 +80,29 @@ void checkAgainstReferenceLock(const Reference& ref, const std::string& file, co
 // --wheels DIR: each wheel of the folder (regular files named as wheels; anything else is an
 // error) carried under wheels/, and pylock.toml listing each with its sha256.
 Status carryWheels(const std::string& dir, const std::string& dossier, const Reference& ref, report::Report& r) {
-  Lock lock;
+  python::Lock lock;
   lock.lockVersion = "1.0";
-  std::map<std::pair<std::string, std::string>, LockedPackage> packages;
+  std::map<std::pair<std::string, std::string>, python::LockedPackage> packages;
   std::vector<std::string> files;
   for (const auto& f : util::listFilesRecursive(dir))
     if (f.ends_with(".whl")) files.push_back(f);
   if (files.empty()) return Error::NotFound("--wheels " + dir + " holds no wheel (*.whl)");
   for (const auto& f : files) {
     std::string name, version;
-    if (f.find('/') != std::string::npos || !wheelNameVersion(f, name, version))
+    if (f.find('/') != std::string::npos || !python::wheelNameVersion(f, name, version))
       return Error::Invalid("--wheels: " + f + " is not a wheel's file name (NAME-VERSION-TAGS.whl at the top)");
     KDK_TRY_STATUS(copyBeneath(dir + "/" + f, dossier, "wheels/" + f));
     std::string sha = fileSha(dossier + "/wheels/" + f);
     checkAgainstReferenceLock(ref, f, name, sha, r);
-    LockedPackage& p = packages[{name, version}];
+    python::LockedPackage& p = packages[{name, version}];
     p.name = name, p.version = version;
-    p.wheels.push_back({f, "wheels/" + f, sha});
+    python::LockedWheel w;
+    w.name = f, w.path = "wheels/" + f, w.sha256 = sha;
+    p.wheels.push_back(std::move(w));
   }
   for (auto& [k, p] : packages) lock.packages.push_back(std::move(p));
   r.section("wheels") = {{"count", files.size()}, {"lock", "pylock.toml"}};
-  return util::writeBeneath(dossier, "pylock.toml", writePylock(lock));
+  return util::writeBeneath(dossier, "pylock.toml", python::writePylock(lock));
 }
 
 }  // namespace

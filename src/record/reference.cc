@@ -247,7 +247,7 @@ json revisionsJson(const Reference& previous, const std::string& why, const std:
 // with its sha256 and every package and wheel it locks.
 Result<json> lockRecord(const std::string& path, const std::string& recorded) {
   KDK_TRY_ASSIGN(std::string text, util::readFileLimited(path, 16u << 20));
-  auto lock = parsePylock(text);
+  auto lock = python::parsePylock(text);
   if (!lock.ok()) return Error::Corrupt(path + " is not a lock Kernodeck reads (pylock.toml): " + lock.error().message);
   json packages = json::array();
   for (const auto& p : lock->packages) {

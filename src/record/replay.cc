@@ -73,7 +73,7 @@ std::string outputsFolder(const Reference& ref, const Procedure& p) {
 // REPLAY/wheels (a changed byte stops here, naming the wheel), the lock turned into a
 // requirements file with --hash lines (Debian's pip 23 does not read pylock.toml), and pip
 // installing exactly those, from that folder only.
-std::vector<ReplayAction> lockActions(const Lock& lock, const std::set<std::string>& files, const std::string& python,
+std::vector<ReplayAction> lockActions(const python::Lock& lock, const std::set<std::string>& files, const std::string& python,
                                       const ReplayPlanOptions& o) {
   std::vector<ReplayAction> out;
   std::string problem;
@@ -93,7 +93,7 @@ std::vector<ReplayAction> lockActions(const Lock& lock, const std::set<std::stri
   }
   ReplayAction write;
   write.kind = ReplayAction::Kind::Write, write.step = "environment", write.to = "lock-requirements.txt";
-  write.content = lockRequirements(lock), write.sha256 = util::sha256Hex(write.content);
+  write.content = kernodeck::python::lockRequirements(lock), write.sha256 = util::sha256Hex(write.content);
   std::string root = o.root + "/";
   ReplayAction pip;
   pip.kind = ReplayAction::Kind::Command, pip.step = "environment";

@@ -51,7 +51,7 @@ struct Declared {
   }
 };
 
-Declared collect(const Reference& ref, const std::optional<Lock>& carried, const python::MarkerEnv& markers) {
+Declared collect(const Reference& ref, const std::optional<python::Lock>& carried, const python::MarkerEnv& markers) {
   Declared d;
   auto addText = [&](const std::string& text, const std::string& source) {
     auto req = python::Requirement::parse(text);
@@ -68,7 +68,7 @@ Declared collect(const Reference& ref, const std::optional<Lock>& carried, const
       if (!req.ok() || !seen.insert(req->key).second) continue;
       d.add(*req, "environment " + env.prefix);
     }
-  auto addLock = [&](const Lock& lock, const std::string& source) {
+  auto addLock = [&](const python::Lock& lock, const std::string& source) {
     for (const auto& p : lock.packages) addText(p.name + "==" + p.version, source);
   };
   if (ref.packages.lock) addLock(*ref.packages.lock, "the reference's lock " + ref.packages.lockPath);
@@ -105,7 +105,7 @@ std::set<std::string> closure(const python::PythonEnv& env, const Declared& d, c
 
 }  // namespace
 
-std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::optional<Lock>& carried,
+std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::optional<python::Lock>& carried,
                                               const std::string& pythonVersion) {
   return collect(ref, carried, python::imageMarkerEnv(pythonVersion, oci::hostPlatform().architecture)).list;
 }
@@ -137,7 +137,7 @@ std::string prefixOf(const std::string& interpreter) {
 }  // namespace
 
 Status checkRebuiltEnvironment(const std::string& venv, const std::string& imageRoot, const Reference& ref,
-                               const std::optional<Lock>& carried, report::Report& r) {
+                               const std::optional<python::Lock>& carried, report::Report& r) {
   std::string rel = venv.substr(1);
   std::string basePrefix = prefixOf(ref.packages.interpreter);
   KDK_TRY_ASSIGN(python::PythonEnv env, readEnvironment("/", imageRoot.empty() ? basePrefix : "", rel));

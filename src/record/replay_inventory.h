@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernodeck/record/documents.h"
-#include "kernodeck/record/pylock.h"
+#include "kernodeck/python/pylock.h"
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/result.h"
 
@@ -24,7 +24,7 @@ struct DeclaredPackage {
   std::vector<std::string> specifiers;  // each source's requirement ("torch>=1.12", "numpy==1.24.2")
   std::vector<std::string> sources;     // where each came from: requirements, environment PREFIX, lock
 };
-std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::optional<Lock>& carried,
+std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::optional<python::Lock>& carried,
                                               const std::string& pythonVersion);
 
 // Reads the venv at `venv` (absolute; its own site packages from this host's filesystem, where
@@ -39,6 +39,6 @@ std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::o
 // venv cannot be read; an Invalid error naming the packages when anything differs, so the
 // entry point does not run.
 Status checkRebuiltEnvironment(const std::string& venv, const std::string& imageRoot, const Reference& ref,
-                               const std::optional<Lock>& carried, report::Report& r);
+                               const std::optional<python::Lock>& carried, report::Report& r);
 
 }  // namespace kernodeck::record

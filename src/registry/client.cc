@@ -14,6 +14,7 @@
 #include "kernodeck/util/json_read.h"
 #include "kernodeck/util/private_dir.h"
 #include "kernodeck/util/strings.h"
+#include "kernodeck/util/time.h"
 
 namespace kernodeck::registry {
 
@@ -24,6 +25,17 @@ std::string defaultCacheDir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/kernodeck";
   if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/kernodeck";
   return {};  // never a shared /tmp path: anyone could plant entries there
+}
+
+void setTimeout(ClientOptions& o, int64_t seconds, const std::string& flag) {
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  o.deadlineText = util::formatDurationSeconds(seconds) + " (" + flag + ")";
+}
+
+std::optional<int64_t> timeLeftMs(const ClientOptions& o) {
+  if (!o.deadline) return std::nullopt;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*o.deadline - std::chrono::steady_clock::now());
+  return std::max<int64_t>(0, left.count());
 }
 
 Result<std::string> openCacheDir(const ClientOptions& o) {
@@ -49,6 +61,15 @@ const char* kAccept =
 bool speaksOnlyTls(const HttpResponse& r) {
   return r.status == 400 && (r.body.find("HTTP request to an HTTPS server") != std::string::npos ||
                              r.body.find("plain HTTP request was sent to HTTPS port") != std::string::npos);
+}
+
+// ERR with a hint when an HTTPS request was answered in plain HTTP (OpenSSL: "wrong version
+// number", "packet length too long"): a registry that speaks only HTTP, which --insecure reaches.
+std::string withPlainHttpHint(std::string err, const std::string& base) {
+  if (base.rfind("https://", 0) == 0 && (err.find("wrong version number") != std::string::npos ||
+                                         err.find("packet length too long") != std::string::npos))
+    err += " (the registry answers plain HTTP, not HTTPS: use --insecure for a registry without TLS)";
+  return err;
 }
 
 bool retryable(const HttpResponse& r) {
@@ -86,6 +107,12 @@ bool Client::Impl::switchToHttps() {
 HttpResponse Client::Impl::perform(const std::string& url, std::vector<std::string> headers, uint64_t rangeFrom,
                                    const std::function<bool(const char*, size_t)>& sink, size_t cap,
                                    const std::string& postBody, const std::string& method) {
+  if (timeLeftMs(o) == 0) {  // no exchange starts past the deadline
+    HttpResponse late;
+    late.transportError = "the deadline passed";
+    late.pastDeadline = true;
+    return late;
+  }
   HttpRequest q;
   q.url = url;
   q.headers = std::move(headers);
@@ -137,7 +164,8 @@ Result<std::string> Client::Impl::authorize(const HttpResponse& r, const std::st
       // The realm may carry a query of its own: the pairs are added to it (curl_url).
       auto withService = appendQuery(url, "service=" + enc(service));
       auto q = withService.ok() ? appendQuery(*withService, "scope=" + enc(sc)) : withService;
-      if (!q.ok()) return Error::Auth(where("") + ": token realm " + report::redactText(url) + ": " + q.error().message);
+      if (!q.ok())
+        return Error::Auth(where("") + ": token realm " + report::redactText(url) + ": " + q.error().message);
       std::vector<std::string> hs;
       if (std::string b = credsHeaderBasic(); !b.empty()) hs.push_back(b);
       tr = perform(*q, hs, 0, none, 1 << 20);
@@ -189,14 +217,22 @@ HttpResponse Client::Impl::request(const std::string& path, std::vector<std::str
       --attempt;
       continue;
     }
-    if (!retryable(r) || attempt >= o.retries) break;
+    if (r.pastDeadline || !retryable(r) || attempt >= o.retries) break;
     double d = retryDelay(r, attempt);
     if (waited + d > o.retryMaxSeconds) break;
+    if (auto left = timeLeftMs(o); left && static_cast<double>(*left) < d * 1000) {
+      r.pastDeadline = true;  // the wait would end past the deadline: no retry
+      break;
+    }
     transport->sleepFor(d);
     waited += d;
     if (beforeRetry) beforeRetry();
   }
-  if (!r.transportError.empty()) {
+  if (r.pastDeadline) {
+    error = "the overall deadline of " + (o.deadlineText.empty() ? std::string("the command") : o.deadlineText) +
+            " passed" + (r.transportError.empty() ? std::string() : " (last: " + r.transportError + ")") +
+            "; give a longer --timeout for a slow registry";
+  } else if (!r.transportError.empty()) {
     error = "cannot reach " + baseUrl() + ": " + r.transportError;
     if (r.transportError.find("certificate") != std::string::npos && !o.insecure)
       error += " (trust its CA with --cert-dir DIR, or skip verification with --tls-verify=false)";
@@ -235,7 +271,7 @@ Result<Manifest> Client::manifest(const std::string& tagOrDigest, uint64_t maxBy
   std::string what = "manifest " + tagOrDigest;
   if (tooLarge) return Error::Invalid(impl_->where(what) + ": larger than " + util::humanBytes(maxBytes));
   if (r.status == 404) return Error::NotFound(impl_->where(what) + ": " + err);
-  if (!err.empty()) return Error::Io(impl_->where(what) + ": " + err);
+  if (!err.empty()) return Error::Io(impl_->where(what) + ": " + withPlainHttpHint(err, impl_->baseUrl()));
   Manifest m;
   m.bytes = body;
   m.digest = oci::Digest{"sha256", util::sha256Hex(body)};
@@ -367,7 +403,7 @@ Result<std::string> nextPage(const std::map<std::string, std::string>& headers, 
 }  // namespace
 
 Result<std::optional<ReferrersAnswer>> Client::referrers(const oci::Digest& subject, const std::string& artifactType,
-                                                        const ReferrersBounds& bounds) {
+                                                         const ReferrersBounds& bounds) {
   std::string what = "referrers of " + subject.str();
   std::string path = "/v2/" + ref_.repository + "/referrers/" + subject.str();
   // Percent-encoded: a registry written in Go reads the query with url.ParseQuery, where a raw

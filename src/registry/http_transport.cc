@@ -87,7 +87,7 @@ namespace {
 class CurlTransport : public HttpTransport {
  public:
   explicit CurlTransport(const ClientOptions& o)
-      : insecure_(o.insecure), connectTimeoutS_(o.connectTimeoutS), stallTimeoutS_(o.stallTimeoutS) {
+      : insecure_(o.insecure), connectTimeoutS_(o.connectTimeoutS), stallTimeoutS_(o.stallTimeoutS), options_(o) {
     curl_lib::api();  // libcurl loaded and initialised before the first exchange
     if (!o.certDir.empty()) {
       if (auto sys = util::readFileLimited("/etc/ssl/certs/ca-certificates.crt", 8u << 20); sys.ok()) caBlob_ = *sys;
@@ -165,6 +165,10 @@ class CurlTransport : public HttpTransport {
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, connectTimeoutS_);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stallTimeoutS_);
+    // The overall deadline bounds the whole exchange, however slowly bytes keep coming (the stall
+    // limit alone lets 1 byte/s run for hours).
+    std::optional<int64_t> left = timeLeftMs(options_);
+    if (left) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(*left, 1)));
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "kernodeck/0.1");
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "identity");
@@ -189,6 +193,7 @@ class CurlTransport : public HttpTransport {
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
     if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && r.aborted)) r.transportError = curl_easy_strerror(rc);
+    if (rc == CURLE_OPERATION_TIMEDOUT && left && timeLeftMs(options_) == 0) r.pastDeadline = true;
     curl_slist_free_all(hl);
     give(c);
     return r;
@@ -216,6 +221,7 @@ class CurlTransport : public HttpTransport {
 
   bool insecure_;
   long connectTimeoutS_, stallTimeoutS_;
+  ClientOptions options_;  // its deadline
   std::string caBlob_;
   std::mutex mu_;
   std::vector<CURL*> idle_;

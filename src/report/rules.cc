@@ -69,6 +69,7 @@ constexpr Remedy kRemedies[] = {
     {"python.distribution", "Uninstall the duplicate copy so Python loads one version."},
     {"python.metadata", "Reinstall the distribution so its metadata is readable."},
     {"python.pin", "Make the requirement files and the installed packages agree, then rebuild the image."},
+    {"gpu.fatbin", "Rebuild the library with the toolkit's own nvcc/fatbinary; a fatbin the toolkit cannot read is not loaded."},
     {"python.torch", "Install torch from the index that serves its CUDA build, with matching NVIDIA wheels."},
     {"python.path", "Install from an index or an archive in the build context, not from a build-machine path."},
     {"secret.", "Remove the credential from the image, rotate it, and pass secrets at build or run time only."},

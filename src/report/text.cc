@@ -11,6 +11,7 @@
 #include "kernodeck/report/group.h"
 #include "kernodeck/report/redact.h"
 #include "kernodeck/report/report.h"
+#include "kernodeck/util/strings.h"
 
 namespace kernodeck::report {
 
@@ -39,6 +40,35 @@ void wrapped(std::ostringstream& o, const char* label, const std::vector<std::st
     line += (line.empty() ? "" : ", ") + it;
   }
   if (!line.empty()) field(o, first ? label : "", line);
+}
+
+// What the image's GPU code runs on (audit/gpu_support.h), per GPU generation: one line.
+void describeGpuSupport(std::ostringstream& o, const nlohmann::json& sections) {
+  if (!sections.contains("gpu_support") || !sections["gpu_support"].is_object()) return;
+  const auto& g = sections["gpu_support"];
+  if (!g.contains("generations") || !g["generations"].is_array()) return;
+  std::map<std::string, std::vector<std::string>> byFit;
+  for (const auto& gen : g["generations"]) {
+    std::string name = stringAt(gen, "generation"), fit = stringAt(gen, "fit");
+    if (fit == "partial" && gen.contains("capabilities") && gen["capabilities"].is_object()) {
+      std::vector<std::string> not_;
+      for (auto it = gen["capabilities"].begin(); it != gen["capabilities"].end(); ++it)
+        if (it.value() == "none") not_.push_back(it.key());
+      name += " (not " + util::join(not_, ", ") + ")";
+    }
+    byFit[fit].push_back(name);
+  }
+  std::vector<std::string> parts;
+  auto part = [&](const char* fit, const char* what) {
+    if (byFit.count(fit)) parts.push_back(what + util::join(byFit[fit], ", "));
+  };
+  part("sass", "runs on ");
+  part("ptx", "only through PTX JIT on ");
+  part("partial", "partly on ");
+  part("none", "cannot run on ");
+  part("unknown", "unknown on ");
+  std::string n = g.contains("libraries") && g["libraries"].is_number() ? std::to_string(g["libraries"].get<long long>()) : "?";
+  field(o, "gpu code", n + " librar" + (n == "1" ? "y" : "ies") + ": " + util::join(parts, "; "));
 }
 
 // What an audit found, from its sections: OS, Python environments, torch, CUDA; for a diff of
@@ -79,6 +109,7 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
                 std::to_string(p.value("modified", 0LL)) + " modified, " + std::to_string(p.value("missing", 0LL)) +
                 " missing");
   }
+  describeGpuSupport(o, sections);
   if (!sections.contains("python") || !sections["python"].is_object()) return;
   const auto& py = sections["python"];
   bool first = true;
@@ -114,6 +145,29 @@ void describeFound(std::ostringstream& o, const nlohmann::json& sections) {
               (wheels ? ", " + std::to_string(wheels) + " nvidia-* wheels" : ""));
   else if (py.contains("torch") && py["torch"].is_object())
     field(o, "cuda", "none in the image");
+}
+
+// The libraries with NVIDIA GPU code (the audit's gpu_code section): one line each, its path,
+// then its SASS and PTX as cuobjdump names them.
+void describeGpuCode(std::ostringstream& o, const nlohmann::json& sections) {
+  if (!sections.contains("gpu_code") || !sections["gpu_code"].is_object()) return;
+  const auto& libs = sections["gpu_code"].value("libraries", nlohmann::json::array());
+  if (!libs.is_array()) return;
+  bool first = true;
+  for (const auto& l : libs) {
+    if (!l.is_object()) continue;
+    auto names = [&](const char* k) {
+      std::string out;
+      if (l.contains(k) && l[k].is_array())
+        for (const auto& n : l[k])
+          if (n.is_string()) out += (out.empty() ? "" : " ") + n.get<std::string>();
+      return out.empty() ? std::string("none") : out;
+    };
+    field(o, first ? "gpu code" : "",
+          stringAt(l, "library") + "  SASS " + names("sass") + "  PTX " + names("ptx") +
+              (l.value("compressed", false) ? "  (compressed)" : ""));
+    first = false;
+  }
 }
 
 // The summary's counts: live findings by severity and by code, then those suppressed.
@@ -189,6 +243,7 @@ std::string Report::toText(int failOn) const {
   for (auto& g : groupFindings(findings_)) (g.suppression ? waived : groups).push_back(std::move(g));
   countLines(o, findings_, groups, waived);
   describeFound(o, sections_);
+  describeGpuCode(o, sections_);
 
   o << "\nSteps\n";
   for (const auto& s : steps_) {

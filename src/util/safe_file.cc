@@ -6,7 +6,9 @@
 
 #include <dirent.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 
 #include <climits>
 #include <utility>
@@ -145,7 +147,8 @@ Result<ResolvedOutput> resolveOutputPath(const std::string& path) {
     }
     if (S_ISLNK(st.st_mode)) {
       Fd link(::openat(cur.fd, c.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-      struct stat lst {}, dst {};
+      struct stat lst {
+      }, dst{};
       if (link.fd < 0 || ::fstat(link.fd, &lst) != 0 || ::fstat(cur.fd, &dst) != 0)
         return Error::Io("cannot write " + path + ": " + c + ": " + std::strerror(errno));
       if (!S_ISLNK(lst.st_mode)) {  // replaced since: walk it as what it is now
@@ -197,6 +200,94 @@ Status checkOutputFolder(const std::string& path) {
   return {};
 }
 
+namespace {
+
+// Writes `content` into the regular file NAME of directory DIR in place (truncated, same inode),
+// or a new one. An existing file is opened first (no O_CREAT, no O_TRUNC) and judged by what was
+// opened (fstat), never by a name checked before: refused when another user owns it and it has
+// more than one link (a hard link into that user's file elsewhere), or sits in a sticky
+// directory others can write and is owned neither by this user nor by the directory's owner (the
+// kernel's protected_regular rule, whatever the sysctl). Only then is it truncated and written.
+Status writeInPlace(int dir, const char* name, const std::string& path, std::string_view content) {
+  struct stat dst {};
+  if (::fstat(dir, &dst) != 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));
+  const uid_t me = ::geteuid();
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    bool created = false;
+    int fd = ::openat(dir, name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+      fd = ::openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+      if (fd < 0 && errno == EEXIST) continue;  // planted between the two opens: judge it
+      created = fd >= 0;
+    }
+    if (fd < 0) {
+      if (errno == ELOOP) return Error::Unsafe("refusing to write " + path + ": it became a link");
+      return Error::Io("cannot write " + path + ": " + std::strerror(errno));
+    }
+    struct stat st {};
+    std::string refusal;
+    if (::fstat(fd, &st) != 0) {
+      refusal = std::strerror(errno);
+    } else if (!created && !S_ISREG(st.st_mode)) {
+      refusal = "it is no longer a regular file";
+    } else if (!created && st.st_uid != me && st.st_nlink > 1) {
+      refusal = "a file of uid " + std::to_string(st.st_uid) + " with " + std::to_string(st.st_nlink) +
+                " links (a hard link to another user's file)";
+    } else if (!created && st.st_uid != me && st.st_uid != dst.st_uid && (dst.st_mode & S_ISVTX) &&
+               othersCanWrite(dst)) {
+      refusal = "a file of uid " + std::to_string(st.st_uid) + " in a sticky directory other users can write";
+    }
+    if (!refusal.empty()) {
+      ::close(fd);
+      return Error::Unsafe("refusing to write " + path + ": " + refusal);
+    }
+    bool ok = (created || ::ftruncate(fd, 0) == 0) && writeAll(fd, content);
+    int e = errno;
+    if (::close(fd) != 0 && ok) ok = false, e = errno;
+    if (!ok) return Error::Io("cannot write " + path + ": " + std::strerror(e));
+    return {};
+  }
+  return Error::Unsafe("refusing to write " + path + ": it keeps being replaced");
+}
+
+}  // namespace
+
+Result<int> openInRoot(int rootFd, const std::string& rel, int flags) {
+  std::string path;
+  for (const auto& c : split(rel, '/')) {
+    if (c.empty() || c == ".") continue;
+    if (c == "..") return Error::Unsafe("refusing '..' in " + rel);
+    path += (path.empty() ? "" : "/") + c;
+  }
+  if (path.empty()) path = ".";
+#ifdef SYS_openat2
+  struct open_how how {};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  long fd = ::syscall(SYS_openat2, rootFd, path.c_str(), &how, sizeof how);
+  if (fd >= 0) return static_cast<int>(fd);
+  if (errno != ENOSYS && errno != EPERM)  // EPERM: a seccomp filter that refuses the call
+    return Error::Io("cannot open " + rel + " in the container's root: " + std::strerror(errno));
+#endif
+  int cur = ::fcntl(rootFd, F_DUPFD_CLOEXEC, 0);
+  if (cur < 0) return Error::Io(std::string("cannot open the container's root: ") + std::strerror(errno));
+  auto parts = split(path, '/');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    bool last = i + 1 == parts.size();
+    int next = ::openat(cur, parts[i].c_str(),
+                        last ? (flags | O_NOFOLLOW | O_CLOEXEC) : (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    int e = errno;
+    ::close(cur);
+    if (next < 0) {
+      if (e == ELOOP || e == ENOTDIR)
+        return Error::Unsafe("refusing to open " + rel + ": " + parts[i] + " is a link or not a directory");
+      return Error::Io("cannot open " + rel + " in the container's root: " + std::strerror(e));
+    }
+    cur = next;
+  }
+  return cur;
+}
+
 Status writeOutputFile(const std::string& path, std::string_view content, OutputWrite how) {
   KDK_TRY_ASSIGN(ResolvedOutput at, resolveOutputPath(path));
   const int dir = at.dir.fd;
@@ -211,7 +302,8 @@ Status writeOutputFile(const std::string& path, std::string_view content, Output
     return {};
   };
   if (at.kernelLink) return into(0);
-  struct stat st {}, dst {};
+  struct stat st {
+  }, dst{};
   const bool exists = ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
   if (exists && S_ISLNK(st.st_mode))  // planted since it was walked
     return Error::Unsafe("refusing to write " + path + ": it became a link");
@@ -224,7 +316,7 @@ Status writeOutputFile(const std::string& path, std::string_view content, Output
                            " in a directory other users can write");
     return into(O_NOFOLLOW);
   }
-  if (how == OutputWrite::InPlace) return into(O_CREAT | O_TRUNC | O_NOFOLLOW);
+  if (how == OutputWrite::InPlace) return writeInPlace(dir, name, path, content);
   std::string tmp = "." + at.name + ".tmp." + std::to_string(::getpid());
   int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return Error::Io("cannot write " + path + ": " + std::strerror(errno));

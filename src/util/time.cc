@@ -108,4 +108,11 @@ std::optional<int64_t> parseDurationSeconds(std::string_view s) {
   return total;
 }
 
+std::string formatDurationSeconds(int64_t s) {
+  if (s > 0 && s % 86400 == 0) return std::to_string(s / 86400) + "d";
+  if (s > 0 && s % 3600 == 0) return std::to_string(s / 3600) + "h";
+  if (s > 0 && s % 60 == 0) return std::to_string(s / 60) + "m";
+  return std::to_string(s) + "s";
+}
+
 }  // namespace kernodeck::util

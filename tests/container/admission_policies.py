@@ -121,6 +121,8 @@ class Ref:
     def __getitem__(self, k):
         if isinstance(self.v, dict) and k in self.v:
             return wrap(self.v[k])
+        if isinstance(self.v, list) and isinstance(k, int) and 0 <= k < len(self.v):  # input.subject[0]
+            return wrap(self.v[k])
         raise Undefined(k)
 
 
@@ -252,11 +254,12 @@ def policy_controller_admits(policy, statements, every_must_hold=False):
     return rego_module(cip["data"])({"authorityMatches": {auth["name"]: {"attestations": kept}}})
 
 
-def statement(verdict, days_ago, ptype=predicate_type):
+def statement(verdict, days_ago, ptype=predicate_type, repository="registry.example.com/team/app"):
     t = (NOW - datetime.timedelta(days=days_ago)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     return {"_type": "https://in-toto.io/Statement/v1", "predicateType": ptype,
-            "subject": [{"name": "registry.example.com/team/app", "digest": {"sha256": "0" * 64}}],
-            "predicate": {"verdict": verdict, "time": t, "findings": {"info": 0, "warning": 0, "error": 0}}}
+            "subject": [{"name": repository, "digest": {"sha256": "0" * 64}}],
+            "predicate": {"verdict": verdict, "time": t, "findings": {"info": 0, "warning": 0, "error": 0},
+                          "repository": repository}}
 
 
 slsa = statement("pass", 1, "https://slsa.dev/provenance/v1")
@@ -275,6 +278,9 @@ cases = [
     ("an older pass beside the newest pass", [statement("pass", 5), statement("pass", 1)], True),
     ("an older fail put back beside the newest pass: a denial, never a pass", [statement("fail", 5), statement("pass", 1)], False),
     ("a pass too old beside the newest pass: a denial", [statement("pass", 40), statement("pass", 1)], False),
+    # Issue 49: a pass signed for another repository, re-wrapped under the same digest here.
+    ("a young pass signed for another repository", [statement("pass", 1, repository="registry.example.com/team/dev")],
+     False),
 ]
 for what, sts, want in cases:
     try:

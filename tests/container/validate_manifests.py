@@ -3,6 +3,7 @@
 hooks.d file: the fields the examples rely on. Run by ctest; needs python3-yaml."""
 import json
 import os
+import re
 import sys
 
 import yaml
@@ -153,6 +154,25 @@ check(gate_age == 30 * 86400 and ky_age == [gate_age] and pc_age == gate_age,
       "the gate's --max-age (%s s), Kyverno's (%s) and policy-controller's (%s s) maximum age are the same 30 days"
       % (gate_age, ky_age, pc_age))
 cron_args = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+
+# Deadlines (issue 49, section 2): every wait ends. The gate's overall registry deadline is well
+# under a minute, so a pod never sits in Init behind a slow registry; the probe Job's
+# activeDeadlineSeconds leaves the probe its --python-timeout and a minute more; a nightly fleet
+# run ends before the next night's starts.
+gate_timeout = duration_s(flag(gate_cmd, "--timeout"))
+check(gate_timeout is not None and gate_timeout <= 60,
+      "init-container.yaml: the gate runs with --timeout of at most a minute (%s s)" % gate_timeout)
+probe_args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+probe_python = int(flag(probe_args, "--python-timeout") or 60)
+probe_deadline = job["spec"].get("activeDeadlineSeconds")
+check(isinstance(probe_deadline, int) and probe_python + 60 <= probe_deadline <= 3600,
+      "probe-job.yaml: activeDeadlineSeconds (%s) leaves the probe its --python-timeout (%s s) and a minute more"
+      % (probe_deadline, probe_python))
+for name, args in (("fleet/cronjob.yaml", cron_args),
+                   ("fleet/job.yaml", load("fleet/job.yaml")["spec"]["template"]["spec"]["containers"][0]["args"])):
+    fleet_timeout = duration_s(flag(args, "--timeout"))
+    check(fleet_timeout is not None and fleet_timeout < 86400,
+          "%s: fleet run has a --timeout shorter than a day, the cron interval (%s s)" % (name, fleet_timeout))
 reaudit = duration_s(flag(cron_args, "--reaudit-older-than"))
 minute, hour, dom, month, dow = cron["spec"]["schedule"].split()
 check(reaudit is not None and dom == month == dow == "*" and minute.isdigit() and hour.isdigit(),
@@ -185,8 +205,19 @@ check(all(x in readme for x in ("fleet plan", "job.yaml", "fleet summary", "crea
 
 with open(os.path.join(root, "container", "Dockerfile")) as f:
     docker = f.read()
-check("ARG BASE=debian:bookworm" in docker and docker.count("FROM ${BASE}") == 2,
-      "the Dockerfile has two stages from BASE, by default Debian bookworm")
+check("ARG BASE=debian:bookworm" in docker and docker.count("FROM ${BASE}") == 3,
+      "the Dockerfile has three stages from BASE (packages, the gate's root, the full image), by default Debian bookworm")
+# Issue 51 §2: the package stage installs every build dependency scripts/deps names (but the
+# test tools and LibTorch-free extras), and the gate image is a stage of its own, from scratch.
+with open(os.path.join(root, "scripts", "deps")) as f:
+    deps = f.read()
+build_pkgs = re.search(r"^build_pkgs=\(([^)]*)\)", deps, re.M).group(1).split()
+missing = [p for p in build_pkgs if p not in ("libgtest-dev", "googletest", "mold") and p not in docker]
+check(not missing, "the packages stage installs every build dependency of scripts/deps (missing: %s)" % missing)
+check("FROM scratch AS gate" in docker and "container/gate-root" in docker,
+      "the gate image is its own target, from scratch, made by container/gate-root")
+init_doc = open(os.path.join(root, "container", "k8s", "init-container.yaml")).read()
+check("platform/kernodeck-gate@sha256:" in init_doc, "init-container.yaml gates with the gate image")
 check("scripts/package" in docker and "COPY --from=packages /debs/" in docker,
       "the packages stage builds the Debian packages (scripts/package) and the image installs them")
 check("ldd /usr/bin/kernodeck-probe" in docker and "not a dynamic executable" in docker,

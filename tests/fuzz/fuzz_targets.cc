@@ -21,7 +21,9 @@
 #include "kernodeck/attest/predicate.h"
 #include "kernodeck/attest/statement.h"
 #include "kernodeck/gpu/expectation.h"
+#include "kernodeck/gpu/fatbin.h"
 #include "kernodeck/gpu/fwd_note_capture.h"
+#include "kernodeck/gpu/gpu_code_scan.h"
 #include "kernodeck/gpu/requirement.h"
 #include "kernodeck/hook/command_line.h"
 #include "kernodeck/hook/container_check.h"
@@ -50,7 +52,8 @@
 #include "kernodeck/python/torch_build.h"
 #include "kernodeck/record/criterion.h"
 #include "kernodeck/record/documents.h"
-#include "kernodeck/record/pylock.h"
+#include "kernodeck/python/lock_check.h"
+#include "kernodeck/python/pylock.h"
 #include "kernodeck/record/record.h"
 #include "kernodeck/record/requirements_file.h"
 #include "kernodeck/record/resume_check.h"
@@ -80,6 +83,7 @@ constexpr const char* kTargets[] = {"manifest",
                                     "replay_requirements",
                                     "pylock",
                                     "cuda_fwd_note",
+                                    "fatbin",
                                     "version",
                                     "nvidia_require",
                                     "procfs",
@@ -193,9 +197,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)record::scanRequirements("requirements.txt", s, o);
   } else if (t == "pylock") {
     // A lock that reads must write back to one that reads.
-    auto lock = record::parsePylock(in);
-    if (lock.ok() && !record::parsePylock(record::writePylock(*lock)).ok()) __builtin_trap();
-    (void)record::parseToml(in);
+    auto lock = python::parsePylock(in);
+    if (lock.ok() && !python::parsePylock(python::writePylock(*lock)).ok()) __builtin_trap();
+    (void)python::parseToml(in);
+    // What `audit --lock` evaluates of it: requires-python, environments, markers with the
+    // extras and dependency groups chosen; a selection never names a package the lock lacks.
+    if (lock.ok()) {
+      python::LockTarget target;
+      target.markers = python::imageMarkerEnv("3.11.2", "amd64");
+      for (auto groups : {std::vector<std::string>{}, lock->extras, lock->dependencyGroups}) {
+        target.groups = groups;
+        auto sel = python::selectLocked(*lock, target);
+        if (sel.packages.size() > lock->packages.size() || (!sel.applies && !sel.packages.empty())) __builtin_trap();
+      }
+    }
+    // The same bytes as a requirements file read as a lock (audit --lock requirements.txt).
+    auto read = [&](const std::string& p) { return p == "r.txt" ? std::optional<std::string>(in) : std::nullopt; };
+    (void)python::lockFromRequirements(python::loadRequirements("r.txt", read));
   } else if (t == "cuda_fwd_note") {
     // A cuda-compat libcuda.so's note, over the whole file and over the bytes an audit keeps as the
     // file streams by in blocks: the kept bytes never give a note the whole file does not.
@@ -209,6 +227,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         !(whole.ok() && whole->has_value() && (*whole)->toJson() == (*kept)->toJson()))
       __builtin_trap();
     (void)gpu::readKeptFwdCompatNote(in);
+  } else if (t == "fatbin") {
+    // Fatbin containers and the ELF scanner over them: fed whole or in blocks of any size, they read
+    // the same, and what is kept decodes to what was read. The input is read as an ELF file and,
+    // behind an ELF header, as the bytes of one.
+    size_t block = size ? 1 + static_cast<unsigned char>(in[size - 1]) * 13 : 1;
+    auto whole = gpu::readFatbins(in);
+    for (const auto& c : whole) {
+      gpu::FatbinReader r(c.offset, size);
+      for (size_t at = 0; at < size; at += block) r.feed(at, in.substr(at, block));
+      auto part = r.finish();
+      if (part.problem != c.problem || part.entries != c.entries || part.entryCount != c.entryCount) __builtin_trap();
+    }
+    std::string elf = std::string("\x7f" "ELF\x02\x01\x01", 7) + std::string(57, '\0') + s;
+    for (const std::string* file : {&s, &elf}) {
+      gpu::FileGpuCode one = gpu::scanGpuCode(*file);
+      gpu::GpuCodeScanner scanner(file->size());
+      for (size_t at = 0; at < file->size(); at += block)
+        scanner.feed(file->data() + at, std::min(block, file->size() - at));
+      gpu::FileGpuCode cut = scanner.finish();
+      // How many containers are open at once depends on where the blocks end: past the bound
+      // (a problem saying so) the two may differ.
+      bool bounded = false;
+      for (const auto& p : one.problems) bounded = bounded || p.find("overlap") != std::string::npos;
+      for (const auto& p : cut.problems) bounded = bounded || p.find("overlap") != std::string::npos;
+      if (!bounded && (one.sass != cut.sass || one.ptx != cut.ptx || one.problems != cut.problems)) __builtin_trap();
+      auto back = gpu::decodeGpuCode(gpu::encodeGpuCode(one));
+      if (!back.ok() || back->sass != one.sass || back->ptx != one.ptx) __builtin_trap();
+    }
+    (void)gpu::decodeGpuCode(in);
   } else if (t == "version") {
     size_t cut = in.find('\n');
     std::string_view a = in.substr(0, cut), b = cut == std::string_view::npos ? "" : in.substr(cut + 1);

@@ -134,4 +134,29 @@ TEST(HookConfig, AddingToARuntimeConfigKeepsEveryOtherHook) {
   EXPECT_FALSE(hook::addHookToRuntimeConfig(ordered_json::parse(R"({"ociVersion": "1", "hooks": []})"), entry()).ok());
 }
 
+// Removing is the exact inverse of adding: NVIDIA's hooks kept in order, and what adding made
+// (containerEdits, hooks) dropped again when it holds nothing else.
+TEST(HookConfig, RemovingUndoesAddingExactly) {
+  ordered_json spec = nvidiaSpec();
+  auto added = hook::addHookToCdiSpec(spec, entry());
+  ASSERT_TRUE(added.ok());
+  auto removed = hook::removeHookFromCdiSpec(*added);
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, spec);
+  ordered_json bare = nvidiaSpec();
+  bare.erase("containerEdits");
+  auto bareAdded = hook::addHookToCdiSpec(bare, entry());
+  ASSERT_TRUE(bareAdded.ok());
+  EXPECT_EQ(*hook::removeHookFromCdiSpec(*bareAdded), bare);
+  EXPECT_EQ(*hook::removeHookFromCdiSpec(spec), spec);  // nothing of ours: unchanged
+  EXPECT_FALSE(hook::removeHookFromCdiSpec(ordered_json::array()).ok());
+
+  ordered_json cfg = ordered_json::parse(R"({"ociVersion": "1.0.2", "hooks": {
+      "createRuntime": [{"path": "/usr/bin/nvidia-ctk", "args": ["nvidia-ctk", "hook", "x"]}]}})");
+  EXPECT_EQ(*hook::removeHookFromRuntimeConfig(*hook::addHookToRuntimeConfig(cfg, entry())), cfg);
+  ordered_json plain = ordered_json::parse(R"({"ociVersion": "1.0.2"})");
+  EXPECT_EQ(*hook::removeHookFromRuntimeConfig(*hook::addHookToRuntimeConfig(plain, entry())), plain);
+  EXPECT_FALSE(hook::removeHookFromRuntimeConfig(ordered_json::parse(R"({"hooks": {}})")).ok());
+}
+
 }  // namespace hook_hook_config_test

@@ -117,6 +117,39 @@ TEST(HostParsers, PciDeviceIdsOfGrace) {
   EXPECT_EQ(inferArchAndBrand("NVIDIA GB200").first, "10.0");
 }
 
+TEST(HostParsers, HostTablesCoverVoltaToBlackwell) {
+  // Device ids as the driver's /sys/bus/pci/devices/*/device gives them (NVIDIA's
+  // open-gpu-kernel-modules list, pci.ids), and the model names nvidia-smi prints.
+  EXPECT_EQ(archForPciDevice(0x1db5), "7.0");   // Tesla V100 SXM2 32GB
+  EXPECT_EQ(archForPciDevice(0x1eb8), "7.5");   // Tesla T4
+  EXPECT_EQ(archForPciDevice(0x20b2), "8.0");   // A100-SXM4-80GB
+  EXPECT_EQ(archForPciDevice(0x2236), "8.6");   // A10
+  EXPECT_EQ(archForPciDevice(0x26b9), "8.9");   // L40S
+  EXPECT_EQ(archForPciDevice(0x2330), "9.0");   // H100 80GB HBM3
+  EXPECT_EQ(archForPciDevice(0x2335), "9.0");   // H200
+  EXPECT_EQ(archForPciDevice(0x3182), "10.3");  // B300 SXM6 AC
+  EXPECT_EQ(archForPciDevice(0x31c2), "10.3");  // GB300
+  EXPECT_EQ(archForPciDevice(0x2bb5), "12.0");  // RTX PRO 6000 Blackwell Server Edition
+  struct Case {
+    const char* model;
+    const char* arch;
+    const char* brand;
+  } cases[] = {
+      {"Tesla V100-SXM2-32GB", "7.0", "tesla"},
+      {"Quadro RTX 6000", "7.5", "quadro"},
+      {"NVIDIA RTX A6000", "8.6", ""},
+      {"NVIDIA RTX 6000 Ada Generation", "8.9", ""},
+      {"NVIDIA GeForce RTX 4090", "8.9", "geforce"},
+      {"NVIDIA GeForce RTX 5090", "12.0", "geforce"},
+      {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0", ""},
+      {"NVIDIA B300 SXM6 AC", "10.3", "nvidia"},
+      {"NVIDIA GB300", "10.3", "nvidia"},
+      {"NVIDIA GeForce GTX 1080", "", "geforce"},
+  };
+  for (const auto& c : cases)
+    EXPECT_EQ(inferArchAndBrand(c.model), (std::pair<std::string, std::string>{c.arch, c.brand})) << c.model;
+}
+
 TEST(HostParsers, TegraRelease) {
   EXPECT_EQ(parseTegraRelease("# R36 (release), REVISION: 3.0, GCID: 36923193, BOARD: generic, EABI: aarch64\n"),
             "R36.3.0");

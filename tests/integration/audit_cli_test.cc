@@ -321,6 +321,31 @@ TEST(AuditCli, UsageErrors) {
   EXPECT_EQ(run(K + " --help").code, 0);
 }
 
+// Issue 50: --gpu takes a compute capability, an architecture or a model; anything else is a usage
+// error naming it and the accepted forms. An image without GPU code judges nothing (an info per
+// GPU) and gets no gpu_support section.
+TEST(AuditCli, GpuTargetsAreCheckedFirstAndJudgedAfter) {
+  for (const char* bad : {"RTX6000x", "sm_9", "compute_90", "9.10", "''"}) {
+    RunResult r = run(K + " audit --gpu " + bad + " oci:/x");
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    std::string shown = std::string(bad) == "''" ? "" : bad;
+    EXPECT_NE(r.err.find("--gpu: '" + shown + "' is not a GPU"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("sm_120"), std::string::npos) << r.err;  // the accepted forms
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;        // one line
+  }
+  RunResult h = run(K + " audit --help");
+  EXPECT_NE(h.out.find("--gpu"), std::string::npos);
+  std::string dir = tempDir("gpu") + "/img";
+  std::string digest = mkimage(baseSpec(), dir);
+  ASSERT_FALSE(digest.empty());
+  int code = -1;
+  json r = auditJson("oci:" + dir + "@" + digest + " --gpu B200 --gpu 'RTX PRO 6000 Blackwell' --gpu sm_90", &code);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(countFindings(r, "gpu.arch.unknown"), 3) << r.dump(1);
+  EXPECT_FALSE(r.contains("gpu_support"));
+}
+
 TEST(AuditCli, BadInputIsOneLineAndExit3) {
   std::string base = tempDir("bad");
   writeFile(base + "/garbage.tar", std::string(3000, '\x42'));

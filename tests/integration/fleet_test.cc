@@ -10,6 +10,8 @@
 
 #include <set>
 
+#include "kernodeck/attest/attached_report.h"
+#include "kernodeck/gpu/gpu_code_judge.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/registry/client.h"
 #include "kernodeck/registry/referrers.h"
@@ -412,6 +414,131 @@ TEST(FleetSummary, AnImageWhoseReportsCannotBeListedIsUnreadableNotMissing) {
   EXPECT_NE(s["images"][0]["problem"].get<std::string>().find("127.0.0.1:1"), std::string::npos) << s.dump(1);
   RunResult text = run(K + " fleet summary --retries 0 --plan " + d + "/plan.json");
   EXPECT_NE(text.out.find("missing 0 unreadable 1"), std::string::npos) << text.out;
+}
+
+// Issue 51 §3: a finding an exceptions file waived is counted apart from the live ones: an image
+// whose only error is waived passes, and its row and the findings by code say "suppressed".
+TEST(FleetSummary, SuppressedFindingsAreCountedApartFromLiveOnes) {
+  LocalRegistry reg;
+  if (!reg.start()) GTEST_SKIP() << "docker-registry, skopeo or curl unavailable";
+  std::string d = tempDir("fleet-suppressed");
+  ASSERT_EQ(run(std::string(MKIMAGE_BIN) + " " + SOURCE_DIR + "/examples/demo/image.json " + d + "/demo").code, 0);
+  ASSERT_TRUE(reg.push(d + "/demo", "1.0", "team/demo:1.0"));
+  ASSERT_EQ(run("openssl genpkey -algorithm ed25519 -out " + d + "/key.pem && openssl pkey -in " + d +
+                "/key.pem -pubout -out " + d + "/key.pub")
+                .code,
+            0);
+  std::string expires = run("date -u -d '+60 days' +%F").out;  // within the year an exception may run
+  expires.erase(expires.find_last_not_of('\n') + 1);
+  // The demo image's three errors waived (the issue's case: three waived errors beside a pass).
+  std::string ex = "schema: kernodeck.exceptions/v1\nexceptions:\n";
+  for (const char* code : {"image.secret.env", "python.pin.mismatch", "python.requirement.conflict"})
+    ex += std::string("  - code: ") + code + "\n    reason: \"waived in a test\"\n    expires: " + expires + "\n";
+  writeFile(d + "/exceptions.yaml", ex);
+  RunResult a = run(K + " audit --no-cache --exceptions " + d + "/exceptions.yaml --attach --sign-key " + d + "/key.pem " +
+                    reg.host() + "/team/demo:1.0 2>&1");
+  ASSERT_EQ(a.code, 0) << a.out;
+  writeFile(d + "/refs.txt", reg.host() + "/team/demo:1.0\n");
+  RunResult p = run(K + " fleet plan " + d + "/refs.txt --shards 1 --cache-repo " + reg.host() + "/cache -o " + d +
+                    "/plan.json 2>&1");
+  ASSERT_EQ(p.code, 0) << p.out;
+  RunResult r = run(K + " fleet summary --json --plan " + d + "/plan.json --key " + d + "/key.pub");
+  json s = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << r.out << r.err;
+  ASSERT_EQ(s["images"].size(), 1u);
+  EXPECT_EQ(s["images"][0]["verdict"], "pass") << s.dump(1);
+  EXPECT_EQ(s["images"][0]["findings"]["error"], 0) << s.dump(1);
+  EXPECT_EQ(s["images"][0]["suppressed"]["error"], 3) << s.dump(1);
+  bool listed = false;
+  for (const auto& c : s["findings_by_code"])
+    if (c["code"] == "image.secret.env") {
+      listed = true;
+      EXPECT_EQ(c["images"], 0) << c.dump();
+      EXPECT_EQ(c["suppressed_images"], 1) << c.dump();
+    }
+  EXPECT_TRUE(listed) << s.dump(1);
+  RunResult text = run(K + " fleet summary --plan " + d + "/plan.json --key " + d + "/key.pub");
+  EXPECT_NE(text.out.find("0  image.secret.env (error; suppressed in 1)"), std::string::npos) << text.out;
+}
+
+// Issue 50: `fleet summary`'s matrix of images x GPU generations, from real audits of three images
+// in a registry whose reports are attached signed. Each report carries the gpu_support section an
+// audit writes for the GPU code it read (until the layer scan reads fatbins, the section is made
+// here from a hand-written gpu_code by the same code the audit uses); a fourth report has none.
+TEST(FleetSummary, ShowsTheGpuGenerationsOfSeveralImages) {
+  LocalRegistry reg;
+  if (!reg.start(/*inMemory=*/true) || !haveTool("openssl")) GTEST_SKIP() << "docker-registry or openssl unavailable";
+  std::string d = tempDir("fleet-gpu");
+  ASSERT_EQ(run("openssl genpkey -algorithm ed25519 -out " + d + "/sign.pem && openssl pkey -in " + d +
+                "/sign.pem -pubout -out " + d + "/sign.pub")
+                .code,
+            0);
+  auto key = attest::Key::fromFile(d + "/sign.pem");
+  ASSERT_TRUE(key.ok());
+  struct Image {
+    const char* tag;
+    std::vector<std::string> sass, ptx;
+    bool gpu;
+  } images[] = {
+      {"cu118", {"sm_70", "sm_75", "sm_80", "sm_86", "sm_90"}, {}, true},
+      {"cu121", {"sm_80", "sm_90"}, {"compute_90"}, true},
+      {"cu128", {"sm_80", "sm_90", "sm_100", "sm_120"}, {"compute_120"}, true},
+      {"cpu", {}, {}, false},
+  };
+  std::string refs;
+  for (const auto& img : images) {
+    std::string layout = d + "/" + img.tag;
+    json spec = {{"tag", img.tag},
+                 {"layers", json::array({{{"compression", "gzip"},
+                                          {"entries", json::array({{{"path", "etc/os-release"},
+                                                                    {"content", "ID=debian\nVERSION_ID=12\n"}},
+                                                                   {{"path", "app/" + std::string(img.tag)},
+                                                                    {"content", img.tag}}})}}})}};
+    ASSERT_FALSE(mkimage(spec, layout).empty()) << img.tag;
+    std::string digest = pushLayout(layout, reg.host(), "team/gpu", img.tag);
+    std::string ref = reg.host() + "/team/gpu@" + digest;
+    RunResult a = run(K + " audit --json --cache-dir " + tempDir("gpu-audit") + " " + ref);
+    json report = json::parse(a.out, nullptr, false);
+    ASSERT_TRUE(report.is_object()) << img.tag << ": " << a.err;
+    if (img.gpu) {
+      std::vector<gpu::GpuCode> code = {{"/opt/torch/lib/libtorch_cuda.so", "", img.sass, img.ptx, false}};
+      report["gpu_support"] = {{"libraries", 1}, {"generations", gpu::generationSupport(code)}};
+    }
+    auto attached = attest::attachReport(report, registry::ClientOptions{.noCache = true}, &*key);
+    ASSERT_TRUE(attached.ok()) << img.tag << ": " << attached.error().message;
+    refs += reg.host() + "/team/gpu:" + img.tag + "\n";
+  }
+  writeFile(d + "/refs.txt", refs);
+  RunResult p = run(K + " fleet plan " + d + "/refs.txt --shards 1 --cache-repo " + reg.host() +
+                    "/kernodeck/cache -o " + d + "/plan.json");
+  ASSERT_EQ(p.code, 0) << p.err;
+  RunResult r = run(K + " fleet summary --json --plan " + d + "/plan.json --key " + d + "/sign.pub");
+  EXPECT_EQ(r.code, 0) << r.err;
+  json s = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << r.out << r.err;
+  EXPECT_EQ(s["gpu_generations"], json({"Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell"}));
+  std::map<std::string, json> byTag;
+  for (const auto& row : s["images"]) byTag[row["tags"][0]] = row;
+  ASSERT_EQ(byTag.size(), 4u) << s.dump(1);
+  EXPECT_EQ(byTag["cu118"]["gpu_generations"]["Volta"], "sass");
+  EXPECT_EQ(byTag["cu118"]["gpu_generations"]["Blackwell"], "none");
+  EXPECT_EQ(byTag["cu121"]["gpu_generations"]["Turing"], "none");
+  EXPECT_EQ(byTag["cu121"]["gpu_generations"]["Blackwell"], "ptx");
+  EXPECT_EQ(byTag["cu128"]["gpu_generations"]["Blackwell"], "sass");
+  EXPECT_FALSE(byTag["cpu"].contains("gpu_generations"));
+  RunResult text = run(K + " fleet summary --plan " + d + "/plan.json --key " + d + "/sign.pub");
+  EXPECT_NE(text.out.find("GPU generations"), std::string::npos) << text.out;
+  std::string host = reg.host() + "/team/gpu:";
+  for (const auto& [tag, cells] : std::map<std::string, std::string>{
+           {"cu118", "sass      sass      sass      sass      sass      none"},
+           {"cu121", "none      none      sass      sass      sass      ptx"},
+           {"cu128", "none      none      sass      sass      sass      sass"},
+           {"cpu", "-         -         -         -         -         -"}}) {
+    size_t at = text.out.find("  " + host + tag + " ");
+    ASSERT_NE(at, std::string::npos) << tag << "\n" << text.out;
+    std::string line = text.out.substr(at, text.out.find('\n', at) - at);
+    EXPECT_NE(line.find(cells), std::string::npos) << line;
+  }
 }
 
 }  // namespace integration_fleet_test

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "local_registry.h"
+#include "no_host_hooks.h"
 #include "support.h"
 
 namespace integration_gate_pod_test {
@@ -49,7 +50,7 @@ class GatePod : public ::testing::Test {
     writeFile(d + "/containers.conf",
               "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n"
               "[engine]\nruntime = \"runc\"\ninfra_image = \"localhost/" +
-                  *tag_ + "-pause:1\"\ninfra_command = \"/pause\"\n");
+                  *tag_ + "-pause:1\"\ninfra_command = \"/pause\"\n" + noHostHooks());
     bool ok = run("openssl genpkey -algorithm ed25519 -out " + d + "/key.pem && openssl pkey -in " + d +
                   "/key.pem -pubout -out " + d + "/key.pub")
                   .code == 0;
@@ -148,7 +149,7 @@ class GatePod : public ::testing::Test {
         readFile(manifest.empty() ? std::string(SOURCE_DIR) + "/container/k8s/init-container.yaml" : manifest);
     std::string bin = *dir_ + "/hostpath-bin";
     run("mkdir -p " + bin + " && cp " + K + " " + kProbe + " " + bin + "/");
-    yaml = replaceAll(yaml, "registry.example.com/platform/kernodeck@sha256:" + std::string(64, '1'),
+    yaml = replaceAll(yaml, "registry.example.com/platform/kernodeck-gate@sha256:" + std::string(64, '1'),
                       byDigest("kernodeck"));
     yaml = replaceAll(yaml, "registry.example.com/team/trainer@sha256:" + std::string(64, '0'), byDigest(name));
     yaml = replaceAll(yaml, "name: trainer\n  labels", "name: " + pod + "\n  labels");

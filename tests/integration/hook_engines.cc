@@ -1,5 +1,6 @@
 // See hook_engines.h.
 #include "hook_engines.h"
+#include "no_host_hooks.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -38,7 +39,7 @@ std::string containersConf() {
   static std::string conf;
   if (!conf.empty()) return conf;
   conf = tempDir("podmanconf") + "/containers.conf";
-  writeFile(conf, "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n");
+  writeFile(conf, "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n[engine]\n" + noHostHooks());
   return conf;
 }
 

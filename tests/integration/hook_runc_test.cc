@@ -155,6 +155,131 @@ TEST(HookRunc, WarnAlwaysStartsEnforceRefusesWhatCannotWork) {
   }
 }
 
+// Issue 49, section 5: what an image (or a runtime's environment) sets reaches nothing the hook
+// decides. The container's process environment and the hook's own carry LD_PRELOAD,
+// LD_LIBRARY_PATH and every KERNODECK_* name; the hook refuses and allows exactly as without them.
+TEST(HookRunc, AnImagesEnvironmentChangesNothingTheHookDecides) {
+  if (::geteuid() != 0 || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, runc and busybox";
+  json hostile =
+      json::array({"LD_PRELOAD=/nonexistent/evil.so", "LD_LIBRARY_PATH=/nonexistent/lib", "KERNODECK_POLICY=warn",
+                   "KERNODECK_HOST_ROOT=/", "KERNODECK_LOG=/tmp/kdk-evil.log", "KERNODECK_IMAGE=evil",
+                   "KERNODECK_EXPECT=/nonexistent", "KERNODECK_PROFILE=stages", "KERNODECK_DEBUG=1"});
+  struct {
+    const char* host;
+    std::vector<std::string> env;
+    int gpus, uvm;
+    const char* decision;
+  } cases[] = {{"driver-470", {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"}, 1, 509, "block"},
+               {"h100-550-open", {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.1"}, 2, 508, "allow"}};
+  int n = 0;
+  for (const auto& c : cases) {
+    std::string host = hostTree(c.host);
+    ASSERT_FALSE(host.empty()) << c.host;
+    std::vector<json> logs;
+    for (bool evil : {false, true}) {
+      json env = json::array();
+      for (const auto& e : c.env) env.push_back(e);
+      if (evil)
+        for (const auto& e : hostile) env.push_back(e);
+      Bundle b = makeBundle("enforce", host, env, nvDevices(c.gpus, c.uvm));
+      if (evil) {  // the hook's own environment too, as a careless hook definition would pass it
+        json cfg = json::parse(readFile(b.dir + "/config.json"));
+        json hookEnv = hostile;
+        hookEnv.push_back("PATH=/usr/bin:/bin");
+        cfg["hooks"]["createRuntime"][0]["env"] = hookEnv;
+        writeFile(b.dir + "/config.json", cfg.dump(1));
+      }
+      std::string id = "kdk-hook-env-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+      RunResult r = run("timeout 60 runc run --bundle " + b.dir + " " + id);
+      run("runc delete -f " + id + " >/dev/null 2>&1");
+      std::string where = std::string(c.host) + (evil ? " [hostile environment]" : "");
+      EXPECT_EQ(r.code == 0, std::string(c.decision) == "allow") << where << "\n" << r.err;
+      json line = json::parse(readFile(b.log), nullptr, false);
+      ASSERT_TRUE(line.is_object()) << where << ": " << readFile(b.log);
+      EXPECT_EQ(line["decision"], c.decision) << where;
+      json codes = json::array();
+      for (const auto& f : line.value("findings", json::array())) codes.push_back(f.value("code", ""));
+      logs.push_back(codes);
+    }
+    EXPECT_EQ(logs[0], logs[1]) << c.host << ": the environment changed the hook's findings";
+  }
+  EXPECT_FALSE(exists("/tmp/kdk-evil.log"));
+}
+
+// Issue 50: expect.json's gpu_code judged per library against the node's real GPUs, known here
+// only by their PCI device ids (the driver calls both "NVIDIA Graphics Device"). torch with
+// sm_80;sm_90 SASS and no PTX starts on the H100 and is refused on the B200, naming the library;
+// with compute_90 PTX it starts on both, with a warning on the B200.
+TEST(HookRunc, GpuCodeOfEachLibraryIsJudgedAgainstTheNodesGpus) {
+  if (::geteuid() != 0 || !haveTool("runc") || !haveTool("busybox")) GTEST_SKIP() << "needs root, runc and busybox";
+  auto expectation = [](const json& ptx) {
+    return json({{"schema", "kernodeck.expect/v1"},
+                 {"accelerator", "cuda"},
+                 {"gpu_code",
+                  {{{"library", "/usr/local/lib/python3.11/dist-packages/torch/lib/libtorch_cuda.so"},
+                    {"layer", "sha256:" + std::string(64, 'a')},
+                    {"sass", {"sm_80", "sm_90"}},
+                    {"ptx", ptx}},
+                   {{"library", "/usr/local/lib/python3.11/dist-packages/torch/lib/libc10_cuda.so"},
+                    {"sass", {"sm_80", "sm_90", "sm_100"}},
+                    {"ptx", json::array()}}}}})
+        .dump();
+  };
+  struct Case {
+    const char* host;
+    bool ptx;
+    const char* policy;
+    bool starts;
+    const char* code;  // the one verdict expected, nullptr for none
+  } cases[] = {
+      {"h100-pci-580", false, "enforce", true, nullptr},
+      {"b200-pci-580", false, "enforce", false, "hook.arch.unsupported"},
+      {"b200-pci-580", false, "warn", true, "hook.arch.unsupported"},
+      {"h100-pci-580", true, "enforce", true, nullptr},
+      {"b200-pci-580", true, "enforce", true, "hook.arch.ptx_only"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    std::string where = std::string(c.host) + (c.ptx ? " with PTX" : " SASS only") + " [" + c.policy + "]";
+    std::string host = hostTree(c.host);
+    ASSERT_FALSE(host.empty()) << where;
+    Bundle b = makeBundle(c.policy, host, json::array({"NVIDIA_VISIBLE_DEVICES=all"}), nvDevices(1, 508));
+    run("mkdir -p " + b.dir + "/rootfs/etc/kernodeck");
+    writeFile(b.dir + "/rootfs/etc/kernodeck/expect.json",
+              expectation(c.ptx ? json::array({"compute_90"}) : json::array()));
+    std::string id = "kdk-gpucode-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+    RunResult r = run("timeout 60 runc run --bundle " + b.dir + " " + id);
+    run("runc delete -f " + id + " >/dev/null 2>&1");
+    json logLine = json::parse(readFile(b.log), nullptr, false);
+    ASSERT_TRUE(logLine.is_object()) << where << ": " << readFile(b.log);
+    std::vector<std::string> codes;
+    for (const auto& v : logLine["verdicts"]) codes.push_back(v.value("code", ""));
+    if (!c.code) {
+      EXPECT_TRUE(codes.empty()) << where << ": " << logLine.dump();
+    } else {
+      // Only libtorch_cuda.so lacks code for the B200: libc10_cuda.so carries sm_100.
+      ASSERT_EQ(codes, std::vector<std::string>{c.code}) << where << ": " << logLine.dump();
+      std::string msg = logLine["verdicts"][0].value("message", "");
+      EXPECT_NE(msg.find("libtorch_cuda.so"), std::string::npos) << where << ": " << msg;
+      EXPECT_EQ(msg.find("libc10_cuda.so"), std::string::npos) << where << ": " << msg;
+      EXPECT_NE(msg.find("NVIDIA Graphics Device [B200] (0000:1b:00.0), compute capability 10.0"), std::string::npos)
+          << where << ": " << msg;
+    }
+    if (c.starts) {
+      ASSERT_EQ(r.code, 0) << where << "\n" << r.err;
+      json rec = json::parse(r.out, nullptr, false);
+      ASSERT_TRUE(rec.is_object()) << where << "\n" << r.out;
+      EXPECT_EQ(logLine["decision"], c.code && std::string(c.code) == "hook.arch.unsupported" ? "warn" : "allow")
+          << where;
+    } else {
+      EXPECT_NE(r.code, 0) << where;
+      EXPECT_NE(r.err.find("refused: hook.arch.unsupported"), std::string::npos) << where << "\n" << r.err;
+      EXPECT_NE(r.err.find("libtorch_cuda.so"), std::string::npos) << where << "\n" << r.err;
+      EXPECT_EQ(logLine["decision"], "block") << where;
+    }
+  }
+}
+
 TEST(HookRunc, GarbageStdinNeverHangs) {
   RunResult w = run("printf 'garbage' | timeout 10 " + std::string(HOOK_BIN) + " --policy warn");
   EXPECT_EQ(w.code, 0);
@@ -370,6 +495,76 @@ TEST(HookInstall, EveryFlagIsPassedAndCheckedFirst) {
     EXPECT_FALSE(r.err.empty()) << bad;
     EXPECT_EQ(run("test -e " + fresh + "/usr/local/bin/kernodeck-hook").code, 1) << bad << ": installed anyway";
   }
+}
+
+// Issue 51 §1: the installer's registrations come and go whole. A failed CDI install leaves the
+// hooks.d route as it was; another route replaces the earlier one only once it is written (the
+// injected spec restored byte for byte); a CDI entry made by hand is named in a warning; and
+// uninstall --purge leaves nothing of ours under the root, every spec as it was before.
+TEST(HookInstall, RoutesReplaceEachOtherWholeAndUninstallLeavesNothing) {
+  std::string dest = tempDir("routes");
+  std::string install = std::string(SOURCE_DIR) + "/hooks/install --binary " + HOOK_BIN + " --dest-root " + dest;
+  std::string hooksD = dest + "/etc/containers/oci/hooks.d/kernodeck-hook.json";
+  RunResult first = run(install + " --policy warn");
+  ASSERT_EQ(first.code, 0) << first.err;
+  std::string registered = readFile(hooksD);
+  EXPECT_NE(registered.find("\"warn\""), std::string::npos) << registered;
+  EXPECT_NE(readFile(dest + "/var/lib/kernodeck-hook/registered").find("hooks-d /etc/containers/oci/hooks.d/kernodeck-hook.json"),
+            std::string::npos);
+  // No spec there: the CDI install fails, and the hooks.d route is intact (it was deleted first
+  // before issue 51, leaving the node with no hook at all).
+  RunResult failed = run(install + " --policy enforce --cdi-inject /etc/cdi/nvidia.yaml");
+  EXPECT_EQ(failed.code, 3) << failed.err;
+  EXPECT_NE(failed.err.find("nvidia.yaml"), std::string::npos) << failed.err;
+  EXPECT_EQ(readFile(hooksD), registered);
+  EXPECT_EQ(readFile(dest + "/usr/share/containers/oci/hooks.d/kernodeck-hook.json"), registered);
+  // With the spec there, CDI replaces hooks.d; then hooks.d replaces CDI, restoring the spec.
+  std::string spec = "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n"
+                     "    deviceNodes:\n    - path: /dev/nvidia0\n";
+  ASSERT_EQ(run("mkdir -p " + dest + "/etc/cdi").code, 0);
+  writeFile(dest + "/etc/cdi/nvidia.yaml", spec);
+  RunResult cdi = run(install + " --policy enforce --cdi-inject /etc/cdi/nvidia.yaml");
+  ASSERT_EQ(cdi.code, 0) << cdi.err;
+  EXPECT_NE(cdi.err.find("removing the earlier hooks-d registration in /etc/containers/oci/hooks.d/kernodeck-hook.json"),
+            std::string::npos)
+      << cdi.err;
+  EXPECT_FALSE(exists(hooksD));
+  EXPECT_NE(readFile(dest + "/etc/cdi/nvidia.yaml").find("kernodeck-hook"), std::string::npos);
+  RunResult back = run(install + " --policy warn");
+  ASSERT_EQ(back.code, 0) << back.err;
+  EXPECT_NE(back.err.find("removing the earlier cdi-inject registration in /etc/cdi/nvidia.yaml"), std::string::npos)
+      << back.err;
+  EXPECT_EQ(readFile(dest + "/etc/cdi/nvidia.yaml"), spec);
+  EXPECT_FALSE(exists(dest + "/etc/cdi/nvidia.yaml.orig"));
+  EXPECT_FALSE(exists(dest + "/etc/cdi/nvidia.yaml.kernodeck-backup"));
+  EXPECT_TRUE(exists(hooksD));
+  // A CDI entry no install recorded: both routes would run; the install says so, naming it.
+  ASSERT_EQ(run(std::string(HOOK_BIN) + " cdi inject " + dest + "/etc/cdi/nvidia.yaml --binary " + HOOK_BIN).code, 0);
+  RunResult both = run(install + " --policy warn");
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_NE(both.err.find("warning: /etc/cdi/nvidia.yaml runs kernodeck-hook too"), std::string::npos) << both.err;
+  // Uninstall: every registration, the hand-made one included, the copy, the record, the log.
+  RunResult un = run(std::string(SOURCE_DIR) + "/hooks/install --uninstall --purge --dest-root " + dest);
+  ASSERT_EQ(un.code, 0) << un.err;
+  EXPECT_EQ(readFile(dest + "/etc/cdi/nvidia.yaml"), spec);
+  RunResult left = run("cd " + dest + " && find . -name '*kernodeck*' && find . -type f | xargs grep -l kernodeck-hook");
+  EXPECT_EQ(left.out, "") << left.out;
+}
+
+// `kernodeck-hook COMMAND --help` answers for every command, with an example, and the hook's own
+// --help says where it logs, how to switch warn and enforce and how to uninstall.
+TEST(HookInstall, EverySubcommandAnswersHelp) {
+  for (const char* cmd : {"cdi spec", "cdi inject", "cdi remove", "runc-config", "hooks-d", "install", "uninstall"}) {
+    RunResult r = run(std::string(HOOK_BIN) + " " + cmd + " --help </dev/null");
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("usage: kernodeck-hook ", 0), 0u) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("kernodeck-hook " + std::string(cmd)), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("example"), std::string::npos) << cmd << ": " << r.out;
+  }
+  RunResult h = run(std::string(HOOK_BIN) + " --help </dev/null");
+  EXPECT_NE(h.out.find("/var/log/kernodeck/hook.log"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("kernodeck-hook install [--policy warn|enforce]"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("kernodeck-hook uninstall"), std::string::npos) << h.out;
 }
 
 // `cdi inject` and `runc-config` on files: exit 2 for what is not the document they take, 3 when

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "kernodeck/util/hash.h"
+#include "no_host_hooks.h"
 #include "support.h"
 
 namespace integration_image_formats_test {
@@ -95,7 +96,7 @@ std::string ggcrTarball(const Layout& l, const std::string& out, const std::vect
 }
 
 std::string containersConf(const std::string& base) {
-  writeFile(base + "/containers.conf", "[containers]\ndefault_ulimits = [\"nofile=4096:4096\"]\n");
+  writeFile(base + "/containers.conf", "[containers]\ndefault_ulimits = [\"nofile=4096:4096\"]\n[engine]\n" + noHostHooks());
   return "CONTAINERS_CONF=" + base + "/containers.conf podman --root " + base + "/storage --runroot " + base +
          "/run --storage-driver vfs ";
 }

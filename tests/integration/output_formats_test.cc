@@ -341,6 +341,8 @@ TEST(OutputFormats, HelpShowsUserOptionsAndUsageErrorsExit2) {
       {"audti oci:/x", "did you mean 'audit'"},
       {"audit", "an IMAGE is required"},
       {"audit --bogus oci:/x", "unrecognised option '--bogus'"},
+      {"audit --fromat json oci:/x", "unrecognised option '--fromat', did you mean '--format'?"},
+      {"fleet plan --shrads 3", "did you mean '--shards'?"},
       {"audit --format xml oci:/x", "--format takes text, json, sarif, cyclonedx, spdx, html or markdown, not 'xml'"},
       {"audit --json --format sarif oci:/x", "contradict"},
       {"audit --fail-on fatal oci:/x", "--fail-on takes"},

@@ -78,6 +78,38 @@ TEST(Probe, ATerminationLogLinkPlantedByAnotherUserIsNotFollowed) {
   EXPECT_NE(err.find("--termination-log: refusing to write"), std::string::npos) << err;
 }
 
+// Issue 49, section 3: root never writes its verdict into another user's regular file, planted
+// where others can write (the kernel's protected_regular rule, whatever the sysctl) or reached
+// through that user's hard link; its own new file is still written.
+TEST(Probe, ATerminationLogFileOfAnotherUserIsNotWrittenInto) {
+  if (::geteuid() != 0) GTEST_SKIP() << "planting another user's file needs root";
+  std::string dir = tempDir("probe-termfile");
+  ASSERT_EQ(run("mkdir -m 1777 " + dir + "/sticky && mkdir -m 0755 " + dir + "/shared " + dir + "/home && " +
+                "echo planted > " + dir + "/sticky/termlog && chown nobody " + dir + "/sticky/termlog && " +
+                "echo precious > " + dir + "/home/notes && chown nobody " + dir + "/home/notes && " + "ln " + dir +
+                "/home/notes " + dir + "/shared/termlog")
+                .code,
+            0);
+  for (const std::string& target : {dir + "/sticky/termlog", dir + "/shared/termlog"}) {
+    int code = -1;
+    std::string err;
+    json r = probe("--expect cuda --dev-root " + dir + " --termination-log " + target, &code, &err);
+    ASSERT_TRUE(r.is_object()) << err;
+    EXPECT_EQ(code, 3);  // the probe's own verdict, unchanged
+    EXPECT_NE(err.find("--termination-log: refusing to write " + target), std::string::npos) << err;
+  }
+  EXPECT_EQ(readFile(dir + "/sticky/termlog"), "planted\n");
+  EXPECT_EQ(readFile(dir + "/home/notes"), "precious\n") << "written through nobody's hard link";
+  // Root's own file in the sticky directory, and a new one, are written.
+  int code = -1;
+  std::string err;
+  writeFile(dir + "/sticky/own", "old\n");
+  probe("--expect cuda --dev-root " + dir + " --termination-log " + dir + "/sticky/own", &code, &err);
+  EXPECT_NE(readFile(dir + "/sticky/own").find("exit 3"), std::string::npos) << err;
+  probe("--expect cuda --dev-root " + dir + " --termination-log " + dir + "/sticky/new", &code, &err);
+  EXPECT_NE(readFile(dir + "/sticky/new").find("exit 3"), std::string::npos) << err;
+}
+
 TEST(Probe, Driver470AgainstACuda121ExpectationIsReconciled) {
   std::string dir = tempDir("probe-rec");
   writeFile(dir + "/host.json", json({{"schema", "kernodeck.host/v1"},
@@ -165,6 +197,54 @@ TEST(Probe, ThePythonTorchArchitecturesAreCheckedAgainstTheGpus) {
   EXPECT_EQ(countFindings(ptx, "probe.arch.unsupported"), 0) << ptx["findings"].dump(1);
   json cu130 = probeWith(fakePython("cu130-python", {"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"}));
   EXPECT_EQ(countFindings(cu130, "probe.arch.unsupported"), 0) << cu130["findings"].dump(1);
+}
+
+// Issue 50: the expectation's gpu_code is judged per library against the host's GPUs, by the
+// hook's rule: torch with sm_80;sm_90 SASS and no PTX cannot run on a B200 (naming the library),
+// runs on an H100, and with compute_90 PTX runs on the B200 with a warning.
+TEST(Probe, TheExpectationsGpuCodeIsJudgedPerLibrary) {
+  std::string dir = tempDir("probe-gpucode");
+  auto host = [&](const std::string& model, const std::string& arch) {
+    std::string file = dir + "/host-" + arch + ".json";
+    writeFile(file, json({{"schema", "kernodeck.host/v1"},
+                          {"host",
+                           {{"nvidia",
+                             {{"driver_version", "580.65.06"},
+                              {"max_cuda", "13.0"},
+                              {"gpus", json::array({{{"model", model}, {"arch", arch}}})}}}}}})
+                        .dump());
+    return file;
+  };
+  auto expect = [&](const std::string& name, const json& ptx) {
+    json lib = {{"library", "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"},
+                {"sass", {"sm_80", "sm_90"}},
+                {"ptx", ptx}};
+    writeFile(dir + "/" + name,
+              json({{"schema", "kernodeck.expect/v1"}, {"accelerator", "cpu"}, {"gpu_code", {lib}}}).dump());
+    return dir + "/" + name;
+  };
+  auto probeWith = [&](const std::string& hostFile, const std::string& expectFile) {
+    RunResult raw =
+        run(K + " probe --json --expect cpu --host-record " + hostFile + " --expect-from " + expectFile);
+    return json::parse(raw.out, nullptr, false);
+  };
+  std::string b200 = host("NVIDIA B200", "10.0"), h100 = host("NVIDIA H100 80GB HBM3", "9.0");
+  std::string sassOnly = expect("sass.json", json::array()), withPtx = expect("ptx.json", {"compute_90"});
+  json refused = probeWith(b200, sassOnly);
+  ASSERT_TRUE(refused.is_object());
+  ASSERT_EQ(countFindings(refused, "probe.arch.unsupported"), 1) << refused["findings"].dump(1);
+  for (const auto& f : refused["findings"]) {
+    if (f["code"] != "probe.arch.unsupported") continue;
+    EXPECT_NE(f["message"].get<std::string>().find("libtorch_cuda.so cannot run on NVIDIA B200"), std::string::npos)
+        << f.dump();
+  }
+  EXPECT_EQ(refused["reconcile"]["gpu_code"]["fit"]["10.0"], "none") << refused["reconcile"].dump();
+  json h = probeWith(h100, sassOnly);
+  EXPECT_EQ(countFindings(h, "probe.arch.unsupported") + countFindings(h, "probe.arch.ptx_only"), 0)
+      << h["findings"].dump(1);
+  json jit = probeWith(b200, withPtx);
+  EXPECT_EQ(countFindings(jit, "probe.arch.unsupported"), 0) << jit["findings"].dump(1);
+  EXPECT_EQ(countFindings(jit, "probe.arch.ptx_only"), 1) << jit["findings"].dump(1);
 }
 
 TEST(Probe, ThePythonStepKeepsTheFirstError) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "kernodeck/util/strings.h"
+#include "no_host_hooks.h"
 #include "support.h"
 
 namespace integration_record_replay_image_test {
@@ -48,7 +49,8 @@ TEST(RecordReplayImage, TheExampleReplaysInsideAnImageNamedByDigest) {
   std::string base = tempDir("replay-image"), proj = base + "/proj", d = base + "/dossier";
   writeFile(base + "/storage.conf",
             "[storage]\ndriver = \"overlay\"\ngraphroot = \"" + graph + "\"\nrunroot = \"" + runroot + "\"\n");
-  writeFile(base + "/containers.conf", "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n");
+  writeFile(base + "/containers.conf",
+            "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n[engine]\n" + noHostHooks());
   const std::string env =
       "CONTAINERS_STORAGE_CONF=" + base + "/storage.conf CONTAINERS_CONF=" + base + "/containers.conf ";
   const std::string git = "git -c user.email=t@example.org -c user.name=t ";

@@ -385,9 +385,18 @@ TEST_F(Registry, BasicAuthOnTheRealRegistry) {
   EXPECT_EQ(anon.err.find("builder"), std::string::npos);
 }
 
+// Issue 51 §3: a tag that is not there names the tags that are (up to ten), in one line.
+TEST_F(Registry, AMissingTagNamesTheTagsThereAre) {
+  RunResult r = run(K + " audit --no-cache " + ref("team/demo:1.1"));
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("manifest 1.1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(the repository's tags: 1.0)"), std::string::npos) << r.err;
+}
+
 TEST_F(Registry, UnreachableRegistryFailsFast) {
   auto t0 = std::chrono::steady_clock::now();
-  RunResult r = run(K + " audit --no-cache --retries 1 --retry-max-time 2 --timeout 2 127.0.0.1:1/team/demo:1.0");
+  RunResult r = run(K + " audit --no-cache --retries 1 --retry-max-time 2 --connect-timeout 2 --timeout 30s " +
+                    "127.0.0.1:1/team/demo:1.0");
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("cannot reach"), std::string::npos) << r.err;
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 15.0);

@@ -155,7 +155,7 @@ TEST_F(Reports, SignedReportVerifiesWithBothKeyTypesAndNotWithAnotherKey) {
 
 TEST_F(Reports, AnUnsignedReportNeverCounts) {
   int code = -1;
-  ASSERT_EQ(run(K + " audit --no-cache --attach " + image("d")).code, 0);
+  ASSERT_EQ(run(K + " audit --no-cache --attach --unsigned " + image("d")).code, 0);
   // Without --key the report is listed as unverified and nothing passes (issue 39, section 6).
   json plain = reports(image("d"), &code);
   EXPECT_EQ(code, 1) << plain.dump(1);
@@ -296,7 +296,7 @@ TEST_F(Reports, ProbeRequiresAPassingReportSignedByItsKeyAboutItsImage) {
       // G's two referrers (Kernodeck's and the Sigstore bundle), each about G, not W.
       {"a report about another image", "w", "ed.pub", "probe.report.unverified", "report.subject.mismatch", 2},
   };
-  ASSERT_EQ(attach("u", ""), 0);
+  ASSERT_EQ(attach("u", "--unsigned"), 0);
   EXPECT_EQ(attach("f", "--sign-key " + key("ed.pem")), 1);
   // W's fallback index is made to list G's signed, passing report.
   ASSERT_FALSE(listReportsOf("g", "w").empty());

@@ -397,11 +397,9 @@ TEST_F(SigstoreBundle, BundleAttacksWithoutTheKeyFailClosed) {
   EXPECT_EQ(gate("age", "--max-age 1d").code, 0);
 }
 
-// Disabled until main's repository rule (issue 49, section 1: the signed subject must name the
-// repository judged) is merged into this branch: the bundle's envelope goes through the same
-// checkEnvelope, so this test then runs the attack in the bundle layout. It fails on code
-// without that rule (a pass for team/bundle passes team/other), as it must.
-TEST_F(SigstoreBundle, DISABLED_APassSignedForOneRepositoryDoesNotPassAnother) {
+// The repository rule of trust chain III (issue 49) holds for the bundle layout: the bundle's
+// envelope goes through the same checks as Kernodeck's own.
+TEST_F(SigstoreBundle, APassSignedForOneRepositoryDoesNotPassAnother) {
   // team/other holds the same image (same digest) as team/bundle:ivpol; the CI signed a pass for
   // team/bundle, and someone who can push to team/other wraps that bundle under it.
   ASSERT_EQ(digest("ivpol").str(), digest("ivpol", "team/other").str());

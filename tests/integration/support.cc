@@ -1,5 +1,7 @@
 #include "support.h"
 
+#include "no_host_hooks.h"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +55,11 @@ std::string tempDir(const std::string& tag) {
   if (!mkdtemp(buf.data())) std::abort();
   cleanup().push_back(buf.data());
   return buf.data();
+}
+
+std::string noHostHooks() {
+  static const std::string dir = tempDir("nohooks");
+  return "hooks_dir = [\"" + dir + "\"]\n";
 }
 
 RunResult run(const std::string& cmd) {

@@ -273,3 +273,30 @@ TEST(RegistryClient, ReferrersAreAskedEncodedAndEveryPageIsRead) {
 }
 
 }  // namespace registry_client_test
+
+namespace registry_client_test {
+
+// Issue 51 §3: an HTTPS request a plain-HTTP registry answered (OpenSSL reads its HTTP reply as
+// a TLS record) says so and names --insecure; the same failure over plain HTTP does not.
+TEST(RegistryClient, AnHttpsRequestAnsweredInPlainHttpNamesInsecure) {
+  HttpResponse plain;
+  plain.transportError = "OpenSSL/3.0.11: error:0A00010B:SSL routines::wrong version number";
+  ClientOptions o;
+  o.retries = 0;
+  Script s;
+  s.answers = {plain};
+  Client c = client("registry.example.com/team/app:1.0", &s, o);
+  auto m = c.manifest("1.0");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("the registry answers plain HTTP, not HTTPS: use --insecure"), std::string::npos)
+      << m.error().message;
+  EXPECT_EQ(m.error().message.find('\n'), std::string::npos) << m.error().message;
+  Script t;
+  t.answers = {plain};
+  Client local = client("127.0.0.1:5000/team/app:1.0", &t, o);  // loopback: plain HTTP already
+  auto n = local.manifest("1.0");
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().message.find("--insecure"), std::string::npos) << n.error().message;
+}
+
+}  // namespace registry_client_test

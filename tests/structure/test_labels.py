@@ -11,7 +11,9 @@ What a test needs is read from its source, the way the tests themselves decide t
   gpu      it opens a real /dev/nvidia* device (no test does today: GPU facts come from fixture
            trees, and scripts/gpu-check is the check on a real GPU);
   arm64    it runs the arm64 cross build through qemu-aarch64-static (arm64Node(): `ctest -L arm64`
-           runs them; they skip, naming why, without the cross build or qemu).
+           runs them; they skip, naming why, without the cross build or qemu);
+  nvcc     it runs tests/fixtures/gpu-fatbins/make-gpu-fatbins (NVIDIA's compilers, no GPU);
+  cublaslt it reads Debian's non-free libcublasLt.so.11 (KDK_CUBLASLT) and runs cuobjdump on it.
 A test that needs something and lacks the label fails this check, so `ctest -LE
 "root|podman|network|gpu"` stays the hermetic set. One more label says nothing of needs:
   slow     it takes 20 s or more; ctest starts it first (COST, tests/labels.cmake) when it has
@@ -35,6 +37,8 @@ NEEDS = {
     'network': re.compile(r'debootstrap-python'),
     'gpu': re.compile(r'(?:open|access|exists)\(\s*"/dev/nvidia'),
     'arm64': re.compile(r'\barm64Node\s*\(\s*\)\s*;'),
+    'nvcc': re.compile(r'make-gpu-fatbins'),
+    'cublaslt': re.compile(r'KDK_CUBLASLT'),
 }
 ORDER = ('slow',)
 TEST_MACRO = re.compile(r'^\s*(TEST|TEST_F|TEST_P)\(\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)

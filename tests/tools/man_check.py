@@ -105,6 +105,12 @@ def check(man_dir, kernodeck, hook, probe):
             helps.append(run_help([probe]))
         problems += compare(page, helps)
     problems += compare(os.path.join(man_dir, 'kernodeck-hook.8'), [run_help([hook])])
+    # EXAMPLES from the docs (scripts/gen-man --docs): the README's first audit and hook install.
+    for page, line in (('kernodeck-audit.1', 'kernodeck audit --fail-on warning docker-archive:image.tar'),
+                       ('kernodeck-hook.8', 'kernodeck-hook install --policy warn')):
+        text = rendered(os.path.join(man_dir, page))
+        if 'EXAMPLES' not in text or line not in text:
+            problems.append(f'{page}: no EXAMPLES section with the docs\' "{line}"')
     return problems
 
 

@@ -43,16 +43,17 @@ Result<Attached> attachReport(const nlohmann::json& report, const registry::Clie
                               int failOn = static_cast<int>(report::Severity::Error));
 
 struct AttachedReport {
-  oci::Descriptor artifact;  // the first listed manifest wrapping the envelope; digest empty for an
-                             // index entry that is not a valid descriptor or a listing-wide problem
+  oci::Descriptor artifact;          // the first listed manifest wrapping the envelope; digest empty for an
+                                     // index entry that is not a valid descriptor or a listing-wide problem
   std::vector<oci::Digest> rewraps;  // other listed manifests wrapping the same envelope
   oci::Digest envelope;              // the DSSE envelope's digest, when one was found
   std::map<std::string, std::string> annotations;  // the listing's (unsigned, shown only)
   std::optional<nlohmann::json> report;            // the full audit report, only when fetchReport filled it
   std::optional<ReportPredicate> predicate;
-  std::string verdict;    // the predicate's verdict; empty when unreadable
-  std::string signature;  // "verified", "invalid", "unsigned", "unchecked" (no key given)
-  std::string keyid;      // of the first signature
+  std::string verdict;      // the predicate's verdict; empty when unreadable
+  std::string signature;    // "verified", "invalid", "unsigned", "unchecked" (no key given)
+  std::string keyid;        // of the first signature
+  std::string subjectName;  // the signed statement's subject name (REGISTRY/REPOSITORY), once verified
   // A problem of the whole listing (report.referrers.too_many): no report of the image can pass.
   bool blocksAll = false;
   std::vector<report::Finding> problems;
@@ -80,7 +81,25 @@ constexpr size_t kMaxInvalidReferrersNamed = 16;           // invalid entries na
 // report.artifact.corrupt, ...) for the caller to name and skip. Past a bound the result is the
 // single blocking entry report.referrers.too_many (first), plus the problems seen. An error only
 // when the referrers cannot be listed at all.
-Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key);
+// A report is about this image only when its signed statement has exactly one subject, naming
+// both `manifest` and the repository judged: the client's own (registry and repository compared
+// as registry::parseReference reads them), or one matching a glob of `trustedRepositories`
+// (--trust-repository, fnmatch(3): a mirror's verdicts allowed explicitly). A verdict given under
+// one repository's policy (its exceptions, its waivers) never decides for another by default.
+Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key,
+                                                const std::vector<std::string>& trustedRepositories = {});
+
+// Whether the signed subject name `name` ("REGISTRY/REPOSITORY") is the repository `judged`
+// names, or matches one of `trusted` (fnmatch(3) globs over "REGISTRY/REPOSITORY", '*' crossing
+// '/'). False for a name that is not a valid reference.
+bool subjectNamesRepository(const std::string& name, const registry::Reference& judged,
+                            const std::vector<std::string>& trusted);
+
+// The CI's public key that readers verify reports with (--key of gate, reports, probe, fleet
+// summary), read from `path`. A private key is refused (Invalid, one line naming `flag` and how to
+// derive the public key): a signing key copied to where reports are only read (a gate's
+// ConfigMap) is a leak, and its holder could sign any verdict.
+Result<Key> loadVerifyKey(const std::string& path, const std::string& flag);
 
 // The full audit report of `r`, fetched by the digest its predicate names (bounded by the
 // predicate's size and kMaxReportBlobBytes) and checked against the predicate's verdict. Meant

@@ -60,8 +60,10 @@ Result<CosignImage> mergeCosignAttestation(std::optional<std::string_view> exist
 // Adds the envelope `envelope` of `predicateType` to the attestation image of `subject` (read,
 // judge each layer there by its payload, read whole up to kMaxJudgedLayerBytes and
 // kMaxJudgedBytes in all, merge, write, read back; retried when a concurrent writer dropped
-// it). A layer past the bounds or that cannot be read is kept. Returns the manifest's digest.
+// it). A layer past the bounds or that cannot be read is kept. `replaces` false (an unsigned
+// envelope): no layer is replaced, so an unsigned attach never removes a signed statement.
+// Returns the manifest's digest.
 Result<oci::Digest> pushCosignAttestation(registry::Client& c, const oci::Digest& subject, const std::string& envelope,
-                                          const std::string& predicateType);
+                                          const std::string& predicateType, bool replaces = true);
 
 }  // namespace kernodeck::attest

@@ -47,6 +47,10 @@ struct ReportPredicate {
   oci::Descriptor report;  // the kernodeck.report/v1 blob (media type kReportBlobMediaType)
   // What the audit's --exceptions waived (report::exceptionsSummary, bounded); null without.
   nlohmann::json exceptions;
+  // The audited repository, REGISTRY/REPOSITORY, as the statement's subject names it: for
+  // admission policies that read only the predicate (Kyverno's ClusterPolicy conditions). Empty
+  // for a report that names none; readers bind on the statement's subject, not on this.
+  std::string repository;
 };
 
 // "pass", "fail" (a finding at or above `failOn`; -1: never) or "incomplete" (a step failed),

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernodeck/attest/decision.h"
 #include "kernodeck/attest/dsse.h"
@@ -18,12 +20,15 @@ namespace kernodeck::attest {
 
 // What the check asks of which image.
 struct RequiredReport {
-  registry::Reference image;         // named by digest (the caller refuses a tag)
-  oci::Platform platform;            // the manifest judged when `image` is an index
-  registry::ClientOptions registry;  // how to ask the registry
-  std::shared_ptr<const Key> key;    // the reports must be signed by it; never null
-  int64_t maxAgeS = 0;               // a report signed longer ago does not count; 0: any age
+  registry::Reference image;                      // named by digest (the caller refuses a tag)
+  oci::Platform platform;                         // the manifest judged when `image` is an index
+  registry::ClientOptions registry;               // how to ask the registry
+  std::shared_ptr<const Key> key;                 // the reports must be signed by it; never null
+  int64_t maxAgeS = 0;                            // a report signed longer ago does not count; 0: any age
   int64_t maxClockSkewS = kDefaultMaxClockSkewS;  // a report signed further ahead does not count
+  // Repositories (globs) whose signed verdicts also count for `image`'s (--trust-repository):
+  // mirrors, allowed explicitly; by default only a report signed for `image`'s repository counts.
+  std::vector<std::string> trustedRepositories;
 };
 
 // Reads and checks the reports attached to `req.image` and decides (findings probe.report.*,

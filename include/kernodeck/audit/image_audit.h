@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "kernodeck/audit/lock_audit.h"
 #include "kernodeck/gpu/expectation.h"
+#include "kernodeck/gpu/gpu_models.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/manifest.h"
 #include "kernodeck/oci/scan_cache.h"
@@ -40,6 +42,13 @@ struct AuditOptions {
   std::shared_ptr<oci::SharedScanStore> sharedScans;
   // --exceptions: applied to the report when the audit ends (report/exceptions.h).
   std::vector<report::ExceptionsFile> exceptions;
+  // --lock, --lock-group, --wheels (lock_audit.h).
+  LockOptions lock;
+  // --gpu: the GPUs the image's GPU code is judged against (audit/gpu_support.h).
+  std::vector<gpu::GpuTarget> gpus;
+  // Read the NVIDIA GPU code (fatbins) of the image's ELF files as the layers stream by
+  // (gpu/gpu_code_scan.h); off only to measure what it costs (bench/run).
+  bool gpuCode = true;
 };
 
 struct AuditResult {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kernodeck/audit/lock_audit.h"
+#include "kernodeck/audit/gpu_code_audit.h"
 #include "kernodeck/gpu/expectation.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/report/report.h"
@@ -25,6 +27,9 @@ struct PackagesContext {
   // --python: interpreters or environment roots in the audited tree; when given, exactly these
   // environments are audited (no search).
   std::vector<std::string> pythonTargets;
+  LockOptions lock;  // --lock, --lock-group, --wheels
+  // The files the layer walk kept GPU code of, and the layers' digests (torchLocation is found here).
+  GpuCodeContext gpuCode;
 };
 
 // Paths the layer walk must keep for this analysis (size limit, 0: none).

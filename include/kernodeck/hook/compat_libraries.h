@@ -28,4 +28,10 @@ struct CompatLibrary {
 // DirView of it), at most 16.
 std::vector<CompatLibrary> readCompatLibraries(const oci::FsView& view, const std::string& root);
 
+// The library at `resolved` (a path the view resolved inside the root, relative to it), named
+// `name`, opened beneath the root's directory `rootFd` by util::openInRoot: whatever changed
+// since it was resolved (a directory swapped for a link to the host), nothing outside the root is
+// opened. The use half of readCompatLibraries' check and use, apart for the tests.
+CompatLibrary readCompatLibrary(int rootFd, const std::string& resolved, const std::string& name);
+
 }  // namespace kernodeck::hook

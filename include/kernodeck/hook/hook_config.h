@@ -58,6 +58,13 @@ Result<nlohmann::ordered_json> addHookToCdiSpec(nlohmann::ordered_json spec, con
 // (NVIDIA's included) kept, an earlier kernodeck-hook entry replaced.
 Result<nlohmann::ordered_json> addHookToRuntimeConfig(nlohmann::ordered_json config, const HookEntry& e);
 
+// The undoing of the two above (`cdi remove`, `runc-config --remove`, the package's removal):
+// `spec` / `config` without any kernodeck-hook entry, every other hook kept in order, and a
+// hooks list (and containerEdits, the hooks object) left empty by it dropped, as it was before
+// the hook was added. Validated as the adding functions validate.
+Result<nlohmann::ordered_json> removeHookFromCdiSpec(nlohmann::ordered_json spec);
+Result<nlohmann::ordered_json> removeHookFromRuntimeConfig(nlohmann::ordered_json config);
+
 // `kernodeck-hook cdi ...`, `kernodeck-hook runc-config ...`, `kernodeck-hook hooks-d ...`:
 // exit 0 done, 2 usage error or a document that is not what the command takes, 3 I/O failure.
 int configCommand(const std::vector<std::string>& args);

@@ -92,10 +92,12 @@ std::map<std::string, int> parseProcDevices(std::string_view procDevices);  // c
 std::vector<MigDevice> parseMigMinors(std::string_view migMinors);
 std::map<std::string, uint64_t> parseKfdProperties(std::string_view properties);
 std::string gfxName(uint64_t gfxTargetVersion);  // 90402 -> "gfx942"
-// Compute capability and brand of a GPU model name, from a small table.
+// Compute capability and brand of a GPU model name (gpu::capabilityForModel's table: Volta to
+// Blackwell, data-centre and workstation GPUs).
 std::pair<std::string, std::string> inferArchAndBrand(std::string_view model);
-// Compute capability of an NVIDIA PCI device id (0x2342: GH200, "9.0"), for models whose name the
-// driver does not know yet ("NVIDIA Graphics Device"); empty if not in the table.
+// Compute capability of an NVIDIA PCI device id (0x2342: GH200, "9.0"; gpu::gpuForPciDevice's
+// table), for models whose name the driver does not know yet ("NVIDIA Graphics Device"); empty if
+// not in the table.
 std::string archForPciDevice(uint32_t device);
 // "0009:01:00.0" -> {9, 1, 0, 0}; nullopt for anything else (a path, spaces, a missing part).
 std::optional<PciAddress> parsePciAddress(std::string_view text);

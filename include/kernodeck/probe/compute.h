@@ -31,6 +31,7 @@ struct LibtorchInfo {
   bool cudaAvailable = false;  // at run time
   int cudaDevices = 0;
   std::vector<std::string> deviceNames;
+  std::string unavailable;  // why not, when !available (which plugin is missing, what it removes)
 };
 
 LibtorchInfo libtorchInfo();

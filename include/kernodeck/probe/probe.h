@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernodeck/probe/compute.h"
 #include "kernodeck/report/report.h"
@@ -20,15 +21,22 @@ namespace kernodeck::probe {
 
 // `--require-report`: the image this probe runs from must carry an attached report that passes,
 // signed by the key; the node then runs only audited images without scanning anything itself.
+// The default of the gate's (and --require-report's) --timeout, in seconds.
+inline constexpr int64_t kDefaultGateTimeoutS = 30;
+
 struct ReportRequirement {
   std::string image;    // REGISTRY/REPO@sha256:... (--image, else $KERNODECK_IMAGE)
   std::string keyFile;  // PEM public key the report must be signed with
   std::string authfile, certDir;
   bool insecure = false;
   int retries = 2;
-  long timeoutS = 10;
-  int64_t maxAgeS = 0;  // --max-age: reports signed longer ago do not count; 0: no limit
-  int64_t maxClockSkewS = -1;  // --max-clock-skew: signed times further ahead do not count; -1: default
+  long connectTimeoutS = 10;  // --connect-timeout
+  // --timeout: the overall deadline of every registry exchange, from the start; past it the check
+  // fails (exit 3). Well under a minute, so a pod never sits in Init behind a slow registry.
+  int64_t timeoutS = kDefaultGateTimeoutS;
+  std::vector<std::string> trustRepositories;  // --trust-repository GLOB: mirrors whose reports count
+  int64_t maxAgeS = 0;                         // --max-age: reports signed longer ago do not count; 0: no limit
+  int64_t maxClockSkewS = -1;                  // --max-clock-skew: signed times further ahead do not count; -1: default
 };
 
 // Checks the requirement into the probe report: findings (probe.report.*) when it is not met, an

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernodeck/record/pylock.h"
+#include "kernodeck/python/pylock.h"
 #include "kernodeck/report/report_doc.h"
 #include "kernodeck/util/result.h"
 
@@ -77,7 +77,7 @@ struct Reference {
     // and the packages and wheels it locks; `dossier build` checks the wheels it carries
     // against it and a replay's rebuilt inventory is compared with it.
     std::string lockPath, lockSha256;
-    std::optional<Lock> lock;
+    std::optional<python::Lock> lock;
   } packages;
   struct System {
     bool recorded = false;  // system.host present

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernodeck/record/documents.h"
-#include "kernodeck/record/pylock.h"
+#include "kernodeck/python/pylock.h"
 #include "kernodeck/report/report.h"
 #include "kernodeck/util/result.h"
 
@@ -152,7 +152,7 @@ struct ReplayPlanOptions {
   std::vector<std::string> isolate = {};
   // The dossier's pylock.toml, parsed, when it carries one: its wheels are placed by hash and
   // installed with --require-hashes from the replay's wheels/ folder only.
-  std::optional<Lock> lock = {};
+  std::optional<python::Lock> lock = {};
   // --image REF@sha256:...: the environment and run steps' commands run inside that image
   // (the recorded interpreter is the image's, so it is not looked for on this host).
   std::string image = {};
@@ -180,7 +180,7 @@ struct ProjectReplayOptions {
   // kernel refused one; `network` says which, in words, for the replay.network finding.
   std::vector<std::string> isolate = {};
   std::string network = {};
-  std::optional<Lock> lock = {};  // as in ReplayPlanOptions
+  std::optional<python::Lock> lock = {};  // as in ReplayPlanOptions
   // --image REF@sha256:...: the environment and run steps in that image with podman (no
   // network, the dossier read-only, the replay folder read-write, both at their own paths);
   // --gpu: every NVIDIA GPU passed through CDI. The image and its digest go into the subject.

@@ -9,6 +9,8 @@
 // stream and cache, registry_source.cc the ImageSource.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,9 +34,20 @@ struct ClientOptions {
   double retryMaxSeconds = 60;  // total time spent waiting to retry, per request
   long connectTimeoutS = 10;
   long stallTimeoutS = 30;  // abort a transfer that moves no byte for this long
-  bool progress = false;    // per-layer bytes on stderr
+  // The command's overall deadline (--timeout): no request starts after it, a transfer in flight
+  // is cut at it and no retry waits past it; the step then fails naming the registry, the step
+  // and the deadline (exit 3). Unset: none (every command that talks to a registry sets one,
+  // setTimeout).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::string deadlineText;  // how errors name it: "30s (--timeout)"
+  bool progress = false;     // per-layer bytes on stderr
   AuthSources auth;
 };
+
+// Sets `o`'s deadline `seconds` from now, named `flag` in errors ("--timeout").
+void setTimeout(ClientOptions& o, int64_t seconds, const std::string& flag = "--timeout");
+// Milliseconds left before `o`'s deadline (0 when passed); nullopt when it has none.
+std::optional<int64_t> timeLeftMs(const ClientOptions& o);
 
 // $XDG_CACHE_HOME/kernodeck, else $HOME/.cache/kernodeck (absolute values only); empty when
 // neither is set: there is no shared fallback such as /tmp, where anyone could plant entries.
@@ -99,7 +112,7 @@ class Client {
   // own origin) up to the bounds; nullopt when the registry has no referrers API (404, or not an
   // index), in which case the spec's fallback tag `sha256-<hex>` holds it.
   Result<std::optional<ReferrersAnswer>> referrers(const oci::Digest& subject, const std::string& artifactType = "",
-                                                  const ReferrersBounds& bounds = {});
+                                                   const ReferrersBounds& bounds = {});
   // The repository's tags and the registry's repositories (`_catalog`), all pages.
   Result<std::vector<std::string>> tags();
   Result<std::vector<std::string>> catalog();

@@ -36,6 +36,7 @@ struct HttpResponse {
   std::string body;                            // error bodies and small documents
   std::string transportError;                  // why the exchange did not complete, when it did not
   bool aborted = false;                        // the sink or the error cap stopped it
+  bool pastDeadline = false;                   // the options' overall deadline passed before or during it
 };
 
 class HttpTransport {

@@ -60,9 +60,20 @@ enum class OutputWrite {
 // `--termination-log FILE`), reached as resolveOutputPath says (a refused link is an Unsafe
 // error naming it): a regular file or an absent one as `how` says; an existing FIFO, device or
 // socket (/dev/null, /dev/stdout) is written into as a shell's `>` would, unless another user
-// (neither this one nor root) owns it and it sits in a directory other users can write.
+// (neither this one nor root) owns it and it sits in a directory other users can write. In place,
+// an existing regular file is judged by what was opened, before it is truncated: refused when
+// another user owns it and it has more than one link, or it sits in a sticky directory others can
+// write and neither this user nor the directory's owner owns it (protected_regular).
 // Not for caches or other places an attacker may plant a link: those keep writeFileAtomic.
 Status writeOutputFile(const std::string& path, std::string_view content, OutputWrite how = OutputWrite::Replace);
+
+// Opens `rel` beneath the directory `rootFd` (a container's root) so that no step of the walk can
+// leave it: openat2(2) with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS where the kernel has it (a link,
+// even one swapped in since the path was resolved, is resolved inside the root), else a walk of
+// O_PATH | O_NOFOLLOW opens, component by component, that refuses any link. `flags` are open(2)'s
+// for the last component (O_NOFOLLOW refuses a link there in both ways). The descriptor, or an
+// error naming `rel` (Unsafe for a link the fallback refuses).
+Result<int> openInRoot(int rootFd, const std::string& rel, int flags);
 
 // Every non-directory entry below `root` (relative paths, sorted; links are not followed),
 // at most 32 levels deep and 200,000 entries.

@@ -25,5 +25,7 @@ std::optional<int64_t> parseTimestampMs(std::string_view text);
 // Parses a duration: one or more NUMBER UNIT pairs, UNIT one of s, m, h, d, w; a bare number
 // is refused (its unit would be a guess). Seconds; nullopt when malformed, zero or above 100 years.
 std::optional<int64_t> parseDurationSeconds(std::string_view text);
+// A duration as a flag gives it, in its largest whole unit: 90 -> "90s", 120 -> "2m", 7200 -> "2h".
+std::string formatDurationSeconds(int64_t seconds);
 
 }  // namespace kernodeck::util
