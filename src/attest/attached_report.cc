@@ -8,9 +8,11 @@
 #include <set>
 
 #include "kernodeck/attest/cosign_layout.h"
+#include "kernodeck/attest/sigstore_bundle.h"
 #include "kernodeck/attest/statement.h"
 #include "kernodeck/registry/referrers.h"
 #include "kernodeck/report/report_doc.h"
+#include "kernodeck/util/hash.h"
 #include "kernodeck/util/strings.h"
 #include "kernodeck/util/time.h"
 #include "kernodeck/version.h"
@@ -66,6 +68,9 @@ Result<Attached> attachReport(const json& rep, const registry::ClientOptions& op
   out.cosignTag = cosignAttestationTag(m.digest);
   KDK_TRY_ASSIGN(out.cosignManifest,
                  pushCosignAttestation(c, m.digest, envelope, kReportPredicateType, /*replaces=*/key != nullptr));
+  if (key) {
+    KDK_TRY_ASSIGN(out.bundle, pushSigstoreBundle(c, sd, env, *key, kReportPredicateType));
+  }
   return out;
 }
 
@@ -111,11 +116,21 @@ ListedArtifact readListed(registry::Client& c, const registry::Referrer& ref, co
                    "report " + where + " is about " +
                        (art->subject ? art->subject->digest.str() : std::string("no manifest")) +
                        ", not the image's manifest " + manifest.str());
-  for (const auto& b : art->blobs) {
-    if (b.mediaType != kDsseMediaType) continue;
-    if (out.envelope)
-      return problem("report.artifact.corrupt", "report " + where + " has more than one DSSE envelope layer");
-    out.envelope = b;
+  // Which layout is judged by the manifest itself (its bytes are fixed by its digest), never by
+  // the listing's artifactType, which whoever writes the index chooses.
+  if (art->artifactType == kSigstoreBundleMediaType) {
+    // cosign 3's bundle referrer: one layer, the bundle (sigstore_bundle.h).
+    if (art->blobs.size() != 1 || art->blobs.front().mediaType != kSigstoreBundleMediaType)
+      return problem("report.artifact.corrupt",
+                     "report " + where + " is a Sigstore bundle referrer without exactly one bundle layer");
+    out.envelope = art->blobs.front();
+  } else {
+    for (const auto& b : art->blobs) {
+      if (b.mediaType != kDsseMediaType) continue;
+      if (out.envelope)
+        return problem("report.artifact.corrupt", "report " + where + " has more than one DSSE envelope layer");
+      out.envelope = b;
+    }
   }
   if (!out.envelope) return problem("report.artifact.corrupt", "report " + where + " has no DSSE envelope layer");
   if (out.envelope->size < 0 || static_cast<uint64_t>(out.envelope->size) > kMaxReportEnvelopeBytes) {
@@ -142,10 +157,18 @@ void checkEnvelope(registry::Client& c, const oci::Descriptor& envDesc, const oc
   };
   auto bytes = c.smallBlob(envDesc, kMaxReportEnvelopeBytes);
   if (!bytes.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + bytes.error().message);
+  if (envDesc.mediaType == kSigstoreBundleMediaType) {
+    // A Sigstore bundle is one more wrapper: only its envelope is read, then checked as ours.
+    out.layout = kSigstoreBundleMediaType;
+    auto inner = bundleEnvelope(*bytes);
+    if (!inner.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + inner.error().message);
+    *bytes = std::move(*inner);
+  }
   auto env = parseEnvelope(*bytes);
   bytes->clear();
   bytes->shrink_to_fit();
   if (!env.ok()) return problem("report.artifact.corrupt", "report " + where + ": " + env.error().message);
+  out.statement = oci::Digest{"sha256", util::sha256Hex(env->payload)};
   if (!env->signatures.empty()) out.keyid = util::printable(env->signatures.front().keyid, 100);
   if (env->payloadType != kInTotoPayloadType)
     return problem("report.artifact.corrupt",
@@ -199,6 +222,30 @@ void checkEnvelope(registry::Client& c, const oci::Descriptor& envDesc, const oc
   out.predicate = std::move(*pred);
 }
 
+// One signed statement in several layouts (Kernodeck's referrer and a Sigstore bundle, or
+// bundles that differ only in their unsigned parts) is one report: entries whose signatures
+// verified over the same payload bytes are merged into the first (the others become its
+// re-wraps). Only entries of one signature state are merged: a copy that does not verify never
+// stands for one that does (copies that do not verify, or read without a key, count for nothing
+// either way and are named once).
+void mergeSameStatements(std::vector<AttachedReport>& out) {
+  std::map<std::string, size_t> first;
+  std::vector<AttachedReport> kept;
+  for (auto& r : out) {
+    if (!r.signature.empty() && !r.statement.encoded.empty()) {
+      auto [it, fresh] = first.emplace(r.signature + " " + r.statement.str(), kept.size());
+      if (!fresh) {
+        AttachedReport& k = kept[it->second];
+        k.rewraps.push_back(r.artifact.digest);
+        for (const auto& w : r.rewraps) k.rewraps.push_back(w);
+        continue;
+      }
+    }
+    kept.push_back(std::move(r));
+  }
+  out = std::move(kept);
+}
+
 // The one entry that says the listing is past the bounds: it blocks any pass (decide()).
 AttachedReport tooMany(registry::Client& c, const oci::Digest& manifest, const std::string& what) {
   AttachedReport r;
@@ -227,9 +274,15 @@ bool subjectNamesRepository(const std::string& name, const registry::Reference& 
 
 Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::Digest& manifest, const Key* key,
                                                 const std::vector<std::string>& trustedRepositories) {
-  bool truncated = false;
+  bool truncated = false, bundlesTruncated = false;
   KDK_TRY_ASSIGN(std::vector<registry::Referrer> refs,
                  registry::listReferrers(c, manifest, kReportArtifactType, &truncated));
+  // cosign 3's bundle referrers (sigstore_bundle.h), read as one more wrapper of an envelope.
+  // The bounds hold for each layout (an attach writes one referrer of each).
+  KDK_TRY_ASSIGN(std::vector<registry::Referrer> bundles,
+                 registry::listReferrers(c, manifest, kSigstoreBundleMediaType, &bundlesTruncated));
+  truncated = truncated || bundlesTruncated;
+  for (auto& b : bundles) refs.push_back(std::move(b));
   std::vector<AttachedReport> out;
   if (truncated) {
     out.push_back(tooMany(c, manifest, "the referrers API lists more pages or bytes of referrers than are read"));
@@ -239,20 +292,25 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
   // no fetch; past a few they are counted in one finding.
   std::vector<const registry::Referrer*> listed;
   std::set<std::string> seenManifests;
+  std::map<std::string, size_t> perLayout;  // distinct manifests by the listing's artifactType
   size_t invalid = 0;
   for (const auto& r : refs) {
     if (!r.problem.empty()) {
       if (++invalid <= kMaxInvalidReferrersNamed) listed.push_back(&r);
       continue;
     }
-    if (seenManifests.insert(r.desc.digest.str()).second) listed.push_back(&r);
+    if (seenManifests.insert(r.desc.digest.str()).second) {
+      listed.push_back(&r);
+      ++perLayout[r.artifactType];
+    }
   }
-  if (seenManifests.size() > kMaxReportReferrers) {
-    out.push_back(tooMany(c, manifest,
-                          std::to_string(seenManifests.size()) + " report artifacts are (more than " +
-                              std::to_string(kMaxReportReferrers) + ")"));
-    return out;
-  }
+  for (const auto& [type, n] : perLayout)
+    if (n > kMaxReportReferrers) {
+      out.push_back(tooMany(c, manifest,
+                            std::to_string(n) + " report artifacts of type " + type + " are (more than " +
+                                std::to_string(kMaxReportReferrers) + ")"));
+      return out;
+    }
   // 2. Each artifact manifest (small, bounded): which envelope it wraps. Re-wraps of one envelope
   // are one report: grouped by the envelope's digest before any envelope is fetched.
   std::map<std::string, size_t> byEnvelope;  // envelope digest -> index in `out`
@@ -289,8 +347,10 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
                              {{"image", manifest.str()}, {"count", std::to_string(invalid)}}});
     problems.push_back(std::move(rest));
   }
-  if (out.size() > kMaxReportEnvelopes) {
-    size_t n = out.size();
+  size_t inBundles = static_cast<size_t>(std::count_if(
+      envelopes.begin(), envelopes.end(), [](const oci::Descriptor& d) { return d.mediaType == kSigstoreBundleMediaType; }));
+  if (inBundles > kMaxReportEnvelopes || out.size() - inBundles > kMaxReportEnvelopes) {
+    size_t n = std::max(inBundles, out.size() - inBundles);
     out.clear();
     out.push_back(tooMany(
         c, manifest,
@@ -300,6 +360,7 @@ Result<std::vector<AttachedReport>> readReports(registry::Client& c, const oci::
   }
   // 3. Each distinct envelope, once.
   for (size_t i = 0; i < out.size(); ++i) checkEnvelope(c, envelopes[i], manifest, key, trustedRepositories, out[i]);
+  mergeSameStatements(out);
   for (auto& p : problems) out.push_back(std::move(p));
   return out;
 }

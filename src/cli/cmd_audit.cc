@@ -216,8 +216,10 @@ int runAudit(const std::vector<std::string>& args) {
       // An audit that did not complete goes on to print its report; a push that failed stops here.
       if (!res.report.failed()) return report::kExitIncomplete;
     } else {
-      std::fprintf(stderr, "kernodeck audit: attached report %s (and in cosign's layout under the tag %s)\n",
-                   pushed->referrer.digest.str().c_str(), pushed->cosignTag.c_str());
+      std::fprintf(stderr, "kernodeck audit: attached report %s (and in cosign's layout under the tag %s%s%s)\n",
+                   pushed->referrer.digest.str().c_str(), pushed->cosignTag.c_str(),
+                   pushed->bundle ? ", and as the Sigstore bundle referrer " : "",
+                   pushed->bundle ? pushed->bundle->digest.str().c_str() : "");
     }
   }
   if (!f.expectOut.empty() && !res.report.failed())

@@ -130,6 +130,7 @@ void listReports(const std::string& image, const ReportsFlags& f, const ReportsR
               {"keyid", r.keyid},
               {"annotations", r.annotations}};
     if (!r.envelope.encoded.empty()) j["envelope"] = r.envelope.str();
+    if (!r.layout.empty()) j["layout"] = "sigstore-bundle";  // `envelope` is then the bundle's digest
     if (!r.subjectName.empty()) j["signed_for"] = r.subjectName;
     if (!r.rewraps.empty()) {
       j["rewraps"] = json::array();

@@ -67,7 +67,7 @@ std::string artifactManifest(const Artifact& a) {
   json m = {{"schemaVersion", 2},
             {"mediaType", oci::media::kOciManifest},
             {"artifactType", a.artifactType},
-            {"config", descriptorJson(blobDescriptor(kEmptyConfigType, kEmptyConfig))},
+            {"config", descriptorJson(blobDescriptor(kEmptyConfigType, kEmptyConfig), a.configArtifactType)},
             {"layers", layers}};
   if (a.subject) {
     oci::Descriptor s = *a.subject;

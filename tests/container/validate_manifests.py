@@ -288,6 +288,48 @@ else:
     rc, out = validate_schemas([("broken image", bad), ("broken quantity", bad2)])
     check(rc == 1 and out.count("FAIL ") == 2, "the schema check rejects a broken Pod")
 
+# Kyverno's ImageValidatingPolicy (Kyverno 1.18 and later): Kyverno's own CRD schema, vendored
+# with its source tag, unknown fields refused (kyverno_ivpol.js); the ClusterPolicy is kept for
+# earlier Kyverno and says so; the same maximum age and predicate type as the gate's.
+ivpol = load("admission/kyverno-ivpol.yaml")
+
+
+def ivpol_check(policy):
+    """Runs kyverno_ivpol.js over POLICY (no CEL cases); its schema verdict."""
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"policy": policy, "cases": []}, f)
+    try:
+        p = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "kyverno_ivpol.js"), f.name],
+                           capture_output=True, text=True, timeout=120)
+        return json.loads(p.stdout)["schema"] if p.returncode == 0 else {"valid": False, "errors": [p.stderr]}
+    finally:
+        os.unlink(f.name)
+
+
+if os.path.isdir(os.path.join(npm_dir, "node_modules", "@bufbuild", "cel")):
+    verdict = ivpol_check(ivpol)
+    check(verdict["valid"], "admission/kyverno-ivpol.yaml validates against Kyverno's CRD schema (%s): %s"
+          % (verdict.get("crd"), "; ".join(verdict["errors"])))
+    broken = json.loads(json.dumps(ivpol))
+    broken["spec"]["attestors"][0]["cosign"]["publicKey"] = broken["spec"]["attestors"][0]["cosign"].pop("key")
+    broken2 = json.loads(json.dumps(ivpol))
+    broken2["spec"]["validations"][0].pop("expression")
+    check(not ivpol_check(broken)["valid"] and not ivpol_check(broken2)["valid"],
+          "the CRD schema check refuses a misspelt attestor field and a validation without an expression")
+else:
+    check(False, "@bufbuild/cel is installed in %s (scripts/deps --test)" % npm_dir)
+check(ivpol["apiVersion"] == "policies.kyverno.io/v1" and ivpol["kind"] == "ImageValidatingPolicy",
+      "kyverno-ivpol.yaml is a policies.kyverno.io/v1 ImageValidatingPolicy")
+iv_exprs = " ".join(v["expression"] for v in ivpol["spec"]["validations"])
+check("duration('720h')" in iv_exprs and gate_age == 720 * 3600,
+      "kyverno-ivpol.yaml's maximum age (720h) is the gate's --max-age")
+check(ivpol["spec"]["attestations"][0]["intoto"]["type"] == ky["spec"]["rules"][0]["verifyImages"][0]["attestations"][0]["type"],
+      "the ImageValidatingPolicy and the ClusterPolicy read the same predicate type")
+with open(os.path.join(root, "container", "k8s", "admission", "kyverno-clusterpolicy.yaml")) as f:
+    check("before 1.18" in f.read(), "kyverno-clusterpolicy.yaml says it is for Kyverno before 1.18")
+
 for rel, doc, declared in docs:
     spec = pod_security.pod_spec(doc)
     if spec is None:

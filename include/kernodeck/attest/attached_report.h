@@ -24,12 +24,15 @@ namespace kernodeck::attest {
 
 inline constexpr const char* kReportArtifactType = "application/vnd.kernodeck.report.v1+json";
 
-// Where an attach put the report: the OCI 1.1 referrer, and the layer of the cosign
-// attestation image under the tag `sha256-<hex>.att` (see cosign_layout.h).
+// Where an attach put the report: the OCI 1.1 referrer, the layer of the cosign attestation
+// image under the tag `sha256-<hex>.att` (see cosign_layout.h) and, when signed, the Sigstore
+// bundle referrer cosign 3 writes (sigstore_bundle.h).
 struct Attached {
   oci::Descriptor referrer;
   std::string cosignTag;
   oci::Digest cosignManifest;
+  // The Sigstore bundle referrer (sigstore_bundle.h), written only for a signed report.
+  std::optional<oci::Descriptor> bundle;
 };
 
 // Attaches a report of a registry image (its subject names registry, repository and
@@ -54,17 +57,21 @@ struct AttachedReport {
   // A problem of the whole listing (report.referrers.too_many): no report of the image can pass.
   bool blocksAll = false;
   std::vector<report::Finding> problems;
+  // The layout: empty for Kernodeck's referrer, the bundle media type for a Sigstore bundle
+  // referrer (then `envelope` is the bundle's digest).
+  std::string layout;
+  oci::Digest statement;  // the SHA-256 of the envelope's payload, once the envelope was read
 };
 
 // The bounds of what readReports reads, chosen so that an honest image never reaches them (one
 // report a day for years: 365 a year) while what a registry writer can make it fetch stays small:
 // past a bound nothing passes (report.referrers.too_many, an error that blocks), never "the
 // newest N" by anything unsigned.
-constexpr size_t kMaxReportReferrers = 2048;              // distinct artifact manifests listed
-constexpr size_t kMaxReportEnvelopes = 1024;              // distinct envelopes among them
-constexpr uint64_t kMaxReportManifestBytes = 64u << 10;   // one artifact manifest
-constexpr uint64_t kMaxReportEnvelopeBytes = 256u << 10;  // one envelope (v3: ~2 KiB)
-constexpr size_t kMaxInvalidReferrersNamed = 16;          // invalid entries named one by one
+constexpr size_t kMaxReportReferrers = 2048;               // distinct artifact manifests listed, per layout
+constexpr size_t kMaxReportEnvelopes = 1024;               // distinct envelopes among them, per layout
+constexpr uint64_t kMaxReportManifestBytes = 64u << 10;    // one artifact manifest
+constexpr uint64_t kMaxReportEnvelopeBytes = 256u << 10;   // one envelope (v3: ~2 KiB)
+constexpr size_t kMaxInvalidReferrersNamed = 16;           // invalid entries named one by one
 
 // The reports attached to `manifest` in the client's repository, each checked (the signature only
 // with `key`): every artifact manifest listed is fetched (bounded), re-wraps of one envelope are

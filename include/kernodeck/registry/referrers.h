@@ -28,6 +28,8 @@ struct Artifact {
   std::vector<ArtifactBlob> blobs;  // the manifest's layers
   std::map<std::string, std::string> annotations;
   std::optional<oci::Descriptor> subject;
+  // Also written as the config descriptor's artifactType when set (cosign 3's referrers do so).
+  std::string configArtifactType;
 };
 
 // The artifact's image manifest, as pushed (deterministic for the same artifact).
