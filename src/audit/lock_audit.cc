@@ -33,7 +33,7 @@ namespace {
 
 constexpr size_t kMaxLockBytes = 16u << 20;
 
-std::string layerOf(int layer) { return layer < 0 ? "" : std::to_string(layer); }
+std::string lockLayerOf(int layer) { return layer < 0 ? "" : std::to_string(layer); }
 
 // The tags a wheel's file name stands for, its compressed sets expanded ("py2.py3-none-any").
 std::vector<std::string> expandTags(const std::string& compressed) {
@@ -279,7 +279,7 @@ class LockAudit {
       r_.add("python.lock.file", Severity::Error, msg,
              {{"package", d.name},
               {"path", path},
-              {"layer", layerOf(i.layer)},
+              {"layer", lockLayerOf(i.layer)},
               {"change", kinds[i.kind]},
               {"wheel", chosen},
               {"evidence", "wheel"}});

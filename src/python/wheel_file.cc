@@ -39,6 +39,7 @@ struct Fd {
 
 // What libarchive reads through: the descriptor, each block hashed as it is handed over.
 struct Reader {
+  explicit Reader(int f) : fd(f) {}
   int fd;
   util::Hasher hash{"sha256"};
   char buf[1 << 16];
