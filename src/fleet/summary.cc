@@ -42,12 +42,45 @@ json gpuGenerationsOf(const json& report) {
   return out;
 }
 
+namespace {
+
+// The codes found, each with the images it is live in (most first) and those where it is waived.
+json findingsByCode(const std::map<std::string, std::pair<int, std::string>>& codes,
+                    const std::map<std::string, int>& suppressedCodes) {
+  json byCode = json::array();
+  for (const auto& [code, v] : codes) {
+    json c = {{"code", code}, {"severity", v.second}, {"images", v.first}};
+    if (auto sup = suppressedCodes.find(code); sup != suppressedCodes.end()) c["suppressed_images"] = sup->second;
+    byCode.push_back(c);
+  }
+  std::stable_sort(byCode.begin(), byCode.end(),
+                   [](const json& a, const json& b) { return a["images"].get<int>() > b["images"].get<int>(); });
+  return byCode;
+}
+
+// The ten layers shared by most failing images (a layer of one image is that image's own; the
+// question is which shared, base, layers fail).
+json sharedFailingLayers(const Plan& plan, const std::map<std::string, int>& failingLayers) {
+  json layers = json::array();
+  std::vector<std::pair<std::string, int>> fl(failingLayers.begin(), failingLayers.end());
+  std::stable_sort(fl.begin(), fl.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (size_t i = 0; i < fl.size() && layers.size() < 10; ++i) {
+    int total = 0;
+    for (const auto& img : plan.images)
+      for (const auto& l : img.layers) total += l.str() == fl[i].first;
+    if (total >= 2) layers.push_back({{"layer", fl[i].first}, {"failing_images", fl[i].second}, {"images", total}});
+  }
+  return layers;
+}
+
+}  // namespace
+
 json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const attest::Key* key, int failOn) {
   json images = json::array();
   std::map<std::string, int> verdicts;
   for (const char* v : kVerdicts) verdicts[v] = 0;
   std::map<std::string, std::pair<int, std::string>> codes;  // code -> (images, severity), live findings
-  std::map<std::string, int> suppressedCodes;                 // code -> images where it is waived
+  std::map<std::string, int> suppressedCodes;                // code -> images where it is waived
   std::map<std::string, int> failingLayers;                  // layer -> failing images that have it
   for (const auto& img : plan.images) {
     json row = {{"image", img.ref()},
@@ -115,29 +148,11 @@ json gatherSummary(const Plan& plan, const registry::ClientOptions& opts, const 
       for (const auto& l : img.layers) failingLayers[l.str()]++;
     images.push_back(row);
   }
-  json byCode = json::array();
-  for (const auto& [code, v] : codes) {
-    json c = {{"code", code}, {"severity", v.second}, {"images", v.first}};
-    if (auto sup = suppressedCodes.find(code); sup != suppressedCodes.end()) c["suppressed_images"] = sup->second;
-    byCode.push_back(c);
-  }
-  std::stable_sort(byCode.begin(), byCode.end(),
-                   [](const json& a, const json& b) { return a["images"].get<int>() > b["images"].get<int>(); });
-  json layers = json::array();
-  std::vector<std::pair<std::string, int>> fl(failingLayers.begin(), failingLayers.end());
-  std::stable_sort(fl.begin(), fl.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  for (size_t i = 0; i < fl.size() && layers.size() < 10; ++i) {
-    int total = 0;
-    for (const auto& img : plan.images)
-      for (const auto& l : img.layers) total += l.str() == fl[i].first;
-    // A layer of one image is that image's own; the question is which shared (base) layers fail.
-    if (total >= 2) layers.push_back({{"layer", fl[i].first}, {"failing_images", fl[i].second}, {"images", total}});
-  }
   json out = {{"schema", "kernodeck.fleet-summary/v1"},
               {"images", images},
               {"verdicts", verdicts},
-              {"findings_by_code", byCode},
-              {"failing_layers", layers}};
+              {"findings_by_code", findingsByCode(codes, suppressedCodes)},
+              {"failing_layers", sharedFailingLayers(plan, failingLayers)}};
   if (std::any_of(images.begin(), images.end(), [](const json& r) { return r.contains("gpu_generations"); })) {
     json names = json::array();
     for (const auto& g : gpu::judgedGenerations()) names.push_back(g.name);
@@ -172,9 +187,8 @@ std::string summaryText(const json& s) {
     for (const auto& c : s["findings_by_code"])
       out += "  " + std::to_string(c["images"].get<int>()) + "  " + c["code"].get<std::string>() + " (" +
              c["severity"].get<std::string>() +
-             (c.contains("suppressed_images")
-                  ? "; suppressed in " + std::to_string(c["suppressed_images"].get<int>())
-                  : std::string()) +
+             (c.contains("suppressed_images") ? "; suppressed in " + std::to_string(c["suppressed_images"].get<int>())
+                                              : std::string()) +
              ")\n";
   }
   if (s.contains("gpu_generations") && s["gpu_generations"].is_array()) {
@@ -189,9 +203,10 @@ std::string summaryText(const json& s) {
     size_t w = 5;
     for (const auto& row : s["images"]) w = std::max(w, label(row).size());
     w = std::min<size_t>(w, 80);
-    out += "\nGPU generations (sass: runs; ptx: through PTX JIT only; partial: on some of its GPUs; none: cannot "
-           "run; -: no GPU code read)\n  " +
-           std::string("image") + std::string(w - 5 + 2, ' ');
+    out +=
+        "\nGPU generations (sass: runs; ptx: through PTX JIT only; partial: on some of its GPUs; none: cannot "
+        "run; -: no GPU code read)\n  " +
+        std::string("image") + std::string(w - 5 + 2, ' ');
     for (const auto& g : s["gpu_generations"]) {
       std::string name = g.get<std::string>();
       out += name + std::string(name.size() < 9 ? 10 - name.size() : 1, ' ');

@@ -68,7 +68,8 @@ const char* helpOf(const std::string& cmd) {
            "so that every device of it runs the check. Idempotent; an earlier kernodeck-hook entry is replaced in\n"
            "place; the previous file is kept as SPEC.kernodeck-backup and, once, the original as SPEC.orig.\n"
            "Undone by `kernodeck-hook cdi remove SPEC`.\n"
-           "example: kernodeck-hook cdi inject /etc/cdi/nvidia.yaml --binary /usr/bin/kernodeck-hook --policy enforce\n";
+           "example: kernodeck-hook cdi inject /etc/cdi/nvidia.yaml --binary /usr/bin/kernodeck-hook --policy "
+           "enforce\n";
   if (cmd == "cdi remove")
     return "usage: kernodeck-hook cdi remove SPEC.yaml|SPEC.json\n"
            "Removes every kernodeck-hook entry from a CDI spec, keeping every other hook in order: the original\n"
@@ -93,7 +94,7 @@ struct ConfigArgs {
   std::vector<std::string> positional, hookFlags;
   std::string output, format, kind = "kernodeck.io/hook", device = "check", binary = "/usr/local/bin/kernodeck-hook";
   std::string destRoot;
-  bool remove = false;  // runc-config --remove
+  bool remove = false;             // runc-config --remove
   std::vector<std::string> given;  // the command's own flags that were given
   std::string error;
 };
@@ -397,11 +398,8 @@ int runInstaller(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {script};
   if (args[0] == "uninstall") argv.push_back("--uninstall");
   argv.insert(argv.end(), args.begin() + 1, args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  ::execv(script.c_str(), cargv.data());
-  return fail(1, "cannot run " + script + ": " + std::strerror(errno));
+  Error e = util::replaceProcess(argv);  // an absolute path: no PATH lookup
+  return fail(1, "cannot run " + script + ": " + e.message);
 }
 
 }  // namespace
@@ -421,7 +419,9 @@ int configCommand(const std::vector<std::string>& args) {
   if (!c.error.empty()) return fail(2, c.error + "\n" + kUsage);
   auto pos = [&](size_t i) { return i < c.positional.size() ? c.positional[i] : std::string(); };
   std::string cmd = pos(0) == "cdi" ? "cdi " + pos(1) : pos(0);
-  size_t wantPositional = cmd == "cdi inject" || cmd == "cdi remove" ? 3 : cmd == "runc-config" || cmd == "cdi spec" ? 2 : 1;
+  size_t wantPositional = cmd == "cdi inject" || cmd == "cdi remove"  ? 3
+                          : cmd == "runc-config" || cmd == "cdi spec" ? 2
+                                                                      : 1;
   if (cmd != "cdi spec" && cmd != "cdi inject" && cmd != "cdi remove" && cmd != "runc-config" && cmd != "hooks-d")
     return fail(2, "unknown command '" + util::printable(cmd, 40) + "'\n" + kUsage);
   if (c.remove && cmd != "runc-config")
@@ -430,7 +430,8 @@ int configCommand(const std::vector<std::string>& args) {
     // Takes no hook flags: whatever line an earlier install wrote, every entry of ours goes.
     if (!c.hookFlags.empty() || c.given.size() != (c.remove ? 1u : 0u))
       return fail(2, cmd + (c.remove ? " --remove" : "") + " takes only the file it edits\n" + helpOf(cmd));
-    if (c.positional.size() != wantPositional) return fail(2, "wrong number of arguments for " + cmd + "\n" + helpOf(cmd));
+    if (c.positional.size() != wantPositional)
+      return fail(2, "wrong number of arguments for " + cmd + "\n" + helpOf(cmd));
     if (cmd == "cdi remove")
       return unEditFile(pos(2), "a CDI spec", true, [](const ordered_json& d) { return removeHookFromCdiSpec(d); });
     return unEditFile(pos(1), "an OCI runtime config", false,

@@ -571,37 +571,30 @@ std::string terminationMessage(const report::Report& r, int exitCode) {
       msg += "; step " + s.name + " failed: " + s.error;
       break;
     }
-  // Each distinct code once, in the order met, with how many times when more than once.
-  int errors = 0;
+  // Each distinct code once (counted when repeated); on a wrong key, the key given and those seen.
   std::vector<std::pair<std::string, int>> codes;
   for (const auto& f : r.findings())
     if (f.severity == report::Severity::Error) {
-      ++errors;
       auto it = std::find_if(codes.begin(), codes.end(), [&](const auto& c) { return c.first == f.code; });
-      if (it == codes.end())
-        codes.push_back({f.code, 1});
-      else
-        ++it->second;
+      it == codes.end() ? codes.push_back({f.code, 1}) : void(++it->second);
     }
   std::string list;
-  for (const auto& [code, n] : codes)
+  size_t errors = 0;
+  for (const auto& [code, n] : codes) {
+    errors += static_cast<size_t>(n);
     if (list.size() < 512) list += (list.empty() ? "" : ", ") + code + (n > 1 ? " (x" + std::to_string(n) + ")" : "");
-  if (errors) msg += "; " + std::to_string(errors) + " error finding(s): " + list;
-  // A wrong key is the commonest mistake: name the key given and the keys the reports carry.
-  auto sec = r.sections().find("attached_report");
-  if (errors && sec != r.sections().end() && sec->is_object() && sec->contains("keyid") &&
-      std::any_of(codes.begin(), codes.end(), [](const auto& c) { return c.first == "report.signature.invalid"; })) {
-    std::vector<std::string> seen;
-    if (sec->contains("reports") && (*sec)["reports"].is_array())
-      for (const auto& e : (*sec)["reports"])
-        if (e.is_object() && e.value("keyid", "") != "" &&
-            std::find(seen.begin(), seen.end(), e.value("keyid", "")) == seen.end())
-          seen.push_back(e.value("keyid", ""));
-    msg += "; --key is " + (*sec)["keyid"].get<std::string>() +
-           (seen.empty() ? std::string() : ", the reports are signed by " + util::join(seen, ", "));
   }
-  msg = util::printable(msg, 4000);
-  return msg;
+  if (errors) msg += "; " + std::to_string(errors) + " error finding(s): " + list;
+  const json sec = r.sections().value("attached_report", json::object());
+  if (list.find("report.signature.invalid") != std::string::npos && sec.value("keyid", json()).is_string()) {
+    std::set<std::string> keys;
+    for (const auto& e : sec.value("reports", json::array()))
+      if (e.is_object() && e.value("keyid", json()).is_string()) keys.insert(e["keyid"].get<std::string>());
+    keys.erase("");
+    msg += "; --key is " + sec["keyid"].get<std::string>() +
+           (keys.empty() ? "" : ", the reports are signed by " + util::join({keys.begin(), keys.end()}, ", "));
+  }
+  return util::printable(msg, 4000);
 }
 
 }  // namespace kernodeck::probe
