@@ -100,30 +100,21 @@ CudaVerdict checkCuda(std::string_view driver, std::string_view cuda, const std:
                                         (max.empty() ? std::string("none known") : max) + ", the image needs " + want};
 }
 
-namespace {
-
-struct Capability {
-  int major = -1, minor = -1;
-};
-
-// "8.9" -> {8, 9}
-std::optional<Capability> parseCapability(std::string_view arch) {
+std::optional<ComputeCapability> parseComputeCapability(std::string_view arch) {
   size_t dot = arch.find('.');
   if (dot == std::string_view::npos) return std::nullopt;
   auto ma = util::parseUint(arch.substr(0, dot)), mi = util::parseUint(arch.substr(dot + 1));
   if (!ma || !mi || *ma > 99 || *mi > 9) return std::nullopt;
-  return Capability{static_cast<int>(*ma), static_cast<int>(*mi)};
+  return ComputeCapability{static_cast<int>(*ma), static_cast<int>(*mi)};
 }
 
-}  // namespace
-
 std::string smName(std::string_view gpuArch) {
-  auto c = parseCapability(gpuArch);
+  auto c = parseComputeCapability(gpuArch);
   return c ? "sm_" + std::to_string(c->major) + std::to_string(c->minor) : "";
 }
 
 std::optional<bool> archRunsOn(const std::vector<std::string>& archList, std::string_view gpuArch) {
-  if (!parseCapability(gpuArch) || archList.empty()) return std::nullopt;
+  if (!parseComputeCapability(gpuArch) || archList.empty()) return std::nullopt;
   bool known = false;
   for (std::string_view a : archList) {
     CodeFit f = entryFits(a, gpuArch);

@@ -3,25 +3,13 @@
 #include <algorithm>
 #include <set>
 
+#include "kernodeck/gpu/cuda_compat.h"
 #include "kernodeck/gpu/gpu_models.h"
 #include "kernodeck/util/strings.h"
 
 namespace kernodeck::gpu {
 
 namespace {
-
-struct Cap {
-  int major = -1, minor = -1;
-};
-
-// "8.9" -> {8, 9}
-std::optional<Cap> parseCap(std::string_view s) {
-  size_t dot = s.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  auto ma = util::parseUint(s.substr(0, dot)), mi = util::parseUint(s.substr(dot + 1));
-  if (!ma || !mi || *ma > 99 || *mi > 9) return std::nullopt;
-  return Cap{static_cast<int>(*ma), static_cast<int>(*mi)};
-}
 
 // The libraries of a generation's capabilities that cannot run, at most this many named.
 constexpr size_t kNamedPerGeneration = 20;
@@ -39,7 +27,7 @@ const char* toString(CodeFit f) {
 }
 
 CodeFit entryFits(std::string_view a, std::string_view capability) {
-  auto gpu = parseCap(capability);
+  auto gpu = parseComputeCapability(capability);
   bool ptx = a.substr(0, 8) == "compute_";
   if (!gpu || (!ptx && a.substr(0, 3) != "sm_")) return CodeFit::Unknown;
   std::string_view digits = a.substr(ptx ? 8 : 3);
@@ -96,7 +84,7 @@ CodeFit worstFit(const std::vector<LibraryVerdict>& verdicts) {
 }
 
 std::string codeNeededBy(std::string_view capability) {
-  auto c = parseCap(capability);
+  auto c = parseComputeCapability(capability);
   if (!c) return "code for compute capability " + std::string(capability);
   std::string base = std::to_string(c->major), own = base + std::to_string(c->minor);
   std::string sass = c->minor == 0 ? "sm_" + own + " or sm_" + own + "a" : "sm_" + base + "0 to sm_" + own;

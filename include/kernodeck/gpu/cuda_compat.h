@@ -49,6 +49,13 @@ CudaVerdict checkCuda(std::string_view driver, std::string_view cuda,
 // sm_Xy runs on X.z for z >= y (not the "a" variants, which run on their exact GPU only); PTX
 // (compute_Xy) JIT-compiles for any X.y or newer. nullopt when either side is unknown.
 std::optional<bool> archRunsOn(const std::vector<std::string>& archList, std::string_view gpuArch);
+// A compute capability, "8.9" -> {8, 9}: the one parser of that form (major up to 99, minor one
+// digit); nullopt for anything else.
+struct ComputeCapability {
+  int major = -1, minor = -1;
+};
+std::optional<ComputeCapability> parseComputeCapability(std::string_view text);
+
 // "9.0" -> "sm_90"; empty when not of that shape.
 std::string smName(std::string_view gpuArch);
 
