@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "elf_header.h"
+
 namespace kernodeck::gpu {
 
 namespace {
@@ -12,15 +14,8 @@ constexpr std::string_view kNoteOwner = "NVIDIA Corporation";
 constexpr uint64_t kNoteReach = 64 * 1024;  // the largest note section readFwdCompatNote reads
 // What the stream holds back: a note section starts at most kNoteReach before its owner's name.
 constexpr size_t kHistory = kNoteReach + 64;
-constexpr uint64_t kMaxSectionTable = uint64_t(65535) * 64;  // as readFwdCompatNote bounds it
-constexpr uint64_t kCandidateBudget = uint64_t(4) << 20;     // kept around names, all together
+constexpr uint64_t kCandidateBudget = uint64_t(4) << 20;  // kept around names, all together
 constexpr size_t kMaxRanges = 4096;
-
-uint64_t getInt(std::string_view b, size_t at, size_t width, bool little) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < width; ++i) v = (v << 8) | static_cast<unsigned char>(b[at + (little ? width - 1 - i : i)]);
-  return v;
-}
 
 void putU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -47,15 +42,9 @@ void FwdNoteKeeper::want(uint64_t begin, uint64_t end) {
 
 void FwdNoteKeeper::readHeader(std::string_view h) {
   headerRead_ = true;
-  if (h.substr(0, 4) !=
-          "\x7f"
-          "ELF" ||
-      (h[4] != 1 && h[4] != 2) || (h[5] != 1 && h[5] != 2))
-    return;
-  bool is64 = h[4] == 2, little = h[5] == 1;
-  uint64_t shoff = is64 ? getInt(h, 0x28, 8, little) : getInt(h, 0x20, 4, little);
-  uint64_t entsize = getInt(h, is64 ? 0x3A : 0x2E, 2, little), num = getInt(h, is64 ? 0x3C : 0x30, 2, little);
-  if (entsize * num <= kMaxSectionTable && shoff <= size_) want(shoff, shoff + entsize * num);
+  auto e = elf::readHeader(h);  // the table's size bounded as readFwdCompatNote bounds it
+  if (e && e->sectionTableSize() <= elf::kMaxSectionTable && e->shoff <= size_)
+    want(e->shoff, e->shoff + e->sectionTableSize());
 }
 
 void FwdNoteKeeper::feed(const char* data, size_t n) {
@@ -129,7 +118,7 @@ Result<std::optional<FwdCompatNote>> readKeptFwdCompatNote(std::string_view kept
   std::string_view b = kept.substr(kKeptMagic.size());
   auto take = [&](uint64_t& v) {
     if (b.size() < 8) return false;
-    v = getInt(b, 0, 8, true);
+    v = elf::readInt(b, 0, 8, true);
     b.remove_prefix(8);
     return true;
   };
