@@ -168,6 +168,7 @@ class LockAudit {
       if (!seen.insert(d.key).second || selected.count(d.key)) continue;
       bool bootstrap = e.kind == "venv" && (d.key == "pip" || d.key == "setuptools" || d.key == "wheel");
       if (bootstrap && !named.count(d.key)) continue;
+      if (o_.extraOwnOnly && !d.location.starts_with(e.prefix + "/")) continue;
       r_.add("python.lock.extra", Severity::Warning,
              d.name + " " + d.version + " is installed in " + where + " but " + l.file +
                  (named.count(d.key) ? " does not select it for this environment" : " does not lock it"),

@@ -142,10 +142,10 @@ int runCompletion(const std::vector<std::string>& args) {
       "  bash    source <(kernodeck completion bash); the Debian package installs it\n"
       "  zsh     source <(kernodeck completion zsh), after compinit (bash's script, through bashcompinit)\n\n"
       "options:\n"
-      "  -h [ --help ]         show this help\n\n";
+      "  -h, --help    show this help\n\n";
   for (const auto& a : args)
     if (a == "-h" || a == "--help") {
-      std::printf("%s%s", usage, kExitCodesHelp);
+      std::printf("%sexit codes: 0 ok; 2 usage error\n", usage);
       return 0;
     }
   if (args.size() != 1 || (args[0] != "bash" && args[0] != "zsh")) {

@@ -18,7 +18,7 @@ int runHost(const std::vector<std::string>& args) {
       "host-root", po::value(&root), "read /proc, /sys and /dev under this root (default /)")(
       "json", po::bool_switch(&json), "print JSON")("output,o", po::value(&output), "write to FILE instead of stdout");
   if (int rc = parseOptions("host", args, opts); rc >= 0) return rc;
-  if (help) return printHelp(opts);
+  if (help) return printHelp(opts, "exit codes: 0 ok; 2 usage error; 3 the output could not be written\n");
   host::HostFacts facts = host::readHostFacts(root);
   std::string text = json ? facts.toJson().dump(2) + "\n" : facts.toText();
   return emit(text, output);

@@ -14,7 +14,8 @@ namespace kernodeck::cli {
 int runSample(const std::vector<std::string>& argsIn) {
   if (int rc = verbOrHelp(argsIn, "sample",
                           "usage: kernodeck sample check OUTDIR --reference reference.json\n\n"
-                          "  check   reload the outputs in OUTDIR and check them against the reference");
+                          "  check   reload the outputs in OUTDIR and check them against the reference",
+                          kExitCodesHelp);
       rc >= 0)
     return rc;
   if (argsIn[0] != "check") return usageVerb("sample", argsIn[0], "check");

@@ -67,9 +67,9 @@ int runVersion(const std::vector<std::string>& args) {
     if (a == "-h" || a == "--help") {
       std::printf(
           "usage: kernodeck version [--json]\n\nprints the version of kernodeck and its components\n\n"
-          "  -h [ --help ]         show this help\n"
-          "  --json                one JSON object (kernodeck.version/v1) for scripts\n\n%s",
-          kExitCodesHelp);
+          "  -h, --help    show this help\n"
+          "  --json        one JSON object (kernodeck.version/v1) for scripts\n\n%s",
+          "exit codes: 0 ok; 2 usage error\n");
       return 0;
     }
     if (a == "--json") {

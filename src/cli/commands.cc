@@ -38,6 +38,11 @@ const std::vector<Command>& commands() {
   return table;
 }
 
+const char* const kExitCodesWithoutFailOn =
+    "exit codes: 0 ok; 1 an error finding; 2 usage error, or a document that is not what\n"
+    "the command takes; 3 could not complete (a step failed: the report still says what\n"
+    "was done and the first error)\n";
+
 const char* const kExitCodesHelp =
     "exit codes: 0 ok; 1 findings at or above --fail-on; 2 usage error, or a document\n"
     "that is not what the command takes; 3 could not complete (a step failed: the\n"

@@ -14,8 +14,10 @@ struct Command {
 
 const std::vector<Command>& commands();
 
-// The exit codes, the same for every subcommand, as every --help states them.
+// The exit codes as the --help of a command with --fail-on states them.
 extern const char* const kExitCodesHelp;
+// The same for a command without --fail-on: exit 1 is an error finding.
+extern const char* const kExitCodesWithoutFailOn;
 
 // Shared output handling: writes `text` to FILE (atomically) or stdout.
 int emit(const std::string& text, const std::string& outFile);

@@ -14,8 +14,11 @@ using namespace kernodeck;
 static void usage(FILE* f) {
   std::fprintf(f, "usage: kernodeck COMMAND [ARGS...]\n\ncommands:\n");
   for (const auto& c : cli::commands()) std::fprintf(f, "  %-10s %s\n", c.name, c.summary);
-  std::fprintf(f, "\nRun 'kernodeck COMMAND --help' (or 'kernodeck help COMMAND') for a command's options.\n\n%s",
-               cli::kExitCodesHelp);
+  std::fprintf(f,
+               "\nRun 'kernodeck COMMAND --help' (or 'kernodeck help COMMAND') for a command's options.\n\n"
+               "exit codes: 0 ok; 1 findings (at or above --fail-on where the command has it, else an\n"
+               "error finding); 2 usage error, or a document that is not what the command takes; 3 could\n"
+               "not complete (a step failed: the report still says what was done and the first error)\n");
 }
 
 int main(int argc, char** argv) {

@@ -48,9 +48,10 @@ int usageVerb(const char* cmd, const std::string& verb, const char* verbs) {
   return report::kExitUsage;
 }
 
-int verbOrHelp(const std::vector<std::string>& args, const char* cmd, const char* usage) {
+int verbOrHelp(const std::vector<std::string>& args, const char* cmd, const char* usage, const char* exitCodes) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-    std::printf("%s\n\nRun 'kernodeck %s ACTION --help' for an action's options.\n\n%s", usage, cmd, kExitCodesHelp);
+    std::printf("%s\n\nRun 'kernodeck %s ACTION --help' for an action's options.\n\n%s", usage, cmd,
+                exitCodes ? exitCodes : kExitCodesWithoutFailOn);
     return 0;
   }
   if (args.empty()) {

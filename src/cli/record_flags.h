@@ -45,7 +45,9 @@ Result<record::Reference> loadReference(const std::string& path);
 // "kernodeck CMD: unknown action 'VERB' (use VERBS)"; returns the usage exit code.
 int usageVerb(const char* cmd, const std::string& verb, const char* verbs);
 
-// "kernodeck CMD" alone is a usage error; "kernodeck CMD --help" prints the actions. -1: go on.
-int verbOrHelp(const std::vector<std::string>& args, const char* cmd, const char* usage);
+// "kernodeck CMD" alone is a usage error; "kernodeck CMD --help" prints the actions and the exit
+// codes (`exitCodes`; default: those of a command without --fail-on). -1: go on.
+int verbOrHelp(const std::vector<std::string>& args, const char* cmd, const char* usage,
+               const char* exitCodes = nullptr);
 
 }  // namespace kernodeck::cli

@@ -440,9 +440,10 @@ class ProjectReplay {
       }
       // The rebuilt venv against what the reference declares, before the entry point runs.
       if (step == "environment" && o_.python.empty()) {
-        if (o_.image.empty()) return checkRebuiltEnvironment(work_ + "/venv", "", o_.reference, o_.lock, r_);
+        std::string venv = work_ + "/venv", wheels = work_ + "/wheels";
+        if (o_.image.empty()) return checkRebuiltEnvironment(venv, "", o_.reference, o_.lock, wheels, r_);
         KDK_TRY_ASSIGN(MountedImage mounted, MountedImage::mount(o_.image));
-        return checkRebuiltEnvironment(work_ + "/venv", mounted.path(), o_.reference, o_.lock, r_);
+        return checkRebuiltEnvironment(venv, mounted.path(), o_.reference, o_.lock, wheels, r_);
       }
       return {};
     });

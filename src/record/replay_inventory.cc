@@ -3,10 +3,13 @@
 // dossier's code could have changed in pip does not decide what the replay reports.
 #include "replay_inventory.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <map>
 #include <set>
 
+#include "kernodeck/audit/lock_audit.h"
 #include "kernodeck/oci/fs_view.h"
 #include "kernodeck/oci/platform.h"
 #include "kernodeck/python/contract.h"
@@ -112,15 +115,15 @@ std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::o
 
 namespace {
 
-// The environment at `target` in the tree at `root`, read together with the base prefix
-// `base` ("usr" for /usr/bin/python3) so that a venv's system site packages are found; an
-// error saying why when there is none.
-Result<python::PythonEnv> readEnvironment(const std::string& root, const std::string& base, const std::string& target) {
-  KDK_TRY_ASSIGN(auto view, oci::openDirView(root));
+// The environment at `target` in `view` (the tree at `root`), read together with the base
+// prefix `base` ("usr" for /usr/bin/python3) so that a venv's system site packages are found;
+// an error saying why when there is none.
+Result<python::PythonEnv> readEnvironment(const oci::FsView& view, const std::string& root, const std::string& base,
+                                          const std::string& target) {
   python::DiscoveryOptions dopts;
   if (!base.empty() && base != target) dopts.targets.push_back(base);
   dopts.targets.push_back(target);
-  python::Discovery found = python::findEnvironments(*view, dopts);
+  python::Discovery found = python::findEnvironments(view, dopts);
   for (auto& env : found.envs)
     if (env.prefix == target) return std::move(env);
   return Error::Corrupt(target + " in " + root +
@@ -134,23 +137,95 @@ std::string prefixOf(const std::string& interpreter) {
   return p;
 }
 
+// The rebuilt venv seen as the replay's processes see it with --image: its own paths (`venv`,
+// relative to this host's root) from this host's root, everything else (the base interpreter's
+// site packages, an absolute link) from the image's.
+class ReplayEnvView : public oci::FsView {
+ public:
+  ReplayEnvView(const oci::FsView& host, const oci::FsView& image, std::string venv)
+      : host_(host), image_(image), venv_(std::move(venv)) {}
+  std::optional<oci::Node> stat(const std::string& path) const override { return side(path).stat(path); }
+  std::vector<std::string> list(const std::string& dir) const override { return side(dir).list(dir); }
+  Result<std::string> readResolved(const std::string& path, uint64_t limit) const override {
+    return side(path).readResolved(path, limit);
+  }
+  Result<std::string> hashResolved(const std::string& path, const std::string& algorithm) const override {
+    return side(path).hashResolved(path, algorithm);
+  }
+
+ private:
+  const oci::FsView& side(const std::string& path) const {
+    return path == venv_ || path.starts_with(venv_ + "/") ? host_ : image_;
+  }
+  const oci::FsView& host_;
+  const oci::FsView& image_;
+  std::string venv_;
+};
+
+// The rebuilt venv, with the views it was read through: this host's root, and with --image the
+// image's root and the view joining the two (ReplayEnvView).
+struct RebuiltEnv {
+  std::unique_ptr<oci::FsView> host, image, joined;
+  python::PythonEnv env;
+  const oci::FsView& view() const { return joined ? *joined : *host; }
+};
+
+Result<RebuiltEnv> readRebuilt(const std::string& venv, const std::string& imageRoot, const Reference& ref) {
+  RebuiltEnv out;
+  std::string rel = venv.substr(1);
+  std::string basePrefix = prefixOf(ref.packages.interpreter);
+  KDK_TRY_ASSIGN(out.host, oci::openDirView("/"));
+  KDK_TRY_ASSIGN(out.env, readEnvironment(*out.host, "/", imageRoot.empty() ? basePrefix : "", rel));
+  if (imageRoot.empty()) return out;
+  // The venv's own distributions, then the image's interpreter's, in path order.
+  KDK_TRY_ASSIGN(out.image, oci::openDirView(imageRoot));
+  KDK_TRY_ASSIGN(python::PythonEnv base, readEnvironment(*out.image, imageRoot, "", basePrefix));
+  std::vector<python::Distribution> dists;
+  for (auto& d : out.env.distributions)
+    if (d.location.starts_with(rel + "/")) dists.push_back(std::move(d));
+  for (auto& d : base.distributions) dists.push_back(std::move(d));
+  out.env.distributions = std::move(dists);
+  if (out.env.version.empty()) out.env.version = base.version;
+  out.joined = std::make_unique<ReplayEnvView>(*out.host, *out.image, rel);
+  return out;
+}
+
+// The reference's lock (reference init --lock) against the rebuilt venv, by `audit --lock`'s own
+// check: python.lock.missing, .version, .extra (the venv's own distributions: its base
+// interpreter's are no lock's) and, against the wheels the replay placed under `wheels` by their
+// hashes, .file, with the audit's evidence. Each error's package goes into `differs`; returns the
+// lock's section for the report (null without a lock).
+nlohmann::json checkRecordedLock(const RebuiltEnv& rebuilt, const Reference& ref, const std::string& wheels,
+                                 report::Report& r, std::vector<std::string>& differs) {
+  if (!ref.packages.lock) return nullptr;
+  audit::LockOptions o;
+  o.locks.push_back({.environment = "",
+                     .file = ref.packages.lockPath,
+                     .format = "pylock",
+                     .sha256 = ref.packages.lockSha256,
+                     .lock = *ref.packages.lock});
+  struct stat st {};
+  if (::stat(wheels.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) o.wheelsDir = wheels;
+  o.extraOwnOnly = true;
+  nlohmann::json envs = nlohmann::json::array({nlohmann::json::object()});
+  size_t before = r.findings().size();
+  audit::auditLocks(rebuilt.view(), {rebuilt.env}, oci::hostPlatform().architecture, o, r, envs);
+  for (size_t i = before; i < r.findings().size(); ++i) {
+    const report::Finding& f = r.findings()[i];
+    std::string what = f.evidenceOf("package").empty() ? f.evidenceOf("path") : f.evidenceOf("package");
+    if (f.severity == Severity::Error) differs.push_back(what + " (" + f.code.substr(std::string("python.").size()) + ")");
+  }
+  return envs[0].value("locks", nlohmann::json());
+}
+
 }  // namespace
 
 Status checkRebuiltEnvironment(const std::string& venv, const std::string& imageRoot, const Reference& ref,
-                               const std::optional<python::Lock>& carried, report::Report& r) {
+                               const std::optional<python::Lock>& carried, const std::string& wheels,
+                               report::Report& r) {
   std::string rel = venv.substr(1);
-  std::string basePrefix = prefixOf(ref.packages.interpreter);
-  KDK_TRY_ASSIGN(python::PythonEnv env, readEnvironment("/", imageRoot.empty() ? basePrefix : "", rel));
-  if (!imageRoot.empty()) {
-    // The venv's own distributions, then the image's interpreter's, in path order.
-    KDK_TRY_ASSIGN(python::PythonEnv base, readEnvironment(imageRoot, "", basePrefix));
-    std::vector<python::Distribution> dists;
-    for (auto& d : env.distributions)
-      if (d.location.starts_with(rel + "/")) dists.push_back(std::move(d));
-    for (auto& d : base.distributions) dists.push_back(std::move(d));
-    env.distributions = std::move(dists);
-    if (env.version.empty()) env.version = base.version;
-  }
+  KDK_TRY_ASSIGN(RebuiltEnv rebuilt, readRebuilt(venv, imageRoot, ref));
+  const python::PythonEnv& env = rebuilt.env;
   std::string version = ref.packages.interpreterVersion.empty() ? env.version : ref.packages.interpreterVersion;
   python::MarkerEnv markers = python::imageMarkerEnv(version, oci::hostPlatform().architecture);
   Declared d = collect(ref, carried, markers);
@@ -210,17 +285,21 @@ Status checkRebuiltEnvironment(const std::string& venv, const std::string& image
               ": pip check would fail in the rebuilt environment",
           {{"package", issue.package}, {"layer", "environment"}});
   }
+  nlohmann::json locks = checkRecordedLock(rebuilt, ref, wheels, r, differs);
   nlohmann::json declared = nlohmann::json::array();
   for (const auto& p : d.list) declared.push_back({{"name", p.name}, {"specifiers", p.specifiers}});
   r.section("environment") = {{"venv", venv},         {"python", version},    {"installed", installed},
                               {"declared", declared}, {"contract", contract}, {"differs", differs.size()}};
+  if (!locks.is_null()) r.section("environment")["locks"] = locks;
   if (!differs.empty())
     return Error::Invalid("the rebuilt environment is not the one the reference declares: " +
                           util::join(differs, ", "));
   r.add("replay.inventory.matches", Severity::Info,
         "the rebuilt environment has each of the " + std::to_string(d.list.size()) +
             " declared packages at a declared version, nothing undeclared in the venv, and its dependency contract "
-            "holds",
+            "holds" +
+            (ref.packages.lock ? "; the reference's lock " + ref.packages.lockPath + " finds nothing wrong with it"
+                               : std::string()),
         {{"layer", "environment"}});
   return {};
 }

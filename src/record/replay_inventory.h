@@ -1,7 +1,7 @@
 // What a replay checks of the environment it rebuilt, before the entry point runs: the new
 // venv read statically (Kernodeck's own reading of dist-info, the code `audit` uses), its
-// inventory against the packages the reference declares, and its pip-check contract.
-// Private to the record module.
+// inventory against the packages the reference declares, its pip-check contract, and the
+// reference's lock (the audit's own lock check, audit/lock_audit.h). Private to the record module.
 #pragma once
 
 #include <optional>
@@ -35,10 +35,16 @@ std::vector<DeclaredPackage> declaredPackages(const Reference& ref, const std::o
 // for each distribution installed into the venv itself that nothing declared requires; a
 // `replay.contract.broken` error for each Requires-Dist of a declared package (or of what they
 // require, or of the venv's own) that no installed distribution meets, as `pip check` says.
-// The inventory and contract go into the report's `environment` section. An error when the
+// When the reference records a lock (reference init --lock), the venv is checked against it as
+// `audit --lock --wheels` checks an image's environment (audit::auditLocks, the same findings
+// python.lock.* and evidence): each locked package installed at its version, nothing else
+// installed into the venv, and each of its files the file of its locked wheel, among those
+// under `wheels` (where the replay placed the dossier's wheels, each by its hash).
+// The inventory, contract and lock go into the report's `environment` section. An error when the
 // venv cannot be read; an Invalid error naming the packages when anything differs, so the
 // entry point does not run.
 Status checkRebuiltEnvironment(const std::string& venv, const std::string& imageRoot, const Reference& ref,
-                               const std::optional<python::Lock>& carried, report::Report& r);
+                               const std::optional<python::Lock>& carried, const std::string& wheels,
+                               report::Report& r);
 
 }  // namespace kernodeck::record

@@ -37,9 +37,15 @@ const Fixture& fixture() {
   static Fixture f = [] {
     Fixture x;
     x.dir = tempDir("lock-audit");
-    RunResult r = run(std::string(SOURCE_DIR) + "/tests/fixtures/lock-wheels/make " + x.dir + "/fx");
+    // Made once per build folder for every test here (each runs in a process of its own under
+    // ctest), again when the script changes; the tests copy what they change.
+    std::string make = std::string(SOURCE_DIR) + "/tests/fixtures/lock-wheels/make";
+    std::string bin = KERNODECK_BIN, fx = bin.substr(0, bin.rfind('/')) + "/lock-wheels-fixture";
+    RunResult r = run("set -e; exec 9>" + fx + ".lock; flock 9; key=$(sha256sum " + make + " /usr/bin/python3 | sha256sum); "
+                      "if [ \"$(cat " + fx + "/.key 2>/dev/null)\" != \"$key\" ]; then rm -rf " + fx + "; " + make + " " + fx +
+                      "; echo \"$key\" > " + fx + "/.key; fi");
     if (r.code != 0) x.error = r.err + r.out;
-    x.wheels = x.dir + "/fx/wheels", x.clean = x.dir + "/fx/clean";
+    x.wheels = fx + "/wheels", x.clean = fx + "/clean";
     RunResult ls = run("ls " + x.wheels);
     size_t at = 0;
     while (at < ls.out.size()) {

@@ -321,17 +321,32 @@ TEST(OutputFormats, HelpShowsUserOptionsAndUsageErrorsExit2) {
     RunResult h = run(K + " " + cmd);
     EXPECT_EQ(h.code, 0) << cmd << ": " << h.err;
     EXPECT_NE(h.out.find("usage"), std::string::npos) << cmd;
-    // audit's IMAGE is positional (hidden --image); dossier replay --run --image is an option.
-    if (std::string(cmd).rfind("dossier ", 0) != 0) {
-      EXPECT_EQ(h.out.find("--image arg"), std::string::npos) << cmd;
+    // audit's IMAGE is positional (hidden --image); dossier replay --run --image and probe --image are options.
+    if (std::string(cmd).rfind("dossier ", 0) != 0 && std::string(cmd) != "probe --help") {
+      EXPECT_EQ(h.out.find("  --image "), std::string::npos) << cmd;
     }
-    EXPECT_EQ(h.out.find("--outdir arg"), std::string::npos) << cmd;
-    EXPECT_EQ(h.out.find("--a arg"), std::string::npos) << cmd;
+    EXPECT_EQ(h.out.find("  --outdir "), std::string::npos) << cmd;
+    EXPECT_EQ(h.out.find("  --a "), std::string::npos) << cmd;
+    // Issue 51 §3: one help style, the gate's ("--fail-on LEVEL", "-o, --output FILE"), not
+    // Boost's ("--fail-on arg", "-o [ --output ] arg").
+    EXPECT_EQ(h.out.find(" arg "), std::string::npos) << cmd << ":\n" << h.out;
+    EXPECT_EQ(h.out.find(" [ --"), std::string::npos) << cmd << ":\n" << h.out;
   }
-  for (const char* cmd :
-       {"audit --help", "host --help", "version --help", "--help", "reference --help", "reference init --help",
-        "sample check --help", "dossier --help", "resume inspect --help", "diff --help"})
-    EXPECT_NE(run(K + " " + cmd).out.find("exit codes: 0 ok; 1 findings"), std::string::npos) << cmd;
+  EXPECT_NE(run(K + " audit --help").out.find("  --fail-on LEVEL "), std::string::npos);
+  EXPECT_NE(run(K + " audit --help").out.find("  -o, --output FILE "), std::string::npos);
+  // Exit-code text naming --fail-on only where the command has --fail-on.
+  for (const char* cmd : {"audit --help", "sample --help", "sample check --help", "diff --help"})
+    EXPECT_NE(run(K + " " + cmd).out.find("exit codes: 0 ok; 1 findings at or above --fail-on"), std::string::npos)
+        << cmd;
+  for (const char* cmd : {"reference --help", "reference init --help", "dossier --help", "dossier replay --help",
+                          "resume inspect --help", "resume --help"}) {
+    std::string out = run(K + " " + cmd).out;
+    EXPECT_NE(out.find("exit codes: 0 ok; 1 an error finding"), std::string::npos) << cmd << ":\n" << out;
+    EXPECT_EQ(out.find("--fail-on"), std::string::npos) << cmd << ":\n" << out;
+  }
+  for (const char* cmd : {"host --help", "version --help", "completion --help"})
+    EXPECT_NE(run(K + " " + cmd).out.find("exit codes: 0 ok; 2 usage error"), std::string::npos) << cmd;
+  EXPECT_NE(run(K + " --help").out.find("exit codes: 0 ok; 1 findings (at or above --fail-on where"), std::string::npos);
   EXPECT_NE(run(K + " audit --help").out.find("--format"), std::string::npos);
   struct Case {
     const char* args;

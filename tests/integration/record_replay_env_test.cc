@@ -2,12 +2,16 @@
 // records a pylock.toml and `dossier build` checks the wheels it carries against it; after
 // installing, the replay reads the new venv (Kernodeck's own static reading) and a package the
 // reference declares at another version, or a broken Requires-Dist, stops it at the
-// environment step, naming the package, before the entry point runs. `--image REF@sha256:...`
-// replays the example project inside a podman image made in the test from Debian packages.
+// environment step, naming the package, before the entry point runs; so does each verdict of
+// `audit --lock --wheels` against the reference's lock (python.lock.*, the audit's own code),
+// the venv's files compared with the locked wheels the dossier carries. `--image
+// REF@sha256:...` replays the example project inside a podman image made in the test from
+// Debian packages.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "kernodeck/util/hash.h"
@@ -29,6 +33,17 @@ std::string findingMessages(const json& report, const std::string& code) {
   std::string out;
   for (const auto& f : report["findings"])
     if (f["code"] == code) out += f["message"].get<std::string>() + "\n";
+  return out;
+}
+
+// The python.lock.* codes among a report's findings, one a line, sorted.
+std::string lockCodes(const json& report) {
+  std::vector<std::string> codes;
+  for (const auto& f : report["findings"])
+    if (f["code"].get<std::string>().starts_with("python.lock.")) codes.push_back(f["code"]);
+  std::sort(codes.begin(), codes.end());
+  std::string out;
+  for (const auto& c : codes) out += c + "\n";
   return out;
 }
 
@@ -140,6 +155,16 @@ TEST(RecordReplayEnv, ADeclaredVersionTheWheelsDoNotCarryStopsTheReplayAtEnviron
       << rj.dump(1);
   EXPECT_EQ(stepStatus(rj, "run"), "not_reached");
   EXPECT_FALSE(std::filesystem::exists(p.base + "/fresh/project/out"));
+  // The reference's lock judged as `audit --lock` judges it: the one verdict, with its evidence.
+  EXPECT_EQ(lockCodes(rj), "python.lock.version\n") << rj.dump(1);
+  for (const auto& f : rj["findings"])
+    if (f["code"] == "python.lock.version") {
+      EXPECT_EQ(f.value("package", ""), "embeddings-example") << f.dump(1);
+      EXPECT_EQ(f.value("installed", ""), "1.0") << f.dump(1);
+      EXPECT_EQ(f.value("path", ""), "pylock.toml") << f.dump(1);
+      EXPECT_EQ(f.value("evidence", ""), "lock") << f.dump(1);
+    }
+  EXPECT_NE(stepError(rj, "environment").find("embeddings-example (lock.version)"), std::string::npos) << rj.dump(1);
 
   // Not only the lock: a recorded environment (--packages-from) whose numpy the rebuild does not have.
   writeFile(p.proj + "/inventory.json",
@@ -156,6 +181,67 @@ TEST(RecordReplayEnv, ADeclaredVersionTheWheelsDoNotCarryStopsTheReplayAtEnviron
             std::string::npos)
       << ej.dump(1);
   EXPECT_EQ(stepStatus(ej, "run"), "not_reached");
+}
+
+TEST(RecordReplayEnv, TheRebuiltVenvGetsTheAuditsLockVerdictsAgainstTheReferencesLock) {
+  if (!canRunExample()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch, numpy, setuptools and wheel";
+  Project p;
+  ASSERT_TRUE(p.make("replay-lock-verdicts"));
+  std::string sha = kernodeck::util::sha256Hex(readFile(p.wheels + "/" + kWheel));
+  // Clean: the venv holds the locked wheel's files, nothing else: no python.lock finding.
+  writeFile(p.proj + "/pylock.toml", lockText("1.0", kWheel, sha));
+  ASSERT_EQ(p.reference("--lock pylock.toml").code, 0);
+  std::string d = p.base + "/dossier";
+  ASSERT_EQ(run(K + " dossier build " + d + " --reference " + p.proj + "/reference.json --wheels " + p.wheels).code, 3);
+  RunResult ok = run(K + " dossier replay --run --json --work " + p.base + "/fresh " + d);
+  json oj = json::parse(ok.out, nullptr, false);
+  ASSERT_TRUE(oj.is_object()) << ok.err;
+  EXPECT_EQ(ok.code, 0) << ok.err << oj.dump(1);
+  EXPECT_EQ(lockCodes(oj), "") << oj.dump(1);
+  ASSERT_EQ(oj["environment"]["locks"].size(), 1u) << oj["environment"].dump(1);
+  EXPECT_EQ(oj["environment"]["locks"][0]["file"], "pylock.toml");
+  EXPECT_EQ(oj["environment"]["locks"][0]["packages"], 1);
+
+  // A second locked wheel carrying the example's embed.py: whichever pip installs last, one
+  // package's embed.py is not its locked wheel's, and the replay stops before the entry point.
+  std::string w2 = p.base + "/wheels2";
+  ASSERT_EQ(run("mkdir " + w2 + " && cp " + p.wheels + "/" + kWheel + " " + w2).code, 0);
+  writeFile(p.base + "/mkclobber.py",
+            "import sys, zipfile\n"
+            "files = {'embed.py': 'print(\"not the example\")\\n',\n"
+            "         'zclobber-1.0.dist-info/METADATA': 'Metadata-Version: 2.1\\nName: zclobber\\nVersion: 1.0\\n',\n"
+            "         'zclobber-1.0.dist-info/WHEEL': 'Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: "
+            "true\\nTag: py3-none-any\\n'}\n"
+            "with zipfile.ZipFile(sys.argv[1] + '/zclobber-1.0-py3-none-any.whl', 'w') as z:\n"
+            "  for n, t in files.items(): z.writestr(n, t)\n"
+            "  z.writestr('zclobber-1.0.dist-info/RECORD', ''.join(n + ',,\\n' for n in files) + "
+            "'zclobber-1.0.dist-info/RECORD,,\\n')\n");
+  ASSERT_EQ(run("python3 " + p.base + "/mkclobber.py " + w2).code, 0);
+  const std::string clobber = "zclobber-1.0-py3-none-any.whl";
+  std::string lock2 = lockText("1.0", kWheel, sha) + "\n[[packages]]\nname = \"zclobber\"\nversion = \"1.0\"\n\n" +
+                      "[[packages.wheels]]\nname = \"" + clobber + "\"\npath = \"wheels/" + clobber +
+                      "\"\nhashes = { sha256 = \"" + kernodeck::util::sha256Hex(readFile(w2 + "/" + clobber)) +
+                      "\" }\n";
+  writeFile(p.proj + "/pylock-clobber.toml", lock2);
+  ASSERT_EQ(p.reference("--lock pylock-clobber.toml", "reference-clobber.json").code, 0);
+  std::string d2 = p.base + "/dossier-clobber";
+  ASSERT_EQ(run(K + " dossier build " + d2 + " --reference " + p.proj + "/reference-clobber.json --wheels " + w2).code,
+            3);
+  RunResult bad = run(K + " dossier replay --run --json --work " + p.base + "/fresh-clobber " + d2);
+  json bj = json::parse(bad.out, nullptr, false);
+  ASSERT_TRUE(bj.is_object()) << bad.err;
+  EXPECT_NE(bad.code, 0);
+  EXPECT_EQ(lockCodes(bj), "python.lock.file\n") << bj.dump(1);
+  for (const auto& f : bj["findings"]) {
+    if (f["code"] != "python.lock.file") continue;
+    EXPECT_TRUE(f.value("path", "").ends_with("/site-packages/embed.py")) << f.dump(1);
+    EXPECT_EQ(f.value("change", ""), "changed") << f.dump(1);
+    EXPECT_EQ(f.value("evidence", ""), "wheel") << f.dump(1);
+    EXPECT_TRUE(f.value("wheel", "") == kWheel || f.value("wheel", "") == clobber) << f.dump(1);
+  }
+  EXPECT_EQ(stepStatus(bj, "environment"), "failed") << bj.dump(1);
+  EXPECT_NE(stepError(bj, "environment").find("(lock.file)"), std::string::npos) << bj.dump(1);
+  EXPECT_EQ(stepStatus(bj, "run"), "not_reached");
 }
 
 TEST(RecordReplayEnv, ABrokenDependencyContractStopsTheReplayAndTheExamplePasses) {

@@ -1,7 +1,8 @@
 // dossier replay --run --image REF@sha256:...: the example project replayed inside a podman
 // image the test makes from Debian packages only (tests/fixtures/podman-replay-image: the
 // debootstrap fixture with python3-torch and python3-numpy from this host's apt cache,
-// imported with podman import into a private store). A tag is refused before anything runs.
+// imported with podman import into a private store), the reference's lock judged through the
+// image's tree as `audit --lock` judges an image. A tag is refused before anything runs.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -54,6 +55,18 @@ TEST(RecordReplayImage, TheExampleReplaysInsideAnImageNamedByDigest) {
   const std::string env =
       "CONTAINERS_STORAGE_CONF=" + base + "/storage.conf CONTAINERS_CONF=" + base + "/containers.conf ";
   const std::string git = "git -c user.email=t@example.org -c user.name=t ";
+  // A lock of the image's torch and numpy at the versions this host's Debian has (the image's
+  // are the same packages); no wheel of them is carried, so their files are not compared.
+  RunResult versions = run("/usr/bin/python3 -c 'import importlib.metadata as m; print(m.version(\"torch\"), "
+                           "m.version(\"numpy\"))'");
+  auto v = kernodeck::util::split(std::string(kernodeck::util::trim(versions.out)), ' ');
+  ASSERT_EQ(v.size(), 2u) << versions.out << versions.err;
+  std::string lock;
+  for (size_t i = 0; i < 2; ++i)
+    lock += std::string("\n[[packages]]\nname = \"") + (i ? "numpy" : "torch") + "\"\nversion = \"" + v[i] +
+            "\"\n\n[[packages.wheels]]\nname = \"" + (i ? "numpy" : "torch") + "-" + v[i] +
+            "-py3-none-any.whl\"\nhashes = { sha256 = \"" + std::string(64, 'a') + "\" }\n";
+  writeFile(base + "/pylock.toml", "lock-version = \"1.0\"\ncreated-by = \"test\"\n" + lock);
   RunResult made = run(
       "cp -r " + std::string(SOURCE_DIR) + "/examples/embeddings " + proj + " && cd " + proj +
       " && rm -rf out venv expected __pycache__ && git init -q && " + git + "add -A && " + git +
@@ -62,7 +75,7 @@ TEST(RecordReplayImage, TheExampleReplaysInsideAnImageNamedByDigest) {
       " reference init --repo . --entry-point 'python embed.py --inputs data/inputs.csv --weights weights.pt --out "
       "out' --outputs out --data inputs=data/inputs.csv --weights encoder=weights.pt --requirements "
       "requirements.txt --python /usr/bin/python3 --expected expected --ids ids.txt --criterion 'abs<=1e-6' --why "
-      "'float32 on one CPU thread' --host-root /nonexistent -o reference.json && " +
+      "'float32 on one CPU thread' --host-root /nonexistent --lock " + base + "/pylock.toml -o reference.json && " +
       K + " dossier build " + d + " --reference reference.json");
   ASSERT_EQ(made.code, 3) << made.err << made.out;  // sealed; no check report, so incomplete
 
@@ -82,6 +95,12 @@ TEST(RecordReplayImage, TheExampleReplaysInsideAnImageNamedByDigest) {
   bool torch = false;
   for (const auto& i : j["environment"]["installed"]) torch |= i["name"] == "torch";
   EXPECT_TRUE(torch) << j["environment"].dump(1);
+  // The reference's lock, judged through the image's tree: torch and numpy at their locked
+  // versions, and no verdict on the image's other packages (no lock's, not installed in the venv).
+  for (const auto& f : j["findings"])
+    EXPECT_FALSE(f["code"].get<std::string>().starts_with("python.lock.")) << f.dump(1);
+  ASSERT_EQ(j["environment"]["locks"].size(), 1u) << j["environment"].dump(1);
+  EXPECT_EQ(j["environment"]["locks"][0]["packages"], 2) << j["environment"].dump(1);
   EXPECT_TRUE(std::filesystem::exists(work + "/project/out")) << r.err;
 
   // Another digest of the same name is not in the store and cannot be pulled: nothing runs on this host instead.

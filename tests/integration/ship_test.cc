@@ -93,6 +93,21 @@ class Shipped : public ::testing::Test {
     ASSERT_TRUE(ready_) << why_;
   }
 
+  // The Debian base of a Dockerfile build, made here: the fixture with this host's apt lists (and
+  // sources), imported straight from one tar stream (no copy of the fixture first). With dpkg's
+  // force-unsafe-io, as Docker's own debian images carry it (docker-apt-speedup): no fsync per
+  // unpacked file, a third of the LibTorch install's time in these builds.
+  static RunResult importDebianBase(const std::string& name) {
+    std::string speedup = *dir_ + "/speedup";
+    run("mkdir -p " + speedup + "/etc/dpkg/dpkg.cfg.d");
+    writeFile(speedup + "/etc/dpkg/dpkg.cfg.d/docker-apt-speedup", "force-unsafe-io\n");
+    return run("host=var/lib/apt/lists; skip=; [ ! -d /etc/apt/sources.list.d ] || host=\"$host etc/apt/sources.list.d\"; "
+               "[ ! -e /etc/apt/sources.list ] || { host=\"$host etc/apt/sources.list\"; skip=--exclude=./etc/apt/sources.list; }; "
+               "tar -C " + *base_ + " --exclude=./opt/venv --exclude=./.complete --exclude=./var/lib/apt/lists "
+               "--exclude=./etc/apt/sources.list.d $skip --exclude='./var/cache/apt/archives/*.deb' -cf - . -C / $host -C " +
+               speedup + " etc/dpkg/dpkg.cfg.d/docker-apt-speedup | podman import -q - " + name + " >/dev/null");
+  }
+
   static std::string* dir_;
   static std::string* pkgs_;  // the folder of the shared packages
   static std::string* debs_;
@@ -111,6 +126,7 @@ bool Shipped::ready_ = false;
 // What runs inside the package test's container; each step prints a marker line the test looks for.
 const char* kInstallUsePurge = R"sh(set -e
 export DEBIAN_FRONTEND=noninteractive
+echo force-unsafe-io > /etc/dpkg/dpkg.cfg.d/docker-apt-speedup  # as Docker's debian images: no fsync per file
 apt-get install -y -q --no-install-recommends /debs/kernodeck_*.deb /debs/kernodeck-hook_*.deb man-db \
   > /tmp/apt.log 2>&1 || { tail -40 /tmp/apt.log; exit 10; }
 echo "== depends: $(dpkg-query -W -f '${Depends}' kernodeck) | hook: $(dpkg-query -W -f '${Depends}' kernodeck-hook)"
@@ -207,6 +223,7 @@ TEST_F(Shipped, PackagesInstallWorkAndPurgeInACleanDebianContainer) {
 // that fails, then purge. Each step prints a marker line the test looks for.
 const char* kHookLife = R"sh(set -u
 export DEBIAN_FRONTEND=noninteractive
+echo force-unsafe-io > /etc/dpkg/dpkg.cfg.d/docker-apt-speedup
 apt-get install -y -q --no-install-recommends /debs/kernodeck-hook_*.deb podman runc conmon busybox-static \
   > /tmp/apt.log 2>&1 || { tail -40 /tmp/apt.log; exit 10; }
 mkdir -p /etc/containers /srv/root/bin
@@ -300,17 +317,9 @@ TEST_F(Shipped, TheHookIsRegisteredUpgradedAndPurgedWithItsPackage) {
 }
 
 TEST_F(Shipped, TheDockerfileBuildsAnImageThatRunsAsNonRootAndAuditsItselfWithoutAnError) {
-  // The Debian base, made here: the fixture with this host's apt lists (and sources), imported
-  // straight from one tar stream (no copy of the fixture first).
   std::string tag = "kdkship" + std::to_string(::getpid());
   std::string base = "localhost/" + tag + "-debian:12", image = "localhost/" + tag + "-kernodeck:1";
-  ASSERT_EQ(run("host=var/lib/apt/lists; skip=; [ ! -d /etc/apt/sources.list.d ] || host=\"$host etc/apt/sources.list.d\"; "
-                "[ ! -e /etc/apt/sources.list ] || { host=\"$host etc/apt/sources.list\"; skip=--exclude=./etc/apt/sources.list; }; "
-                "tar -C " + *base_ + " --exclude=./opt/venv --exclude=./.complete --exclude=./var/lib/apt/lists "
-                "--exclude=./etc/apt/sources.list.d $skip --exclude='./var/cache/apt/archives/*.deb' -cf - . -C / $host | "
-                "podman import -q - " + base + " >/dev/null")
-                .code,
-            0);
+  ASSERT_EQ(importDebianBase(base).code, 0);
   // The packages stage replaced by the packages built above (--build-context packages=DIR with
   // DIR/debs/); the host's downloaded packages lent to apt through a hard-linked copy.
   std::string ctx = *dir_ + "/packages";
@@ -414,13 +423,7 @@ TEST_F(Shipped, TheDockerfileBuildsFromSource) {
                     "(beyond scripts/test's 15 minutes on two cores)";
   std::string tag = "kdksrc" + std::to_string(::getpid());
   std::string base = "localhost/" + tag + "-debian:12", gateImage = "localhost/" + tag + "-gate:1";
-  ASSERT_EQ(run("host=var/lib/apt/lists; skip=; [ ! -d /etc/apt/sources.list.d ] || host=\"$host etc/apt/sources.list.d\"; "
-                "[ ! -e /etc/apt/sources.list ] || { host=\"$host etc/apt/sources.list\"; skip=--exclude=./etc/apt/sources.list; }; "
-                "tar -C " + *base_ + " --exclude=./opt/venv --exclude=./.complete --exclude=./var/lib/apt/lists "
-                "--exclude=./etc/apt/sources.list.d $skip --exclude='./var/cache/apt/archives/*.deb' -cf - . -C / $host | "
-                "podman import -q - " + base + " >/dev/null")
-                .code,
-            0);
+  ASSERT_EQ(importDebianBase(base).code, 0);
   std::string archives = *dir_ + "/src-archives";
   ASSERT_EQ(run("{ cp -al /var/cache/apt/archives " + archives + " 2>/dev/null || mkdir -p " + archives + "; } && rm -rf " +
                 archives + "/partial " + archives + "/lock && mkdir -p " + archives + "/partial")
@@ -484,7 +487,8 @@ TEST_F(Shipped, TheDockerfileBuildsOneIndexForAmd64AndArm64NodesThatAuditsClean)
                        "/var/lib/apt/lists && cp -a /var/lib/apt/lists " + root + "/var/lib/apt/lists && rm -rf " + root +
                        "/etc/apt/sources.list.d && { [ ! -e /etc/apt/sources.list ] || cp -a /etc/apt/sources.list " + root +
                        "/etc/apt/; } && { [ ! -d /etc/apt/sources.list.d ] || cp -a /etc/apt/sources.list.d " + root +
-                       "/etc/apt/; } && rm -f " + root + "/.complete && tar -C " + root + " -cf " + root + ".tar . && podman import -q --arch " +
+                       "/etc/apt/; } && echo force-unsafe-io > " + root + "/etc/dpkg/dpkg.cfg.d/docker-apt-speedup && rm -f " + root +
+                       "/.complete && tar -C " + root + " -cf " + root + ".tar . && podman import -q --arch " +
                        arch + " --os linux " + root + ".tar " + name + " >/dev/null && rm -rf " + root + " " + root + ".tar";
     RunResult r = run(copy);
     EXPECT_EQ(r.code, 0) << r.err;

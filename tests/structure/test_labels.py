@@ -15,9 +15,11 @@ What a test needs is read from its source, the way the tests themselves decide t
   nvcc     it runs tests/fixtures/gpu-fatbins/make-gpu-fatbins (NVIDIA's compilers, no GPU);
   cublaslt it reads Debian's non-free libcublasLt.so.11 (KDK_CUBLASLT) and runs cuobjdump on it.
 A test that needs something and lacks the label fails this check, so `ctest -LE
-"root|podman|network|gpu"` stays the hermetic set. One more label says nothing of needs:
+"root|podman|network|gpu"` stays the hermetic set. Two more labels say nothing of needs:
   slow     it takes 20 s or more; ctest starts it first (COST, tests/labels.cmake) when it has
            no timings of an earlier run, so a fresh clone's run does not end on one.
+  together (Suite.* only) the suite's tests share a costly SetUpTestSuite and run as one ctest
+           test, "Suite.*", in one process (tests/together.cmake).
 
 Usage: test_labels.py SOURCE_DIR [--list] [--table FILE] [--tests DIR]"""
 import os
@@ -40,7 +42,7 @@ NEEDS = {
     'nvcc': re.compile(r'make-gpu-fatbins'),
     'cublaslt': re.compile(r'KDK_CUBLASLT'),
 }
-ORDER = ('slow',)
+ORDER = ('slow', 'together')
 TEST_MACRO = re.compile(r'^\s*(TEST|TEST_F|TEST_P)\(\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
 FUNCTION = re.compile(r'^[\w:<>,&* ]+?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{', re.M)
 
@@ -120,6 +122,8 @@ def check(rows, found, source, listing):
     for label, pattern, rx in rows:
         if label not in NEEDS and label not in ORDER:
             problems.append(f'tests/labels.txt: unknown label {label!r} (one of {", ".join([*NEEDS, *ORDER])})')
+        if label == 'together' and not pattern.endswith('.*'):
+            problems.append(f'tests/labels.txt: together takes a whole suite (Suite.*), not {pattern}')
         if not any(rx.search(n) for n in names):
             problems.append(f'tests/labels.txt: {label} {pattern} names no test')
     return problems

@@ -29,6 +29,10 @@ struct LockOptions {
   std::vector<LockInput> locks;     // --lock, in order
   std::vector<std::string> groups;  // --lock-group: extras or dependency groups; empty: default-groups
   std::string wheelsDir;            // --wheels: the locked wheel files, by their names
+  // python.lock.extra only for the distributions installed under the environment's own prefix:
+  // a replay's venv (made with --system-site-packages) over a base interpreter that no lock
+  // covers, whose packages the venv sees but that were not installed into it.
+  bool extraOwnOnly = false;
 };
 
 // Reads --lock's value (FILE, or ENV=FILE when the part before '=' is an absolute path): a
@@ -40,6 +44,7 @@ Status checkLockGroups(const LockOptions& o);
 
 // In the python step: each lock against its environment (envsJson[i] is envs[i]'s section:
 // it gets "lock", and each package its lock source and evidence); findings python.lock.*.
+// A replay's environment check (record/replay_inventory.cc) calls it too, on the rebuilt venv.
 void auditLocks(const oci::FsView& view, const std::vector<python::PythonEnv>& envs, const std::string& architecture,
                 const LockOptions& o, report::Report& r, nlohmann::json& envsJson);
 
