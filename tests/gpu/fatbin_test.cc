@@ -194,6 +194,24 @@ TEST(GpuCodeScan, NvccObjectsReadAsTheirJudgeSays) {
   }
 }
 
+// The scanner looks for the magic sixteen places at a time: a container found at every offset
+// from the lanes' start and across every cut of the stream, among bytes that nearly match (the
+// magic's first and last bytes, a section name's start) and are not GPU code.
+TEST(GpuCodeScan, AContainerIsFoundAtEveryPlaceAndCut) {
+  std::string elf = std::string("\177ELF\2\1\1", 7) + std::string(57, '\0');  // no section table
+  std::string nearly = std::string("P\xed\x55\x00P\x00\x00\xba", 8) + "fatbi" + std::string("fatbinX\0", 8);
+  std::string c = container(entry(2, 80, 0x11, 40) + entry(1, 90, 0x11, 24));
+  for (size_t shift = 0; shift < 34; ++shift) {
+    std::string file = elf + std::string(shift, 'P') + nearly + c + nearly + std::string(shift % 5, '\xba');
+    for (size_t block : {size_t(1), size_t(5), size_t(16), size_t(21), size_t(22), size_t(4096)}) {
+      FileGpuCode g = scanStreamed(file, block);
+      EXPECT_EQ(util::join(g.sass, ","), "sm_80") << "shift " << shift << ", blocks of " << block;
+      EXPECT_EQ(util::join(g.ptx, ","), "compute_90") << "shift " << shift << ", blocks of " << block;
+      EXPECT_EQ(g.containers, 1u) << "shift " << shift << ", blocks of " << block;
+    }
+  }
+}
+
 TEST(GpuCodeScan, OnlyElfFilesAreRead) {
   std::string c = container(entry(2, 80, 0x11, 8));
   GpuCodeScanner s(c.size() + 4);
