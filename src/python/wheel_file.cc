@@ -53,7 +53,7 @@ struct WheelSource {
   int fd = -1;
   uint64_t size = 0;  // as fstat gave it before the hashing read, and as hashed
   uint64_t tailStart = 0;
-  std::string tail;
+  char* tail = nullptr;
   uint64_t pos = 0;
   std::vector<char> buf = std::vector<char>(kWheelBlock);
   bool changed = false;  // fewer or more bytes than `size`: not the file hashed
@@ -64,7 +64,7 @@ la_ssize_t wheelRead(struct archive*, void* data, const void** out) {
   auto* s = static_cast<WheelSource*>(data);
   if (s->pos >= s->size) return 0;
   if (s->pos >= s->tailStart) {
-    *out = s->tail.data() + (s->pos - s->tailStart);
+    *out = s->tail + (s->pos - s->tailStart);
     auto n = static_cast<la_ssize_t>(s->size - s->pos);
     s->pos = s->size;
     return n;
@@ -97,11 +97,18 @@ la_int64_t wheelSkip(struct archive*, void* data, la_int64_t request) {
   return static_cast<la_int64_t>(n);
 }
 
+// The memory of the kept tail, allocated once a thread and reused from one wheel to the next:
+// a fresh buffer a wheel cost as much as hashing it (zero-filled, then faulted in page by page).
+char* wheelTailBuffer() {
+  thread_local std::unique_ptr<char[]> buf(new char[kKeptTail]);
+  return buf.get();
+}
+
 // Hashes the whole file into `h` in one pass, keeping the bytes from s.tailStart on in s.tail.
 // False on a read error (s.ioError) or when the file does not hold s.size bytes (s.changed).
 bool wheelHashOnce(WheelSource& s, util::Hasher& h) {
   s.tailStart = s.size > kKeptTail ? s.size - kKeptTail : 0;
-  s.tail.resize(static_cast<size_t>(s.size - s.tailStart));
+  s.tail = wheelTailBuffer();
   uint64_t at = 0;
   for (;;) {
     char* to = s.buf.data();
@@ -109,7 +116,7 @@ bool wheelHashOnce(WheelSource& s, util::Hasher& h) {
     if (at < s.tailStart)
       room = static_cast<size_t>(std::min<uint64_t>(kWheelBlock, s.tailStart - at));
     else if (at < s.size)
-      to = s.tail.data() + (at - s.tailStart), room = static_cast<size_t>(std::min<uint64_t>(1u << 20, s.size - at));
+      to = s.tail + (at - s.tailStart), room = static_cast<size_t>(std::min<uint64_t>(1u << 20, s.size - at));
     ssize_t n;
     do n = ::read(s.fd, to, room);
     while (n < 0 && errno == EINTR);
