@@ -33,14 +33,14 @@ struct WheelFile {
 
 // Reads the wheel at `path` when its SHA-256 is one of `accepted` (a lock's wheel has one, a
 // requirements line lists several): the file is opened once (O_NOFOLLOW) and hashed in one pass,
-// keeping its last 8 MiB (the central directory and RECORD, which wheel builders write last;
-// a buffer each calling thread allocates once and keeps);
-// only when the hash matches is it read as a zip, those kept bytes from memory and anything
-// earlier (local headers) from the same descriptor, and a file whose identity, size, mtime or
-// ctime changed in between is refused. Not found (absent), Corrupt (the hash differs: the
-// message gives the file's; or it changed while read), Invalid (not a wheel: a member leaving
-// the wheel, no or several .dist-info/RECORD, over the limits: 2^20 members, 64 times the file's
-// size and 64 GiB uncompressed as declared, RECORD 16 MiB).
+// keeping its last 8 MiB (the central directory and RECORD, which wheel builders write last; a
+// buffer each calling thread allocates once and keeps); only when the hash matches is it read as
+// a zip, those kept bytes from memory and anything earlier (local headers) from the same
+// descriptor, and a file whose identity, size, mtime or ctime changed in between is refused.
+// Not found (absent), Corrupt (the hash differs: the message gives the file's; or it changed
+// while read), Invalid (not a wheel: a member leaving the wheel, no or several .dist-info/RECORD,
+// over the limits: 2^20 members, 64 times the file's size and 64 GiB uncompressed as declared,
+// RECORD 16 MiB).
 Result<WheelFile> readWheelFile(const std::string& path, const std::vector<std::string>& accepted);
 
 }  // namespace kernodeck::python
