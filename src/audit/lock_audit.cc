@@ -261,7 +261,7 @@ class LockAudit {
     src["wheel"] = chosen;
     src["files_checked"] = c.checked;
     if (!c.notChecked.empty()) src["not_checked"] = c.notChecked;
-    if (!w->recordDisagrees.empty()) src["wheel_record_disagrees"] = w->recordDisagrees;
+    if (!w->unrecorded.empty()) src["wheel_unrecorded"] = w->unrecorded;
     for (const auto& i : c.issues) {
       std::string path = "/" + i.path, msg;
       switch (i.kind) {

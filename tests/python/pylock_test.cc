@@ -2,14 +2,8 @@
 // into the --hash requirements Debian's pip installs.
 #include "kernodeck/python/lock_check.h"
 #include "kernodeck/python/pylock.h"
-#include "kernodeck/python/wheel_file.h"
-#include "kernodeck/util/hash.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
 
 namespace python_pylock_test {
 
@@ -213,49 +207,6 @@ TEST(Pylock, ARequirementsFileIsALockWhenEveryLineIsPinned) {
   auto bad = lockFromRequirements(loadRequirements("r.txt", r2));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("r.txt line 1"), std::string::npos) << bad.error().message;
-}
-
-// A zip member stored (no compression) with its local header, as libarchive's streaming reader
-// takes it.
-std::string storedMember(const std::string& name, const std::string& data) {
-  auto le = [](uint32_t v, int n) {
-    std::string b;
-    for (int i = 0; i < n; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-    return b;
-  };
-  uint32_t crc = 0xffffffffu;  // CRC-32 (IEEE), bit by bit
-  for (unsigned char c : data) {
-    crc ^= c;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  crc = ~crc;
-  return le(0x04034b50, 4) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0x21, 2) + le(crc, 4) +
-         le(static_cast<uint32_t>(data.size()), 4) + le(static_cast<uint32_t>(data.size()), 4) +
-         le(static_cast<uint32_t>(name.size()), 2) + le(0, 2) + name + data;
-}
-
-// The wheel is hashed before it is parsed: bytes without the lock's hash are refused as Corrupt
-// whatever they hold; a wheel with the hash is still refused when a member would leave the
-// install directory.
-TEST(WheelFile, HashedBeforeParsedAndMembersConfined) {
-  char dir[] = "/tmp/kdk-wheel-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  std::string path = std::string(dir) + "/x-1-py3-none-any.whl";
-  std::string bytes = storedMember("../../etc/evil", "owned") + storedMember("x-1.dist-info/RECORD", "");
-  std::ofstream(path, std::ios::binary) << bytes;
-  auto wrong = readWheelFile(path, {std::string(64, 'a')});
-  ASSERT_FALSE(wrong.ok());
-  EXPECT_TRUE(wrong.error().is(kernodeck::ErrorKind::Corrupt)) << wrong.error().message;
-  EXPECT_NE(wrong.error().message.find("not the lock's"), std::string::npos);
-  auto hostile = readWheelFile(path, {kernodeck::util::sha256Hex(bytes)});
-  ASSERT_FALSE(hostile.ok());
-  EXPECT_TRUE(hostile.error().is(kernodeck::ErrorKind::Invalid)) << hostile.error().message;
-  EXPECT_NE(hostile.error().message.find("would leave"), std::string::npos) << hostile.error().message;
-  auto absent = readWheelFile(std::string(dir) + "/none.whl", {std::string(64, 'a')});
-  ASSERT_FALSE(absent.ok());
-  EXPECT_TRUE(absent.error().is(kernodeck::ErrorKind::NotFound));
-  ::unlink(path.c_str());
-  ::rmdir(dir);
 }
 
 }  // namespace

@@ -16,22 +16,27 @@
 #include <archive_entry.h>
 
 // Every libarchive function called in src/ (X-macro: X(name)).
-#define KDK_ARCHIVE_FUNCTIONS(X)                                                                                   \
-  X(archive_entry_filetype)                                                                                        \
-  X(archive_entry_gid)                                                                                             \
-  X(archive_entry_hardlink) X(archive_entry_pathname) X(archive_entry_pathname_utf8) X(archive_entry_perm)         \
-      X(archive_entry_set_pathname) X(archive_entry_set_perm) X(archive_entry_size) X(archive_entry_size_is_set)   \
-          X(archive_entry_sparse_count) X(archive_entry_symlink) X(archive_entry_uid) X(archive_error_string)      \
-              X(archive_filter_code) X(archive_read_data) X(archive_read_data_block) X(archive_read_data_skip)     \
-                  X(archive_read_free) X(archive_read_new) X(archive_read_next_header) X(archive_read_open)        \
-                      X(archive_read_open_filename) X(archive_read_open_memory) X(archive_read_support_filter_all) \
-                          X(archive_read_support_filter_gzip) X(archive_read_support_filter_zstd)                  \
-                              X(archive_read_support_format_gnutar) X(archive_read_support_format_raw)             \
-                                  X(archive_read_support_format_tar) X(archive_read_support_format_zip)            \
-                                      X(archive_set_error) X(archive_version_details) X(archive_write_close)       \
-                                          X(archive_write_data_block) X(archive_write_disk_new)                    \
-                                              X(archive_write_disk_set_options) X(archive_write_finish_entry)      \
-                                                  X(archive_write_header) X(archive_write_free)
+#define KDK_ARCHIVE_FUNCTIONS(X)                                                                                    \
+  X(archive_entry_filetype)                                                                                         \
+  X(archive_entry_gid)                                                                                              \
+  X(archive_entry_hardlink)                                                                                         \
+  X(archive_entry_pathname) X(archive_entry_pathname_utf8) X(archive_entry_perm) X(archive_entry_set_pathname)      \
+      X(archive_entry_set_perm) X(archive_entry_size) X(archive_entry_size_is_set) X(archive_entry_sparse_count)    \
+          X(archive_entry_symlink) X(archive_entry_uid) X(archive_error_string) X(archive_filter_code)              \
+              X(archive_read_data) X(archive_read_data_block) X(archive_read_data_skip) X(archive_read_free)        \
+                  X(archive_read_new) X(archive_read_next_header) X(archive_read_open) X(archive_read_open1)        \
+                      X(archive_read_open_filename) X(archive_read_open_memory) X(archive_read_support_filter_all)  \
+                          X(archive_read_support_filter_gzip) X(archive_read_support_filter_zstd)                   \
+                              X(archive_read_support_format_gnutar) X(archive_read_support_format_raw)              \
+                                  X(archive_read_set_callback_data) X(archive_read_set_read_callback)               \
+                                      X(archive_read_set_seek_callback) X(archive_read_set_skip_callback)           \
+                                          X(archive_read_support_format_tar) X(archive_read_support_format_zip)     \
+                                              X(archive_read_support_format_zip_seekable) X(archive_set_error)      \
+                                                  X(archive_version_details) X(archive_write_close)                 \
+                                                      X(archive_write_data_block) X(archive_write_disk_new)         \
+                                                          X(archive_write_disk_set_options)                         \
+                                                              X(archive_write_finish_entry) X(archive_write_header) \
+                                                                  X(archive_write_free)
 
 namespace kernodeck::oci::archive_lib {
 
@@ -73,6 +78,7 @@ const Api& api();
 #define archive_read_new (::kernodeck::oci::archive_lib::api().archive_read_new)
 #define archive_read_next_header (::kernodeck::oci::archive_lib::api().archive_read_next_header)
 #define archive_read_open (::kernodeck::oci::archive_lib::api().archive_read_open)
+#define archive_read_open1 (::kernodeck::oci::archive_lib::api().archive_read_open1)
 #define archive_read_open_filename (::kernodeck::oci::archive_lib::api().archive_read_open_filename)
 #define archive_read_open_memory (::kernodeck::oci::archive_lib::api().archive_read_open_memory)
 #define archive_read_support_filter_all (::kernodeck::oci::archive_lib::api().archive_read_support_filter_all)
@@ -80,8 +86,14 @@ const Api& api();
 #define archive_read_support_filter_zstd (::kernodeck::oci::archive_lib::api().archive_read_support_filter_zstd)
 #define archive_read_support_format_gnutar (::kernodeck::oci::archive_lib::api().archive_read_support_format_gnutar)
 #define archive_read_support_format_raw (::kernodeck::oci::archive_lib::api().archive_read_support_format_raw)
+#define archive_read_set_callback_data (::kernodeck::oci::archive_lib::api().archive_read_set_callback_data)
+#define archive_read_set_read_callback (::kernodeck::oci::archive_lib::api().archive_read_set_read_callback)
+#define archive_read_set_seek_callback (::kernodeck::oci::archive_lib::api().archive_read_set_seek_callback)
+#define archive_read_set_skip_callback (::kernodeck::oci::archive_lib::api().archive_read_set_skip_callback)
 #define archive_read_support_format_tar (::kernodeck::oci::archive_lib::api().archive_read_support_format_tar)
 #define archive_read_support_format_zip (::kernodeck::oci::archive_lib::api().archive_read_support_format_zip)
+#define archive_read_support_format_zip_seekable \
+  (::kernodeck::oci::archive_lib::api().archive_read_support_format_zip_seekable)
 #define archive_set_error (::kernodeck::oci::archive_lib::api().archive_set_error)
 #define archive_version_details (::kernodeck::oci::archive_lib::api().archive_version_details)
 #define archive_write_close (::kernodeck::oci::archive_lib::api().archive_write_close)

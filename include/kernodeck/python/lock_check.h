@@ -44,14 +44,15 @@ struct WheelFileIssue {
   int layer = -1;                // the layer that last wrote it (Changed, Added)
 };
 struct WheelComparison {
-  size_t checked = 0;                  // files compared with the wheel's bytes
+  size_t checked = 0;                  // files compared with the wheel's RECORD hashes
   std::vector<WheelFileIssue> issues;  // in the wheel's member order, then the added files
   // Members not compared, with why (a script whose "#!python" line pip rewrites, headers).
   std::vector<std::string> notChecked;
 };
 
 // Every member of `wheel` where pip puts it for `dist` in `env` (the package directory; a
-// .data/ member under the environment's prefix), re-hashed in `view` (the hashes the layer walk
+// .data/ member under the environment's prefix), re-hashed in `view` against the hash the
+// wheel's own RECORD gives it (the hashes the layer walk
 // took, prepared in one more read of a layer when it took none); then the package's own
 // directories (the top-level folders of the wheel, its .dist-info) searched for files the
 // wheel does not hold. Files pip itself writes are not issues: the .dist-info's RECORD,
