@@ -144,7 +144,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)registry::parseReferrers(in, "", "index");
     (void)registry::parseReferrers(in, "application/vnd.kernodeck.report.v1+json", "index");
     (void)registry::parseArtifact(in, "artifact");
-    oci::Descriptor layer{attest::kDsseMediaType, oci::Digest{"sha256", std::string(64, 'a')}, 2, {}};
+    oci::Descriptor layer;
+    layer.mediaType = attest::kDsseMediaType;
+    layer.digest = oci::Digest{"sha256", std::string(64, 'a')};
+    layer.size = 2;
     (void)attest::mergeCosignAttestation(in, layer, attest::kReportPredicateType);
     (void)attest::isKernodeckStatement(in);
     if (auto e = attest::parseEnvelope(in); e.ok()) (void)attest::parseStatement(e->payload);
